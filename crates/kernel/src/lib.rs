@@ -1,0 +1,17 @@
+//! Kernel files, parsed.
+//!
+//! Each module owns one kernel file or directory: a pure `parse` that can be
+//! tested on pasted captures, and a reader that takes a [`Root`] so the same
+//! code reads the live system, a fixture tree, or a snapshot.
+
+pub mod cgroup;
+pub mod cpulist;
+pub mod error;
+pub mod procfs;
+pub mod root;
+pub mod snapshot;
+pub mod sysfs;
+
+pub use cpulist::IdList;
+pub use error::{ParseError, ReadError};
+pub use root::Root;

@@ -1,0 +1,4 @@
+//! Readers for `/proc`.
+pub mod cpuinfo;
+pub mod meminfo;
+pub mod status;

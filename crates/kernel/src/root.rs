@@ -1,0 +1,284 @@
+//! The injectable root every reader goes through.
+//!
+//! Readers never touch an absolute path: they ask a [`Root`] for
+//! `sys/devices/system/node/online` and the root decides whether that means
+//! the live `/sys`, a fixture tree in a test, or an unpacked snapshot. Symlinks
+//! are resolved by hand, inside the root, so a fixture or snapshot can never
+//! leak a read onto the live system, and so `snapshot` can record every link
+//! it followed and rebuild the same tree elsewhere.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Component, Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::error::{display_path, ReadError};
+
+/// Hard cap on symlink hops, as the kernel's own ELOOP guard does.
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// Everything a run read, so `snapshot` can rebuild it byte for byte.
+#[derive(Debug, Default, Clone)]
+pub struct Recording {
+    /// Resolved relative path → contents.
+    pub files: BTreeMap<String, Vec<u8>>,
+    /// Relative path of a symlink → its target, exactly as the link holds it.
+    pub symlinks: BTreeMap<String, String>,
+    /// Resolved relative paths of directories that were listed.
+    pub dirs: BTreeMap<String, ()>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Root {
+    base: PathBuf,
+    recording: Option<Arc<Mutex<Recording>>>,
+    /// Keeps an unpacked snapshot alive as long as any clone of the root.
+    _unpacked: Option<Arc<tempfile::TempDir>>,
+}
+
+impl Root {
+    /// The live system.
+    pub fn live() -> Self {
+        Root {
+            base: PathBuf::from("/"),
+            recording: None,
+            _unpacked: None,
+        }
+    }
+
+    /// A directory holding `proc/` and `sys/`, such as a fixture or snapshot.
+    pub fn directory(path: &Path) -> Result<Self, ReadError> {
+        let shown = path.display().to_string();
+        let meta = fs::metadata(path).map_err(|e| ReadError::from_io_at(shown.clone(), &e))?;
+        if !meta.is_dir() {
+            return Err(ReadError::Io {
+                path: shown,
+                message: "not a directory".into(),
+            });
+        }
+        Ok(Root {
+            base: path.to_path_buf(),
+            recording: None,
+            _unpacked: None,
+        })
+    }
+
+    pub(crate) fn unpacked(dir: tempfile::TempDir, base: PathBuf) -> Self {
+        Root {
+            base,
+            recording: None,
+            _unpacked: Some(Arc::new(dir)),
+        }
+    }
+
+    /// A root that remembers every file, link and directory it is asked for.
+    pub fn recording(mut self) -> (Self, Arc<Mutex<Recording>>) {
+        let recording = Arc::new(Mutex::new(Recording::default()));
+        self.recording = Some(recording.clone());
+        (self, recording)
+    }
+
+    pub fn is_live(&self) -> bool {
+        self.base == Path::new("/")
+    }
+
+    pub fn base(&self) -> &Path {
+        &self.base
+    }
+
+    /// Reads a whole file as text.
+    pub fn read(&self, relative: &str) -> Result<String, ReadError> {
+        let resolved = self.resolve(relative)?;
+        let bytes = fs::read(self.base.join(&resolved)).map_err(|e| ReadError::from_io(relative, &e))?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        self.record(|r| {
+            r.files.insert(resolved, bytes);
+        });
+        Ok(text)
+    }
+
+    /// Reads a file that may legitimately be absent (kernel- or
+    /// hardware-dependent); any other failure is still an error.
+    pub fn read_optional(&self, relative: &str) -> Result<Option<String>, ReadError> {
+        match self.read(relative) {
+            Ok(text) => Ok(Some(text)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Names in a directory, sorted; `Ok(None)` when the directory is absent.
+    pub fn list(&self, relative: &str) -> Result<Option<Vec<String>>, ReadError> {
+        let resolved = match self.resolve(relative) {
+            Ok(path) => path,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let entries = match fs::read_dir(self.base.join(&resolved)) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(ReadError::from_io(relative, &e)),
+        };
+        let mut names = Vec::new();
+        for entry in entries {
+            let entry = entry.map_err(|e| ReadError::from_io(relative, &e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        names.sort();
+        self.record(|r| {
+            r.dirs.insert(resolved, ());
+        });
+        Ok(Some(names))
+    }
+
+    pub fn exists(&self, relative: &str) -> bool {
+        self.resolve(relative)
+            .map(|p| self.base.join(p).exists())
+            .unwrap_or(false)
+    }
+
+    /// The path with every symlink resolved, relative to the root and never
+    /// leaving it: `..` stops at the root and absolute link targets are taken
+    /// as root-relative, as they would be after a chroot.
+    pub fn resolve(&self, relative: &str) -> Result<String, ReadError> {
+        let mut done: Vec<String> = Vec::new();
+        let mut pending: Vec<String> = split(relative).into_iter().rev().collect();
+        let mut hops = 0;
+        while let Some(part) = pending.pop() {
+            match part.as_str() {
+                "." => continue,
+                ".." => {
+                    done.pop();
+                    continue;
+                }
+                _ => {}
+            }
+            done.push(part);
+            let here = done.join("/");
+            let meta = match fs::symlink_metadata(self.base.join(&here)) {
+                Ok(meta) => meta,
+                Err(e) => return Err(ReadError::from_io(relative, &e)),
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            hops += 1;
+            if hops > MAX_SYMLINK_HOPS {
+                return Err(ReadError::Io {
+                    path: display_path(relative),
+                    message: "too many levels of symbolic links".into(),
+                });
+            }
+            let target = fs::read_link(self.base.join(&here)).map_err(|e| ReadError::from_io(relative, &e))?;
+            let target = target.to_string_lossy().into_owned();
+            self.record(|r| {
+                r.symlinks.insert(here.clone(), target.clone());
+            });
+            done.pop();
+            if target.starts_with('/') {
+                done.clear();
+            }
+            pending.extend(split(&target).into_iter().rev());
+        }
+        let resolved = done.join("/");
+        if self.recording.is_some() && self.base.join(&resolved).is_dir() {
+            // A snapshot must hold the directories links point at, or the
+            // same resolution would fail when it is replayed.
+            self.record(|r| {
+                r.dirs.insert(resolved.clone(), ());
+            });
+        }
+        Ok(resolved)
+    }
+
+    fn record(&self, update: impl FnOnce(&mut Recording)) {
+        if let Some(recording) = &self.recording {
+            // A poisoned lock only means another reader panicked; the map is
+            // still consistent, so keep recording.
+            let mut guard = recording.lock().unwrap_or_else(|p| p.into_inner());
+            update(&mut guard);
+        }
+    }
+}
+
+fn split(path: &str) -> Vec<String> {
+    Path::new(path)
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => Some(part.to_string_lossy().into_owned()),
+            Component::ParentDir => Some("..".into()),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        fs::create_dir_all(p.join("sys/devices/pci0000:00/0000:00:03.0/net/eth0")).unwrap();
+        fs::write(p.join("sys/devices/pci0000:00/0000:00:03.0/numa_node"), "1\n").unwrap();
+        symlink(
+            "../../../0000:00:03.0",
+            p.join("sys/devices/pci0000:00/0000:00:03.0/net/eth0/device"),
+        )
+        .unwrap();
+        fs::create_dir_all(p.join("sys/class/net")).unwrap();
+        symlink(
+            "../../devices/pci0000:00/0000:00:03.0/net/eth0",
+            p.join("sys/class/net/eth0"),
+        )
+        .unwrap();
+        symlink("/etc/passwd", p.join("sys/escape")).unwrap();
+        symlink("loop", p.join("sys/loop")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn follows_relative_links_inside_the_root() {
+        let dir = tree();
+        let root = Root::directory(dir.path()).unwrap();
+        assert_eq!(root.read("sys/class/net/eth0/device/numa_node").unwrap(), "1\n");
+        assert_eq!(
+            root.resolve("sys/class/net/eth0/device").unwrap(),
+            "sys/devices/pci0000:00/0000:00:03.0"
+        );
+    }
+
+    #[test]
+    fn absolute_links_stay_inside_the_root() {
+        let dir = tree();
+        let root = Root::directory(dir.path()).unwrap();
+        assert!(root.read("sys/escape").unwrap_err().is_not_found());
+    }
+
+    #[test]
+    fn link_loops_are_an_error_not_a_hang() {
+        let dir = tree();
+        let root = Root::directory(dir.path()).unwrap();
+        let err = root.read("sys/loop").unwrap_err();
+        assert!(err.to_string().contains("too many levels"), "{err}");
+    }
+
+    #[test]
+    fn recording_keeps_links_and_files() {
+        let dir = tree();
+        let (root, recording) = Root::directory(dir.path()).unwrap().recording();
+        root.read("sys/class/net/eth0/device/numa_node").unwrap();
+        let recording = recording.lock().unwrap();
+        assert_eq!(recording.symlinks.len(), 2);
+        assert!(recording
+            .files
+            .contains_key("sys/devices/pci0000:00/0000:00:03.0/numa_node"));
+    }
+
+    #[test]
+    fn missing_root_is_a_clear_error() {
+        let err = Root::directory(Path::new("/nonexistent/numasleuth-root")).unwrap_err();
+        assert_eq!(err.to_string(), "/nonexistent/numasleuth-root: not found");
+    }
+}

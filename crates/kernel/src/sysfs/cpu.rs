@@ -1,0 +1,214 @@
+//! `/sys/devices/system/cpu`: which CPUs exist and are online, where each
+//! sits (package, die, cluster, core, SMT siblings) and which caches it
+//! shares with whom.
+//!
+//! Offline CPUs usually have no `topology/` or `cache/` directory, and many
+//! architectures leave ids at -1, so every per-CPU field is optional.
+
+use crate::cpulist::IdList;
+use crate::error::{ParseError, ReadError};
+use crate::root::Root;
+use crate::sysfs::node::read_list;
+
+pub const CPU_DIR: &str = "sys/devices/system/cpu";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuStates {
+    pub online: Option<IdList>,
+    pub offline: Option<IdList>,
+    pub present: Option<IdList>,
+    pub possible: Option<IdList>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CacheFiles {
+    pub level: u32,
+    /// `Data`, `Instruction` or `Unified`.
+    pub kind: String,
+    pub size_bytes: Option<u64>,
+    pub line_size_bytes: Option<u32>,
+    pub shared_cpus: Option<IdList>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuFiles {
+    pub id: u32,
+    /// `cpuN/online`; absent for CPUs that cannot be hot-unplugged (often 0).
+    pub online: Option<bool>,
+    pub package: Option<u32>,
+    pub die: Option<u32>,
+    pub cluster: Option<u32>,
+    pub core: Option<u32>,
+    pub thread_siblings: Option<IdList>,
+    pub caches: Vec<CacheFiles>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CpuSysfs {
+    pub states: CpuStates,
+    pub cpus: Vec<CpuFiles>,
+}
+
+/// `32K`, `1024K`, `8M`, or a bare byte count.
+pub fn parse_size(text: &str) -> Result<u64, ParseError> {
+    let text = text.trim();
+    let (digits, multiplier) = match text.as_bytes().last() {
+        Some(b'K') => (&text[..text.len() - 1], 1u64 << 10),
+        Some(b'M') => (&text[..text.len() - 1], 1 << 20),
+        Some(b'G') => (&text[..text.len() - 1], 1 << 30),
+        _ => (text, 1),
+    };
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| ParseError::new(format!("`{text}` is not a cache size")))?;
+    Ok(value.saturating_mul(multiplier))
+}
+
+/// Topology ids; the kernel writes -1 where the architecture has no such
+/// level, which we read as "unknown".
+pub fn parse_id(text: &str) -> Result<Option<u32>, ParseError> {
+    let value: i64 = text
+        .trim()
+        .parse()
+        .map_err(|_| ParseError::new(format!("`{}` is not a topology id", text.trim())))?;
+    Ok(u32::try_from(value).ok())
+}
+
+pub fn cpu_ids(names: &[String]) -> Vec<u32> {
+    let mut ids: Vec<u32> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("cpu")?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+fn read_parsed<T>(
+    root: &Root,
+    relative: &str,
+    parse: impl Fn(&str) -> Result<T, ParseError>,
+) -> Result<Option<T>, ReadError> {
+    root.read_optional(relative)?
+        .map(|text| parse(&text).map_err(|e| ReadError::malformed(relative, e.0)))
+        .transpose()
+}
+
+fn read_id(root: &Root, relative: &str) -> Result<Option<u32>, ReadError> {
+    Ok(read_parsed(root, relative, parse_id)?.flatten())
+}
+
+/// A `_list` file, or its hex-mask twin on kernels that lack the list.
+fn read_list_or_mask(root: &Root, list: &str, mask: &str) -> Result<Option<IdList>, ReadError> {
+    match read_list(root, list)? {
+        Some(ids) => Ok(Some(ids)),
+        None => read_parsed(root, mask, IdList::parse_mask),
+    }
+}
+
+/// `Ok(None)` when there is no CPU sysfs at all (a stripped container).
+pub fn read(root: &Root) -> Result<Option<CpuSysfs>, ReadError> {
+    let Some(names) = root.list(CPU_DIR)? else {
+        return Ok(None);
+    };
+    let states = CpuStates {
+        online: read_list(root, &format!("{CPU_DIR}/online"))?,
+        offline: read_list(root, &format!("{CPU_DIR}/offline"))?,
+        present: read_list(root, &format!("{CPU_DIR}/present"))?,
+        possible: read_list(root, &format!("{CPU_DIR}/possible"))?,
+    };
+    let cpus = cpu_ids(&names)
+        .into_iter()
+        .map(|id| read_cpu(root, id))
+        .collect::<Result<_, _>>()?;
+    Ok(Some(CpuSysfs { states, cpus }))
+}
+
+fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
+    let dir = format!("{CPU_DIR}/cpu{id}");
+    let topo = format!("{dir}/topology");
+    let online = read_parsed(root, &format!("{dir}/online"), |t| match t.trim() {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
+    })?;
+    Ok(CpuFiles {
+        id,
+        online,
+        package: read_id(root, &format!("{topo}/physical_package_id"))?,
+        die: read_id(root, &format!("{topo}/die_id"))?,
+        cluster: read_id(root, &format!("{topo}/cluster_id"))?,
+        core: read_id(root, &format!("{topo}/core_id"))?,
+        thread_siblings: read_list_or_mask(
+            root,
+            &format!("{topo}/thread_siblings_list"),
+            &format!("{topo}/thread_siblings"),
+        )?,
+        caches: read_caches(root, &dir)?,
+    })
+}
+
+fn read_caches(root: &Root, cpu_dir: &str) -> Result<Vec<CacheFiles>, ReadError> {
+    let cache_dir = format!("{cpu_dir}/cache");
+    let Some(names) = root.list(&cache_dir)? else {
+        return Ok(Vec::new());
+    };
+    let mut caches = Vec::new();
+    for name in names.iter().filter(|n| n.starts_with("index")) {
+        let dir = format!("{cache_dir}/{name}");
+        let Some(level) = read_id(root, &format!("{dir}/level"))? else {
+            continue;
+        };
+        caches.push(CacheFiles {
+            level,
+            kind: root
+                .read_optional(&format!("{dir}/type"))?
+                .map(|t| t.trim().to_string())
+                .unwrap_or_else(|| "Unified".into()),
+            size_bytes: read_parsed(root, &format!("{dir}/size"), parse_size)?,
+            line_size_bytes: read_id(root, &format!("{dir}/coherency_line_size"))?,
+            shared_cpus: read_list_or_mask(
+                root,
+                &format!("{dir}/shared_cpu_list"),
+                &format!("{dir}/shared_cpu_map"),
+            )?,
+        });
+    }
+    Ok(caches)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn cache_sizes() {
+        assert_eq!(parse_size("32K\n").unwrap(), 32 * 1024);
+        assert_eq!(parse_size("16M").unwrap(), 16 << 20);
+        assert_eq!(parse_size("512").unwrap(), 512);
+        assert!(parse_size("K").is_err());
+        assert!(parse_size("big").is_err());
+    }
+
+    #[test]
+    fn ids_minus_one_mean_unknown() {
+        // cluster_id on x86 kernels before 5.16 reads -1.
+        assert_eq!(parse_id("-1\n").unwrap(), None);
+        assert_eq!(parse_id("3\n").unwrap(), Some(3));
+        assert!(parse_id("three").is_err());
+    }
+
+    #[test]
+    fn cpu_names() {
+        let names = ["cpu0", "cpu10", "cpufreq", "cpuidle", "online", "cpu2"].map(String::from);
+        assert_eq!(cpu_ids(&names), vec![0, 2, 10]);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panic(text in "\\PC{0,40}") {
+            let _ = parse_size(&text);
+            let _ = parse_id(&text);
+        }
+    }
+}

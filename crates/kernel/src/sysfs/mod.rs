@@ -1,0 +1,4 @@
+//! Readers for `/sys`.
+pub mod cpu;
+pub mod node;
+pub mod pci;

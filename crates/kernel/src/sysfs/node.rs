@@ -1,0 +1,230 @@
+//! `/sys/devices/system/node`: node state masks and one directory per node.
+//!
+//! Its absence is a result, not an error: a kernel built without NUMA or
+//! booted with `numa=off` has no node directory, and the model then shows one
+//! implicit node.
+
+use std::collections::BTreeMap;
+
+use crate::cpulist::IdList;
+use crate::error::{ParseError, ReadError};
+use crate::procfs::meminfo::{self, Meminfo};
+use crate::root::Root;
+
+pub const NODE_DIR: &str = "sys/devices/system/node";
+
+/// The kernel's node state masks; each is absent on older kernels.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeStates {
+    pub online: Option<IdList>,
+    pub possible: Option<IdList>,
+    pub has_cpu: Option<IdList>,
+    pub has_memory: Option<IdList>,
+    pub has_normal_memory: Option<IdList>,
+}
+
+/// HMAT performance of one access class (`access0`: any initiator,
+/// `access1`: CPU initiators only), as the kernel reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AccessClass {
+    pub class: u32,
+    pub initiators: IdList,
+    pub read_latency_ns: Option<u64>,
+    pub write_latency_ns: Option<u64>,
+    pub read_bandwidth_mb_per_sec: Option<u64>,
+    pub write_bandwidth_mb_per_sec: Option<u64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeFiles {
+    pub id: u32,
+    pub cpus: IdList,
+    pub meminfo: Meminfo,
+    /// SLIT row, one entry per online node in id order; `None` when absent.
+    pub distances: Option<Vec<u32>>,
+    pub numastat: Option<BTreeMap<String, u64>>,
+    pub access: Vec<AccessClass>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSysfs {
+    pub states: NodeStates,
+    pub nodes: Vec<NodeFiles>,
+}
+
+pub fn parse_distance(text: &str) -> Result<Vec<u32>, ParseError> {
+    let row: Vec<u32> = text
+        .split_whitespace()
+        .map(|w| {
+            w.parse()
+                .map_err(|_| ParseError::new(format!("`{w}` is not a distance")))
+        })
+        .collect::<Result<_, _>>()?;
+    if row.is_empty() {
+        return Err(ParseError::new("empty distance row"));
+    }
+    Ok(row)
+}
+
+/// `numastat` and `vmstat`-style files: one `name value` pair per line.
+pub fn parse_counters(text: &str) -> Result<BTreeMap<String, u64>, ParseError> {
+    let mut counters = BTreeMap::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let mut words = line.split_whitespace();
+        let (Some(name), Some(value), None) = (words.next(), words.next(), words.next()) else {
+            return Err(ParseError::new(format!("`{line}` is not `name value`")));
+        };
+        let value = value
+            .parse()
+            .map_err(|_| ParseError::new(format!("`{value}` in `{line}` is not a counter")))?;
+        counters.insert(name.to_string(), value);
+    }
+    Ok(counters)
+}
+
+/// Node ids from directory names `node0`, `node12`, ….
+pub fn node_ids(names: &[String]) -> Vec<u32> {
+    let mut ids: Vec<u32> = names
+        .iter()
+        .filter_map(|n| n.strip_prefix("node")?.parse().ok())
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+pub(crate) fn read_list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadError> {
+    root.read_optional(relative)?
+        .map(|text| IdList::parse(&text).map_err(|e| ReadError::malformed(relative, e.0)))
+        .transpose()
+}
+
+fn read_number(root: &Root, relative: &str) -> Result<Option<u64>, ReadError> {
+    root.read_optional(relative)?
+        .map(|text| {
+            text.trim()
+                .parse()
+                .map_err(|_| ReadError::malformed(relative, format!("`{}` is not a number", text.trim())))
+        })
+        .transpose()
+}
+
+/// Reads the whole node tree; `Ok(None)` when the kernel has no node sysfs.
+pub fn read(root: &Root) -> Result<Option<NodeSysfs>, ReadError> {
+    let Some(names) = root.list(NODE_DIR)? else {
+        return Ok(None);
+    };
+    let states = NodeStates {
+        online: read_list(root, &format!("{NODE_DIR}/online"))?,
+        possible: read_list(root, &format!("{NODE_DIR}/possible"))?,
+        has_cpu: read_list(root, &format!("{NODE_DIR}/has_cpu"))?,
+        has_memory: read_list(root, &format!("{NODE_DIR}/has_memory"))?,
+        has_normal_memory: read_list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
+    };
+    let nodes = node_ids(&names)
+        .into_iter()
+        .map(|id| read_node(root, id))
+        .collect::<Result<_, _>>()?;
+    Ok(Some(NodeSysfs { states, nodes }))
+}
+
+fn read_node(root: &Root, id: u32) -> Result<NodeFiles, ReadError> {
+    let dir = format!("{NODE_DIR}/node{id}");
+    let distances = match root.read_optional(&format!("{dir}/distance"))? {
+        Some(text) => Some(parse_distance(&text).map_err(|e| ReadError::malformed(&format!("{dir}/distance"), e.0))?),
+        None => None,
+    };
+    let numastat = match root.read_optional(&format!("{dir}/numastat"))? {
+        Some(text) => Some(parse_counters(&text).map_err(|e| ReadError::malformed(&format!("{dir}/numastat"), e.0))?),
+        None => None,
+    };
+    Ok(NodeFiles {
+        id,
+        cpus: read_node_cpus(root, &dir)?,
+        meminfo: meminfo::read(root, &format!("{dir}/meminfo"))?,
+        distances,
+        numastat,
+        access: read_access(root, &dir)?,
+    })
+}
+
+/// `cpulist` where the kernel has it, else the older `cpumap` mask, else the
+/// `cpuN` links that every kernel puts in the node directory.
+fn read_node_cpus(root: &Root, dir: &str) -> Result<IdList, ReadError> {
+    if let Some(list) = read_list(root, &format!("{dir}/cpulist"))? {
+        return Ok(list);
+    }
+    let map_path = format!("{dir}/cpumap");
+    if let Some(text) = root.read_optional(&map_path)? {
+        return IdList::parse_mask(&text).map_err(|e| ReadError::malformed(&map_path, e.0));
+    }
+    let names = root.list(dir)?.unwrap_or_default();
+    if !names.iter().any(|n| n == "meminfo") {
+        // Not even meminfo: this is not a node directory we can describe.
+        return Err(ReadError::NotFound {
+            path: crate::error::display_path(&format!("{dir}/cpulist")),
+        });
+    }
+    Ok(names
+        .iter()
+        .filter_map(|n| n.strip_prefix("cpu")?.parse().ok())
+        .collect())
+}
+
+fn read_access(root: &Root, dir: &str) -> Result<Vec<AccessClass>, ReadError> {
+    let mut classes = Vec::new();
+    for class in 0..=1u32 {
+        let initiators_dir = format!("{dir}/access{class}/initiators");
+        let Some(names) = root.list(&initiators_dir)? else {
+            continue;
+        };
+        classes.push(AccessClass {
+            class,
+            initiators: node_ids(&names).into_iter().collect(),
+            read_latency_ns: read_number(root, &format!("{initiators_dir}/read_latency"))?,
+            write_latency_ns: read_number(root, &format!("{initiators_dir}/write_latency"))?,
+            read_bandwidth_mb_per_sec: read_number(root, &format!("{initiators_dir}/read_bandwidth"))?,
+            write_bandwidth_mb_per_sec: read_number(root, &format!("{initiators_dir}/write_bandwidth"))?,
+        });
+    }
+    Ok(classes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn distance_row() {
+        // node1/distance in the 3-node QEMU guest (SLIT 10/21/30).
+        assert_eq!(parse_distance("21 10 21\n").unwrap(), vec![21, 10, 21]);
+        assert!(parse_distance("10 2x").is_err());
+        assert!(parse_distance("\n").is_err());
+    }
+
+    #[test]
+    fn numastat_counters() {
+        // node0/numastat from this project's development VM.
+        let text =
+            "numa_hit 1364355\nnuma_miss 0\nnuma_foreign 0\ninterleave_hit 1122\nlocal_node 1364355\nother_node 0\n";
+        let counters = parse_counters(text).unwrap();
+        assert_eq!(counters["numa_hit"], 1364355);
+        assert_eq!(counters.len(), 6);
+        assert!(parse_counters("numa_hit\n").is_err());
+        assert!(parse_counters("numa_hit 12 13\n").is_err());
+    }
+
+    #[test]
+    fn node_names() {
+        let names = ["node10", "node2", "possible", "nodefoo", "has_cpu"].map(String::from);
+        assert_eq!(node_ids(&names), vec![2, 10]);
+    }
+
+    proptest! {
+        #[test]
+        fn never_panic(text in "\\PC{0,80}") {
+            let _ = parse_distance(&text);
+            let _ = parse_counters(&text);
+        }
+    }
+}

@@ -1,0 +1,197 @@
+//! Device locality: which node a NIC, NVMe drive, disk or accelerator hangs
+//! off, and which CPUs are local to it.
+//!
+//! Devices are found from their class directories (`/sys/class/net`,
+//! `nvme`, `block`) and, for display and accelerator functions, from
+//! `/sys/bus/pci/devices`. The locality files live on the PCI function,
+//! which for virtio devices is the *parent* of the class device's `device`
+//! link, so we walk up the resolved sysfs path to the nearest PCI address.
+
+use crate::cpulist::IdList;
+use crate::error::ReadError;
+use crate::root::Root;
+use crate::sysfs::node::read_list;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PciFunction {
+    /// `0000:11:01.0`.
+    pub address: String,
+    /// `numa_node`; the kernel writes -1 when firmware gave no locality.
+    pub node: Option<u32>,
+    pub local_cpus: Option<IdList>,
+    /// 24-bit class code, e.g. 0x020000 for Ethernet.
+    pub class: Option<u32>,
+    pub vendor: Option<u16>,
+    pub device: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    /// `net`, `nvme`, `block`, `display` or `accelerator`.
+    pub kind: String,
+    pub name: String,
+    pub pci: PciFunction,
+}
+
+/// `dddd:bb:dd.f` with hex digits.
+pub fn is_pci_address(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    let shape = [4, 2, 2, 1];
+    let parts: Vec<&str> = name.split([':', '.']).collect();
+    bytes.len() == 12
+        && bytes[4] == b':'
+        && bytes[7] == b':'
+        && bytes[10] == b'.'
+        && parts.len() == 4
+        && parts
+            .iter()
+            .zip(shape)
+            .all(|(p, len)| p.len() == len && p.chars().all(|c| c.is_ascii_hexdigit()))
+}
+
+/// The PCI function a resolved sysfs path belongs to, as a path prefix.
+pub fn pci_ancestor(resolved: &str) -> Option<String> {
+    let parts: Vec<&str> = resolved.split('/').collect();
+    let last = parts.iter().rposition(|p| is_pci_address(p))?;
+    Some(parts[..=last].join("/"))
+}
+
+/// Maps a PCI class code to the device kinds we show; `None` for the rest
+/// (bridges, USB, ...), which have no NUMA story worth a line.
+pub fn kind_of_class(class: u32) -> Option<&'static str> {
+    match class >> 16 {
+        0x03 => Some("display"),
+        0x12 => Some("accelerator"),
+        0x0b if (class >> 8) & 0xff == 0x40 => Some("accelerator"),
+        _ => None,
+    }
+}
+
+fn parse_hex(text: &str) -> Option<u32> {
+    u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok()
+}
+
+pub fn read_function(root: &Root, dir: &str) -> Result<PciFunction, ReadError> {
+    let address = dir.rsplit('/').next().unwrap_or(dir).to_string();
+    let node = match root.read_optional(&format!("{dir}/numa_node"))? {
+        Some(text) => {
+            let value: i64 = text.trim().parse().map_err(|_| {
+                ReadError::malformed(&format!("{dir}/numa_node"), format!("`{}` is not a node", text.trim()))
+            })?;
+            u32::try_from(value).ok()
+        }
+        None => None,
+    };
+    let local_cpus = match read_list(root, &format!("{dir}/local_cpulist"))? {
+        Some(list) => Some(list),
+        None => root
+            .read_optional(&format!("{dir}/local_cpus"))?
+            .map(|t| IdList::parse_mask(&t).map_err(|e| ReadError::malformed(&format!("{dir}/local_cpus"), e.0)))
+            .transpose()?,
+    };
+    let hex = |name: &str| -> Result<Option<u32>, ReadError> {
+        Ok(root
+            .read_optional(&format!("{dir}/{name}"))?
+            .and_then(|t| parse_hex(&t)))
+    };
+    Ok(PciFunction {
+        address,
+        node,
+        local_cpus,
+        class: hex("class")?,
+        vendor: hex("vendor")?.and_then(|v| u16::try_from(v).ok()),
+        device: hex("device")?.and_then(|v| u16::try_from(v).ok()),
+    })
+}
+
+/// Every device we can place, in a stable order: class devices first (by
+/// kind, then name), then display and accelerator functions not already
+/// named by a class device.
+pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
+    let mut devices = Vec::new();
+    for (kind, class_dir) in [
+        ("net", "sys/class/net"),
+        ("nvme", "sys/class/nvme"),
+        ("block", "sys/class/block"),
+    ] {
+        for name in root.list(class_dir)?.unwrap_or_default() {
+            let entry = format!("{class_dir}/{name}");
+            // Partitions share their disk's locality; one line per disk.
+            if kind == "block" && root.exists(&format!("{entry}/partition")) {
+                continue;
+            }
+            let Some(function_dir) = pci_ancestor(&root.resolve(&entry)?) else {
+                continue;
+            };
+            let pci = read_function(root, &function_dir)?;
+            let already = devices
+                .iter()
+                .any(|d: &Device| d.kind == "nvme" && d.pci.address == pci.address);
+            if kind == "block" && already {
+                continue;
+            }
+            devices.push(Device {
+                kind: kind.into(),
+                name,
+                pci,
+            });
+        }
+    }
+    for address in root.list("sys/bus/pci/devices")?.unwrap_or_default() {
+        let dir = root.resolve(&format!("sys/bus/pci/devices/{address}"))?;
+        let Some(class) = root.read_optional(&format!("{dir}/class"))?.and_then(|t| parse_hex(&t)) else {
+            continue;
+        };
+        let Some(kind) = kind_of_class(class) else {
+            continue;
+        };
+        if devices.iter().any(|d| d.pci.address == address) {
+            continue;
+        }
+        devices.push(Device {
+            kind: kind.into(),
+            name: address.clone(),
+            pci: read_function(root, &dir)?,
+        });
+    }
+    Ok(devices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pci_addresses() {
+        assert!(is_pci_address("0000:11:01.0"));
+        assert!(is_pci_address("0000:00:1f.2"));
+        assert!(!is_pci_address("pci0000:00"));
+        assert!(!is_pci_address("virtio2"));
+        assert!(!is_pci_address("0000:00:1g.0"));
+    }
+
+    #[test]
+    fn virtio_net_locality_is_on_the_pci_parent() {
+        // /sys/class/net/eth0 on this project's development VM resolves here.
+        let resolved = "sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0";
+        assert_eq!(
+            pci_ancestor(resolved).as_deref(),
+            Some("sys/devices/pci0000:00/0000:00:03.0")
+        );
+        assert_eq!(pci_ancestor("sys/devices/virtual/net/lo"), None);
+    }
+
+    #[test]
+    fn nested_bridges_pick_the_deepest_function() {
+        let resolved = "sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/host0/target0:2:0/0:2:0:0/block/sda";
+        assert_eq!(pci_ancestor(resolved).unwrap().rsplit('/').next(), Some("0000:01:00.0"));
+    }
+
+    #[test]
+    fn classes() {
+        assert_eq!(kind_of_class(0x030000), Some("display"));
+        assert_eq!(kind_of_class(0x120000), Some("accelerator"));
+        assert_eq!(kind_of_class(0x0b4000), Some("accelerator"));
+        assert_eq!(kind_of_class(0x060400), None);
+    }
+}
