@@ -1,1 +1,4 @@
-//! placeholder
+//! Judgements over the model: pure functions from what was read to what a
+//! person should be told. No I/O happens here.
+
+pub mod topology;

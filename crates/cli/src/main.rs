@@ -1,1 +1,34 @@
-fn main() {}
+//! numasleuth: find, prove and explain NUMA and cache-coherence problems.
+//!
+//! This binary is deliberately thin: clap validates what the user typed,
+//! each command wires readers, model, analysis and a reporter, and `main`
+//! turns failures into `numasleuth: error: …` with exit code 2.
+
+mod cli;
+mod cmd;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+/// Exit codes, as documented in the README.
+const EXIT_ERROR: u8 = 2;
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
+        Command::Topo(args) => cmd::topo::run(&root, args),
+        Command::Snapshot(args) => cmd::snapshot::run(&root, args),
+    });
+    match result {
+        Ok(code) => code,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("numasleuth: error: {error:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}

@@ -7,6 +7,7 @@
 pub mod cgroup;
 pub mod cpulist;
 pub mod error;
+pub mod gather;
 pub mod procfs;
 pub mod root;
 pub mod snapshot;

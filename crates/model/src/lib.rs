@@ -1,1 +1,116 @@
-//! placeholder
+//! The machine as numasleuth understands it: nodes, CPUs, caches, devices
+//! and the limits this process runs under.
+//!
+//! [`Topology::build`] is a pure function of the kernel readings, so the same
+//! readings from a live system, a fixture or a snapshot give the same model.
+
+mod build;
+mod caches;
+
+use numasleuth_kernel::sysfs::node::AccessClass;
+use numasleuth_kernel::IdList;
+use serde::Serialize;
+
+pub use build::ModelError;
+pub use caches::CacheDomain;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NumaSource {
+    /// The kernel exports `/sys/devices/system/node`.
+    Sysfs,
+    /// No node sysfs (kernel without NUMA, or `numa=off`): one implicit
+    /// node 0 holds every CPU and all memory.
+    Implicit,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub id: u32,
+    pub cpus: IdList,
+    pub memory_total_bytes: Option<u64>,
+    pub memory_free_bytes: Option<u64>,
+    pub hugetlb_bytes: Option<u64>,
+    /// Distance to each node of [`Topology::nodes`], in that order; `None`
+    /// where the kernel's table has no entry.
+    pub distances: Vec<Option<u32>>,
+    /// From `has_memory`, when the kernel says.
+    pub has_memory: Option<bool>,
+    pub access: Vec<AccessClass>,
+}
+
+impl Node {
+    pub fn has_cpus(&self) -> bool {
+        !self.cpus.is_empty()
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Cpu {
+    pub id: u32,
+    pub node: Option<u32>,
+    pub online: bool,
+    pub package: Option<u32>,
+    pub die: Option<u32>,
+    pub cluster: Option<u32>,
+    pub core: Option<u32>,
+    pub thread_siblings: Option<IdList>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Device {
+    pub kind: String,
+    pub name: String,
+    pub pci: String,
+    pub node: Option<u32>,
+    pub local_cpus: Option<IdList>,
+    pub class: Option<u32>,
+    pub vendor: Option<u16>,
+    pub device: Option<u16>,
+}
+
+/// Where this process may run and allocate, and why.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restrictions {
+    pub allowed_cpus: Option<IdList>,
+    pub allowed_mems: Option<IdList>,
+    pub cgroup_version: Option<u8>,
+    pub cgroup_path: Option<String>,
+    pub cgroup_cpus: Option<IdList>,
+    pub cgroup_mems: Option<IdList>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topology {
+    pub numa: NumaSource,
+    pub nodes: Vec<Node>,
+    pub cpus: Vec<Cpu>,
+    pub caches: Vec<CacheDomain>,
+    pub devices: Vec<Device>,
+    pub restrictions: Restrictions,
+    pub cpu_model: Option<String>,
+    pub cpu_vendor: Option<String>,
+    pub memory_total_bytes: Option<u64>,
+}
+
+impl Topology {
+    pub fn node(&self, id: u32) -> Option<&Node> {
+        self.nodes.iter().find(|n| n.id == id)
+    }
+
+    pub fn offline_cpus(&self) -> IdList {
+        self.cpus.iter().filter(|c| !c.online).map(|c| c.id).collect()
+    }
+
+    pub fn online_cpus(&self) -> IdList {
+        self.cpus.iter().filter(|c| c.online).map(|c| c.id).collect()
+    }
+
+    /// Distinct values of a per-CPU id, among CPUs that report it.
+    pub fn distinct<F: Fn(&Cpu) -> Option<T>, T: Ord>(&self, key: F) -> usize {
+        let mut values: Vec<T> = self.cpus.iter().filter_map(key).collect();
+        values.sort();
+        values.dedup();
+        values.len()
+    }
+}

@@ -40,6 +40,9 @@ pub struct CpuFiles {
     pub cluster: Option<u32>,
     pub core: Option<u32>,
     pub thread_siblings: Option<IdList>,
+    /// From the `cpuN/nodeM` link, which survives CPU offlining while the
+    /// node's own `cpulist` may drop the CPU.
+    pub node: Option<u32>,
     pub caches: Vec<CacheFiles>,
 }
 
@@ -136,13 +139,20 @@ fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
         online,
         package: read_id(root, &format!("{topo}/physical_package_id"))?,
         die: read_id(root, &format!("{topo}/die_id"))?,
-        cluster: read_id(root, &format!("{topo}/cluster_id"))?,
+        // x86 fills cluster_id with BAD_APICID (0xffff) when it has no L2
+        // cluster information; that is "unknown", not cluster 65535.
+        cluster: read_id(root, &format!("{topo}/cluster_id"))?.filter(|id| *id != 0xffff),
         core: read_id(root, &format!("{topo}/core_id"))?,
         thread_siblings: read_list_or_mask(
             root,
             &format!("{topo}/thread_siblings_list"),
             &format!("{topo}/thread_siblings"),
         )?,
+        node: root
+            .list(&dir)?
+            .unwrap_or_default()
+            .iter()
+            .find_map(|n| n.strip_prefix("node")?.parse().ok()),
         caches: read_caches(root, &dir)?,
     })
 }

@@ -1,0 +1,23 @@
+//! One module per subcommand; each wires layers and picks a reporter.
+
+pub mod snapshot;
+pub mod topo;
+
+use std::path::Path;
+
+use anyhow::Context;
+use numasleuth_kernel::gather::read_topology;
+use numasleuth_kernel::{snapshot as snap, Root};
+use numasleuth_model::Topology;
+
+pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
+    match path {
+        None => Ok(Root::live()),
+        Some(path) => snap::open(path).with_context(|| format!("cannot use --root {}", path.display())),
+    }
+}
+
+pub fn topology(root: &Root) -> anyhow::Result<Topology> {
+    let readings = read_topology(root).context("cannot read the machine's topology")?;
+    Topology::build(&readings).context("cannot make sense of the machine's topology")
+}
