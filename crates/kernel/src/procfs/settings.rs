@@ -1,0 +1,139 @@
+//! The kernel knobs that decide NUMA behaviour, and `/proc/vmstat`.
+//!
+//! Each knob is optional: a kernel without NUMA balancing has no
+//! `numa_balancing`, one without THP no `transparent_hugepage` directory.
+
+use std::collections::BTreeMap;
+
+use crate::error::{ParseError, ReadError};
+use crate::root::Root;
+use crate::sysfs::node::parse_counters;
+
+pub const VMSTAT: &str = "proc/vmstat";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub numa_balancing: Option<u64>,
+    pub zone_reclaim_mode: Option<u64>,
+    pub min_free_kbytes: Option<u64>,
+    pub watermark_scale_factor: Option<u64>,
+    /// The bracketed choice of `transparent_hugepage/enabled`.
+    pub thp_enabled: Option<String>,
+    pub thp_defrag: Option<String>,
+    /// Active swap areas from `/proc/swaps`.
+    pub swap_areas: Option<usize>,
+}
+
+/// `always [madvise] never` → `madvise`.
+pub fn parse_choice(text: &str) -> Result<String, ParseError> {
+    text.split_whitespace()
+        .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
+        .map(String::from)
+        .ok_or_else(|| ParseError::new(format!("no [selected] value in `{}`", text.trim())))
+}
+
+/// `/proc/swaps`: a header line, then one line per active area.
+pub fn parse_swaps(text: &str) -> Result<usize, ParseError> {
+    let mut lines = text.lines();
+    match lines.next() {
+        Some(header) if header.starts_with("Filename") => Ok(lines.filter(|l| !l.trim().is_empty()).count()),
+        _ => Err(ParseError::new("missing `Filename` header")),
+    }
+}
+
+fn read_number(root: &Root, relative: &str) -> Result<Option<u64>, ReadError> {
+    root.read_optional(relative)?
+        .map(|t| {
+            t.trim()
+                .parse()
+                .map_err(|_| ReadError::malformed(relative, format!("`{}` is not a number", t.trim())))
+        })
+        .transpose()
+}
+
+fn read_with<T>(root: &Root, relative: &str, parse: fn(&str) -> Result<T, ParseError>) -> Result<Option<T>, ReadError> {
+    root.read_optional(relative)?
+        .map(|t| parse(&t).map_err(|e| ReadError::malformed(relative, e.0)))
+        .transpose()
+}
+
+pub fn read(root: &Root) -> Result<Settings, ReadError> {
+    Ok(Settings {
+        numa_balancing: read_number(root, "proc/sys/kernel/numa_balancing")?,
+        zone_reclaim_mode: read_number(root, "proc/sys/vm/zone_reclaim_mode")?,
+        min_free_kbytes: read_number(root, "proc/sys/vm/min_free_kbytes")?,
+        watermark_scale_factor: read_number(root, "proc/sys/vm/watermark_scale_factor")?,
+        thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", parse_choice)?,
+        thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", parse_choice)?,
+        swap_areas: read_with(root, "proc/swaps", parse_swaps)?,
+    })
+}
+
+/// All of `/proc/vmstat`; callers pick the reclaim, compaction, `numa_*`,
+/// `pgmigrate*` and `numa_hint*` counters they need.
+pub fn read_vmstat(root: &Root) -> Result<BTreeMap<String, u64>, ReadError> {
+    let text = root.read(VMSTAT)?;
+    parse_counters(&text).map_err(|e| ReadError::malformed(VMSTAT, e.0))
+}
+
+/// The vmstat counters that tell a NUMA or reclaim story.
+pub fn is_numa_relevant(counter: &str) -> bool {
+    const PREFIXES: [&str; 9] = [
+        "numa_",
+        "pgmigrate",
+        "pgscan_",
+        "pgsteal_",
+        "allocstall",
+        "compact_",
+        "zone_reclaim",
+        "kswapd",
+        "pgdemote",
+    ];
+    PREFIXES.iter().any(|p| counter.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bracketed_choice() {
+        // transparent_hugepage/{enabled,defrag} on this project's dev VM.
+        assert_eq!(parse_choice("always [madvise] never\n").unwrap(), "madvise");
+        assert_eq!(
+            parse_choice("always defer defer+madvise [madvise] never\n").unwrap(),
+            "madvise"
+        );
+        assert!(parse_choice("always madvise never").is_err());
+    }
+
+    #[test]
+    fn swaps() {
+        assert_eq!(
+            parse_swaps("Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n").unwrap(),
+            0
+        );
+        assert_eq!(
+            parse_swaps("Filename Type Size Used Priority\n/dev/vdb partition 1048572 0 -2\n").unwrap(),
+            1
+        );
+        assert!(parse_swaps("").is_err());
+    }
+
+    #[test]
+    fn relevant_counters() {
+        assert!(is_numa_relevant("numa_hint_faults"));
+        assert!(is_numa_relevant("pgmigrate_success"));
+        assert!(is_numa_relevant("allocstall_normal"));
+        assert!(!is_numa_relevant("nr_free_pages"));
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics(text in "\\PC{0,60}") {
+            let _ = parse_choice(&text);
+            let _ = parse_swaps(&text);
+        }
+    }
+}
