@@ -23,7 +23,10 @@ impl Topology {
             Some(sysfs) => sysfs.cpus.clone(),
             // No CPU sysfs: fall back on cpuinfo's processor count.
             None => (0..readings.cpuinfo.as_ref().map_or(0, |i| i.processors as u32))
-                .map(|id| CpuFiles { id, ..CpuFiles::default() })
+                .map(|id| CpuFiles {
+                    id,
+                    ..CpuFiles::default()
+                })
                 .collect(),
         };
         let online_list = readings.cpus.as_ref().and_then(|c| c.states.online.clone());

@@ -24,7 +24,13 @@ pub fn optional_bytes(value: Option<u64>) -> String {
 pub fn columns(rows: &[Vec<String>]) -> String {
     let width = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..width)
-        .map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0))
+        .map(|c| {
+            rows.iter()
+                .filter_map(|r| r.get(c))
+                .map(|s| s.chars().count())
+                .max()
+                .unwrap_or(0)
+        })
         .collect();
     let mut out = String::new();
     for row in rows {
@@ -56,7 +62,10 @@ mod tests {
 
     #[test]
     fn aligned_columns() {
-        let rows = vec![vec!["a".into(), "bbb".into(), "c".into()], vec!["dddd".into(), "e".into(), "f".into()]];
+        let rows = vec![
+            vec!["a".into(), "bbb".into(), "c".into()],
+            vec!["dddd".into(), "e".into(), "f".into()],
+        ];
         assert_eq!(columns(&rows), "a     bbb  c\ndddd  e    f\n");
     }
 }

@@ -105,7 +105,11 @@ fn node_table(topo: &Topology) -> String {
         }
         rows.push(vec![
             node.id.to_string(),
-            if node.has_cpus() { node.cpus.to_string() } else { "-".into() },
+            if node.has_cpus() {
+                node.cpus.to_string()
+            } else {
+                "-".into()
+            },
             optional_bytes(node.memory_total_bytes),
             optional_bytes(node.memory_free_bytes),
             distances,
@@ -159,7 +163,10 @@ fn device_table(topo: &Topology) -> String {
             device.name.clone(),
             device.pci.clone(),
             device.node.map_or_else(|| "-".to_string(), |n| n.to_string()),
-            device.local_cpus.as_ref().map_or_else(|| "?".to_string(), |c| c.to_string()),
+            device
+                .local_cpus
+                .as_ref()
+                .map_or_else(|| "?".to_string(), |c| c.to_string()),
         ]);
     }
     columns(&rows)
