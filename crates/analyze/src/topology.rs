@@ -15,10 +15,14 @@ pub fn warnings(topo: &Topology) -> Vec<String> {
     }
     let offline = topo.offline_cpus();
     if !offline.is_empty() {
+        let (noun, verb, pronoun) = if offline.len() == 1 {
+            ("CPU", "is", "it runs")
+        } else {
+            ("CPUs", "are", "they run")
+        };
         out.push(format!(
-            "CPU{} {offline} offline (/sys/devices/system/cpu/online); they run nothing until brought back with \
-             `echo 1 > /sys/devices/system/cpu/cpuN/online`",
-            if offline.len() == 1 { " is" } else { "s are" }
+            "{noun} {offline} {verb} offline (/sys/devices/system/cpu/online); {pronoun} nothing until brought back \
+             with `echo 1 > /sys/devices/system/cpu/cpuN/online`"
         ));
     }
     out.extend(restriction_warnings(topo));

@@ -22,6 +22,9 @@ fn main() -> ExitCode {
     let result = cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),
+        Command::Doctor(args) => cmd::doctor::run(&root, args),
+        Command::Irq(args) => cmd::irq::run(&root, args),
+        Command::Undo(args) => cmd::undo::run(&root, args),
     });
     match result {
         Ok(code) => code,

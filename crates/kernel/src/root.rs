@@ -122,7 +122,11 @@ impl Root {
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| ReadError::from_io(relative, &e))?;
-            names.push(entry.file_name().to_string_lossy().into_owned());
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if self.recording.is_some() {
+                self.record_entry(&format!("{resolved}/{name}"), &entry);
+            }
+            names.push(name);
         }
         names.sort();
         self.record(|r| {
@@ -131,10 +135,51 @@ impl Root {
         Ok(Some(names))
     }
 
+    /// Writes a kernel file (a sysctl, an IRQ affinity) in one `write`, as
+    /// procfs and sysfs expect. Only `change`'s journalled operations call
+    /// this, and only after `--apply`.
+    pub fn write(&self, relative: &str, contents: &str) -> Result<(), ReadError> {
+        let resolved = self.resolve(relative)?;
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(self.base.join(&resolved))
+            .map_err(|e| ReadError::from_io(relative, &e))?;
+        std::io::Write::write_all(&mut file, contents.as_bytes()).map_err(|e| ReadError::from_io(relative, &e))
+    }
+
+    /// Whether a path exists. Under a recording root a file found here is
+    /// captured too, so a replay answers the same.
     pub fn exists(&self, relative: &str) -> bool {
-        self.resolve(relative)
-            .map(|p| self.base.join(p).exists())
-            .unwrap_or(false)
+        let Ok(resolved) = self.resolve(relative) else {
+            return false;
+        };
+        let path = self.base.join(&resolved);
+        if self.recording.is_some() && path.is_file() {
+            return self.read(&resolved).is_ok();
+        }
+        path.exists()
+    }
+
+    /// Keeps a listed entry's kind: readers decide things from names alone
+    /// (the `nodeN` link in a CPU's directory), so a snapshot must list the
+    /// same subdirectories and links. Plain files are captured when read.
+    fn record_entry(&self, path: &str, entry: &fs::DirEntry) {
+        let Ok(kind) = entry.file_type() else {
+            return;
+        };
+        if kind.is_symlink() {
+            if let Ok(target) = fs::read_link(entry.path()) {
+                let target = target.to_string_lossy().into_owned();
+                self.record(|r| {
+                    r.symlinks.insert(path.to_string(), target);
+                });
+            }
+        } else if kind.is_dir() {
+            self.record(|r| {
+                r.dirs.insert(path.to_string(), ());
+            });
+        }
     }
 
     /// The path with every symlink resolved, relative to the root and never

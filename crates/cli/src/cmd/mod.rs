@@ -1,7 +1,10 @@
 //! One module per subcommand; each wires layers and picks a reporter.
 
+pub mod doctor;
+pub mod irq;
 pub mod snapshot;
 pub mod topo;
+pub mod undo;
 
 use std::path::Path;
 
@@ -15,6 +18,13 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
         None => Ok(Root::live()),
         Some(path) => snap::open(path).with_context(|| format!("cannot use --root {}", path.display())),
     }
+}
+
+/// The topology plus the host state `doctor` and `irq` judge.
+pub fn host(root: &Root) -> anyhow::Result<(Topology, numasleuth_kernel::gather::HostReadings)> {
+    let readings = read_topology(root).context("cannot read the machine's topology")?;
+    let topo = Topology::build(&readings).context("cannot make sense of the machine's topology")?;
+    Ok((topo, numasleuth_kernel::gather::read_host(root, &readings.devices)))
 }
 
 pub fn topology(root: &Root) -> anyhow::Result<Topology> {

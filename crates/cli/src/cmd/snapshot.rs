@@ -14,7 +14,7 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     // Every command's static readers run here, so a snapshot can answer
     // every command offline. Reading errors are fatal: a snapshot that
     // silently lacks a file would mislead whoever analyses it later.
-    super::topology(&recording_root)?;
+    super::host(&recording_root)?;
     let created_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -22,6 +22,8 @@ pub struct Settings {
     pub thp_defrag: Option<String>,
     /// Active swap areas from `/proc/swaps`.
     pub swap_areas: Option<usize>,
+    /// `/proc/cmdline`, for `numa=off` and `numa=fake=`.
+    pub kernel_cmdline: Option<String>,
 }
 
 /// `always [madvise] never` → `madvise`.
@@ -66,6 +68,7 @@ pub fn read(root: &Root) -> Result<Settings, ReadError> {
         thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", parse_choice)?,
         thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", parse_choice)?,
         swap_areas: read_with(root, "proc/swaps", parse_swaps)?,
+        kernel_cmdline: root.read_optional("proc/cmdline")?.map(|t| t.trim().to_string()),
     })
 }
 

@@ -104,6 +104,27 @@ pub fn read_function(root: &Root, dir: &str) -> Result<PciFunction, ReadError> {
     })
 }
 
+/// The IRQs a PCI function raises: its MSI/MSI-X vectors, or its legacy
+/// INTx line when it has no MSI.
+pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError> {
+    let mut irqs: Vec<u32> = root
+        .list(&format!("{function_dir}/msi_irqs"))?
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    if irqs.is_empty() {
+        let legacy = root.read_optional(&format!("{function_dir}/irq"))?;
+        irqs.extend(
+            legacy
+                .and_then(|t| t.trim().parse::<u32>().ok())
+                .filter(|irq| *irq != 0),
+        );
+    }
+    irqs.sort_unstable();
+    Ok(irqs)
+}
+
 /// Every device we can place, in a stable order: class devices first (by
 /// kind, then name), then display and accelerator functions not already
 /// named by a class device.

@@ -1,0 +1,81 @@
+//! IRQ locality and irqbalance.
+
+use numasleuth_kernel::gather::HostReadings;
+use numasleuth_model::Topology;
+
+use crate::findings::{incident, Diagnosis, Finding, Severity};
+use crate::irq::audit;
+
+pub const IRQ_OFF_NODE: &str = "irq-off-node";
+
+pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
+    if let Err(e) = &host.interrupts {
+        out.skipped(IRQ_OFF_NODE, e.to_string());
+    } else {
+        out.ran(IRQ_OFF_NODE, off_node(topo, host));
+    }
+    match &host.irqbalance_pids {
+        Ok(pids) => out.ran("irqbalance-running", irqbalance(pids)),
+        Err(e) => out.skipped("irqbalance-running", e.to_string()),
+    }
+}
+
+fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
+    audit(topo, host)
+        .into_iter()
+        .filter(|d| d.irqs.iter().any(|r| r.off_node))
+        .map(|device| {
+            let node = device.node.map_or("?".to_string(), |n| n.to_string());
+            let local = device.local_cpus.as_ref().map_or("?".to_string(), |l| l.to_string());
+            let bad: Vec<_> = device.irqs.iter().filter(|r| r.off_node).collect();
+            let mut evidence = vec![format!(
+                "{} {} ({}) is on node {node}, local CPUs {local} (/sys/bus/pci/devices/{}/numa_node, local_cpulist)",
+                device.kind, device.name, device.pci, device.pci
+            )];
+            evidence.extend(bad.iter().map(|r| {
+                format!(
+                    "IRQ {} {}: smp_affinity_list {}, effective {} ({} interrupts) (/proc/irq/{}/)",
+                    r.irq,
+                    r.actions,
+                    r.affinity.as_ref().map_or("?".into(), |a| a.to_string()),
+                    r.effective.as_ref().map_or("?".into(), |a| a.to_string()),
+                    r.count,
+                    r.irq
+                )
+            }));
+            Finding {
+                id: IRQ_OFF_NODE,
+                severity: Severity::Warning,
+                title: format!(
+                    "{} of {} IRQs of {} {} are served off its node {node}",
+                    bad.len(),
+                    device.irqs.len(),
+                    device.kind,
+                    device.name
+                ),
+                evidence,
+                remedy: format!(
+                    "`numasleuth irq --fix` shows a plan spreading them over CPUs {local}; `numasleuth irq --apply` \
+                     applies it with an undo journal. Stop irqbalance or give it a policy, or it will move them back."
+                ),
+                incident: incident::REMOTE_IRQ,
+            }
+        })
+        .collect()
+}
+
+fn irqbalance(pids: &[u32]) -> Vec<Finding> {
+    if pids.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "irqbalance-running",
+        severity: Severity::Info,
+        title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),
+        evidence: vec![format!("process irqbalance, pid {:?} (/proc/<pid>/comm)", pids)],
+        remedy: "Before pinning IRQs by hand, `systemctl stop irqbalance` or ban the IRQs \
+                 (IRQBALANCE_BANNED_CPULIST / --banirq), or your fix is undone within seconds."
+            .into(),
+        incident: incident::REMOTE_IRQ,
+    }]
+}

@@ -1,0 +1,164 @@
+//! Kernel knobs with a NUMA story: AutoNUMA, zone_reclaim_mode, THP and
+//! min_free_kbytes.
+
+use numasleuth_kernel::gather::HostReadings;
+use numasleuth_kernel::procfs::settings::Settings;
+use numasleuth_model::Topology;
+
+use super::memory_nodes;
+use crate::findings::{incident, Diagnosis, Finding, Severity};
+
+pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
+    let settings = match &host.settings {
+        Ok(settings) => settings,
+        Err(e) => {
+            for id in [
+                "numa-balancing",
+                "zone-reclaim-mode",
+                "transparent-hugepages",
+                "min-free-kbytes",
+            ] {
+                out.skipped(id, e.to_string());
+            }
+            return;
+        }
+    };
+    let multi_node = memory_nodes(topo) > 1;
+    match settings.numa_balancing {
+        Some(mode) => out.ran("numa-balancing", numa_balancing(mode, multi_node, host)),
+        None => out.skipped(
+            "numa-balancing",
+            "/proc/sys/kernel/numa_balancing: not found (kernel without it)",
+        ),
+    }
+    match settings.zone_reclaim_mode {
+        Some(mode) => out.ran("zone-reclaim-mode", zone_reclaim(mode, multi_node)),
+        None => out.skipped("zone-reclaim-mode", "/proc/sys/vm/zone_reclaim_mode: not found"),
+    }
+    match (&settings.thp_enabled, &settings.thp_defrag) {
+        (Some(enabled), Some(defrag)) => out.ran("transparent-hugepages", thp(enabled, defrag)),
+        _ => out.skipped(
+            "transparent-hugepages",
+            "/sys/kernel/mm/transparent_hugepage: not found",
+        ),
+    }
+    match settings.min_free_kbytes {
+        Some(_) => out.ran("min-free-kbytes", min_free(topo, settings)),
+        None => out.skipped("min-free-kbytes", "/proc/sys/vm/min_free_kbytes: not found"),
+    }
+}
+
+fn vmstat_evidence(host: &HostReadings, names: &[&str]) -> Vec<String> {
+    let Ok(vmstat) = &host.vmstat else {
+        return Vec::new();
+    };
+    names
+        .iter()
+        .filter_map(|n| vmstat.get(*n).map(|v| format!("{n} {v} (/proc/vmstat, since boot)")))
+        .collect()
+}
+
+fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Finding> {
+    if mode == 0 || !multi_node {
+        return Vec::new();
+    }
+    let mut evidence = vec![format!(
+        "kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"
+    )];
+    evidence.extend(vmstat_evidence(
+        host,
+        &["numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated"],
+    ));
+    vec![Finding {
+        id: "numa-balancing",
+        severity: Severity::Info,
+        title: "automatic NUMA balancing (AutoNUMA) is on".into(),
+        evidence,
+        remedy: "Keep it for long-running processes that rarely move between nodes and have no explicit placement. \
+                 Turn it off (`sysctl -w kernel.numa_balancing=0`) for short-lived or frequently migrating processes, \
+                 and for services that pin threads and bind memory themselves: its hinting faults and page \
+                 migrations then cost CPU and add latency, and explicit `numactl` policy usually does better."
+            .into(),
+        incident: incident::REMOTE_GLOBAL,
+    }]
+}
+
+fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
+    if mode == 0 || !multi_node {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "zone-reclaim-mode",
+        severity: Severity::Warning,
+        title: format!("vm.zone_reclaim_mode = {mode}: nodes reclaim locally instead of spilling to other nodes"),
+        evidence: vec![format!(
+            "vm.zone_reclaim_mode = {mode} (/proc/sys/vm/zone_reclaim_mode)"
+        )],
+        remedy: "`sysctl -w vm.zone_reclaim_mode=0` (and in /etc/sysctl.d) unless the workload is known to fit in one \
+                 node and prefers local reclaim; with it on, page-cache-heavy services stall in reclaim while another \
+                 node has free memory."
+            .into(),
+        incident: incident::ZONE_RECLAIM,
+    }]
+}
+
+fn thp(enabled: &str, defrag: &str) -> Vec<Finding> {
+    if enabled == "never" || defrag != "always" {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "transparent-hugepages",
+        severity: Severity::Warning,
+        title: "THP defrag=always: page faults may stall in direct compaction".into(),
+        evidence: vec![
+            format!("/sys/kernel/mm/transparent_hugepage/enabled = {enabled}"),
+            format!("/sys/kernel/mm/transparent_hugepage/defrag = {defrag}"),
+        ],
+        remedy: "`echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag` so faults never wait for \
+                 compaction (khugepaged collapses later), keeping huge pages where madvise asks for them."
+            .into(),
+        incident: incident::ZONE_RECLAIM,
+    }]
+}
+
+/// The reserve is split among nodes by size; on a machine with a small node
+/// a large min_free_kbytes pins a big share of that node's memory.
+fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
+    let Some(min_free_kbytes) = settings.min_free_kbytes else {
+        return Vec::new();
+    };
+    let reserve_bytes = min_free_kbytes * 1024;
+    let Some(smallest) = topo
+        .nodes
+        .iter()
+        .filter_map(|n| n.memory_total_bytes.filter(|b| *b > 0).map(|b| (n.id, b)))
+        .min_by_key(|(_, b)| *b)
+    else {
+        return Vec::new();
+    };
+    let total: u64 = topo.nodes.iter().filter_map(|n| n.memory_total_bytes).sum();
+    let share_bytes = reserve_bytes as f64 * smallest.1 as f64 / total.max(1) as f64;
+    let share_percent = 100.0 * share_bytes / smallest.1 as f64;
+    if share_percent <= 5.0 {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "min-free-kbytes",
+        severity: Severity::Warning,
+        title: format!("vm.min_free_kbytes reserves {share_percent:.1}% of node {}", smallest.0),
+        evidence: vec![
+            format!("vm.min_free_kbytes = {min_free_kbytes} (/proc/sys/vm/min_free_kbytes)"),
+            format!(
+                "node {} has {} MiB of {} MiB in total; its pro-rata share of the reserve is {:.0} MiB",
+                smallest.0,
+                super::mib(smallest.1),
+                super::mib(total),
+                share_bytes / 1048576.0
+            ),
+        ],
+        remedy: "Lower vm.min_free_kbytes towards the kernel default (about 4·sqrt(lowmem KiB)); a large reserve \
+                 raises every watermark, wakes kswapd early and makes small nodes look full."
+            .into(),
+        incident: incident::ZONE_RECLAIM,
+    }]
+}

@@ -1,0 +1,183 @@
+//! Topology sanity: CPU-less nodes, offline CPUs, several nodes per
+//! package (SNC/NPS), NUMA turned off or faked, and cpuset limits.
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::gather::HostReadings;
+use numasleuth_model::{NumaSource, Topology};
+
+use crate::findings::{incident, Diagnosis, Finding, Severity};
+
+pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
+    out.ran("cpu-less-nodes", cpu_less(topo));
+    out.ran("offline-cpus", offline(topo));
+    out.ran("nodes-per-package", nodes_per_package(topo));
+    match &host.settings {
+        Ok(settings) => out.ran("numa-disabled", numa_disabled(topo, settings.kernel_cmdline.as_deref())),
+        Err(e) => out.skipped("numa-disabled", e.to_string()),
+    }
+    out.ran("cgroup-restricted", cgroup(topo));
+}
+
+fn cpu_less(topo: &Topology) -> Vec<Finding> {
+    let nodes: Vec<String> = topo
+        .nodes
+        .iter()
+        .filter(|n| !n.has_cpus() && n.memory_total_bytes.unwrap_or(0) > 0)
+        .map(|n| n.id.to_string())
+        .collect();
+    if nodes.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "cpu-less-nodes",
+        severity: Severity::Info,
+        title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", nodes.join(",")),
+        evidence: topo
+            .nodes
+            .iter()
+            .filter(|n| !n.has_cpus())
+            .map(|n| {
+                format!(
+                    "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {:?}",
+                    n.id,
+                    super::mib(n.memory_total_bytes.unwrap_or(0)),
+                    n.id,
+                    n.distances
+                )
+            })
+            .collect(),
+        remedy: "Every access to these nodes is remote. Place data there only on purpose: \
+                 `numactl --membind=<cpu nodes>` for latency-bound work, or `numactl --preferred-many`/`--interleave` \
+                 to add their capacity or bandwidth; check memory tiering with `cat /sys/kernel/mm/numa/demotion_enabled`."
+            .into(),
+        incident: incident::REMOTE_GLOBAL,
+    }]
+}
+
+fn offline(topo: &Topology) -> Vec<Finding> {
+    let offline = topo.offline_cpus();
+    if offline.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "offline-cpus",
+        severity: Severity::Warning,
+        title: format!("CPUs {offline} are offline"),
+        evidence: vec![format!(
+            "/sys/devices/system/cpu/online lists {} of {} CPUs",
+            topo.online_cpus(),
+            topo.cpus.len()
+        )],
+        remedy: format!(
+            "If unintended, bring them back: `for c in {}; do echo 1 > /sys/devices/system/cpu/cpu$c/online; done` \
+             (check nosmt/maxcpus= on the kernel command line)",
+            offline.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
+        ),
+        incident: incident::CONTENTION,
+    }]
+}
+
+fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
+    let mut by_package: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+    for cpu in &topo.cpus {
+        if let (Some(package), Some(node)) = (cpu.package, cpu.node) {
+            let nodes = by_package.entry(package).or_default();
+            if !nodes.contains(&node) {
+                nodes.push(node);
+            }
+        }
+    }
+    let split: Vec<String> = by_package
+        .iter()
+        .filter(|(_, nodes)| nodes.len() > 1)
+        .map(|(package, nodes)| format!("package {package} spans nodes {nodes:?}"))
+        .collect();
+    if split.is_empty() {
+        return Vec::new();
+    }
+    vec![Finding {
+        id: "nodes-per-package",
+        severity: Severity::Info,
+        title: "several NUMA nodes per package (sub-NUMA clustering / NPS mode)".into(),
+        evidence: split,
+        remedy:
+            "Pin and bind per node, not per socket: `numactl --cpunodebind=N --membind=N`. Cross-node traffic inside \
+                 a package is cheaper than across sockets but not free; measure it with `numasleuth mem`."
+                .into(),
+        incident: incident::REMOTE_GLOBAL,
+    }]
+}
+
+fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
+    let words: Vec<&str> = cmdline.unwrap_or("").split_whitespace().collect();
+    let mut out = Vec::new();
+    let packages = topo.distinct(|c| c.package);
+    if words.contains(&"numa=off") || (topo.numa == NumaSource::Implicit && packages > 1) {
+        out.push(Finding {
+            id: "numa-disabled",
+            severity: Severity::Warning,
+            title: format!("NUMA is off, yet the machine has {packages} package(s)"),
+            evidence: vec![
+                format!("/proc/cmdline: {}", cmdline.unwrap_or("(unreadable)")),
+                format!("numa source: {:?}", topo.numa),
+            ],
+            remedy: "Remove numa=off from the kernel command line (and enable NUMA in firmware, not node \
+                     interleaving) so the kernel can place memory near the CPUs that use it."
+                .into(),
+            incident: incident::REMOTE_GLOBAL,
+        });
+    }
+    if let Some(fake) = words.iter().find(|w| w.starts_with("numa=fake")) {
+        out.push(Finding {
+            id: "numa-disabled",
+            severity: Severity::Info,
+            title: "fake NUMA nodes: node boundaries do not reflect hardware".into(),
+            evidence: vec![format!("/proc/cmdline contains {fake}")],
+            remedy: "Do not read measured node-to-node differences as hardware effects; remove numa=fake for \
+                     production."
+                .into(),
+            incident: incident::REMOTE_GLOBAL,
+        });
+    }
+    out
+}
+
+fn cgroup(topo: &Topology) -> Vec<Finding> {
+    let r = &topo.restrictions;
+    let online = topo.online_cpus();
+    let mut evidence = Vec::new();
+    if let Some(allowed) = &r.allowed_cpus {
+        let outside = online.difference(allowed);
+        if !outside.is_empty() {
+            evidence.push(format!(
+                "Cpus_allowed_list {allowed} of online {online} (/proc/self/status)"
+            ));
+        }
+    }
+    let all_nodes: numasleuth_kernel::IdList = topo.nodes.iter().map(|n| n.id).collect();
+    if let Some(mems) = &r.allowed_mems {
+        if !all_nodes.difference(mems).is_empty() {
+            evidence.push(format!(
+                "Mems_allowed_list {mems} of nodes {all_nodes} (/proc/self/status)"
+            ));
+        }
+    }
+    if evidence.is_empty() {
+        return Vec::new();
+    }
+    if let (Some(version), Some(path)) = (r.cgroup_version, &r.cgroup_path) {
+        evidence.push(format!("cpuset cgroup v{version}: {path}"));
+    }
+    vec![Finding {
+        id: "cgroup-restricted",
+        severity: Severity::Info,
+        title: "this process is confined to part of the machine (cpuset / affinity)".into(),
+        evidence,
+        remedy: "Results from this session cover only the allowed CPUs and nodes. Widen the cpuset (e.g. \
+                 `systemctl set-property <unit> AllowedCPUs=… AllowedMemoryNodes=…`) or run outside the container to \
+                 see the whole machine."
+            .into(),
+        incident: incident::REMOTE_GLOBAL,
+    }]
+}

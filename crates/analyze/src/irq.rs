@@ -1,0 +1,143 @@
+//! IRQ locality: which CPUs serve each device's interrupts, whether those
+//! are on the device's node, and a plan that spreads them over its local
+//! CPUs. Shared by `doctor` (the finding) and `irq` (the table and fix).
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::gather::HostReadings;
+use numasleuth_kernel::IdList;
+use numasleuth_model::Topology;
+use serde::Serialize;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IrqRow {
+    pub irq: u32,
+    /// Handler names from /proc/interrupts, e.g. `eth0-rx-0`.
+    pub actions: String,
+    pub affinity: Option<IdList>,
+    pub effective: Option<IdList>,
+    /// Interrupts served so far, summed over CPUs.
+    pub count: u64,
+    /// Served (effective, else allowed) by a CPU outside the device's node.
+    pub off_node: bool,
+    /// Why this IRQ could not be read, if it could not.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct DeviceIrqs {
+    pub kind: String,
+    pub name: String,
+    pub pci: String,
+    pub node: Option<u32>,
+    pub local_cpus: Option<IdList>,
+    pub irqs: Vec<IrqRow>,
+    pub error: Option<String>,
+}
+
+/// Where an IRQ is really served: the effective set once the kernel has
+/// one, else every CPU it may use.
+fn served(row: &IrqRow) -> Option<&IdList> {
+    row.effective
+        .as_ref()
+        .filter(|e| !e.is_empty())
+        .or(row.affinity.as_ref())
+}
+
+pub fn audit(topo: &Topology, host: &HostReadings) -> Vec<DeviceIrqs> {
+    let interrupts: BTreeMap<u32, (String, u64)> = host
+        .interrupts
+        .iter()
+        .flatten()
+        .filter_map(|line| Some((line.irq?, (line.actions.clone(), line.total()))))
+        .collect();
+    let online = topo.online_cpus();
+    topo.devices
+        .iter()
+        .map(|device| {
+            // A device's local CPUs are meaningful only when they are a
+            // proper subset of the machine; on one node nothing is remote.
+            let local = device
+                .local_cpus
+                .as_ref()
+                .map(|l| l.intersection(&online))
+                .filter(|l| !l.is_empty() && *l != online && device.node.is_some());
+            let (irqs, error) = match host.device_irqs.get(&device.pci) {
+                Some(Ok(irqs)) => (irqs.clone(), None),
+                Some(Err(e)) => (Vec::new(), Some(e.to_string())),
+                None => (Vec::new(), None),
+            };
+            let rows = irqs
+                .iter()
+                .map(|irq| {
+                    let (actions, count) = interrupts.get(irq).cloned().unwrap_or_default();
+                    let mut row = IrqRow {
+                        irq: *irq,
+                        actions,
+                        affinity: None,
+                        effective: None,
+                        count,
+                        off_node: false,
+                        error: None,
+                    };
+                    match host.irq_affinity.get(irq) {
+                        Some(Ok(a)) => {
+                            row.affinity = a.affinity.clone();
+                            row.effective = a.effective.clone();
+                        }
+                        Some(Err(e)) => row.error = Some(e.to_string()),
+                        None => {}
+                    }
+                    row.off_node = match (&local, served(&row)) {
+                        (Some(local), Some(served)) => !served.is_subset(local),
+                        _ => false,
+                    };
+                    row
+                })
+                .collect();
+            DeviceIrqs {
+                kind: device.kind.clone(),
+                name: device.name.clone(),
+                pci: device.pci.clone(),
+                node: device.node,
+                local_cpus: device.local_cpus.clone(),
+                irqs: rows,
+                error,
+            }
+        })
+        .collect()
+}
+
+/// One affinity write: `/proc/irq/<irq>/smp_affinity_list` from → to.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct AffinityChange {
+    pub irq: u32,
+    pub device: String,
+    pub before: String,
+    pub after: String,
+}
+
+/// Spreads each device's off-node IRQs round-robin over its online local
+/// CPUs, so queues keep distinct CPUs where there are enough of them.
+pub fn plan(topo: &Topology, devices: &[DeviceIrqs]) -> Vec<AffinityChange> {
+    let online = topo.online_cpus();
+    let mut changes = Vec::new();
+    for device in devices {
+        let Some(local) = device.local_cpus.as_ref().map(|l| l.intersection(&online)) else {
+            continue;
+        };
+        if local.is_empty() {
+            continue;
+        }
+        for (index, row) in device.irqs.iter().filter(|r| r.off_node).enumerate() {
+            let cpu = local.ids()[index % local.len()];
+            changes.push(AffinityChange {
+                irq: row.irq,
+                device: device.name.clone(),
+                before: row.affinity.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+                after: cpu.to_string(),
+            });
+        }
+    }
+    changes
+}

@@ -1,0 +1,54 @@
+//! `numasleuth doctor`: the main job. Every check, ranked findings, exit 1
+//! with `--fail-on` when something at that severity or worse was found.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use numasleuth_analyze::doctor::diagnose;
+use numasleuth_analyze::findings::Severity;
+use numasleuth_analyze::topology::warnings;
+use numasleuth_kernel::Root;
+use numasleuth_model::Topology;
+use numasleuth_report::{doctor_html, doctor_json, doctor_text, topo_json};
+
+use crate::cli::{DoctorArgs, FailOn};
+use crate::output;
+
+pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let (topo, host) = super::host(root)?;
+    let mut diagnosis = diagnose(&topo, &host);
+    diagnosis.rank();
+    let headline = headline(&topo);
+    if let Some(path) = &args.html {
+        let page = doctor_html::render(&headline, &topo, &diagnosis, &[]);
+        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("numasleuth: wrote {}", path.display());
+    }
+    if args.json {
+        let topology = topo_json::build(&topo, warnings(&topo));
+        output::print_json(&doctor_json::build(&diagnosis, &topology))?;
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        output::print(&doctor_text::render(&headline, &diagnosis, color))?;
+    }
+    let threshold = args.fail_on.map(|f| match f {
+        FailOn::Info => Severity::Info,
+        FailOn::Warning => Severity::Warning,
+        FailOn::Critical => Severity::Critical,
+    });
+    Ok(match (threshold, diagnosis.worst()) {
+        (Some(threshold), Some(worst)) if worst >= threshold => ExitCode::from(1),
+        _ => ExitCode::SUCCESS,
+    })
+}
+
+fn headline(topo: &Topology) -> String {
+    let cpu = topo.cpu_model.as_deref().unwrap_or("unknown CPU");
+    format!(
+        "numasleuth doctor: {} node(s), {} CPUs ({} online), {cpu}",
+        topo.nodes.len(),
+        topo.cpus.len(),
+        topo.online_cpus().len()
+    )
+}

@@ -1,0 +1,91 @@
+//! `numasleuth irq`: audit, plan (`--fix`) and change (`--apply`) IRQ
+//! affinity, with a journal `undo` reverses.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use anyhow::Context;
+use numasleuth_analyze::irq::{audit, plan};
+use numasleuth_change::{FileChange, Journal, MachineIdentity};
+use numasleuth_kernel::Root;
+use numasleuth_report::irq_text;
+use serde_json::json;
+
+use crate::cli::IrqArgs;
+use crate::output;
+
+pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
+    let (topo, host) = super::host(root)?;
+    host.interrupts
+        .as_ref()
+        .map_err(Clone::clone)
+        .context("cannot audit IRQs")?;
+    let devices = audit(&topo, &host);
+    let irqbalance = host.irqbalance_pids.clone().unwrap_or_default();
+    let changes = if args.fix || args.apply {
+        plan(&topo, &devices)
+    } else {
+        Vec::new()
+    };
+    let journal_path = if args.apply && !changes.is_empty() {
+        Some(apply(root, &changes, args.journal.clone())?)
+    } else {
+        None
+    };
+    if args.json {
+        output::print_json(&json!({
+            "schema": "numasleuth.irq/1",
+            "devices": devices,
+            "irqbalance_pids": irqbalance,
+            "plan": changes,
+            "applied": journal_path.is_some(),
+            "journal": journal_path.as_ref().map(|p| p.display().to_string()),
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut text = irq_text::render(&devices, &irqbalance);
+    if args.fix || args.apply {
+        text.push('\n');
+        text.push_str(&irq_text::render_plan(&changes, journal_path.is_some()));
+        match &journal_path {
+            Some(path) => text.push_str(&format!(
+                "journal: {} (reverse with `numasleuth undo {}`); effective affinity follows at the next interrupt\n",
+                path.display(),
+                path.display()
+            )),
+            None if !changes.is_empty() => text.push_str("dry run: nothing was changed; add --apply to make it so\n"),
+            None => {}
+        }
+    }
+    output::print(&text)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn apply(
+    root: &Root,
+    changes: &[numasleuth_analyze::irq::AffinityChange],
+    path: Option<PathBuf>,
+) -> anyhow::Result<PathBuf> {
+    let created_unix_s = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let path = path.unwrap_or_else(|| PathBuf::from(format!("numasleuth-irq-{created_unix_s}.journal.json")));
+    let file_changes = changes
+        .iter()
+        .map(|c| FileChange {
+            path: format!("proc/irq/{}/smp_affinity_list", c.irq),
+            before: c.before.clone(),
+            after: c.after.clone(),
+        })
+        .collect();
+    let journal = Journal::new(
+        "irq-affinity",
+        MachineIdentity::read(root),
+        created_unix_s,
+        file_changes,
+    );
+    numasleuth_change::apply(root, &journal, &path).context("cannot apply the IRQ affinity plan")?;
+    Ok(path)
+}

@@ -1,0 +1,132 @@
+//! `doctor --html FILE`: one self-contained page with the topology, the
+//! distance heatmap, the findings and what could not be checked.
+
+use numasleuth_analyze::findings::{Diagnosis, Severity};
+use numasleuth_model::Topology;
+
+use crate::format::optional_bytes;
+use crate::html::{escape, heatmap_svg, table};
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
+table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}\
+th{background:#f3f3f3}.finding{border-left:.4em solid;padding:.4em .9em;margin:.8em 0;background:#fafafa}\
+.critical{border-color:#c0392b}.warning{border-color:#e0a100}.info{border-color:#2980b9}\
+.sev{font-weight:bold;text-transform:uppercase;margin-right:.6em}.id{color:#666;font-family:monospace}\
+ul{margin:.3em 0}.muted{color:#666}";
+
+/// A measured section (a heatmap, a chart) to append after the topology.
+pub struct Section {
+    pub title: String,
+    pub html: String,
+}
+
+pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: &[Section]) -> String {
+    let mut body = format!("<h1>numasleuth doctor</h1><p>{}</p>", escape(headline));
+    body.push_str(&summary(diagnosis));
+    body.push_str("<h2>Findings</h2>");
+    if diagnosis.findings.is_empty() {
+        body.push_str("<p>No findings: every check that ran is clean.</p>");
+    }
+    for finding in &diagnosis.findings {
+        let class = finding.severity.as_str();
+        body.push_str(&format!(
+            "<div class=\"finding {class}\"><span class=\"sev\">{class}</span><strong>{}</strong> \
+             <span class=\"id\">[{}]</span><ul>",
+            escape(&finding.title),
+            escape(finding.id)
+        ));
+        for line in &finding.evidence {
+            body.push_str(&format!("<li>{}</li>", escape(line)));
+        }
+        body.push_str(&format!(
+            "</ul><p><strong>Remedy:</strong> {}</p><p class=\"muted\">Guards against: {}</p></div>",
+            escape(&finding.remedy),
+            escape(finding.incident)
+        ));
+    }
+    body.push_str("<h2>Topology</h2>");
+    body.push_str(&nodes_table(topo));
+    body.push_str(&distance_heatmap(topo));
+    if !topo.devices.is_empty() {
+        let rows: Vec<Vec<String>> = topo
+            .devices
+            .iter()
+            .map(|d| {
+                vec![
+                    d.kind.clone(),
+                    d.name.clone(),
+                    d.pci.clone(),
+                    d.node.map_or("-".into(), |n| n.to_string()),
+                    d.local_cpus.as_ref().map_or("?".into(), |c| c.to_string()),
+                ]
+            })
+            .collect();
+        body.push_str("<h3>Devices</h3>");
+        body.push_str(&table(&["kind", "name", "PCI", "node", "local CPUs"], &rows));
+    }
+    for section in sections {
+        body.push_str(&format!("<h2>{}</h2>{}", escape(&section.title), section.html));
+    }
+    body.push_str("<h2>Checks</h2>");
+    body.push_str(&format!("<p>Ran: {}</p>", escape(&diagnosis.checks_run.join(", "))));
+    if !diagnosis.checks_skipped.is_empty() {
+        let rows: Vec<Vec<String>> = diagnosis
+            .checks_skipped
+            .iter()
+            .map(|s| vec![s.id.to_string(), s.why.clone()])
+            .collect();
+        body.push_str(&table(&["skipped check", "why"], &rows));
+    }
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numasleuth doctor</title>\
+         <style>{STYLE}</style></head><body>{body}</body></html>\n"
+    )
+}
+
+fn summary(diagnosis: &Diagnosis) -> String {
+    let count = |s: Severity| diagnosis.findings.iter().filter(|f| f.severity == s).count();
+    format!(
+        "<p>{} critical, {} warning, {} info; {} checks run, {} skipped.</p>",
+        count(Severity::Critical),
+        count(Severity::Warning),
+        count(Severity::Info),
+        diagnosis.checks_run.len(),
+        diagnosis.checks_skipped.len()
+    )
+}
+
+fn nodes_table(topo: &Topology) -> String {
+    let rows: Vec<Vec<String>> = topo
+        .nodes
+        .iter()
+        .map(|n| {
+            vec![
+                n.id.to_string(),
+                if n.has_cpus() {
+                    n.cpus.to_string()
+                } else {
+                    "none (memory only)".into()
+                },
+                optional_bytes(n.memory_total_bytes),
+                optional_bytes(n.memory_free_bytes),
+            ]
+        })
+        .collect();
+    table(&["node", "CPUs", "memory", "free"], &rows)
+}
+
+fn distance_heatmap(topo: &Topology) -> String {
+    let labels: Vec<String> = topo.nodes.iter().map(|n| format!("node {}", n.id)).collect();
+    let matrix: Vec<Vec<Option<f64>>> = topo
+        .nodes
+        .iter()
+        .map(|n| n.distances.iter().map(|d| d.map(f64::from)).collect())
+        .collect();
+    heatmap_svg(
+        "SLIT distances (firmware, not measured)",
+        &labels,
+        &matrix,
+        "relative distance, 10 = local",
+    )
+}

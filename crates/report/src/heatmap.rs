@@ -1,0 +1,114 @@
+//! Matrices for the terminal, with cells coloured from best (green) to
+//! worst (red) when colour is on.
+//!
+//! Colour codes are added after padding, so columns line up whether or not
+//! the escape sequences are there.
+
+/// A cell's text and where it sits between the best and worst value of its
+/// matrix (0 = best, 1 = worst); `None` for empty cells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cell {
+    pub text: String,
+    pub heat: Option<f64>,
+}
+
+/// 0..1 positions of `values` between their minimum and maximum, where
+/// `higher_is_better` flips the scale (bandwidth).
+pub fn heat(values: &[Option<f64>], higher_is_better: bool) -> Vec<Option<f64>> {
+    let present = values.iter().flatten().copied();
+    let min = present.clone().fold(f64::INFINITY, f64::min);
+    let max = present.fold(f64::NEG_INFINITY, f64::max);
+    values
+        .iter()
+        .map(|v| {
+            v.map(|v| {
+                let t = if max > min { (v - min) / (max - min) } else { 0.0 };
+                if higher_is_better {
+                    1.0 - t
+                } else {
+                    t
+                }
+            })
+        })
+        .collect()
+}
+
+/// xterm-256 colours from green through yellow to red.
+const RAMP: [u8; 6] = [46, 118, 190, 226, 208, 196];
+
+fn paint(text: &str, heat: Option<f64>, colour: bool) -> String {
+    match heat {
+        Some(h) if colour => {
+            let index = ((h.clamp(0.0, 1.0) * (RAMP.len() - 1) as f64).round()) as usize;
+            format!("\x1b[38;5;{}m{text}\x1b[0m", RAMP[index])
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// Lays out a header row and labelled rows of cells, two spaces apart,
+/// right-aligning the cells (numbers) and left-aligning the labels.
+pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], colour: bool) -> String {
+    let columns = header.len().max(rows.iter().map(|(_, cells)| cells.len() + 1).max().unwrap_or(0));
+    let mut widths = vec![0; columns];
+    let mut measure = |column: usize, text: &str| widths[column] = widths[column].max(text.chars().count());
+    for (column, text) in header.iter().enumerate() {
+        measure(column, text);
+    }
+    for (label, cells) in rows {
+        measure(0, label);
+        for (column, cell) in cells.iter().enumerate() {
+            measure(column + 1, &cell.text);
+        }
+    }
+    let mut out = String::new();
+    let mut line = String::new();
+    for (column, text) in header.iter().enumerate() {
+        if column == 0 {
+            line.push_str(&format!("{text:<w$}", w = widths[0]));
+        } else {
+            line.push_str(&format!("  {text:>w$}", w = widths[column]));
+        }
+    }
+    out.push_str(line.trim_end());
+    out.push('\n');
+    for (label, cells) in rows {
+        let mut line = format!("{label:<w$}", w = widths[0]);
+        for (column, cell) in cells.iter().enumerate() {
+            let padded = format!("{:>w$}", cell.text, w = widths[column + 1]);
+            line.push_str("  ");
+            line.push_str(&paint(&padded, cell.heat, colour));
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn heat_runs_from_best_to_worst() {
+        assert_eq!(heat(&[Some(1.0), None, Some(3.0), Some(2.0)], false), [Some(0.0), None, Some(1.0), Some(0.5)]);
+        assert_eq!(heat(&[Some(1.0), Some(3.0)], true), [Some(1.0), Some(0.0)]);
+        assert_eq!(heat(&[Some(5.0)], false), [Some(0.0)]);
+    }
+
+    #[test]
+    fn columns_line_up_with_and_without_colour() {
+        let header = vec!["node".to_string(), "0".to_string(), "1".to_string()];
+        let rows = vec![(
+            "0".to_string(),
+            vec![Cell { text: "92.1".into(), heat: Some(0.0) }, Cell { text: "150.0".into(), heat: Some(1.0) }],
+        )];
+        let plain = grid(&header, &rows, false);
+        assert_eq!(plain, "node     0      1\n0     92.1  150.0\n");
+        let coloured = grid(&header, &rows, true);
+        assert!(coloured.contains("\x1b[38;5;46m92.1\x1b[0m"), "{coloured:?}");
+        assert!(coloured.contains("\x1b[38;5;196m150.0\x1b[0m"));
+        let stripped = coloured.replace("\x1b[38;5;46m", "").replace("\x1b[38;5;196m", "").replace("\x1b[0m", "");
+        assert_eq!(stripped, plain);
+    }
+}

@@ -1,0 +1,158 @@
+//! Finding what the QEMU guests need on the host, and deciding between
+//! running, failing and skipping.
+//!
+//! Why failing is the default: a test bed that quietly does nothing when its
+//! inputs are missing would let CI go green without ever booting a NUMA
+//! kernel. Skipping is allowed only when asked for by name
+//! (`NUMASLEUTH_SKIP_QEMU=1`), and then it is printed where people look.
+
+use std::env;
+use std::path::{Path, PathBuf};
+
+pub const ENV_STATIC_BIN: &str = "NUMASLEUTH_STATIC_BIN";
+pub const ENV_KERNEL_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_DIR";
+pub const ENV_SKIP: &str = "NUMASLEUTH_SKIP_QEMU";
+pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
+pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
+pub const ENV_UPDATE_FIXTURES: &str = "NUMASLEUTH_UPDATE_FIXTURES";
+
+/// Default limit for one guest from spawn to power-off. Guests take about
+/// 10-20 s under TCG; the margin covers a loaded CI machine.
+pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+const HOW_TO: &str = "\
+to run the QEMU guests:
+    eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR
+    export NUMASLEUTH_STATIC_BIN=\"$(scripts/build-static.sh)\"
+    cargo test -p numasleuth-testbed
+or, to skip them visibly: NUMASLEUTH_SKIP_QEMU=1 cargo test";
+
+/// Everything on the host that a guest run needs.
+#[derive(Debug, Clone)]
+pub struct HostEnv {
+    /// Statically linked numasleuth: copied into guests and run on the host
+    /// to replay snapshots.
+    pub static_bin: PathBuf,
+    /// `.qemu-cache/current` as written by scripts/qemu-kernel.sh.
+    pub kernel_dir: PathBuf,
+    pub qemu: PathBuf,
+    pub timeout_secs: u64,
+    pub update_fixtures: bool,
+}
+
+impl HostEnv {
+    pub fn vmlinuz(&self) -> PathBuf {
+        self.kernel_dir.join("vmlinuz")
+    }
+    pub fn e1000_ko(&self) -> PathBuf {
+        self.kernel_dir.join("e1000.ko")
+    }
+    pub fn busybox(&self) -> PathBuf {
+        self.kernel_dir.join("busybox")
+    }
+}
+
+/// The decision for one test.
+pub enum Setup {
+    Ready(HostEnv),
+    /// Inputs are missing but the user asked to skip; carries the reason.
+    Skip(String),
+}
+
+/// Reads the environment. Missing inputs give `Err` with instructions,
+/// unless `NUMASLEUTH_SKIP_QEMU=1`, which gives `Setup::Skip`.
+pub fn detect() -> Result<Setup, String> {
+    let skip = env::var(ENV_SKIP).map(|v| v == "1").unwrap_or(false);
+    match find_inputs() {
+        Ok(host) => Ok(Setup::Ready(host)),
+        Err(problems) if skip => Ok(Setup::Skip(problems.join("; "))),
+        Err(problems) => Err(format!(
+            "QEMU test bed cannot run:\n  - {}\n{HOW_TO}",
+            problems.join("\n  - ")
+        )),
+    }
+}
+
+/// Like [`detect`], but prints the SKIPPED line itself and panics with the
+/// instructions on failure. Returns `None` when the test should return.
+pub fn require(test_name: &str) -> Option<HostEnv> {
+    match detect() {
+        Ok(Setup::Ready(host)) => Some(host),
+        Ok(Setup::Skip(why)) => {
+            let line = format!("*** SKIPPED ({ENV_SKIP}=1): {test_name}: {why} ***");
+            report(&format!("\n{line}\n"));
+            None
+        }
+        Err(msg) => panic!("{test_name}: {msg}"),
+    }
+}
+
+fn find_inputs() -> Result<HostEnv, Vec<String>> {
+    let mut problems = Vec::new();
+
+    let static_bin = match env::var_os(ENV_STATIC_BIN) {
+        Some(p) if Path::new(&p).is_file() => Some(PathBuf::from(p)),
+        Some(p) => {
+            problems.push(format!("{ENV_STATIC_BIN}={} is not a file", Path::new(&p).display()));
+            None
+        }
+        None => {
+            problems.push(format!("{ENV_STATIC_BIN} is not set"));
+            None
+        }
+    };
+
+    let kernel_dir = match env::var_os(ENV_KERNEL_DIR) {
+        Some(p) => {
+            let dir = PathBuf::from(p);
+            for f in ["vmlinuz", "e1000.ko", "busybox"] {
+                if !dir.join(f).is_file() {
+                    problems.push(format!("{} is missing", dir.join(f).display()));
+                }
+            }
+            Some(dir)
+        }
+        None => {
+            problems.push(format!("{ENV_KERNEL_DIR} is not set"));
+            None
+        }
+    };
+
+    let qemu = match env::var_os(ENV_QEMU) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => which("qemu-system-x86_64"),
+    };
+    if !qemu.as_deref().is_some_and(Path::is_file) {
+        problems.push("qemu-system-x86_64 not found (apt-get install qemu-system-x86)".into());
+    }
+
+    let timeout_secs = env::var(ENV_TIMEOUT)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    let update_fixtures = env::var(ENV_UPDATE_FIXTURES).is_ok_and(|v| v == "1");
+
+    match (static_bin, kernel_dir, qemu) {
+        (Some(static_bin), Some(kernel_dir), Some(qemu)) if problems.is_empty() => Ok(HostEnv {
+            static_bin,
+            kernel_dir,
+            qemu,
+            timeout_secs,
+            update_fixtures,
+        }),
+        _ => Err(problems),
+    }
+}
+
+fn which(name: &str) -> Option<PathBuf> {
+    env::split_paths(&env::var_os("PATH")?)
+        .map(|dir| dir.join(name))
+        .find(|p| p.is_file())
+}
+
+/// Writes a line straight to the process's stderr. The test harness
+/// captures `eprintln!` of passing tests; skips and timings must be seen.
+pub fn report(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
+}

@@ -1,0 +1,182 @@
+//! Describing a guest machine and running it to power-off under QEMU.
+//!
+//! Why the memory size is derived, not given: QEMU refuses to start unless
+//! the per-node memory backends add up to `-m`, so `-m` is computed from the
+//! nodes and the two can never disagree.
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use crate::console::{self, Transcript};
+use crate::env::HostEnv;
+use crate::initramfs;
+use crate::lock::GuestLock;
+
+/// One NUMA node of a guest.
+#[derive(Debug, Clone)]
+pub struct NodeSpec {
+    /// QEMU cpu range such as "0-1"; `None` makes a CPU-less (memory-only) node.
+    pub cpus: Option<String>,
+    pub mem_mib: u64,
+}
+
+/// A guest: machine shape plus what /init does.
+#[derive(Debug, Clone)]
+pub struct GuestSpec {
+    /// Short name, used for the work dir and `tests/fixtures/qemu-<name>`.
+    pub name: String,
+    /// Argument of `-smp`, e.g. "4,sockets=2,cores=2".
+    pub smp: String,
+    pub nodes: Vec<NodeSpec>,
+    /// `(src, dst, value)` for `-numa dist`. Empty leaves QEMU's default
+    /// (no SLIT table; Linux then uses 10 local / 20 remote).
+    pub distances: Vec<(u32, u32, u32)>,
+    /// Further QEMU arguments, e.g. a PCI expander bridge and a NIC.
+    pub extra_qemu: Vec<String>,
+    /// Put e1000.ko into the image and insmod it before anything else.
+    pub load_e1000: bool,
+    /// Shell lines run (with `set -e`) before the commands.
+    pub setup: Vec<String>,
+    /// `(section name, shell command)` run in order after setup; each result
+    /// is framed on the console under that name.
+    pub commands: Vec<(String, String)>,
+}
+
+impl GuestSpec {
+    pub fn memory_mib(&self) -> u64 {
+        self.nodes.iter().map(|n| n.mem_mib).sum()
+    }
+
+    /// The full qemu argument list (without the program name).
+    pub fn qemu_args(&self, host: &HostEnv, initrd: &Path, console_log: &Path) -> Vec<String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
+        // KVM is not available on our machines; TCG works everywhere.
+        push(&["-machine", "pc", "-accel", "tcg", "-cpu", "max"]);
+        push(&["-smp", &self.smp, "-m", &format!("{}M", self.memory_mib())]);
+        // -nodefaults drops the default e1000 on pci.0, which would be a
+        // second NIC with no NUMA node in every guest.
+        push(&["-nodefaults", "-no-reboot", "-display", "none"]);
+        push(&["-serial", &format!("file:{}", console_log.display())]);
+        push(&["-kernel", &host.vmlinuz().display().to_string()]);
+        push(&["-initrd", &initrd.display().to_string()]);
+        // panic=-1 turns a kernel panic (e.g. /init exiting) into an
+        // immediate reboot, which -no-reboot turns into qemu exiting.
+        push(&["-append", "console=ttyS0 quiet panic=-1"]);
+        for (i, node) in self.nodes.iter().enumerate() {
+            let backend = format!("memory-backend-ram,id=m{i},size={}M", node.mem_mib);
+            push(&["-object", &backend]);
+            let mut numa = format!("node,nodeid={i}");
+            if let Some(cpus) = &node.cpus {
+                numa.push_str(&format!(",cpus={cpus}"));
+            }
+            numa.push_str(&format!(",memdev=m{i}"));
+            push(&["-numa", &numa]);
+        }
+        for (src, dst, val) in &self.distances {
+            push(&["-numa", &format!("dist,src={src},dst={dst},val={val}")]);
+        }
+        a.extend(self.extra_qemu.iter().cloned());
+        a
+    }
+}
+
+/// The outcome of one boot.
+#[derive(Debug)]
+pub struct GuestRun {
+    pub transcript: Transcript,
+    /// The whole serial console, CRLF as received.
+    pub console: String,
+    /// From spawning qemu to qemu exiting after `poweroff -f`.
+    pub boot_to_poweroff: Duration,
+    /// When qemu was spawned, so callers can add their own checking time.
+    pub started: Instant,
+    /// Where the image, console log and command line were kept.
+    pub workdir: PathBuf,
+}
+
+/// Builds the image, boots the guest and waits for power-off. `workdir` is
+/// emptied first and keeps every artefact afterwards, for post-mortems.
+pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun, String> {
+    if workdir.exists() {
+        fs::remove_dir_all(workdir).map_err(|e| format!("clearing {}: {e}", workdir.display()))?;
+    }
+    fs::create_dir_all(workdir).map_err(|e| format!("creating {}: {e}", workdir.display()))?;
+    let initrd = workdir.join("initramfs.cpio.gz");
+    let console_log = workdir.join("console.log");
+    initramfs::build(host, spec, &initrd)?;
+    fs::write(workdir.join("init"), initramfs::init_script(spec)).map_err(|e| e.to_string())?;
+
+    let args = spec.qemu_args(host, &initrd, &console_log);
+    let cmdline = std::iter::once(host.qemu.display().to_string())
+        .chain(args.iter().map(|a| shell_quote(a)))
+        .collect::<Vec<_>>()
+        .join(" ");
+    fs::write(workdir.join("qemu-cmdline.sh"), format!("{cmdline}\n")).map_err(|e| e.to_string())?;
+
+    let _lock = GuestLock::acquire()?;
+    let out = File::create(workdir.join("qemu.out")).map_err(|e| e.to_string())?;
+    let err = out.try_clone().map_err(|e| e.to_string())?;
+    let started = Instant::now();
+    let mut child = Command::new(&host.qemu)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(out)
+        .stderr(err)
+        .spawn()
+        .map_err(|e| format!("starting {}: {e}", host.qemu.display()))?;
+
+    let limit = Duration::from_secs(host.timeout_secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(status);
+        }
+        if started.elapsed() > limit {
+            // Only the qemu we spawned is killed.
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        sleep(Duration::from_millis(100));
+    };
+    let boot_to_poweroff = started.elapsed();
+
+    let console = fs::read(&console_log)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default();
+    let qemu_out = fs::read_to_string(workdir.join("qemu.out")).unwrap_or_default();
+    let transcript = console::parse(&console);
+    let context = || {
+        format!(
+            "guest {}: qemu output:\n{}\nlast console lines:\n{}\n(artefacts in {})",
+            spec.name,
+            qemu_out.trim_end(),
+            console::tail(&console, 40),
+            workdir.display()
+        )
+    };
+    match status {
+        None => return Err(format!("timed out after {limit:?}; {}", context())),
+        Some(s) if !s.success() => return Err(format!("qemu failed ({s}); {}", context())),
+        Some(_) if !transcript.done => return Err(format!("/init did not reach its end; {}", context())),
+        Some(_) => {}
+    }
+    Ok(GuestRun {
+        transcript,
+        console,
+        boot_to_poweroff,
+        started,
+        workdir: workdir.to_path_buf(),
+    })
+}
+
+fn shell_quote(s: &str) -> String {
+    if s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=,./:".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}

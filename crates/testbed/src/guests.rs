@@ -1,0 +1,109 @@
+//! The four machines the test bed boots. Each mirrors a situation numasleuth
+//! must read correctly and that our single-node machines cannot show.
+//!
+//! Why the shapes: two plain nodes (QEMU's default distances), three nodes
+//! with a CPU-less one and a NIC behind a PCI expander bridge on node 1, four
+//! nodes with non-uniform and one asymmetric distance, and a CPU taken
+//! offline at run time.
+
+use crate::guest::{GuestSpec, NodeSpec};
+
+/// What every guest runs after its setup, in this order. The snapshot is
+/// printed base64-encoded because the serial console is the only way out.
+pub fn standard_commands() -> Vec<(String, String)> {
+    [
+        ("topo", "numasleuth topo --json"),
+        ("snapshot", "numasleuth snapshot -o /tmp/snap.tar.gz"),
+        ("snapshot.b64", "base64 /tmp/snap.tar.gz"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
+}
+
+fn node(cpus: Option<&str>, mem_mib: u64) -> NodeSpec {
+    NodeSpec {
+        cpus: cpus.map(str::to_string),
+        mem_mib,
+    }
+}
+
+fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
+    GuestSpec {
+        name: name.to_string(),
+        smp: smp.to_string(),
+        nodes,
+        distances: Vec::new(),
+        extra_qemu: Vec::new(),
+        load_e1000: false,
+        setup: Vec::new(),
+        commands: standard_commands(),
+    }
+}
+
+/// (a) Two nodes of two CPUs and 512 MiB each, no `-numa dist`.
+pub fn two_nodes() -> GuestSpec {
+    base(
+        "two-nodes",
+        "4,sockets=2,cores=2",
+        vec![node(Some("0-1"), 512), node(Some("2-3"), 512)],
+    )
+}
+
+/// Distances of the three-node guest; one direction per pair, QEMU mirrors.
+pub const THREE_NODE_DISTANCES: [(u32, u32, u32); 3] = [(0, 1, 21), (0, 2, 30), (1, 2, 21)];
+
+/// (b) Nodes 0 and 1 with CPUs, node 2 memory-only, 1 GiB each, and an e1000
+/// NIC on a PCI expander bridge (bus 0x10) that belongs to node 1.
+pub fn three_nodes_nic() -> GuestSpec {
+    let mut g = base(
+        "three-nodes-nic",
+        "4,sockets=2,cores=2",
+        vec![node(Some("0-1"), 1024), node(Some("2-3"), 1024), node(None, 1024)],
+    );
+    g.distances = THREE_NODE_DISTANCES.to_vec();
+    // `pxb` is for the pc machine only (q35 needs pxb-pcie plus a root port).
+    g.extra_qemu = [
+        "-device",
+        "pxb,id=pxb1,bus_nr=16,numa_node=1,bus=pci.0",
+        "-netdev",
+        "user,id=n1",
+        "-device",
+        "e1000,netdev=n1,bus=pxb1,addr=0x1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    g.load_e1000 = true;
+    g
+}
+
+/// The full matrix of the four-node guest, row = source node. Every pair is
+/// given in both directions, which is what QEMU demands as soon as one pair
+/// is asymmetric; 0->3 (31) and 3->0 (28) differ on purpose.
+pub const FOUR_NODE_DISTANCES: [[u32; 4]; 4] = [[10, 12, 20, 31], [12, 10, 17, 25], [20, 17, 10, 14], [28, 25, 14, 10]];
+
+/// (c) Four single-CPU nodes of 256 MiB with non-uniform distances.
+pub fn four_nodes_asymmetric() -> GuestSpec {
+    let mut g = base(
+        "four-nodes-asymmetric",
+        "4,sockets=4,cores=1",
+        (0..4).map(|i| node(Some(&i.to_string()), 256)).collect(),
+    );
+    for (src, row) in FOUR_NODE_DISTANCES.iter().enumerate() {
+        for (dst, &val) in row.iter().enumerate() {
+            if src != dst {
+                g.distances.push((src as u32, dst as u32, val));
+            }
+        }
+    }
+    g
+}
+
+/// (d) Like two-nodes, with CPU 3 taken offline before anything is read.
+pub fn offline_cpu() -> GuestSpec {
+    let mut g = two_nodes();
+    g.name = "offline-cpu".to_string();
+    g.setup = vec!["echo 0 > /sys/devices/system/cpu/cpu3/online".to_string()];
+    g
+}

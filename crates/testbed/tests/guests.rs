@@ -1,0 +1,246 @@
+//! QEMU guests: boot real multi-node kernels and check `numasleuth topo`.
+//!
+//! Needs qemu and two prepared inputs; without them every test here fails
+//! and says how to get them (or is visibly skipped with
+//! NUMASLEUTH_SKIP_QEMU=1):
+//!     eval "$(scripts/qemu-kernel.sh)"
+//!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
+//!     cargo test -p numasleuth-testbed --test guests
+//! NUMASLEUTH_UPDATE_FIXTURES=1 also rewrites tests/fixtures/qemu-<guest>/.
+//!
+//! Each guest is checked twice: against what the kernel itself printed (so a
+//! wrong QEMU set-up is told apart from a numasleuth bug) and against what
+//! the QEMU command line implies. Guests run one at a time (see lock.rs).
+
+use std::path::Path;
+
+use numasleuth_testbed::check::{boot_and_collect, Checks, Outcome};
+use numasleuth_testbed::guest::GuestSpec;
+use numasleuth_testbed::{env, guests};
+use serde_json::Value;
+
+const MIB: u64 = 1 << 20;
+
+fn run_guest(spec: GuestSpec, expect: impl FnOnce(&Outcome, &mut Checks)) {
+    let test = format!("qemu guest {}", spec.name);
+    let Some(host) = env::require(&test) else {
+        return;
+    };
+    let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
+    // crates/testbed -> the workspace root, which holds tests/fixtures.
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2);
+    let fixture = host.update_fixtures.then(|| {
+        repo.expect("workspace root")
+            .join("tests/fixtures")
+            .join(format!("qemu-{}", spec.name))
+    });
+    let mut checks = Checks::new(&spec.name);
+    let outcome =
+        boot_and_collect(&host, &spec, &workdir, fixture.as_deref(), &mut checks).unwrap_or_else(|e| panic!("{e}"));
+    expect(&outcome, &mut checks);
+    env::report(&format!(
+        "[testbed] {}: boot-to-poweroff {:.1} s, boot-to-verdict {:.1} s, kernel {}, {} failure(s); artefacts in {}",
+        spec.name,
+        outcome.boot_to_poweroff().as_secs_f64(),
+        outcome.run.started.elapsed().as_secs_f64(),
+        outcome.kernel.release,
+        checks.failures.len(),
+        workdir.display()
+    ));
+    checks.finish();
+}
+
+// ---- reading the topo JSON (contract: schema numasleuth.topo/1) ----
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+fn by_id<'a>(v: &'a Value, key: &str, id: u64) -> Option<&'a Value> {
+    array(v, key).iter().find(|x| x["id"].as_u64() == Some(id))
+}
+
+fn u64s(v: &Value) -> Option<Vec<u64>> {
+    v.as_array()?.iter().map(Value::as_u64).collect()
+}
+
+/// Node ids, cpus, has_cpus and distance rows, checked exactly; memory
+/// within (min_percent %, 100 %] of the node's backend (the kernel keeps
+/// some) and equal to the node's MemTotal as the guest printed it.
+fn expect_nodes(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]], (mem_mib, min_percent): (u64, u64)) {
+    let Some(t) = &o.topo else { return };
+    let ids: Vec<_> = array(t, "nodes").iter().map(|n| n["id"].as_u64()).collect();
+    let want: Vec<_> = (0..cpus.len() as u64).map(Some).collect();
+    c.eq("topo: node ids", ids, want);
+    for (i, (want_cpus, want_row)) in cpus.iter().zip(rows).enumerate() {
+        let Some(n) = by_id(t, "nodes", i as u64) else {
+            continue;
+        };
+        c.eq(
+            &format!("topo: node {i} cpus"),
+            u64s(&n["cpus"]),
+            Some(want_cpus.to_vec()),
+        );
+        let has = n["has_cpus"].as_bool();
+        c.eq(&format!("topo: node {i} has_cpus"), has, Some(!want_cpus.is_empty()));
+        c.eq(
+            &format!("topo: node {i} distances"),
+            u64s(&n["distances"]),
+            Some(want_row.to_vec()),
+        );
+        let total = n["memory_total_bytes"].as_u64().unwrap_or(0);
+        let (lo, hi) = (mem_mib * MIB * min_percent / 100, mem_mib * MIB);
+        c.check(total > lo && total <= hi, || {
+            format!("topo: node {i} memory_total_bytes {total} not in ({lo}, {hi}]")
+        });
+        let kernel = o.kernel.nodes.get(&(i as u32)).map(|k| k.memtotal_kb * 1024);
+        c.eq(
+            &format!("topo: node {i} memory_total_bytes = MemTotal"),
+            Some(total),
+            kernel,
+        );
+    }
+}
+
+/// The kernel's own view must match the command line, else the test bed
+/// (not numasleuth) is broken.
+fn expect_kernel(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]]) {
+    for (i, (want_cpus, want_row)) in cpus.iter().zip(rows).enumerate() {
+        let node = o.kernel.nodes.get(&(i as u32));
+        let got = node.map(|n| n.cpus.iter().map(|&x| u64::from(x)).collect::<Vec<_>>());
+        c.eq(
+            &format!("kernel (test bed): node {i} cpulist"),
+            got,
+            Some(want_cpus.to_vec()),
+        );
+        let got = node.map(|n| n.distance.iter().map(|&x| u64::from(x)).collect::<Vec<_>>());
+        c.eq(
+            &format!("kernel (test bed): node {i} distance"),
+            got,
+            Some(want_row.to_vec()),
+        );
+    }
+}
+
+/// Every CPU entry agrees with the kernel on node and online state, and
+/// sits in the package implied by `-smp` (cores_per_package CPUs each).
+fn expect_cpus(o: &Outcome, t: &Value, c: &mut Checks, cores_per_package: u64) {
+    let ids: Vec<_> = array(t, "cpus").iter().filter_map(|x| x["id"].as_u64()).collect();
+    let want: Vec<u64> = o.kernel.cpus.keys().map(|&x| u64::from(x)).collect();
+    c.eq("topo: cpu ids", ids, want);
+    for (&id, &online) in &o.kernel.cpus {
+        let Some(cpu) = by_id(t, "cpus", u64::from(id)) else {
+            continue;
+        };
+        c.eq(&format!("topo: cpu {id} online"), cpu["online"].as_bool(), Some(online));
+        let node = o.kernel.cpu_nodes.get(&id).map(|&n| u64::from(n));
+        c.eq(&format!("topo: cpu {id} node"), cpu["node"].as_u64(), node);
+        if online {
+            let package = u64::from(id) / cores_per_package;
+            c.eq(
+                &format!("topo: cpu {id} package"),
+                cpu["package"].as_u64(),
+                Some(package),
+            );
+        }
+    }
+}
+
+#[test]
+fn qemu_two_nodes() {
+    run_guest(guests::two_nodes(), |o, c| {
+        let (cpus, rows): (&[&[u64]], &[&[u64]]) = (&[&[0, 1], &[2, 3]], &[&[10, 20], &[20, 10]]);
+        // No -numa dist: QEMU builds no SLIT and Linux falls back to 10/20.
+        expect_kernel(o, c, cpus, rows);
+        let Some(t) = &o.topo else { return };
+        expect_nodes(o, c, cpus, rows, (512, 80));
+        expect_cpus(o, t, c, 2);
+    });
+}
+
+#[test]
+fn qemu_three_nodes_cpuless_and_nic() {
+    run_guest(guests::three_nodes_nic(), |o, c| {
+        let cpus: &[&[u64]] = &[&[0, 1], &[2, 3], &[]];
+        let rows: &[&[u64]] = &[&[10, 21, 30], &[21, 10, 21], &[30, 21, 10]];
+        expect_kernel(o, c, cpus, rows);
+        let kernel_nic = o.kernel.nets.get("eth0");
+        c.eq(
+            "kernel (test bed): eth0 numa_node",
+            kernel_nic.map(|n| n.numa_node),
+            Some(1),
+        );
+        let Some(t) = &o.topo else { return };
+        expect_nodes(o, c, cpus, rows, (1024, 80));
+        expect_cpus(o, t, c, 2);
+
+        let nets: Vec<&Value> = array(t, "devices").iter().filter(|d| d["kind"] == "net").collect();
+        c.eq("topo: number of net devices", nets.len(), 1);
+        let Some(nic) = nets.first() else { return };
+        c.eq("topo: net device name", nic["name"].as_str(), Some("eth0"));
+        c.eq("topo: net device node", nic["node"].as_u64(), Some(1));
+        c.eq(
+            "topo: net device local_cpus",
+            u64s(&nic["local_cpus"]),
+            Some(vec![2, 3]),
+        );
+        let pci = nic["pci"].as_str().unwrap_or("");
+        // Behind the expander bridge (bus_nr=16), so bus 0x10 or above.
+        let bus = pci
+            .strip_prefix("0000:")
+            .and_then(|r| r.get(..2))
+            .and_then(|b| u8::from_str_radix(b, 16).ok());
+        c.check(pci.starts_with("0000:1") && bus.is_some_and(|b| b >= 0x10), || {
+            format!("topo: net device pci {pci:?} is not behind the expander bridge (bus >= 0x10)")
+        });
+        c.eq(
+            "topo: net device pci = kernel's",
+            Some(pci),
+            kernel_nic.map(|n| n.pci.as_str()),
+        );
+    });
+}
+
+#[test]
+fn qemu_four_nodes_asymmetric_distances() {
+    run_guest(guests::four_nodes_asymmetric(), |o, c| {
+        let cpus: &[&[u64]] = &[&[0], &[1], &[2], &[3]];
+        let rows: Vec<Vec<u64>> = guests::FOUR_NODE_DISTANCES
+            .iter()
+            .map(|r| r.iter().map(|&x| u64::from(x)).collect())
+            .collect();
+        let rows: Vec<&[u64]> = rows.iter().map(Vec::as_slice).collect();
+        // Row 0 ends in 31 and row 3 starts with 28: rows are source nodes.
+        expect_kernel(o, c, cpus, &rows);
+        let Some(t) = &o.topo else { return };
+        // One node (which one varies from boot to boot) loses 45-55 MiB to
+        // early kernel allocations; on a 256 MiB node that is near 20 %.
+        expect_nodes(o, c, cpus, &rows, (256, 60));
+        expect_cpus(o, t, c, 1);
+    });
+}
+
+#[test]
+fn qemu_offline_cpu() {
+    run_guest(guests::offline_cpu(), |o, c| {
+        // x86 drops an offline CPU from its node's cpulist (numa_remove_cpu),
+        // while the cpu3/node1 link stays. Both are asserted, kernel first.
+        let (cpus, rows): (&[&[u64]], &[&[u64]]) = (&[&[0, 1], &[2]], &[&[10, 20], &[20, 10]]);
+        expect_kernel(o, c, cpus, rows);
+        c.eq("kernel (test bed): cpu 3 online", o.kernel.cpus.get(&3), Some(&false));
+        let Some(t) = &o.topo else { return };
+        expect_nodes(o, c, cpus, rows, (512, 80));
+        expect_cpus(o, t, c, 2);
+        let cpu3 = by_id(t, "cpus", 3);
+        c.eq(
+            "topo: cpu 3 online",
+            cpu3.and_then(|x| x["online"].as_bool()),
+            Some(false),
+        );
+        let warnings: Vec<&str> = array(t, "warnings").iter().filter_map(Value::as_str).collect();
+        c.check(
+            warnings.iter().any(|w| w.contains("offline") && w.contains('3')),
+            || format!("topo: no warning mentions offline CPU 3: {warnings:?}"),
+        );
+    });
+}
