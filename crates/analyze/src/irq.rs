@@ -117,8 +117,10 @@ pub struct AffinityChange {
     pub after: String,
 }
 
-/// Spreads each device's off-node IRQs round-robin over its online local
-/// CPUs, so queues keep distinct CPUs where there are enough of them.
+/// Spreads each device's off-node IRQs over its online local CPUs: with at
+/// least as many IRQs as CPUs, one CPU each, round-robin (queues keep their
+/// own CPU); with fewer, each IRQ gets an equal slice of the local CPUs, so a
+/// single legacy IRQ may use the whole node.
 pub fn plan(topo: &Topology, devices: &[DeviceIrqs]) -> Vec<AffinityChange> {
     let online = topo.online_cpus();
     let mut changes = Vec::new();
@@ -126,18 +128,57 @@ pub fn plan(topo: &Topology, devices: &[DeviceIrqs]) -> Vec<AffinityChange> {
         let Some(local) = device.local_cpus.as_ref().map(|l| l.intersection(&online)) else {
             continue;
         };
-        if local.is_empty() {
+        let moving: Vec<&IrqRow> = device.irqs.iter().filter(|r| r.off_node).collect();
+        if local.is_empty() || moving.is_empty() {
             continue;
         }
-        for (index, row) in device.irqs.iter().filter(|r| r.off_node).enumerate() {
-            let cpu = local.ids()[index % local.len()];
+        let slices = cpu_slices(local.ids(), moving.len());
+        for (row, cpus) in moving.iter().zip(slices) {
             changes.push(AffinityChange {
                 irq: row.irq,
                 device: device.name.clone(),
                 before: row.affinity.as_ref().map(|a| a.to_string()).unwrap_or_default(),
-                after: cpu.to_string(),
+                after: cpus.to_string(),
             });
         }
     }
     changes
+}
+
+/// `count` CPU sets drawn from `cpus`, as described at [`plan`].
+pub fn cpu_slices(cpus: &[u32], count: usize) -> Vec<IdList> {
+    if count >= cpus.len() {
+        return (0..count).map(|i| IdList::new(vec![cpus[i % cpus.len()]])).collect();
+    }
+    let size = cpus.len() / count;
+    (0..count)
+        .map(|i| {
+            let end = if i + 1 == count { cpus.len() } else { (i + 1) * size };
+            IdList::new(cpus[i * size..end].to_vec())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(slices: Vec<IdList>) -> Vec<String> {
+        slices.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn one_irq_gets_the_whole_node() {
+        assert_eq!(show(cpu_slices(&[2, 3], 1)), ["2-3"]);
+    }
+
+    #[test]
+    fn many_queues_round_robin() {
+        assert_eq!(show(cpu_slices(&[2, 3], 3)), ["2", "3", "2"]);
+    }
+
+    #[test]
+    fn fewer_irqs_than_cpus_share_evenly() {
+        assert_eq!(show(cpu_slices(&[8, 9, 10, 11, 12], 2)), ["8-9", "10-12"]);
+    }
 }

@@ -175,7 +175,7 @@ pub fn boot_and_collect(
 }
 
 /// Parses a command section as JSON, recording why when it cannot.
-fn command_json(
+pub fn command_json(
     checks: &mut Checks,
     sections: &std::collections::BTreeMap<String, crate::console::Section>,
     name: &str,

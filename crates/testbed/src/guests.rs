@@ -75,7 +75,29 @@ pub fn three_nodes_nic() -> GuestSpec {
     .map(|s| s.to_string())
     .collect();
     g.load_e1000 = true;
+    // An interface that is down has no IRQ handler; bring it up so the NIC's
+    // interrupt exists, served (by default) from node 0's CPUs.
+    g.setup = vec!["ip link set eth0 up".to_string()];
+    g.commands.extend(irq_round_trip_commands());
     g
+}
+
+/// `doctor` must flag the NIC's IRQ, `irq --apply` must move it onto node
+/// 1's CPUs with a journal, and `undo` must put back what was there.
+pub fn irq_round_trip_commands() -> Vec<(String, String)> {
+    [
+        ("doctor", "numasleuth doctor --json"),
+        (
+            "irq-apply",
+            "numasleuth irq --apply --json --journal /tmp/irq.journal.json",
+        ),
+        ("irq-after", "numasleuth irq --json"),
+        ("undo", "numasleuth undo /tmp/irq.journal.json"),
+        ("irq-undone", "numasleuth irq --json"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
 }
 
 /// The full matrix of the four-node guest, row = source node. Every pair is

@@ -14,7 +14,7 @@
 
 use std::path::Path;
 
-use numasleuth_testbed::check::{boot_and_collect, Checks, Outcome};
+use numasleuth_testbed::check::{boot_and_collect, command_json, Checks, Outcome};
 use numasleuth_testbed::guest::GuestSpec;
 use numasleuth_testbed::{env, guests};
 use serde_json::Value;
@@ -198,7 +198,60 @@ fn qemu_three_nodes_cpuless_and_nic() {
             Some(pci),
             kernel_nic.map(|n| n.pci.as_str()),
         );
+        expect_irq_round_trip(o, c);
     });
+}
+
+/// The NIC's IRQs as `irq --json` printed them: (irq, smp_affinity_list).
+fn nic_irqs(irq_json: &Value) -> Vec<(u64, String)> {
+    array(irq_json, "devices")
+        .iter()
+        .filter(|d| d["kind"] == "net")
+        .flat_map(|d| array(d, "irqs"))
+        .map(|r| (r["irq"].as_u64().unwrap_or(0), r["affinity"].to_string()))
+        .collect()
+}
+
+/// doctor flags the off-node IRQ, `irq --apply` moves it to node 1's CPUs
+/// 2-3, `undo` restores exactly the affinity found before.
+fn expect_irq_round_trip(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    let Some(doctor) = command_json(c, sections, "doctor") else {
+        return;
+    };
+    c.eq("doctor schema", doctor["schema"].as_str(), Some("numasleuth.doctor/1"));
+    let flagged = array(&doctor, "findings").iter().any(|f| f["id"] == "irq-off-node");
+    c.check(flagged, || {
+        format!("doctor did not flag irq-off-node: {}", doctor["findings"])
+    });
+    let Some(applied) = command_json(c, sections, "irq-apply") else {
+        return;
+    };
+    c.eq("irq --apply applied", applied["applied"].as_bool(), Some(true));
+    let before = nic_irqs(&applied);
+    c.check(!before.is_empty(), || "irq --apply listed no NIC IRQ".to_string());
+    let plan: Vec<(u64, String)> = array(&applied, "plan")
+        .iter()
+        .map(|p| {
+            (
+                p["irq"].as_u64().unwrap_or(0),
+                p["after"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    let want_plan: Vec<(u64, String)> = before.iter().map(|(irq, _)| (*irq, "2-3".to_string())).collect();
+    c.eq("irq plan moves every NIC IRQ to CPUs 2-3", plan, want_plan);
+    if let Some(after) = command_json(c, sections, "irq-after") {
+        let moved: Vec<_> = before.iter().map(|(irq, _)| (*irq, "[2,3]".to_string())).collect();
+        c.eq("NIC IRQ affinity after --apply", nic_irqs(&after), moved);
+    }
+    match sections.get("undo") {
+        Some(s) if s.rc == 0 => {}
+        other => c.fail(format!("numasleuth undo failed: {:?}", other.map(|s| (&s.rc, &s.text)))),
+    }
+    if let Some(undone) = command_json(c, sections, "irq-undone") {
+        c.eq("NIC IRQ affinity after undo", nic_irqs(&undone), before);
+    }
 }
 
 #[test]
