@@ -9,11 +9,12 @@ pub fn bytes(value: u64) -> String {
         scaled /= 1024.0;
         unit += 1;
     }
-    if unit == 0 || scaled >= 100.0 || scaled.fract() == 0.0 {
-        format!("{scaled:.0} {}", UNITS[unit])
-    } else {
-        format!("{scaled:.1} {}", UNITS[unit])
+    if unit == 0 || scaled >= 100.0 {
+        return format!("{scaled:.0} {}", UNITS[unit]);
     }
+    // One decimal, but "64 GiB" rather than "64.0 GiB" when it rounds even.
+    let text = format!("{scaled:.1}");
+    format!("{} {}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
 }
 
 pub fn optional_bytes(value: Option<u64>) -> String {

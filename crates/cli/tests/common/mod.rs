@@ -43,12 +43,87 @@ pub fn two_node_files() -> Vec<(String, String)> {
     files
 }
 
+/// Contents starting with `symlink:` make a symbolic link to the rest.
 pub fn write_tree(dir: &Path, files: &[(String, String)]) {
     for (path, contents) in files {
         let at = dir.join(path);
         fs::create_dir_all(at.parent().unwrap()).unwrap();
-        fs::write(at, contents).unwrap();
+        match contents.strip_prefix("symlink:") {
+            Some(target) => std::os::unix::fs::symlink(target, at).unwrap(),
+            None => fs::write(at, contents).unwrap(),
+        }
     }
+}
+
+/// Host files `doctor` and `irq` read, all healthy: watermarks far below
+/// free, NUMA knobs at their safe values, and a NIC on node 1 whose one IRQ
+/// is served by node 1's CPU 2.
+pub fn healthy_host_files() -> Vec<(String, String)> {
+    let zone = |node: u32| {
+        format!(
+            "Node {node}, zone   Normal\n  pages free     200000\n        min      1000\n        low      1250\n\
+             \x20       high     1500\n        spanned  262144\n        present  262144\n        managed  250000\n\
+             \x20       protection: (0, 0, 0, 0)\n"
+        )
+    };
+    let nic = "sys/devices/pci0000:10/0000:10:00.0/0000:11:01.0";
+    [
+        ("proc/zoneinfo", format!("{}{}", zone(0), zone(1))),
+        ("proc/sys/kernel/numa_balancing", "0\n".into()),
+        ("proc/sys/vm/zone_reclaim_mode", "0\n".into()),
+        ("proc/sys/vm/min_free_kbytes", "8192\n".into()),
+        ("proc/sys/vm/watermark_scale_factor", "10\n".into()),
+        (
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            "always [madvise] never\n".into(),
+        ),
+        (
+            "sys/kernel/mm/transparent_hugepage/defrag",
+            "always defer defer+madvise [madvise] never\n".into(),
+        ),
+        ("proc/swaps", "Filename\tType\tSize\tUsed\tPriority\n".into()),
+        ("proc/cmdline", "console=ttyS0 quiet\n".into()),
+        ("proc/vmstat", "numa_hit 10\nnuma_miss 0\nnuma_hint_faults 0\n".into()),
+        (
+            "proc/interrupts",
+            "  CPU0 CPU1 CPU2 CPU3\n 40: 0 0 900 0 IO-APIC 10-fasteoi eth0\n".into(),
+        ),
+        ("proc/irq/40/smp_affinity_list", "2-3\n".into()),
+        ("proc/irq/40/effective_affinity_list", "2\n".into()),
+        ("proc/irq/40/node", "1\n".into()),
+        (&format!("{nic}/numa_node") as &str, "1\n".into()),
+        (&format!("{nic}/local_cpulist") as &str, "2-3\n".into()),
+        (&format!("{nic}/class") as &str, "0x020000\n".into()),
+        (&format!("{nic}/msi_irqs/40") as &str, "msix\n".into()),
+        (&format!("{nic}/net/eth0/mtu") as &str, "1500\n".into()),
+        (
+            "sys/class/net/eth0",
+            format!("symlink:../../{}/net/eth0", nic.trim_start_matches("sys/")),
+        ),
+        (
+            "sys/bus/pci/devices/0000:11:01.0",
+            format!("symlink:../../../{}", nic.trim_start_matches("sys/")),
+        ),
+        ("proc/1/comm", "init\n".into()),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b))
+    .collect()
+}
+
+/// The two-node machine with healthy host files, then `changes` applied.
+pub fn host_tree_with(changes: &[(&str, Option<&str>)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = two_node_files();
+    files.extend(healthy_host_files());
+    for (path, contents) in changes {
+        files.retain(|(p, _)| p != path);
+        if let Some(contents) = contents {
+            files.push((path.to_string(), contents.to_string()));
+        }
+    }
+    write_tree(dir.path(), &files);
+    dir
 }
 
 /// `two_node_files` with some files replaced (or removed, for `None`).

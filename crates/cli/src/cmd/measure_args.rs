@@ -1,0 +1,176 @@
+//! Stage one for `mem` and `c2c`: what the user may type. Lists use
+//! numactl syntax and sizes take K/M/G suffixes (powers of 1024); nothing
+//! here looks at the machine.
+
+use clap::{Args, Subcommand, ValueEnum};
+use numasleuth_kernel::IdList;
+
+use super::sizes;
+
+fn id_list(text: &str) -> Result<IdList, String> {
+    IdList::parse(text).map_err(|e| e.to_string())
+}
+
+fn one_size(text: &str) -> Result<usize, String> {
+    sizes::parse_size(text)
+}
+
+#[derive(Debug, Args)]
+pub struct MemArgs {
+    #[command(subcommand)]
+    pub mode: Option<MemMode>,
+    #[command(flatten)]
+    pub options: MemOptions,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MemMode {
+    /// Idle latency: the node×node matrix, or latency against buffer size
+    /// with --sizes.
+    Latency(LatencyArgs),
+    /// The node×node bandwidth matrix for one read:write mix.
+    Bandwidth,
+    /// Latency while other CPUs read memory at decreasing intensity, like
+    /// MLC's --loaded_latency.
+    Loaded(LoadedArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MixArg {
+    /// Only reads.
+    Read,
+    /// Two reads per write (c = a + b).
+    #[value(name = "2:1")]
+    TwoToOne,
+    /// One read per write (b = a + 1).
+    #[value(name = "1:1")]
+    OneToOne,
+    /// Only writes (non-temporal stores on x86_64).
+    Write,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PagesArg {
+    /// Base pages only.
+    Small,
+    /// Transparent huge pages where the kernel has them (madvise).
+    Thp,
+    /// Reserved hugetlb pages (MAP_HUGETLB); an error when none are free.
+    Huge,
+}
+
+#[derive(Debug, Args)]
+pub struct MemOptions {
+    /// Print JSON (schema numasleuth.mem/1).
+    #[arg(long, global = true, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV, one row per measured cell.
+    #[arg(long, global = true)]
+    pub csv: bool,
+    /// Only these nodes (numactl syntax, e.g. 0-1,3); default all.
+    #[arg(long, global = true, value_name = "LIST", value_parser = id_list)]
+    pub nodes: Option<IdList>,
+    /// Smaller buffers and fewer samples: a rough answer in a few seconds.
+    #[arg(long, global = true)]
+    pub quick: bool,
+    /// Samples kept per cell (a warm-up sample is always discarded).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
+    /// Target duration of one sample, in milliseconds.
+    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub sample_ms: Option<u64>,
+    /// Buffer size per latency cell, and in total per bandwidth cell
+    /// (e.g. 256M, 1G).
+    #[arg(long, global = true, value_name = "BYTES", value_parser = one_size)]
+    pub size: Option<usize>,
+    /// Bandwidth threads per node (default: every allowed CPU of the node).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub threads: Option<u32>,
+    /// Read:write mix for bandwidth.
+    #[arg(long, global = true, value_enum, default_value_t = MixArg::Read)]
+    pub mix: MixArg,
+    /// Page size behind every buffer.
+    #[arg(long, global = true, value_enum, default_value_t = PagesArg::Thp)]
+    pub pages: PagesArg,
+}
+
+#[derive(Debug, Args)]
+pub struct LatencyArgs {
+    /// Sweep buffer sizes instead of the matrix: `16K..1G` (powers of two)
+    /// or a list `32K,1M,256M`.
+    #[arg(long, value_name = "SIZES", value_parser = sizes::parse_sizes)]
+    pub sizes: Option<sizes::Sizes>,
+    /// CPU that chases in a sweep (default: the first allowed CPU).
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<u32>,
+    /// Memory node in a sweep (default: the CPU's own node).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct LoadedArgs {
+    /// Busy-wait per 4 KiB read by each load thread, in ns (list).
+    #[arg(long, value_name = "NS,…", value_delimiter = ',')]
+    pub delays: Option<Vec<u64>>,
+    /// CPU that chases (default: the first allowed CPU); the node's other
+    /// allowed CPUs generate the load.
+    #[arg(long, value_name = "CPU")]
+    pub cpu: Option<u32>,
+    /// Memory node (default: the CPU's own node).
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    /// Compare-and-swap ping-pong; reports round trip / 2.
+    Cas,
+    /// One store timed by the loading CPU's clock.
+    OneWay,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SampleArg {
+    /// Every CPU up to 64, else one per cache domain.
+    Auto,
+    /// Every allowed CPU.
+    All,
+    /// One CPU per physical core (no SMT siblings).
+    Core,
+    /// One CPU per last-level cache domain (core complex).
+    Cache,
+    /// One CPU per node.
+    Node,
+}
+
+#[derive(Debug, Args)]
+pub struct C2cArgs {
+    /// Print JSON (schema numasleuth.c2c/1).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV, one row per measured pair and direction.
+    #[arg(long)]
+    pub csv: bool,
+    /// Only these CPUs (numactl syntax); default every allowed CPU.
+    #[arg(long, value_name = "LIST", value_parser = id_list)]
+    pub cpus: Option<IdList>,
+    /// Node whose memory holds the contended line (default: the first
+    /// CPU's node).
+    #[arg(long, value_name = "NODE")]
+    pub home_node: Option<u32>,
+    #[arg(long, value_enum, default_value_t = MethodArg::Cas)]
+    pub method: MethodArg,
+    /// Which CPUs stand for the machine, so large machines finish.
+    #[arg(long, value_enum, default_value_t = SampleArg::Auto)]
+    pub sample: SampleArg,
+    /// Samples kept per pair.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: Option<u32>,
+    /// Round trips (or one-way transfers) averaged into one sample.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub transfers: Option<u32>,
+    /// Fewer samples and transfers.
+    #[arg(long)]
+    pub quick: bool,
+}

@@ -1,0 +1,212 @@
+//! Stage two for `mem` and `c2c`: resolve what the user typed against the
+//! live machine (nodes, allowed CPUs, free memory) and refuse, with a clear
+//! message, anything that could not be measured honestly.
+
+use std::io::IsTerminal;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use numasleuth_kernel::{IdList, Root};
+use numasleuth_measure::{affinity, clock, PageKind, Placement};
+use numasleuth_model::Topology;
+use numasleuth_report::format;
+use numasleuth_report::mem_json::PlacementCheck;
+
+use super::measure_args::PagesArg;
+
+pub struct Machine {
+    pub topo: Topology,
+    /// CPUs this process can pin to: its affinity mask, online only.
+    pub allowed_cpus: IdList,
+}
+
+pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
+    if !root.is_live() {
+        bail!("`{command}` measures this machine, so it cannot run on --root {}", root.base().display());
+    }
+    let topo = super::topology(root)?;
+    let mask: IdList = affinity::allowed_cpus().context("cannot tell which CPUs this process may use")?.into_iter().collect();
+    let online = topo.online_cpus();
+    let allowed_cpus = if online.is_empty() { mask } else { mask.intersection(&online) };
+    if allowed_cpus.is_empty() {
+        bail!("this process may run on no online CPU");
+    }
+    Ok(Machine { topo, allowed_cpus })
+}
+
+impl Machine {
+    fn node_ids(&self) -> String {
+        self.topo.nodes.iter().map(|n| n.id).collect::<IdList>().to_string()
+    }
+
+    pub fn check_node(&self, node: u32) -> anyhow::Result<()> {
+        match self.topo.node(node) {
+            None => bail!("node {node} does not exist; this machine has node{} {}", plural(self.topo.nodes.len()), self.node_ids()),
+            Some(n) if !has_memory(n) => bail!("node {node} has no memory to place a buffer on"),
+            Some(_) => Ok(()),
+        }
+    }
+
+    pub fn check_cpu(&self, cpu: u32) -> anyhow::Result<()> {
+        if !self.allowed_cpus.contains(cpu) {
+            bail!(
+                "CPU {cpu} is outside the CPUs this process may use ({}; sched_getaffinity and the online mask)",
+                self.allowed_cpus
+            );
+        }
+        Ok(())
+    }
+
+    pub fn node_of_cpu(&self, cpu: u32) -> u32 {
+        self.topo.cpus.iter().find(|c| c.id == cpu).and_then(|c| c.node).unwrap_or(0)
+    }
+
+    /// Allowed CPUs of `node`, in order.
+    pub fn cpus_of(&self, node: u32) -> Vec<u32> {
+        match self.topo.node(node) {
+            Some(n) => n.cpus.intersection(&self.allowed_cpus).iter().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// (initiators, targets): nodes with allowed CPUs, nodes with memory,
+    /// limited to `only` when given (every id in it must exist).
+    pub fn nodes(&self, only: Option<&IdList>) -> anyhow::Result<(Vec<u32>, Vec<u32>)> {
+        if let Some(only) = only {
+            for id in only.iter() {
+                if self.topo.node(id).is_none() {
+                    bail!("node {id} does not exist; this machine has node{} {}", plural(self.topo.nodes.len()), self.node_ids());
+                }
+            }
+        }
+        let chosen = |id: u32| only.is_none_or(|o| o.contains(id));
+        let initiators: Vec<u32> =
+            self.topo.nodes.iter().map(|n| n.id).filter(|&id| chosen(id) && !self.cpus_of(id).is_empty()).collect();
+        let targets: Vec<u32> = self.topo.nodes.iter().filter(|n| chosen(n.id) && has_memory(n)).map(|n| n.id).collect();
+        if initiators.is_empty() {
+            bail!("none of the chosen nodes has a CPU this process may use (allowed CPUs {})", self.allowed_cpus);
+        }
+        if targets.is_empty() {
+            bail!("none of the chosen nodes has memory");
+        }
+        Ok((initiators, targets))
+    }
+
+    /// Refuses a buffer larger than the node's free memory: binding it
+    /// there would wake the OOM killer rather than fail cleanly.
+    pub fn check_fits(&self, node: u32, bytes: usize, what: &str) -> anyhow::Result<()> {
+        let free = self.topo.node(node).and_then(|n| n.memory_free_bytes);
+        if let Some(free) = free {
+            if bytes as u64 > free {
+                bail!(
+                    "{what} needs {} on node {node}, more than its {} of free memory \
+                     (MemFree in /sys/devices/system/node/node{node}/meminfo); use a smaller --size",
+                    format::bytes(bytes as u64),
+                    format::bytes(free)
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+fn has_memory(node: &numasleuth_model::Node) -> bool {
+    node.has_memory != Some(false) && node.memory_total_bytes != Some(0)
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+pub fn page_kind(pages: PagesArg) -> PageKind {
+    match pages {
+        PagesArg::Small => PageKind::Small,
+        PagesArg::Thp => PageKind::Transparent,
+        PagesArg::Huge => PageKind::HugeTlb,
+    }
+}
+
+pub fn page_kind_name(pages: PagesArg) -> &'static str {
+    match pages {
+        PagesArg::Small => "base",
+        PagesArg::Thp => "transparent huge",
+        PagesArg::Huge => "hugetlb",
+    }
+}
+
+pub fn placement_check(what: String, placement: &Placement) -> PlacementCheck {
+    let mut note = placement.unverifiable.clone();
+    if note.is_none() && !placement.verified {
+        let elsewhere: Vec<String> =
+            placement.pages_elsewhere.iter().map(|e| format!("{} on node {}", e.pages, e.node)).collect();
+        note = Some(format!("{}; {} not present", elsewhere.join(", "), placement.pages_unknown));
+    }
+    PlacementCheck {
+        what,
+        node: placement.requested_node,
+        pages_checked: placement.pages_checked,
+        pages_on_node: placement.pages_on_node,
+        verified: placement.verified,
+        note,
+    }
+}
+
+/// Reference cycles per ns when known, and what they are or why not.
+pub fn cycles() -> (Option<f64>, String) {
+    match clock::cycle_clock(20) {
+        Ok(c) => (Some(c.cycles_per_ns), c.source),
+        Err(reason) => (None, reason),
+    }
+}
+
+/// Colour only for a terminal, and never when NO_COLOR is set
+/// (https://no-color.org).
+pub fn colour() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// A progress bar on stderr that appears only once work has taken more
+/// than a second, and only on a terminal.
+pub struct Progress {
+    bar: Option<ProgressBar>,
+    start: Instant,
+    total: u64,
+    done: u64,
+    message: String,
+}
+
+impl Progress {
+    pub fn new(total: u64, message: &str) -> Self {
+        Progress { bar: None, start: Instant::now(), total, done: 0, message: message.to_string() }
+    }
+
+    pub fn step(&mut self, what: &str) {
+        if self.bar.is_none() && self.start.elapsed() > Duration::from_secs(1) && std::io::stderr().is_terminal() {
+            let bar = ProgressBar::with_draw_target(Some(self.total), ProgressDrawTarget::stderr());
+            bar.set_style(
+                ProgressStyle::with_template("{prefix} [{bar:30}] {pos}/{len} {msg} ({elapsed})")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
+            );
+            bar.set_prefix(self.message.clone());
+            bar.set_position(self.done);
+            self.bar = Some(bar);
+        }
+        self.done += 1;
+        if let Some(bar) = &self.bar {
+            bar.set_message(what.to_string());
+            bar.set_position(self.done);
+        }
+    }
+
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}

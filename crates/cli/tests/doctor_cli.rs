@@ -1,0 +1,221 @@
+//! `doctor` on synthetic trees: a healthy machine is clean, and every check
+//! has a tree that trips it (positive) beside the healthy one (negative).
+
+mod common;
+
+use common::*;
+use serde_json::Value;
+
+fn doctor(root: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let output = numasleuth()
+        .arg("--root")
+        .arg(root)
+        .args(["doctor", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    (output.status.code(), json)
+}
+
+fn finding_ids(json: &Value) -> Vec<String> {
+    json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn healthy_machine_is_clean_and_every_check_runs() {
+    let dir = host_tree_with(&[]);
+    let (code, json) = doctor(dir.path(), &["--fail-on", "info"]);
+    assert_eq!(json["schema"], "numasleuth.doctor/1");
+    assert!(finding_ids(&json).is_empty(), "{}", json["findings"]);
+    assert_eq!(json["checks_skipped"], serde_json::json!([]));
+    let ran = json["checks_run"].as_array().unwrap();
+    for id in [
+        "cpu-less-nodes",
+        "offline-cpus",
+        "nodes-per-package",
+        "numa-disabled",
+        "cgroup-restricted",
+        "numa-balancing",
+        "zone-reclaim-mode",
+        "transparent-hugepages",
+        "min-free-kbytes",
+        "zone-watermark-pressure",
+        "free-memory-imbalance",
+        "irq-off-node",
+        "irqbalance-running",
+    ] {
+        assert!(ran.iter().any(|r| r == id), "{id} did not run");
+    }
+    assert_eq!(code, Some(0));
+}
+
+/// Each check's id and the smallest change that must trip it.
+fn positives() -> Vec<(&'static str, Vec<(&'static str, Option<&'static str>)>)> {
+    vec![
+        (
+            "cpu-less-nodes",
+            vec![
+                ("sys/devices/system/node/node1/cpulist", Some("\n")),
+                ("sys/devices/system/cpu/online", Some("0-1\n")),
+            ],
+        ),
+        ("offline-cpus", vec![("sys/devices/system/cpu/online", Some("0-2\n"))]),
+        (
+            "nodes-per-package",
+            vec![("sys/devices/system/cpu/cpu2/topology/physical_package_id", Some("0\n"))],
+        ),
+        ("numa-disabled", vec![("proc/cmdline", Some("quiet numa=fake=4\n"))]),
+        ("cgroup-restricted", vec![("proc/self/status", Some("Cpus_allowed_list:\t0-1\nMems_allowed_list:\t0\n"))]),
+        ("numa-balancing", vec![("proc/sys/kernel/numa_balancing", Some("1\n"))]),
+        ("zone-reclaim-mode", vec![("proc/sys/vm/zone_reclaim_mode", Some("1\n"))]),
+        (
+            "transparent-hugepages",
+            vec![("sys/kernel/mm/transparent_hugepage/defrag", Some("[always] defer defer+madvise madvise never\n"))],
+        ),
+        ("min-free-kbytes", vec![("proc/sys/vm/min_free_kbytes", Some("262144\n"))]),
+        (
+            "zone-watermark-pressure",
+            vec![(
+                "proc/zoneinfo",
+                Some("Node 0, zone   Normal\n  pages free     1100\n        min      1000\n        low      1250\n        high     1500\n        managed  250000\n"),
+            )],
+        ),
+        (
+            "free-memory-imbalance",
+            vec![
+                ("sys/devices/system/node/node0/meminfo", Some("Node 0 MemTotal: 1048576 kB\nNode 0 MemFree: 10240 kB\n")),
+                ("sys/devices/system/node/node1/meminfo", Some("Node 1 MemTotal: 1048576 kB\nNode 1 MemFree: 838860 kB\n")),
+            ],
+        ),
+        ("irq-off-node", vec![("proc/irq/40/effective_affinity_list", Some("0\n"))]),
+        ("irqbalance-running", vec![("proc/77/comm", Some("irqbalance\n"))]),
+    ]
+}
+
+#[test]
+fn every_check_has_a_positive_case() {
+    for (id, changes) in positives() {
+        let dir = host_tree_with(&changes);
+        let (_, json) = doctor(dir.path(), &[]);
+        let ids = finding_ids(&json);
+        assert!(
+            ids.iter().any(|f| f == id),
+            "{id}: not raised by {changes:?}; got {ids:?}"
+        );
+        let finding = json["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["id"] == id)
+            .unwrap();
+        for key in ["severity", "title", "remedy", "incident"] {
+            assert!(!finding[key].as_str().unwrap_or("").is_empty(), "{id}: empty {key}");
+        }
+        assert!(!finding["evidence"].as_array().unwrap().is_empty(), "{id}: no evidence");
+    }
+}
+
+#[test]
+fn fail_on_sets_the_exit_code() {
+    let dir = host_tree_with(&[("proc/sys/vm/zone_reclaim_mode", Some("1\n"))]);
+    assert_eq!(doctor(dir.path(), &["--fail-on", "warning"]).0, Some(1));
+    assert_eq!(doctor(dir.path(), &["--fail-on", "critical"]).0, Some(0));
+    assert_eq!(doctor(dir.path(), &[]).0, Some(0));
+}
+
+#[test]
+fn findings_are_ranked_by_severity() {
+    let dir = host_tree_with(&[
+        ("proc/sys/kernel/numa_balancing", Some("1\n")),
+        (
+            "proc/zoneinfo",
+            Some("Node 1, zone   Normal\n  pages free     900\n        min      1000\n        low      1250\n        high     1500\n        managed  250000\n"),
+        ),
+    ]);
+    let (_, json) = doctor(dir.path(), &[]);
+    let severities: Vec<&str> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["severity"].as_str().unwrap())
+        .collect();
+    assert_eq!(severities, ["critical", "info"]);
+}
+
+#[test]
+fn unreadable_inputs_skip_checks_with_the_reason() {
+    let dir = host_tree_with(&[("proc/zoneinfo", None), ("proc/interrupts", None)]);
+    let (code, json) = doctor(dir.path(), &[]);
+    assert_eq!(code, Some(0));
+    let skipped = json["checks_skipped"].to_string();
+    assert!(
+        skipped.contains("zone-watermark-pressure") && skipped.contains("/proc/zoneinfo: not found"),
+        "{skipped}"
+    );
+    assert!(
+        skipped.contains("irq-off-node") && skipped.contains("/proc/interrupts: not found"),
+        "{skipped}"
+    );
+}
+
+#[test]
+fn html_report_is_self_contained() {
+    let dir = host_tree_with(&[("proc/irq/40/effective_affinity_list", Some("0\n"))]);
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("report.html");
+    let output = numasleuth()
+        .arg("--root")
+        .arg(dir.path())
+        .args(["doctor", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("irq-off-node") && html.contains("<svg"));
+    for external in ["http://", "https://", "<script", "<link"] {
+        let allowed = external == "http://"
+            && html
+                .matches(external)
+                .all(|_| html.contains("xmlns=\"http://www.w3.org/2000/svg\""));
+        assert!(!html.contains(external) || allowed, "{external} in the report");
+    }
+}
+
+#[test]
+fn zone_reclaim_incident_machine_flags_node_1() {
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zone-reclaim-incident");
+    let (_, json) = doctor(&fixture, &[]);
+    let pressure: Vec<&Value> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["id"] == "zone-watermark-pressure")
+        .collect();
+    assert_eq!(pressure.len(), 1, "{}", json["findings"]);
+    let title = pressure[0]["title"].as_str().unwrap();
+    assert!(
+        title.contains("node 1 zone Normal is near its low watermark"),
+        "{title}"
+    );
+    assert!(pressure[0]["evidence"][0]
+        .as_str()
+        .unwrap()
+        .contains("pages free 174188, min 131132, low 163915, high 196698"));
+    let topo = &json["topology"];
+    assert_eq!(
+        topo["nodes"][0]["cpus"],
+        serde_json::json!((0..32).step_by(2).collect::<Vec<u32>>())
+    );
+    assert_eq!(
+        topo["nodes"][1]["cpus"],
+        serde_json::json!((1..32).step_by(2).collect::<Vec<u32>>())
+    );
+}
