@@ -3,5 +3,8 @@
 
 pub mod doctor;
 pub mod findings;
+pub mod interconnect;
 pub mod irq;
+pub mod memwatch;
+pub mod stats;
 pub mod topology;

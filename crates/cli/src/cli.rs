@@ -37,6 +37,15 @@ pub enum Command {
     Irq(IrqArgs),
     /// Reverse a change recorded in a journal by `--apply`.
     Undo(UndoArgs),
+    /// Per-node free memory against watermarks, reclaim and NUMA-fallback
+    /// rates over time, with events when a node crosses a watermark.
+    Memwatch(MemwatchArgs),
+    /// Node×node idle latency and bandwidth matrices; `mem latency
+    /// --sizes`, `mem bandwidth` and `mem loaded` for one of them or a curve.
+    Mem(crate::cmd::measure_args::MemArgs),
+    /// Core-to-core cache-line latency matrix, with the line on a chosen
+    /// node (--home-node).
+    C2c(crate::cmd::measure_args::C2cArgs),
 }
 
 #[derive(Debug, Args)]
@@ -95,4 +104,42 @@ pub struct UndoArgs {
     /// A journal written by `--apply`.
     #[arg(value_name = "JOURNAL")]
     pub journal: PathBuf,
+}
+
+/// `500ms`, `1s`, `1.5s`, `2m`: what a person types for a duration.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 500ms, 1s or 2m"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" | "" => value,
+        "m" => value * 60.0,
+        "h" => value * 3600.0,
+        _ => return Err(format!("unknown unit `{unit}` in `{text}` (use ms, s, m or h)")),
+    };
+    if !seconds.is_finite() || seconds <= 0.0 {
+        return Err(format!("`{text}` must be a positive duration"));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}
+
+#[derive(Debug, Args)]
+pub struct MemwatchArgs {
+    /// Time between samples (at least 100ms, so watching stays cheap).
+    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+    /// How long to watch.
+    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    pub duration: std::time::Duration,
+    /// Print JSON lines (schema numasleuth.memwatch/1), one per sample.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write an SVG chart of free pages against the low and min
+    /// watermarks per node.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
 }

@@ -25,6 +25,9 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cmd::doctor::run(&root, args),
         Command::Irq(args) => cmd::irq::run(&root, args),
         Command::Undo(args) => cmd::undo::run(&root, args),
+        Command::Memwatch(args) => cmd::memwatch::run(&root, args),
+        Command::Mem(args) => cmd::mem::run(&root, args),
+        Command::C2c(args) => cmd::c2c::run(&root, args),
     });
     match result {
         Ok(code) => code,

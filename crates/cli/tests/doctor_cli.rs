@@ -219,3 +219,39 @@ fn zone_reclaim_incident_machine_flags_node_1() {
         serde_json::json!((1..32).step_by(2).collect::<Vec<u32>>())
     );
 }
+
+#[test]
+fn memwatch_json_lines_and_bounds() {
+    let dir = host_tree_with(&[(
+        "proc/vmstat",
+        Some("pgscan_kswapd 5\npgscan_direct 0\nallocstall_normal 0\n"),
+    )]);
+    let output = numasleuth()
+        .arg("--root")
+        .arg(dir.path())
+        .args(["memwatch", "--interval", "100ms", "--duration", "300ms", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4, "3 samples and a summary");
+    assert!(lines.iter().all(|l| l["schema"] == "numasleuth.memwatch/1"));
+    assert_eq!(lines[0]["nodes"][1]["free_pages"], 200000);
+    assert_eq!(lines[0]["nodes"][1]["low_pages"], 1250);
+    assert_eq!(lines[3]["type"], "summary");
+    assert_eq!(lines[3]["samples"], 3);
+    for bad in [["--interval", "10ms"], ["--duration", "0s"]] {
+        let output = numasleuth()
+            .arg("--root")
+            .arg(dir.path())
+            .arg("memwatch")
+            .args(bad)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{bad:?}");
+        assert!(stderr(&output).starts_with("numasleuth: error:") || stderr(&output).contains("error:"));
+    }
+}

@@ -49,7 +49,9 @@ fn paint(text: &str, heat: Option<f64>, colour: bool) -> String {
 /// Lays out a header row and labelled rows of cells, two spaces apart,
 /// right-aligning the cells (numbers) and left-aligning the labels.
 pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], colour: bool) -> String {
-    let columns = header.len().max(rows.iter().map(|(_, cells)| cells.len() + 1).max().unwrap_or(0));
+    let columns = header
+        .len()
+        .max(rows.iter().map(|(_, cells)| cells.len() + 1).max().unwrap_or(0));
     let mut widths = vec![0; columns];
     let mut measure = |column: usize, text: &str| widths[column] = widths[column].max(text.chars().count());
     for (column, text) in header.iter().enumerate() {
@@ -91,7 +93,10 @@ mod tests {
 
     #[test]
     fn heat_runs_from_best_to_worst() {
-        assert_eq!(heat(&[Some(1.0), None, Some(3.0), Some(2.0)], false), [Some(0.0), None, Some(1.0), Some(0.5)]);
+        assert_eq!(
+            heat(&[Some(1.0), None, Some(3.0), Some(2.0)], false),
+            [Some(0.0), None, Some(1.0), Some(0.5)]
+        );
         assert_eq!(heat(&[Some(1.0), Some(3.0)], true), [Some(1.0), Some(0.0)]);
         assert_eq!(heat(&[Some(5.0)], false), [Some(0.0)]);
     }
@@ -101,14 +106,26 @@ mod tests {
         let header = vec!["node".to_string(), "0".to_string(), "1".to_string()];
         let rows = vec![(
             "0".to_string(),
-            vec![Cell { text: "92.1".into(), heat: Some(0.0) }, Cell { text: "150.0".into(), heat: Some(1.0) }],
+            vec![
+                Cell {
+                    text: "92.1".into(),
+                    heat: Some(0.0),
+                },
+                Cell {
+                    text: "150.0".into(),
+                    heat: Some(1.0),
+                },
+            ],
         )];
         let plain = grid(&header, &rows, false);
         assert_eq!(plain, "node     0      1\n0     92.1  150.0\n");
         let coloured = grid(&header, &rows, true);
         assert!(coloured.contains("\x1b[38;5;46m92.1\x1b[0m"), "{coloured:?}");
         assert!(coloured.contains("\x1b[38;5;196m150.0\x1b[0m"));
-        let stripped = coloured.replace("\x1b[38;5;46m", "").replace("\x1b[38;5;196m", "").replace("\x1b[0m", "");
+        let stripped = coloured
+            .replace("\x1b[38;5;46m", "")
+            .replace("\x1b[38;5;196m", "")
+            .replace("\x1b[0m", "");
         assert_eq!(stripped, plain);
     }
 }

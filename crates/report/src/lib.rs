@@ -2,11 +2,18 @@
 //!
 //! One module per output format; nothing here reads the system.
 
+pub mod c2c_json;
+pub mod c2c_text;
+pub mod csv;
 pub mod doctor_html;
 pub mod doctor_json;
 pub mod doctor_text;
 pub mod format;
+pub mod heatmap;
 pub mod html;
 pub mod irq_text;
+pub mod mem_json;
+pub mod mem_text;
+pub mod svg_chart;
 pub mod topo_json;
 pub mod topo_text;

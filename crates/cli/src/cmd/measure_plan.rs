@@ -23,12 +23,22 @@ pub struct Machine {
 
 pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
     if !root.is_live() {
-        bail!("`{command}` measures this machine, so it cannot run on --root {}", root.base().display());
+        bail!(
+            "`{command}` measures this machine, so it cannot run on --root {}",
+            root.base().display()
+        );
     }
     let topo = super::topology(root)?;
-    let mask: IdList = affinity::allowed_cpus().context("cannot tell which CPUs this process may use")?.into_iter().collect();
+    let mask: IdList = affinity::allowed_cpus()
+        .context("cannot tell which CPUs this process may use")?
+        .into_iter()
+        .collect();
     let online = topo.online_cpus();
-    let allowed_cpus = if online.is_empty() { mask } else { mask.intersection(&online) };
+    let allowed_cpus = if online.is_empty() {
+        mask
+    } else {
+        mask.intersection(&online)
+    };
     if allowed_cpus.is_empty() {
         bail!("this process may run on no online CPU");
     }
@@ -42,7 +52,11 @@ impl Machine {
 
     pub fn check_node(&self, node: u32) -> anyhow::Result<()> {
         match self.topo.node(node) {
-            None => bail!("node {node} does not exist; this machine has node{} {}", plural(self.topo.nodes.len()), self.node_ids()),
+            None => bail!(
+                "node {node} does not exist; this machine has node{} {}",
+                plural(self.topo.nodes.len()),
+                self.node_ids()
+            ),
             Some(n) if !has_memory(n) => bail!("node {node} has no memory to place a buffer on"),
             Some(_) => Ok(()),
         }
@@ -59,7 +73,12 @@ impl Machine {
     }
 
     pub fn node_of_cpu(&self, cpu: u32) -> u32 {
-        self.topo.cpus.iter().find(|c| c.id == cpu).and_then(|c| c.node).unwrap_or(0)
+        self.topo
+            .cpus
+            .iter()
+            .find(|c| c.id == cpu)
+            .and_then(|c| c.node)
+            .unwrap_or(0)
     }
 
     /// Allowed CPUs of `node`, in order.
@@ -76,16 +95,34 @@ impl Machine {
         if let Some(only) = only {
             for id in only.iter() {
                 if self.topo.node(id).is_none() {
-                    bail!("node {id} does not exist; this machine has node{} {}", plural(self.topo.nodes.len()), self.node_ids());
+                    bail!(
+                        "node {id} does not exist; this machine has node{} {}",
+                        plural(self.topo.nodes.len()),
+                        self.node_ids()
+                    );
                 }
             }
         }
-        let chosen = |id: u32| only.is_none_or(|o| o.contains(id));
-        let initiators: Vec<u32> =
-            self.topo.nodes.iter().map(|n| n.id).filter(|&id| chosen(id) && !self.cpus_of(id).is_empty()).collect();
-        let targets: Vec<u32> = self.topo.nodes.iter().filter(|n| chosen(n.id) && has_memory(n)).map(|n| n.id).collect();
+        let chosen = |id: u32| only.map_or(true, |o| o.contains(id));
+        let initiators: Vec<u32> = self
+            .topo
+            .nodes
+            .iter()
+            .map(|n| n.id)
+            .filter(|&id| chosen(id) && !self.cpus_of(id).is_empty())
+            .collect();
+        let targets: Vec<u32> = self
+            .topo
+            .nodes
+            .iter()
+            .filter(|n| chosen(n.id) && has_memory(n))
+            .map(|n| n.id)
+            .collect();
         if initiators.is_empty() {
-            bail!("none of the chosen nodes has a CPU this process may use (allowed CPUs {})", self.allowed_cpus);
+            bail!(
+                "none of the chosen nodes has a CPU this process may use (allowed CPUs {})",
+                self.allowed_cpus
+            );
         }
         if targets.is_empty() {
             bail!("none of the chosen nodes has memory");
@@ -142,9 +179,16 @@ pub fn page_kind_name(pages: PagesArg) -> &'static str {
 pub fn placement_check(what: String, placement: &Placement) -> PlacementCheck {
     let mut note = placement.unverifiable.clone();
     if note.is_none() && !placement.verified {
-        let elsewhere: Vec<String> =
-            placement.pages_elsewhere.iter().map(|e| format!("{} on node {}", e.pages, e.node)).collect();
-        note = Some(format!("{}; {} not present", elsewhere.join(", "), placement.pages_unknown));
+        let elsewhere: Vec<String> = placement
+            .pages_elsewhere
+            .iter()
+            .map(|e| format!("{} on node {}", e.pages, e.node))
+            .collect();
+        note = Some(format!(
+            "{}; {} not present",
+            elsewhere.join(", "),
+            placement.pages_unknown
+        ));
     }
     PlacementCheck {
         what,
@@ -167,7 +211,7 @@ pub fn cycles() -> (Option<f64>, String) {
 /// Colour only for a terminal, and never when NO_COLOR is set
 /// (https://no-color.org).
 pub fn colour() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
 }
 
 /// A progress bar on stderr that appears only once work has taken more
@@ -182,7 +226,13 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: u64, message: &str) -> Self {
-        Progress { bar: None, start: Instant::now(), total, done: 0, message: message.to_string() }
+        Progress {
+            bar: None,
+            start: Instant::now(),
+            total,
+            done: 0,
+            message: message.to_string(),
+        }
     }
 
     pub fn step(&mut self, what: &str) {

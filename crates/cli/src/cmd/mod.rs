@@ -1,7 +1,14 @@
 //! One module per subcommand; each wires layers and picks a reporter.
 
+pub mod c2c;
 pub mod doctor;
 pub mod irq;
+pub mod measure_args;
+pub mod measure_plan;
+pub mod mem;
+pub mod mem_curves;
+pub mod memwatch;
+pub mod sizes;
 pub mod snapshot;
 pub mod topo;
 pub mod undo;

@@ -10,7 +10,10 @@ pub struct Sizes(pub Vec<usize>);
 pub fn parse_size(text: &str) -> Result<usize, String> {
     let trimmed = text.trim();
     let upper = trimmed.to_ascii_uppercase();
-    let body = upper.strip_suffix("IB").or_else(|| upper.strip_suffix('B')).unwrap_or(&upper);
+    let body = upper
+        .strip_suffix("IB")
+        .or_else(|| upper.strip_suffix('B'))
+        .unwrap_or(&upper);
     let (number, shift) = match body.chars().last() {
         Some('K') => (&body[..body.len() - 1], 10),
         Some('M') => (&body[..body.len() - 1], 20),
@@ -18,7 +21,10 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
         Some('T') => (&body[..body.len() - 1], 40),
         _ => (body, 0),
     };
-    let value: f64 = number.trim().parse().map_err(|_| format!("`{trimmed}` is not a size such as 64K, 256M or 1G"))?;
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{trimmed}` is not a size such as 64K, 256M or 1G"))?;
     let bytes = value * (1u64 << shift) as f64;
     if !(1.0..=(1u64 << 50) as f64).contains(&bytes) {
         return Err(format!("`{trimmed}` is out of range (1 byte to 1 PiB)"));
@@ -64,7 +70,10 @@ mod tests {
 
     #[test]
     fn sweeps_as_ranges_and_lists() {
-        assert_eq!(parse_sizes("16K..128K"), Ok(Sizes(vec![16 << 10, 32 << 10, 64 << 10, 128 << 10])));
+        assert_eq!(
+            parse_sizes("16K..128K"),
+            Ok(Sizes(vec![16 << 10, 32 << 10, 64 << 10, 128 << 10]))
+        );
         assert_eq!(parse_sizes("16K..40K"), Ok(Sizes(vec![16 << 10, 32 << 10, 40 << 10])));
         assert_eq!(parse_sizes("32K,1M"), Ok(Sizes(vec![32 << 10, 1 << 20])));
         assert!(parse_sizes("1G..16K").is_err());

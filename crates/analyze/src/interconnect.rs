@@ -1,0 +1,194 @@
+//! The interconnect verdict: from measured node×node latency and bandwidth,
+//! how much slower remote memory is than local, whether that matches what
+//! the firmware's distance table (SLIT) claims, and whether remote
+//! bandwidth is starved the way a bad BIOS snoop mode starves it.
+
+use numasleuth_model::Topology;
+use serde::Serialize;
+
+use crate::findings::{incident, Finding, Severity};
+use crate::stats::{Summary, SPREAD_LIMIT};
+
+/// Below this remote/local bandwidth ratio the link is called starved. The
+/// incident measured 6 of 46 GB/s (0.13); healthy two-socket links give a
+/// third or more.
+pub const STARVED_BANDWIDTH_RATIO: f64 = 0.25;
+
+/// How far (as a factor) measured latency ratios may stray from the SLIT
+/// ratio before we say the table misleads.
+pub const SLIT_TOLERANCE: f64 = 1.5;
+
+/// Cells indexed `[initiator][target]`; `None` where not measured.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NodeMatrix {
+    pub initiators: Vec<u32>,
+    pub targets: Vec<u32>,
+    pub cells: Vec<Vec<Option<Summary>>>,
+}
+
+impl NodeMatrix {
+    pub fn get(&self, initiator: u32, target: u32) -> Option<&Summary> {
+        let i = self.initiators.iter().position(|n| *n == initiator)?;
+        let t = self.targets.iter().position(|n| *n == target)?;
+        self.cells.get(i)?.get(t)?.as_ref()
+    }
+}
+
+/// Remote figures relative to the initiator's local one.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Ratio {
+    pub initiator: u32,
+    pub target: u32,
+    /// remote latency / local latency (above 1 = slower).
+    pub latency_ratio: Option<f64>,
+    /// remote bandwidth / local bandwidth (below 1 = less).
+    pub bandwidth_ratio: Option<f64>,
+    /// SLIT distance(i, j) / distance(i, i): what the firmware claims.
+    pub slit_ratio: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Interconnect {
+    pub ratios: Vec<Ratio>,
+    pub findings: Vec<Finding>,
+}
+
+fn slit(topo: &Topology, from: u32, to: u32) -> Option<f64> {
+    let column = topo.nodes.iter().position(|n| n.id == to)?;
+    topo.node(from)?.distances.get(column).copied().flatten().map(f64::from)
+}
+
+fn ratio(remote: Option<&Summary>, local: Option<&Summary>) -> Option<f64> {
+    match (remote, local) {
+        (Some(r), Some(l)) if l.median > 0.0 => Some(r.median / l.median),
+        _ => None,
+    }
+}
+
+fn noisy(cells: &[Option<&Summary>]) -> &'static str {
+    if cells.iter().flatten().any(|s| s.relative_spread() > SPREAD_LIMIT) {
+        " (these cells are noisy; see the warnings)"
+    } else {
+        ""
+    }
+}
+
+fn gb(summary: &Summary) -> String {
+    format!(
+        "{:.1} GB/s (p10 {:.1}, p90 {:.1}, {} samples)",
+        summary.median / 1e9,
+        summary.p10 / 1e9,
+        summary.p90 / 1e9,
+        summary.samples
+    )
+}
+
+/// Judges the matrices; `mix` names the bandwidth mix for the messages.
+pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&NodeMatrix>, mix: &str) -> Interconnect {
+    let mut out = Interconnect::default();
+    let initiators = latency.or(bandwidth).map(|m| m.initiators.clone()).unwrap_or_default();
+    let targets = latency.or(bandwidth).map(|m| m.targets.clone()).unwrap_or_default();
+    for &i in &initiators {
+        for &t in targets.iter().filter(|t| **t != i) {
+            let (lat_local, lat_remote) = (latency.and_then(|m| m.get(i, i)), latency.and_then(|m| m.get(i, t)));
+            let (bw_local, bw_remote) = (bandwidth.and_then(|m| m.get(i, i)), bandwidth.and_then(|m| m.get(i, t)));
+            let row = Ratio {
+                initiator: i,
+                target: t,
+                latency_ratio: ratio(lat_remote, lat_local),
+                bandwidth_ratio: ratio(bw_remote, bw_local),
+                slit_ratio: slit(topo, i, t)
+                    .zip(slit(topo, i, i))
+                    .filter(|(_, l)| *l > 0.0)
+                    .map(|(r, l)| r / l),
+            };
+            if let (Some(r), Some(remote), Some(local)) = (row.bandwidth_ratio, bw_remote, bw_local) {
+                if r < STARVED_BANDWIDTH_RATIO {
+                    out.findings.push(Finding {
+                        id: "interconnect-starved",
+                        severity: Severity::Critical,
+                        title: format!(
+                            "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",
+                            r * 100.0
+                        ),
+                        evidence: vec![
+                            format!("measured: node {i} → node {t}: {}", gb(remote)),
+                            format!(
+                                "measured: node {i} → node {i} (local): {}{}",
+                                gb(local),
+                                noisy(&[Some(remote), Some(local)])
+                            ),
+                            format!(
+                                "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
+                                 below {:.0}% the link is starved (the incident measured 6 of 46 GB/s, 13%)",
+                                STARVED_BANDWIDTH_RATIO * 100.0
+                            ),
+                        ],
+                        remedy:
+                            "check the firmware's coherence settings: the BIOS snoop mode (Intel: home snoop, early \
+                                 snoop, directory/OSB, cluster-on-die or SNC; AMD: xGMI link width and speed, DF \
+                                 C-states) and whether every socket link trained at full width; in the incident, \
+                                 changing the snoop mode gained 30% throughput"
+                                .into(),
+                        incident: incident::INTERCONNECT,
+                    });
+                }
+                if r > 1.1 {
+                    out.findings
+                        .push(inverted(i, t, "bandwidth", r, noisy(&[Some(remote), Some(local)])));
+                }
+            }
+            if let (Some(r), Some(remote), Some(local)) = (row.latency_ratio, lat_remote, lat_local) {
+                if r < 0.9 {
+                    out.findings
+                        .push(inverted(i, t, "latency", r, noisy(&[Some(remote), Some(local)])));
+                }
+                if let Some(slit_ratio) = row.slit_ratio {
+                    if r > slit_ratio * SLIT_TOLERANCE || r * SLIT_TOLERANCE < slit_ratio {
+                        out.findings.push(Finding {
+                            id: "slit-misleading",
+                            severity: Severity::Info,
+                            title: format!(
+                                "node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"
+                            ),
+                            evidence: vec![
+                                format!(
+                                    "measured: {:.1} ns remote vs {:.1} ns local{}",
+                                    remote.median,
+                                    local.median,
+                                    noisy(&[Some(remote), Some(local)])
+                                ),
+                                format!(
+                                    "the firmware's distance table (/sys/devices/system/node/node{i}/distance) claims \
+                                     {slit_ratio:.2}×; the kernel and numactl place memory by that table"
+                                ),
+                            ],
+                            remedy: "trust the measured figures for placement decisions; report the SLIT to the \
+                                     platform vendor if it is far off"
+                                .into(),
+                            incident: incident::INTERCONNECT,
+                        });
+                    }
+                }
+            }
+            out.ratios.push(row);
+        }
+    }
+    out
+}
+
+fn inverted(i: u32, t: u32, what: &str, ratio: f64, noisy: &str) -> Finding {
+    Finding {
+        id: "remote-beats-local",
+        severity: Severity::Warning,
+        title: format!("node {i}: remote node {t} measured better {what} than local memory ({ratio:.2}× local)"),
+        evidence: vec![format!("remote/local {what} = {ratio:.2}{noisy}")],
+        remedy: "check that the placement was verified (placement_verified) and that the node numbering matches the \
+                 hardware; otherwise rerun on a quiet machine"
+            .into(),
+        incident: incident::INTERCONNECT,
+    }
+}
+
+#[cfg(test)]
+mod tests;

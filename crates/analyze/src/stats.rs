@@ -1,0 +1,134 @@
+//! Honest statistics for benchmark samples: median with p10/p90 and the
+//! count, and a plain warning when the spread is too wide to trust.
+//!
+//! Samples from a measurement are not normally distributed (a noisy VM
+//! adds a long upper tail), so we report order statistics, never a mean
+//! with a standard deviation.
+
+use serde::{Deserialize, Serialize};
+
+/// Median, 10th and 90th percentile, and how many samples they came from.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub median: f64,
+    pub p10: f64,
+    pub p90: f64,
+    pub samples: usize,
+}
+
+/// Above this (p90 − p10) / median, a figure is too noisy to compare.
+pub const SPREAD_LIMIT: f64 = 0.20;
+
+/// Summarises the finite values; `None` when there are none.
+pub fn summarize(values: &[f64]) -> Option<Summary> {
+    let mut sorted: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if sorted.is_empty() {
+        return None;
+    }
+    sorted.sort_by(f64::total_cmp);
+    Some(Summary {
+        median: quantile(&sorted, 0.5),
+        p10: quantile(&sorted, 0.1),
+        p90: quantile(&sorted, 0.9),
+        samples: sorted.len(),
+    })
+}
+
+/// Linear interpolation between closest ranks of a sorted, non-empty slice.
+pub fn quantile(sorted: &[f64], q: f64) -> f64 {
+    let rank = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let (low, high) = (rank.floor() as usize, rank.ceil() as usize);
+    sorted[low] + (sorted[high] - sorted[low]) * (rank - low as f64)
+}
+
+impl Summary {
+    /// (p90 − p10) / median: the width of the middle 80% relative to the
+    /// typical value.
+    pub fn relative_spread(&self) -> f64 {
+        if self.median == 0.0 {
+            0.0
+        } else {
+            (self.p90 - self.p10) / self.median
+        }
+    }
+
+    /// Scales every figure (e.g. ns to cycles); the count is unchanged.
+    pub fn scaled(&self, factor: f64) -> Summary {
+        Summary {
+            median: self.median * factor,
+            p10: self.p10 * factor,
+            p90: self.p90 * factor,
+            ..*self
+        }
+    }
+}
+
+/// A sentence for the user when `summary` is too spread out or too thin,
+/// naming `what` was measured.
+pub fn spread_warning(what: &str, summary: &Summary) -> Option<String> {
+    let spread = summary.relative_spread();
+    if spread > SPREAD_LIMIT {
+        Some(format!(
+            "{what}: the middle 80% of {} samples spans {:.0}% of the median ({:.4} to {:.4}), more than the {:.0}% \
+             we trust; the machine was busy or is a noisy VM, so treat this figure as rough and rerun with more \
+             samples on a quiet machine",
+            summary.samples,
+            spread * 100.0,
+            summary.p10,
+            summary.p90,
+            SPREAD_LIMIT * 100.0
+        ))
+    } else if summary.samples < 3 {
+        Some(format!(
+            "{what}: only {} sample{}, so no spread can be judged",
+            summary.samples,
+            if summary.samples == 1 { "" } else { "s" }
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn median_and_percentiles_of_known_values() {
+        let s = summarize(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+        assert_eq!(s.median, 3.0);
+        assert!((s.p10 - 1.4).abs() < 1e-9);
+        assert!((s.p90 - 4.6).abs() < 1e-9);
+        assert_eq!(s.samples, 5);
+        assert_eq!(summarize(&[7.0]).unwrap().median, 7.0);
+        assert_eq!(summarize(&[]), None);
+        assert_eq!(summarize(&[f64::NAN]), None);
+    }
+
+    #[test]
+    fn wide_spread_is_named_plainly() {
+        let tight = summarize(&[100.0, 101.0, 99.0, 100.0, 100.5]).unwrap();
+        assert_eq!(spread_warning("latency node 0→0", &tight), None);
+        let noisy = summarize(&[100.0, 180.0, 90.0, 100.0, 250.0]).unwrap();
+        let text = spread_warning("latency node 0→0", &noisy).unwrap();
+        assert!(
+            text.starts_with("latency node 0→0: the middle 80% of 5 samples"),
+            "{text}"
+        );
+        assert!(spread_warning("x", &summarize(&[1.0]).unwrap())
+            .unwrap()
+            .contains("only 1 sample,"));
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_are_ordered_and_inside_the_data(values in prop::collection::vec(-1e6f64..1e6, 1..50)) {
+            let s = summarize(&values).unwrap();
+            let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            prop_assert!(min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= max);
+            prop_assert_eq!(s.samples, values.len());
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! `numasleuth mem`: node×node idle latency and bandwidth matrices (both by
+//! default), and through `mem latency --sizes` and `mem loaded` the curves.
+//!
+//! This command wires layers only: the plan checks the request against the
+//! machine, `numasleuth-measure` returns raw samples, `numasleuth-analyze`
+//! summarises and judges them, and a reporter prints the document.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use numasleuth_analyze::interconnect::{judge, NodeMatrix};
+use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_kernel::Root;
+use numasleuth_measure::bandwidth::{self, BandwidthConfig};
+use numasleuth_measure::latency::{ChaseBuffer, Sampling};
+use numasleuth_measure::stream::Mix;
+use numasleuth_report::mem_json::{self, BandwidthMatrix, LatencyMatrix, MemDocument};
+use numasleuth_report::{csv, mem_text};
+
+use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
+use super::measure_plan::{self, placement_check, Machine, Progress};
+use super::mem_curves;
+use crate::output;
+
+/// Resolved knobs shared by every `mem` mode.
+pub struct Settings {
+    pub sampling: Sampling,
+    pub latency_bytes: usize,
+    pub bandwidth_bytes: usize,
+    pub pages: numasleuth_measure::PageKind,
+}
+
+impl Settings {
+    fn new(options: &MemOptions) -> Self {
+        let quick = options.quick;
+        let samples = options.samples.map_or(if quick { 5 } else { 7 }, |n| n as usize);
+        let sample_ms = options.sample_ms.unwrap_or(if quick { 10 } else { 20 });
+        // The default chase buffer is 8× a 32 MiB L3, so nearly every load
+        // misses the caches; --quick halves it.
+        let latency_bytes = options.size.unwrap_or(if quick { 128 << 20 } else { 256 << 20 });
+        let bandwidth_bytes = options.size.unwrap_or(if quick { 256 << 20 } else { 512 << 20 });
+        Settings {
+            sampling: Sampling {
+                samples,
+                sample_ns: sample_ms * 1_000_000,
+            },
+            latency_bytes,
+            bandwidth_bytes,
+            pages: measure_plan::page_kind(options.pages),
+        }
+    }
+}
+
+pub fn mix(arg: MixArg) -> Mix {
+    match arg {
+        MixArg::Read => Mix::Read,
+        MixArg::TwoToOne => Mix::TwoReadsOneWrite,
+        MixArg::OneToOne => Mix::OneReadOneWrite,
+        MixArg::Write => Mix::Write,
+    }
+}
+
+pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
+    let machine = measure_plan::machine(root, "mem")?;
+    let options = &args.options;
+    let settings = Settings::new(options);
+    let mut doc = MemDocument::new();
+    doc.page_kind = measure_plan::page_kind_name(options.pages).to_string();
+    (doc.cycles_per_ns, doc.cycles_note) = measure_plan::cycles();
+    match &args.mode {
+        None => {
+            let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+            let cells = (initiators.len() * targets.len() * 2) as u64;
+            let mut progress = Progress::new(cells, "mem");
+            latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
+            bandwidth_matrix(
+                &machine,
+                &settings,
+                options,
+                (&initiators, &targets),
+                &mut doc,
+                &mut progress,
+            )?;
+            progress.finish();
+        }
+        Some(MemMode::Latency(latency)) => match &latency.sizes {
+            Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
+            None => {
+                let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+                let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem latency");
+                latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
+                progress.finish();
+            }
+        },
+        Some(MemMode::Bandwidth) => {
+            let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+            let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem bandwidth");
+            bandwidth_matrix(
+                &machine,
+                &settings,
+                options,
+                (&initiators, &targets),
+                &mut doc,
+                &mut progress,
+            )?;
+            progress.finish();
+        }
+        Some(MemMode::Loaded(loaded)) => mem_curves::loaded(&machine, &settings, loaded, &mut doc)?,
+    }
+    finish(&machine, options, &mut doc);
+    if options.json {
+        output::print(&mem_json::render(&doc))?;
+    } else if options.csv {
+        output::print(&csv::mem(&doc))?;
+    } else {
+        output::print(&mem_text::render(&doc, measure_plan::colour()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Placement verdict and the interconnect judgement, once all is measured.
+fn finish(machine: &Machine, options: &MemOptions, doc: &mut MemDocument) {
+    doc.placement_verified = !doc.placements.is_empty() && doc.placements.iter().all(|p| p.verified);
+    if !doc.placement_verified {
+        doc.warnings.push(
+            "not every buffer was verified to be on the node asked for (see placements); the matrix may mix nodes"
+                .to_string(),
+        );
+    }
+    let as_matrix = |initiators: &[u32], targets: &[u32], cells: &[Vec<Option<_>>]| NodeMatrix {
+        initiators: initiators.to_vec(),
+        targets: targets.to_vec(),
+        cells: cells.to_vec(),
+    };
+    let latency = doc
+        .latency_ns
+        .as_ref()
+        .map(|m| as_matrix(&m.initiators, &m.nodes, &m.matrix));
+    let bandwidth = doc
+        .bandwidth_bytes_per_sec
+        .as_ref()
+        .map(|m| as_matrix(&m.initiators, &m.nodes, &m.matrix));
+    doc.interconnect = judge(
+        &machine.topo,
+        latency.as_ref(),
+        bandwidth.as_ref(),
+        mix(options.mix).name(),
+    );
+}
+
+fn latency_matrix(
+    machine: &Machine,
+    settings: &Settings,
+    (initiators, targets): (&[u32], &[u32]),
+    doc: &mut MemDocument,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    for &target in targets {
+        machine.check_fits(target, settings.latency_bytes, "the latency buffer")?;
+    }
+    let cpus: Vec<u32> = initiators.iter().map(|&n| machine.cpus_of(n)[0]).collect();
+    let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
+    for (t, &target) in targets.iter().enumerate() {
+        // One buffer and one cycle per target, chased from every initiator.
+        let buffer = ChaseBuffer::allocate(
+            settings.latency_bytes,
+            target,
+            settings.pages,
+            0x5eed + u64::from(target),
+        )
+        .with_context(|| format!("cannot set up the latency buffer on node {target}"))?;
+        doc.placements.push(placement_check(
+            format!("latency buffer on node {target}"),
+            buffer.placement(),
+        ));
+        for (i, &initiator) in initiators.iter().enumerate() {
+            progress.step(&format!("latency {initiator}→{target}"));
+            let samples = buffer
+                .measure(cpus[i], settings.sampling)
+                .with_context(|| format!("latency from CPU {} to node {target}", cpus[i]))?;
+            doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
+            let summary = summarize(&samples.latency_ns);
+            if let Some(s) = &summary {
+                doc.warnings
+                    .extend(spread_warning(&format!("latency node {initiator} → node {target}"), s));
+            }
+            matrix[i][t] = summary;
+        }
+    }
+    doc.latency_ns = Some(LatencyMatrix {
+        nodes: targets.to_vec(),
+        initiators: initiators.to_vec(),
+        cpus,
+        buffer_bytes: settings.latency_bytes,
+        matrix,
+    });
+    Ok(())
+}
+
+fn bandwidth_matrix(
+    machine: &Machine,
+    settings: &Settings,
+    options: &MemOptions,
+    (initiators, targets): (&[u32], &[u32]),
+    doc: &mut MemDocument,
+    progress: &mut Progress,
+) -> anyhow::Result<()> {
+    for &target in targets {
+        machine.check_fits(target, settings.bandwidth_bytes, "the bandwidth buffers")?;
+    }
+    let mix = mix(options.mix);
+    let mut cpus_by_row = Vec::new();
+    for &initiator in initiators {
+        let mut cpus = machine.cpus_of(initiator);
+        if let Some(threads) = options.threads {
+            if threads as usize > cpus.len() {
+                anyhow::bail!(
+                    "--threads {threads} is more than the {} CPU{} of node {initiator} this process may use ({}); \
+                     threads sharing a CPU would measure the scheduler, not memory",
+                    cpus.len(),
+                    if cpus.len() == 1 { "" } else { "s" },
+                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                );
+            }
+            cpus.truncate(threads as usize);
+        }
+        cpus_by_row.push(cpus);
+    }
+    let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
+    let (mut per_thread, mut non_temporal) = (0, false);
+    for (i, &initiator) in initiators.iter().enumerate() {
+        for (t, &target) in targets.iter().enumerate() {
+            progress.step(&format!("bandwidth {initiator}→{target}"));
+            let config = BandwidthConfig {
+                mix,
+                cpus: cpus_by_row[i].clone(),
+                node: target,
+                total_bytes: settings.bandwidth_bytes,
+                pages: settings.pages,
+                sampling: settings.sampling,
+            };
+            let samples = bandwidth::measure(&config)
+                .with_context(|| format!("bandwidth from node {initiator} to node {target}"))?;
+            for (k, placement) in samples.placements.iter().enumerate() {
+                let what = format!("bandwidth buffer {k} of node {initiator} → node {target}");
+                doc.placements.push(placement_check(what, placement));
+            }
+            (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
+            let summary = summarize(&samples.bytes_per_sec);
+            if let Some(s) = &summary {
+                doc.warnings.extend(spread_warning(
+                    &format!("bandwidth node {initiator} → node {target}"),
+                    s,
+                ));
+            }
+            matrix[i][t] = summary;
+        }
+    }
+    doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {
+        nodes: targets.to_vec(),
+        initiators: initiators.to_vec(),
+        cpus: cpus_by_row,
+        mix: mix.name(),
+        non_temporal_stores: non_temporal,
+        buffer_bytes_per_thread: per_thread,
+        matrix,
+    });
+    Ok(())
+}

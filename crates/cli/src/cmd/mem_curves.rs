@@ -1,0 +1,124 @@
+//! The two curves of `mem`: latency against buffer size (`mem latency
+//! --sizes`), where the cache levels show as steps, and latency against
+//! load (`mem loaded`).
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_measure::latency::ChaseBuffer;
+use numasleuth_measure::loaded::{self, LoadedConfig};
+use numasleuth_report::format;
+use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
+
+use super::measure_args::{LatencyArgs, LoadedArgs};
+use super::measure_plan::{placement_check, Machine, Progress};
+use super::mem::Settings;
+
+/// Delays between 4 KiB reads, from flat out to a trickle.
+const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
+
+fn cpu_and_node(machine: &Machine, cpu: Option<u32>, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
+    let cpu = cpu.unwrap_or_else(|| machine.allowed_cpus.ids()[0]);
+    machine.check_cpu(cpu)?;
+    let node = node.unwrap_or_else(|| machine.node_of_cpu(cpu));
+    machine.check_node(node)?;
+    Ok((cpu, node))
+}
+
+pub fn sweep(
+    machine: &Machine,
+    settings: &Settings,
+    args: &LatencyArgs,
+    sizes: &[usize],
+    doc: &mut MemDocument,
+) -> anyhow::Result<()> {
+    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    for &size in sizes {
+        machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
+    }
+    let mut progress = Progress::new(sizes.len() as u64, "mem latency");
+    let mut points = Vec::with_capacity(sizes.len());
+    for &size in sizes {
+        progress.step(&format::bytes(size as u64));
+        let buffer = ChaseBuffer::allocate(size, node, settings.pages, 0x5eed ^ size as u64)
+            .with_context(|| format!("cannot set up a {} buffer on node {node}", format::bytes(size as u64)))?;
+        doc.placements.push(placement_check(
+            format!("{} buffer on node {node}", format::bytes(size as u64)),
+            buffer.placement(),
+        ));
+        let samples = buffer.measure(cpu, settings.sampling)?;
+        doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
+        let summary = summarize(&samples.latency_ns);
+        if let Some(s) = &summary {
+            doc.warnings
+                .extend(spread_warning(&format!("latency at {}", format::bytes(size as u64)), s));
+        }
+        points.push(SweepPoint {
+            size_bytes: size,
+            latency_ns: summary,
+        });
+    }
+    progress.finish();
+    doc.latency_sweep = Some(Sweep { cpu, node, points });
+    Ok(())
+}
+
+pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &mut MemDocument) -> anyhow::Result<()> {
+    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    let home = machine.node_of_cpu(cpu);
+    let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
+    if load_cpus.is_empty() {
+        bail!(
+            "loaded latency needs a second CPU on node {home} to generate load, and this process may use only CPU {cpu} there"
+        );
+    }
+    let delays = args.delays.clone().unwrap_or_else(|| DEFAULT_DELAYS_NS.to_vec());
+    let per_thread = (settings.bandwidth_bytes / load_cpus.len()).max(1 << 20);
+    machine.check_fits(
+        node,
+        settings.latency_bytes + per_thread * load_cpus.len(),
+        "loaded latency's buffers",
+    )?;
+    let config = LoadedConfig {
+        latency_cpu: cpu,
+        load_cpus: load_cpus.clone(),
+        node,
+        latency_bytes: settings.latency_bytes,
+        load_bytes_per_thread: per_thread,
+        delays_ns: delays,
+        pages: settings.pages,
+        sampling: settings.sampling,
+    };
+    let samples = loaded::measure(&config).context("loaded latency")?;
+    for (k, placement) in samples.placements.iter().enumerate() {
+        let what = if k == 0 {
+            "chase buffer".to_string()
+        } else {
+            format!("load buffer of CPU {}", load_cpus[k - 1])
+        };
+        doc.placements.push(placement_check(what, placement));
+    }
+    doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
+    let points = samples
+        .points
+        .iter()
+        .map(|p| {
+            let latency_ns = summarize(&p.latency_ns);
+            if let Some(s) = &latency_ns {
+                doc.warnings
+                    .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
+            }
+            LoadedPoint {
+                delay_ns: p.delay_ns,
+                bandwidth_bytes_per_sec: summarize(&p.bytes_per_sec),
+                latency_ns,
+            }
+        })
+        .collect();
+    doc.loaded_latency = Some(Loaded {
+        latency_cpu: cpu,
+        load_cpus,
+        node,
+        points,
+    });
+    Ok(())
+}

@@ -1,0 +1,197 @@
+//! Bandwidth: threads pinned to the CPUs of a source node stream through
+//! buffers bound to a target node, started together on a barrier.
+//!
+//! Each thread owns its own buffer (no false sharing, no shared page
+//! tables to contend on); a sample is the wall time from the barrier that
+//! starts every thread to the barrier the last one reaches, so a slow
+//! thread lowers the figure instead of hiding.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Barrier};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+
+use crate::affinity;
+use crate::buffer::{NodeBuffer, PageKind, Placement};
+use crate::error::MeasureError;
+use crate::latency::Sampling;
+use crate::stream::{Mix, NON_TEMPORAL_STORES};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct BandwidthConfig {
+    pub mix: Mix,
+    /// One thread per CPU listed.
+    pub cpus: Vec<u32>,
+    pub node: u32,
+    /// Shared out equally among the threads.
+    pub total_bytes: usize,
+    pub pages: PageKind,
+    pub sampling: Sampling,
+}
+
+/// What one bandwidth cell measured, before any statistics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BandwidthSamples {
+    pub mix: Mix,
+    pub cpus: Vec<u32>,
+    pub node: u32,
+    pub buffer_bytes_per_thread: usize,
+    pub passes_per_sample: usize,
+    /// Bytes read plus written by all threads in one sample.
+    pub bytes_per_sample: usize,
+    pub non_temporal_stores: bool,
+    /// One figure per kept sample.
+    pub bytes_per_sec: Vec<f64>,
+    /// One entry per thread's buffer.
+    pub placements: Vec<Placement>,
+}
+
+pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureError> {
+    if config.cpus.is_empty() {
+        return Err(MeasureError::Invalid("a bandwidth run needs at least one CPU".into()));
+    }
+    let threads = config.cpus.len();
+    let per_thread = (config.total_bytes / threads).max(4096);
+    let barrier = Barrier::new(threads + 1);
+    let stop = AtomicBool::new(false);
+    let passes = AtomicUsize::new(1);
+    let bytes_done = AtomicUsize::new(0);
+    let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
+
+    std::thread::scope(|scope| {
+        for &cpu in &config.cpus {
+            let setup_tx = setup_tx.clone();
+            let (barrier, stop, passes, bytes_done) = (&barrier, &stop, &passes, &bytes_done);
+            let spawned = std::thread::Builder::new()
+                .name(format!("numasleuth-bw{cpu}"))
+                .spawn_scoped(scope, move || {
+                    let buffer = affinity::pin_current_thread(cpu)
+                        .and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
+                    let mut buffer = match buffer {
+                        Ok(buffer) => {
+                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
+                            Some(buffer)
+                        }
+                        Err(e) => {
+                            let _ = setup_tx.send(Err(e));
+                            None
+                        }
+                    };
+                    loop {
+                        barrier.wait();
+                        if stop.load(Ordering::Acquire) {
+                            return;
+                        }
+                        let mut bytes = 0;
+                        if let Some(buffer) = buffer.as_mut() {
+                            for _ in 0..passes.load(Ordering::Acquire) {
+                                bytes += config.mix.pass(buffer.as_words_mut());
+                            }
+                        }
+                        bytes_done.fetch_add(bytes, Ordering::Relaxed);
+                        barrier.wait();
+                    }
+                });
+            // Failing to start a thread leaves the others on a barrier that can
+            // never fill; that only happens when the OS is out of threads.
+            spawned.expect("the OS refused to start a measurement thread");
+        }
+        drop(setup_tx);
+        let mut placements = Vec::with_capacity(threads);
+        let mut failure = None;
+        for result in setup_rx.iter().take(threads) {
+            match result {
+                Ok(placement) => placements.push(placement),
+                Err(e) => failure = failure.or(Some(e)),
+            }
+        }
+        if let Some(e) = failure {
+            stop.store(true, Ordering::Release);
+            barrier.wait();
+            return Err(e);
+        }
+        let round = |passes_now: usize| {
+            passes.store(passes_now, Ordering::Release);
+            bytes_done.store(0, Ordering::Relaxed);
+            barrier.wait();
+            let start = Instant::now();
+            barrier.wait();
+            (start.elapsed().as_nanos() as f64, bytes_done.load(Ordering::Relaxed))
+        };
+        // Warm-up round, discarded; it also says how long a pass takes.
+        let (warm_ns, _) = round(1);
+        let passes_per_sample =
+            ((config.sampling.sample_ns as f64 / warm_ns.max(1.0)).ceil() as usize).clamp(1, 1 << 20);
+        let mut bytes_per_sec = Vec::with_capacity(config.sampling.samples);
+        let mut bytes_per_sample = 0;
+        for _ in 0..config.sampling.samples {
+            let (ns, bytes) = round(passes_per_sample);
+            bytes_per_sample = bytes;
+            bytes_per_sec.push(bytes as f64 / (ns / 1e9));
+        }
+        stop.store(true, Ordering::Release);
+        barrier.wait();
+        Ok(BandwidthSamples {
+            mix: config.mix,
+            cpus: config.cpus.clone(),
+            node: config.node,
+            buffer_bytes_per_thread: per_thread,
+            passes_per_sample,
+            bytes_per_sample,
+            non_temporal_stores: config.mix == Mix::Write && NON_TEMPORAL_STORES,
+            bytes_per_sec,
+            placements,
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_thread_streams_and_every_buffer_is_placed() {
+        let cpus = affinity::allowed_cpus().unwrap();
+        for mix in [Mix::Read, Mix::TwoReadsOneWrite, Mix::OneReadOneWrite, Mix::Write] {
+            let config = BandwidthConfig {
+                mix,
+                cpus: cpus.clone(),
+                node: 0,
+                total_bytes: cpus.len() * (96 << 10),
+                pages: PageKind::Small,
+                sampling: Sampling {
+                    samples: 2,
+                    sample_ns: 100_000,
+                },
+            };
+            let samples = measure(&config).unwrap();
+            assert_eq!(samples.bytes_per_sec.len(), 2);
+            assert_eq!(samples.placements.len(), cpus.len());
+            assert!(samples.placements.iter().all(|p| p.verified));
+            // Each pass moves the whole per-thread buffer (it divides by 2 and 3).
+            let per_pass = cpus.len() * (96 << 10);
+            assert_eq!(
+                samples.bytes_per_sample,
+                per_pass * samples.passes_per_sample,
+                "{mix:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_cpu_is_an_error_and_does_not_hang() {
+        let config = BandwidthConfig {
+            mix: Mix::Read,
+            cpus: vec![affinity::allowed_cpus().unwrap()[0], 1 << 20],
+            node: 0,
+            total_bytes: 1 << 16,
+            pages: PageKind::Small,
+            sampling: Sampling {
+                samples: 1,
+                sample_ns: 1000,
+            },
+        };
+        assert!(measure(&config).is_err());
+    }
+}

@@ -1,0 +1,26 @@
+//! Measurements with side effects: pinning threads, binding memory to a
+//! node, and the benchmark kernels that run on them.
+//!
+//! Everything here returns raw, serializable samples and never prints; the
+//! statistics (median, spread, verdicts) are computed by `numasleuth-analyze`
+//! from these samples, so a run can be replayed or golden-tested without the
+//! machine it ran on.
+//!
+//! The unsafe code (raw syscalls, mapped memory, non-temporal stores) lives
+//! in small functions with `SAFETY` comments, mostly in [`sys`].
+
+pub mod affinity;
+pub mod bandwidth;
+pub mod buffer;
+pub mod c2c;
+pub mod chase;
+pub mod clock;
+pub mod error;
+pub mod latency;
+pub mod loaded;
+pub mod rng;
+pub mod stream;
+mod sys;
+
+pub use buffer::{NodeBuffer, PageKind, Placement};
+pub use error::MeasureError;

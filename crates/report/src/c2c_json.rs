@@ -1,0 +1,75 @@
+//! The `numasleuth.c2c/1` document.
+//!
+//! Schema (fields may be added, these stay): `schema`, `cpus`, `home_node`,
+//! `latency_ns`: a square matrix indexed like `cpus`, with null on the
+//! diagonal and for pairs not measured, otherwise `{median, p10, p90,
+//! samples}` in ns per one-way transfer of the line. Pairs are measured
+//! once and mirrored, so the matrix is symmetric.
+
+use numasleuth_analyze::stats::Summary;
+use serde::Serialize;
+
+pub const SCHEMA: &str = "numasleuth.c2c/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct C2cDocument {
+    pub schema: &'static str,
+    pub cpus: Vec<u32>,
+    pub home_node: u32,
+    /// "cas" (round trip / 2) or "one-way".
+    pub method: &'static str,
+    /// How CPUs were chosen: "all", "core", "cache" or "node".
+    pub sampling: &'static str,
+    pub latency_ns: Vec<Vec<Option<Summary>>>,
+    pub transfers_per_sample: usize,
+    pub timer_overhead_ns: Option<f64>,
+    pub cycles_per_ns: Option<f64>,
+    pub cycles_note: String,
+    pub placement_verified: bool,
+    pub warnings: Vec<String>,
+}
+
+pub fn render(document: &C2cDocument) -> String {
+    let mut text = serde_json::to_string_pretty(document).expect("the document has only serializable fields");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schema_keeps_its_documented_names() {
+        let s = Summary {
+            median: 50.0,
+            p10: 48.0,
+            p90: 55.0,
+            samples: 7,
+        };
+        let doc = C2cDocument {
+            schema: SCHEMA,
+            cpus: vec![0, 1],
+            home_node: 0,
+            method: "cas",
+            sampling: "all",
+            latency_ns: vec![vec![None, Some(s)], vec![Some(s), None]],
+            transfers_per_sample: 1000,
+            timer_overhead_ns: Some(20.0),
+            cycles_per_ns: None,
+            cycles_note: String::new(),
+            placement_verified: true,
+            warnings: Vec::new(),
+        };
+        let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
+        assert_eq!(json["schema"], "numasleuth.c2c/1");
+        assert_eq!(json["cpus"], serde_json::json!([0, 1]));
+        assert_eq!(json["home_node"], 0);
+        assert!(json["latency_ns"][0][0].is_null());
+        assert_eq!(
+            json["latency_ns"][0][1],
+            serde_json::json!({"median": 50.0, "p10": 48.0, "p90": 55.0, "samples": 7})
+        );
+        assert_eq!(json["latency_ns"][1][0], json["latency_ns"][0][1]);
+    }
+}

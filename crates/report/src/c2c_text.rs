@@ -1,0 +1,85 @@
+//! `c2c` for people: the CPU×CPU matrix of medians as a heatmap, then the
+//! range and any warnings.
+
+use crate::c2c_json::C2cDocument;
+use crate::heatmap::{grid, heat, Cell};
+
+pub fn render(doc: &C2cDocument, colour: bool) -> String {
+    let mut out = format!(
+        "Core-to-core latency, ns per one-way transfer ({}), line on node {}; median of {} samples each\n",
+        match doc.method {
+            "cas" => "CAS ping-pong, round trip / 2",
+            _ => "one-way store, timed by the loading CPU",
+        },
+        doc.home_node,
+        doc.latency_ns
+            .iter()
+            .flatten()
+            .flatten()
+            .map(|s| s.samples)
+            .max()
+            .unwrap_or(0)
+    );
+    let medians: Vec<Option<f64>> = doc.latency_ns.iter().flatten().map(|c| c.map(|s| s.median)).collect();
+    let mut heats = heat(&medians, false).into_iter();
+    let mut header = vec!["CPU".to_string()];
+    header.extend(doc.cpus.iter().map(u32::to_string));
+    let rows: Vec<(String, Vec<Cell>)> = doc
+        .cpus
+        .iter()
+        .zip(&doc.latency_ns)
+        .map(|(cpu, row)| {
+            let cells = row
+                .iter()
+                .map(|c| Cell {
+                    text: c.map_or_else(|| "-".to_string(), |s| format!("{:.1}", s.median)),
+                    heat: heats.next().flatten(),
+                })
+                .collect();
+            (cpu.to_string(), cells)
+        })
+        .collect();
+    out.push_str(&grid(&header, &rows, colour));
+    let mut pairs: Vec<(u32, u32, f64, f64, f64)> = Vec::new();
+    for (i, row) in doc.latency_ns.iter().enumerate() {
+        for (j, cell) in row.iter().enumerate().skip(i + 1) {
+            if let Some(s) = cell {
+                pairs.push((doc.cpus[i], doc.cpus[j], s.median, s.p10, s.p90));
+            }
+        }
+    }
+    if let (Some(low), Some(high)) = (
+        pairs.iter().min_by(|a, b| a.2.total_cmp(&b.2)),
+        pairs.iter().max_by(|a, b| a.2.total_cmp(&b.2)),
+    ) {
+        out.push_str(&format!(
+            "\nFastest pair CPU {}↔{}: {:.1} ns [p10 {:.1}, p90 {:.1}]; slowest CPU {}↔{}: {:.1} ns [p10 {:.1}, p90 {:.1}]\n",
+            low.0, low.1, low.2, low.3, low.4, high.0, high.1, high.2, high.3, high.4
+        ));
+        if let Some(per_ns) = doc.cycles_per_ns {
+            out.push_str(&format!(
+                "In reference cycles: {:.0} to {:.0} ({:.2} GHz {})\n",
+                low.2 * per_ns,
+                high.2 * per_ns,
+                per_ns,
+                doc.cycles_note
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "Contended line on node {}: placement {}.\n",
+        doc.home_node,
+        if doc.placement_verified {
+            "verified (move_pages)"
+        } else {
+            "NOT verified"
+        }
+    ));
+    if let Some(overhead) = doc.timer_overhead_ns {
+        out.push_str(&format!("Timer overhead {overhead:.0} ns per read, subtracted.\n"));
+    }
+    for warning in &doc.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out
+}

@@ -1,0 +1,174 @@
+//! The `numasleuth.mem/1` document: what `mem` measured, summarised, with
+//! the placement proof and warnings. Text and CSV render this same value,
+//! so every output says the same thing.
+//!
+//! Schema (fields may be added, these stay):
+//! `schema`, `latency_ns` {`nodes`, `matrix`}, `bandwidth_bytes_per_sec`
+//! {`nodes`, `matrix`, `mix`}, `placement_verified`, `warnings`.
+//! `matrix[i][j]` is initiator `initiators[i]` (CPUs of that node) reading
+//! memory of node `nodes[j]`; cells are `{median, p10, p90, samples}` or
+//! null. A key a command did not measure is null.
+
+use numasleuth_analyze::interconnect::Interconnect;
+use numasleuth_analyze::stats::Summary;
+use serde::Serialize;
+
+pub const SCHEMA: &str = "numasleuth.mem/1";
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MemDocument {
+    pub schema: &'static str,
+    pub latency_ns: Option<LatencyMatrix>,
+    pub bandwidth_bytes_per_sec: Option<BandwidthMatrix>,
+    pub latency_sweep: Option<Sweep>,
+    pub loaded_latency: Option<Loaded>,
+    /// Reference cycles per ns, when known; `cycles_note` says what they
+    /// are or why they are unknown.
+    pub cycles_per_ns: Option<f64>,
+    pub cycles_note: String,
+    pub timer_overhead_ns: Option<f64>,
+    pub page_kind: String,
+    pub placement_verified: bool,
+    pub placements: Vec<PlacementCheck>,
+    pub interconnect: Interconnect,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LatencyMatrix {
+    /// Memory (target) nodes: the columns.
+    pub nodes: Vec<u32>,
+    /// CPU nodes: the rows.
+    pub initiators: Vec<u32>,
+    /// The CPU each row's chase ran on.
+    pub cpus: Vec<u32>,
+    pub buffer_bytes: usize,
+    pub matrix: Vec<Vec<Option<Summary>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BandwidthMatrix {
+    pub nodes: Vec<u32>,
+    pub initiators: Vec<u32>,
+    /// The CPUs each row's threads ran on.
+    pub cpus: Vec<Vec<u32>>,
+    pub mix: &'static str,
+    pub non_temporal_stores: bool,
+    pub buffer_bytes_per_thread: usize,
+    pub matrix: Vec<Vec<Option<Summary>>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Sweep {
+    pub cpu: u32,
+    pub node: u32,
+    pub points: Vec<SweepPoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepPoint {
+    pub size_bytes: usize,
+    pub latency_ns: Option<Summary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Loaded {
+    pub latency_cpu: u32,
+    pub load_cpus: Vec<u32>,
+    pub node: u32,
+    pub points: Vec<LoadedPoint>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadedPoint {
+    pub delay_ns: u64,
+    pub bandwidth_bytes_per_sec: Option<Summary>,
+    pub latency_ns: Option<Summary>,
+}
+
+/// Where one buffer's pages were found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PlacementCheck {
+    pub what: String,
+    pub node: u32,
+    pub pages_checked: usize,
+    pub pages_on_node: usize,
+    pub verified: bool,
+    pub note: Option<String>,
+}
+
+impl MemDocument {
+    pub fn new() -> Self {
+        MemDocument {
+            schema: SCHEMA,
+            latency_ns: None,
+            bandwidth_bytes_per_sec: None,
+            latency_sweep: None,
+            loaded_latency: None,
+            cycles_per_ns: None,
+            cycles_note: String::new(),
+            timer_overhead_ns: None,
+            page_kind: String::new(),
+            placement_verified: false,
+            placements: Vec::new(),
+            interconnect: Interconnect::default(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+impl Default for MemDocument {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub fn render(document: &MemDocument) -> String {
+    let mut text = serde_json::to_string_pretty(document).expect("the document has only serializable fields");
+    text.push('\n');
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(median: f64) -> Option<Summary> {
+        Some(Summary {
+            median,
+            p10: median - 1.0,
+            p90: median + 1.0,
+            samples: 7,
+        })
+    }
+
+    /// Pins the documented names: a consumer written against the issue's
+    /// example must keep working.
+    #[test]
+    fn schema_keeps_its_documented_names() {
+        let mut doc = MemDocument::new();
+        doc.latency_ns = Some(LatencyMatrix {
+            nodes: vec![0, 1, 2],
+            initiators: vec![0, 1],
+            cpus: vec![0, 2],
+            buffer_bytes: 1 << 28,
+            matrix: vec![
+                vec![cell(92.1), cell(140.0), cell(200.0)],
+                vec![cell(140.0), cell(92.0), cell(210.0)],
+            ],
+        });
+        doc.placement_verified = true;
+        let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
+        assert_eq!(json["schema"], "numasleuth.mem/1");
+        assert_eq!(json["latency_ns"]["nodes"], serde_json::json!([0, 1, 2]));
+        let first = &json["latency_ns"]["matrix"][0][0];
+        assert_eq!(first["median"], 92.1);
+        assert_eq!(first["p10"], 91.1);
+        assert_eq!(first["p90"], 93.1);
+        assert_eq!(first["samples"], 7);
+        assert_eq!(json["latency_ns"]["matrix"].as_array().unwrap().len(), 2);
+        assert!(json["bandwidth_bytes_per_sec"].is_null());
+        assert_eq!(json["placement_verified"], true);
+        assert_eq!(json["warnings"], serde_json::json!([]));
+    }
+}

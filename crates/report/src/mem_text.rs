@@ -1,0 +1,245 @@
+//! `mem` for people: matrices with p10–p90 beside every median, a heatmap
+//! when colour is on, the placement proof and the interconnect verdict.
+
+use numasleuth_analyze::stats::Summary;
+
+use crate::format;
+use crate::heatmap::{grid, heat, Cell};
+use crate::mem_json::MemDocument;
+
+/// Bandwidth is printed in GB/s of 10^9 bytes, as STREAM, MLC and likwid do.
+const GB: f64 = 1e9;
+
+fn spread_text(s: &Summary, scale: f64, decimals: usize) -> String {
+    format!(
+        "{:.d$} [{:.d$}–{:.d$}]",
+        s.median / scale,
+        s.p10 / scale,
+        s.p90 / scale,
+        d = decimals
+    )
+}
+
+/// One coloured matrix: rows are initiator labels, columns target nodes.
+fn matrix(
+    corner: &str,
+    targets: &[u32],
+    labels: Vec<String>,
+    cells: &[Vec<Option<Summary>>],
+    text: impl Fn(&Summary) -> String,
+    higher_is_better: bool,
+    colour: bool,
+) -> String {
+    let medians: Vec<Option<f64>> = cells.iter().flatten().map(|c| c.map(|s| s.median)).collect();
+    let mut heats = heat(&medians, higher_is_better).into_iter();
+    let mut header = vec![corner.to_string()];
+    header.extend(targets.iter().map(|t| format!("node {t}")));
+    let rows: Vec<(String, Vec<Cell>)> = labels
+        .into_iter()
+        .zip(cells)
+        .map(|(label, row)| {
+            let cells = row
+                .iter()
+                .map(|c| Cell {
+                    text: c.as_ref().map_or_else(|| "-".to_string(), &text),
+                    heat: heats.next().flatten(),
+                })
+                .collect();
+            (label, cells)
+        })
+        .collect();
+    grid(&header, &rows, colour)
+}
+
+pub fn render(doc: &MemDocument, colour: bool) -> String {
+    let mut out = String::new();
+    if let Some(lat) = &doc.latency_ns {
+        out.push_str(&format!(
+            "Idle latency, ns: random pointer chase over {} per cell; median [p10–p90]\n",
+            format::bytes(lat.buffer_bytes as u64)
+        ));
+        let labels: Vec<String> = lat
+            .initiators
+            .iter()
+            .zip(&lat.cpus)
+            .map(|(n, c)| format!("node {n} (CPU {c})"))
+            .collect();
+        out.push_str(&matrix(
+            "CPUs \\ memory",
+            &lat.nodes,
+            labels.clone(),
+            &lat.matrix,
+            |s| spread_text(s, 1.0, 1),
+            false,
+            colour,
+        ));
+        if let Some(per_ns) = doc.cycles_per_ns {
+            out.push_str(&format!(
+                "\nThe same in reference cycles ({:.2} GHz {})\n",
+                per_ns, doc.cycles_note
+            ));
+            out.push_str(&matrix(
+                "CPUs \\ memory",
+                &lat.nodes,
+                labels,
+                &lat.matrix,
+                |s| format!("{:.0}", s.median * per_ns),
+                false,
+                colour,
+            ));
+        }
+        out.push('\n');
+    }
+    if let Some(bw) = &doc.bandwidth_bytes_per_sec {
+        out.push_str(&format!(
+            "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread; median [p10–p90]\n",
+            bw.mix,
+            if bw.non_temporal_stores {
+                " with non-temporal stores"
+            } else {
+                ""
+            },
+            format::bytes(bw.buffer_bytes_per_thread as u64)
+        ));
+        let labels = bw
+            .initiators
+            .iter()
+            .zip(&bw.cpus)
+            .map(|(n, cpus)| format!("node {n} ({} thr)", cpus.len()))
+            .collect();
+        out.push_str(&matrix(
+            "CPUs \\ memory",
+            &bw.nodes,
+            labels,
+            &bw.matrix,
+            |s| spread_text(s, GB, 2),
+            true,
+            colour,
+        ));
+        out.push('\n');
+    }
+    if let Some(sweep) = &doc.latency_sweep {
+        out.push_str(&format!(
+            "Latency by buffer size: CPU {} chasing memory on node {}\n",
+            sweep.cpu, sweep.node
+        ));
+        let mut rows = vec![vec![
+            "size".to_string(),
+            "ns".to_string(),
+            "p10–p90".to_string(),
+            "samples".to_string(),
+        ]];
+        if doc.cycles_per_ns.is_some() {
+            rows[0].push("cycles".into());
+        }
+        for point in &sweep.points {
+            let mut row = vec![format::bytes(point.size_bytes as u64)];
+            match &point.latency_ns {
+                Some(s) => {
+                    row.extend([
+                        format!("{:.1}", s.median),
+                        format!("{:.1}–{:.1}", s.p10, s.p90),
+                        s.samples.to_string(),
+                    ]);
+                    if let Some(per_ns) = doc.cycles_per_ns {
+                        row.push(format!("{:.0}", s.median * per_ns));
+                    }
+                }
+                None => row.push("-".into()),
+            }
+            rows.push(row);
+        }
+        out.push_str(&format::columns(&rows));
+        out.push('\n');
+    }
+    if let Some(loaded) = &doc.loaded_latency {
+        out.push_str(&format!(
+            "Loaded latency: CPU {} chasing, CPUs {:?} reading, memory on node {}\n",
+            loaded.latency_cpu, loaded.load_cpus, loaded.node
+        ));
+        let mut rows = vec![vec![
+            "delay ns".to_string(),
+            "GB/s".to_string(),
+            "latency ns".to_string(),
+            "p10–p90 ns".to_string(),
+        ]];
+        for point in &loaded.points {
+            let bw = point
+                .bandwidth_bytes_per_sec
+                .map_or("-".to_string(), |s| format!("{:.2}", s.median / GB));
+            let (lat, range) = point.latency_ns.map_or(("-".to_string(), String::new()), |s| {
+                (format!("{:.1}", s.median), format!("{:.1}–{:.1}", s.p10, s.p90))
+            });
+            rows.push(vec![point.delay_ns.to_string(), bw, lat, range]);
+        }
+        out.push_str(&format::columns(&rows));
+        out.push('\n');
+    }
+    render_verdict(doc, &mut out);
+    out
+}
+
+fn render_verdict(doc: &MemDocument, out: &mut String) {
+    let ratios = &doc.interconnect.ratios;
+    if !ratios.is_empty() {
+        out.push_str("Remote vs local (ratio to the initiator's own node)\n");
+        let mut rows = vec![vec![
+            "from".into(),
+            "to".into(),
+            "latency ×".into(),
+            "bandwidth ×".into(),
+            "SLIT says ×".into(),
+        ]];
+        let f = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.2}"));
+        for r in ratios {
+            rows.push(vec![
+                r.initiator.to_string(),
+                r.target.to_string(),
+                f(r.latency_ratio),
+                f(r.bandwidth_ratio),
+                f(r.slit_ratio),
+            ]);
+        }
+        out.push_str(&format::columns(&rows));
+        out.push('\n');
+    }
+    for finding in &doc.interconnect.findings {
+        out.push_str(&format!("{}: {}\n", finding.severity.as_str(), finding.title));
+        for line in &finding.evidence {
+            out.push_str(&format!("  {line}\n"));
+        }
+        out.push_str(&format!("  remedy: {}\n", finding.remedy));
+    }
+    let checked: usize = doc.placements.iter().map(|p| p.pages_checked).sum();
+    if doc.placement_verified {
+        out.push_str(&format!(
+            "Placement verified: all {checked} pages checked (move_pages) in {} buffer{} are on the node asked for ({} pages).\n",
+            doc.placements.len(),
+            if doc.placements.len() == 1 { "" } else { "s" },
+            doc.page_kind
+        ));
+    } else {
+        out.push_str("Placement NOT verified:\n");
+        for p in doc.placements.iter().filter(|p| !p.verified) {
+            out.push_str(&format!(
+                "  {}: {} of {} checked pages on node {}{}\n",
+                p.what,
+                p.pages_on_node,
+                p.pages_checked,
+                p.node,
+                p.note.as_ref().map_or(String::new(), |n| format!(" ({n})"))
+            ));
+        }
+    }
+    if let Some(overhead) = doc.timer_overhead_ns {
+        out.push_str(&format!(
+            "Timer overhead {overhead:.0} ns per read, subtracted from every sample.\n"
+        ));
+    }
+    if doc.cycles_per_ns.is_none() && !doc.cycles_note.is_empty() {
+        out.push_str(&format!("Cycles not shown: {}.\n", doc.cycles_note));
+    }
+    for warning in &doc.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+}
