@@ -108,7 +108,13 @@ pub fn apply(root: &Root, journal: &Journal, journal_path: &Path) -> Result<(), 
         .iter()
         .map(|c: &FileChange| (c.path.clone(), c.after.clone(), c.before.clone()))
         .collect();
-    write_all_or_nothing(root, &writes)
+    let outcome = write_all_or_nothing(root, &writes);
+    if outcome.is_err() {
+        // Everything was rolled back: a journal of a change that did not
+        // happen would only mislead a later `undo`.
+        let _ = std::fs::remove_file(journal_path);
+    }
+    outcome
 }
 
 /// Restores every `before` of a journal made on this machine and boot.
