@@ -90,7 +90,9 @@ impl Root {
     pub fn read(&self, relative: &str) -> Result<String, ReadError> {
         let resolved = self.resolve(relative)?;
         let bytes = fs::read(self.base.join(&resolved)).map_err(|e| ReadError::from_io(relative, &e))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
+        // Some kernels end sysfs lists with "\n\0"; the NUL is padding, not
+        // data. The recorded bytes stay exact.
+        let text = String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string();
         self.record(|r| {
             r.files.insert(resolved, bytes);
         });
@@ -319,6 +321,15 @@ mod tests {
         assert!(recording
             .files
             .contains_key("sys/devices/pci0000:00/0000:00:03.0/numa_node"));
+    }
+
+    #[test]
+    fn trailing_nul_padding_is_not_data() {
+        // node/online on some kernels (seen in hwloc's 8em64t-2s2ca2c capture).
+        let dir = tree();
+        fs::write(dir.path().join("sys/online"), "0-1\n\0").unwrap();
+        let root = Root::directory(dir.path()).unwrap();
+        assert_eq!(root.read("sys/online").unwrap(), "0-1\n");
     }
 
     #[test]

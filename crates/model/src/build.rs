@@ -2,8 +2,7 @@
 
 use numasleuth_kernel::gather::TopologyReadings;
 use numasleuth_kernel::sysfs::cpu::CpuFiles;
-use numasleuth_kernel::sysfs::node::NodeSysfs;
-use numasleuth_kernel::IdList;
+use numasleuth_kernel::sysfs::node::{NodeStates, NodeSysfs};
 use thiserror::Error;
 
 use crate::caches::cache_domains;
@@ -31,7 +30,10 @@ impl Topology {
         };
         let online_list = readings.cpus.as_ref().and_then(|c| c.states.online.clone());
         let (numa, nodes) = match &readings.nodes {
-            Some(sysfs) => (NumaSource::Sysfs, sysfs_nodes(sysfs)?),
+            Some(sysfs) => (
+                NumaSource::Sysfs,
+                sysfs_nodes(sysfs, readings.meminfo.as_ref().and_then(|m| m.get("Hugepagesize")))?,
+            ),
             None => (NumaSource::Implicit, vec![implicit_node(readings, &cpu_files)]),
         };
         let cpus = cpu_files
@@ -88,7 +90,9 @@ impl Topology {
     }
 }
 
-fn sysfs_nodes(sysfs: &NodeSysfs) -> Result<Vec<Node>, ModelError> {
+/// `page_size_bytes` is the default huge page size, which is what a node's
+/// `HugePages_Total` counts.
+fn sysfs_nodes(sysfs: &NodeSysfs, page_size_bytes: Option<u64>) -> Result<Vec<Node>, ModelError> {
     let dir_ids: Vec<u32> = sysfs.nodes.iter().map(|n| n.id).collect();
     sysfs
         .nodes
@@ -98,13 +102,12 @@ fn sysfs_nodes(sysfs: &NodeSysfs) -> Result<Vec<Node>, ModelError> {
                 None => vec![None; dir_ids.len()],
                 Some(row) => {
                     // The kernel prints one entry per online node, in id order.
-                    let columns = column_ids(row.len(), sysfs.states.online.as_ref(), &dir_ids).ok_or(
-                        ModelError::DistanceRowLength {
+                    let columns =
+                        column_ids(row.len(), &sysfs.states, &dir_ids).ok_or(ModelError::DistanceRowLength {
                             node: files.id,
                             entries: row.len(),
                             nodes: dir_ids.len(),
-                        },
-                    )?;
+                        })?;
                     dir_ids
                         .iter()
                         .map(|id| columns.iter().position(|c| c == id).map(|i| row[i]))
@@ -116,7 +119,11 @@ fn sysfs_nodes(sysfs: &NodeSysfs) -> Result<Vec<Node>, ModelError> {
                 cpus: files.cpus.clone(),
                 memory_total_bytes: files.meminfo.total_bytes(),
                 memory_free_bytes: files.meminfo.free_bytes(),
-                hugetlb_bytes: None,
+                hugetlb_bytes: files
+                    .meminfo
+                    .get("HugePages_Total")
+                    .zip(page_size_bytes)
+                    .map(|(pages, size)| pages.saturating_mul(size)),
                 distances,
                 has_memory: sysfs.states.has_memory.as_ref().map(|m| m.contains(files.id)),
                 access: files.access.clone(),
@@ -125,11 +132,16 @@ fn sysfs_nodes(sysfs: &NodeSysfs) -> Result<Vec<Node>, ModelError> {
         .collect()
 }
 
-fn column_ids(entries: usize, online: Option<&IdList>, dir_ids: &[u32]) -> Option<Vec<u32>> {
-    if let Some(online) = online.filter(|o| o.len() == entries) {
-        return Some(online.ids().to_vec());
-    }
-    (dir_ids.len() == entries).then(|| dir_ids.to_vec())
+/// Which node each entry of a distance row is about. The kernel prints one
+/// per online node; some kernels printed one per possible node, and a
+/// capture may lack the masks, so try each list whose length fits.
+fn column_ids(entries: usize, states: &NodeStates, dir_ids: &[u32]) -> Option<Vec<u32>> {
+    [states.online.as_ref(), states.possible.as_ref()]
+        .into_iter()
+        .flatten()
+        .find(|list| list.len() == entries)
+        .map(|list| list.ids().to_vec())
+        .or_else(|| (dir_ids.len() == entries).then(|| dir_ids.to_vec()))
 }
 
 fn implicit_node(readings: &TopologyReadings, cpus: &[CpuFiles]) -> Node {

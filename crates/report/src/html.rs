@@ -44,28 +44,30 @@ pub fn heatmap_svg(title: &str, labels: &[String], matrix: &[Vec<Option<f64>>], 
     let low = values.iter().copied().fold(f64::INFINITY, f64::min);
     let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let size = MARGIN + n * CELL + 10;
+    // Wide enough for the title and the legend, however few the nodes.
+    let width = size.max(420);
     let mut svg = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{size}\" height=\"{}\" role=\"img\" \
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" role=\"img\" \
          aria-label=\"{}\"><text x=\"4\" y=\"16\" font-size=\"13\">{}</text>",
         size + 20,
         escape(title),
         escape(title)
     );
     for (i, label) in labels.iter().enumerate() {
-        let offset = MARGIN + i * CELL + CELL / 2;
+        let center = MARGIN + i * CELL + CELL / 2;
         svg.push_str(&format!(
-            "<text x=\"{offset}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
+            "<text x=\"{center}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
              <text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
             MARGIN - 8,
             escape(label),
             MARGIN - 8,
-            offset + 20 + 4,
+            center + 4,
             escape(label)
         ));
     }
     for (i, row) in matrix.iter().enumerate() {
         for (j, value) in row.iter().enumerate() {
-            let (x, y) = (MARGIN + j * CELL, MARGIN + 20 + i * CELL - CELL / 2);
+            let (x, y) = (MARGIN + j * CELL, MARGIN + i * CELL);
             let (fill, text) = match value {
                 Some(v) => {
                     let t = if high > low { (v - low) / (high - low) } else { 0.0 };

@@ -34,9 +34,13 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
             )];
             evidence.extend(bad.iter().map(|r| {
                 format!(
-                    "IRQ {} {}: smp_affinity_list {}, effective {} ({} interrupts) (/proc/irq/{}/)",
+                    "IRQ {}{}: smp_affinity_list {}, effective {} ({} interrupts) (/proc/irq/{}/)",
                     r.irq,
-                    r.actions,
+                    if r.actions.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", r.actions)
+                    },
                     r.affinity.as_ref().map_or("?".into(), |a| a.to_string()),
                     r.effective.as_ref().map_or("?".into(), |a| a.to_string()),
                     r.count,

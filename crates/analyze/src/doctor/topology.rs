@@ -38,12 +38,14 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
             .iter()
             .filter(|n| !n.has_cpus())
             .map(|n| {
+                let distances: Vec<String> =
+                    n.distances.iter().map(|d| d.map_or("?".to_string(), |v| v.to_string())).collect();
                 format!(
-                    "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {:?}",
+                    "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {}",
                     n.id,
                     super::mib(n.memory_total_bytes.unwrap_or(0)),
                     n.id,
-                    n.distances
+                    distances.join(" ")
                 )
             })
             .collect(),

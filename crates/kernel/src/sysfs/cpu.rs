@@ -129,11 +129,14 @@ pub fn read(root: &Root) -> Result<Option<CpuSysfs>, ReadError> {
 fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
     let dir = format!("{CPU_DIR}/cpu{id}");
     let topo = format!("{dir}/topology");
+    // Some kernels (ia64) leave the file empty: unknown, read as online.
     let online = read_parsed(root, &format!("{dir}/online"), |t| match t.trim() {
-        "0" => Ok(false),
-        "1" => Ok(true),
+        "0" => Ok(Some(false)),
+        "1" => Ok(Some(true)),
+        "" => Ok(None),
         other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
-    })?;
+    })?
+    .flatten();
     Ok(CpuFiles {
         id,
         online,

@@ -141,7 +141,14 @@ pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
             if kind == "block" && root.exists(&format!("{entry}/partition")) {
                 continue;
             }
-            let Some(function_dir) = pci_ancestor(&root.resolve(&entry)?) else {
+            // A device can vanish between listing and resolving (or its link
+            // dangle in a capture); it is then simply not there.
+            let resolved = match root.resolve(&entry) {
+                Ok(resolved) => resolved,
+                Err(e) if e.is_not_found() => continue,
+                Err(e) => return Err(e),
+            };
+            let Some(function_dir) = pci_ancestor(&resolved) else {
                 continue;
             };
             let pci = read_function(root, &function_dir)?;
@@ -159,7 +166,11 @@ pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
         }
     }
     for address in root.list("sys/bus/pci/devices")?.unwrap_or_default() {
-        let dir = root.resolve(&format!("sys/bus/pci/devices/{address}"))?;
+        let dir = match root.resolve(&format!("sys/bus/pci/devices/{address}")) {
+            Ok(dir) => dir,
+            Err(e) if e.is_not_found() => continue,
+            Err(e) => return Err(e),
+        };
         let Some(class) = root.read_optional(&format!("{dir}/class"))?.and_then(|t| parse_hex(&t)) else {
             continue;
         };
