@@ -45,10 +45,16 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
 
 fn headline(topo: &Topology) -> String {
     let cpu = topo.cpu_model.as_deref().unwrap_or("unknown CPU");
-    format!(
+    let mut line = format!(
         "numasleuth doctor: {} node(s), {} CPUs ({} online), {cpu}",
         topo.nodes.len(),
         topo.cpus.len(),
         topo.online_cpus().len()
-    )
+    );
+    if topo.nodes.len() == 1 {
+        line.push_str(
+            "\none NUMA node: cross-node checks (placement, fallback, IRQ locality) have nothing to compare here",
+        );
+    }
+    line
 }
