@@ -55,8 +55,11 @@ fn healthy_machine_is_clean_and_every_check_runs() {
     assert_eq!(code, Some(0));
 }
 
+/// Files to replace (`Some`) or remove (`None`) in the healthy tree.
+type Changes = Vec<(&'static str, Option<&'static str>)>;
+
 /// Each check's id and the smallest change that must trip it.
-fn positives() -> Vec<(&'static str, Vec<(&'static str, Option<&'static str>)>)> {
+fn positives() -> Vec<(&'static str, Changes)> {
     vec![
         (
             "cpu-less-nodes",
