@@ -7,8 +7,8 @@
 
 use crate::cpulist::IdList;
 use crate::error::ReadError;
+use crate::read;
 use crate::root::Root;
-use crate::sysfs::node::read_list;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CgroupVersion {
@@ -131,7 +131,7 @@ pub fn read(root: &Root) -> Result<Option<CpusetCgroup>, ReadError> {
 
 fn first_list(root: &Root, dir: &str, names: &[&str]) -> Result<Option<IdList>, ReadError> {
     for name in names {
-        if let Some(list) = read_list(root, &format!("{dir}/{name}"))? {
+        if let Some(list) = read::list(root, &format!("{dir}/{name}"))? {
             return Ok(Some(list));
         }
     }

@@ -113,23 +113,18 @@ pub fn healthy_host_files() -> Vec<(String, String)> {
 
 /// The two-node machine with healthy host files, then `changes` applied.
 pub fn host_tree_with(changes: &[(&str, Option<&str>)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
     let mut files = two_node_files();
     files.extend(healthy_host_files());
-    for (path, contents) in changes {
-        files.retain(|(p, _)| p != path);
-        if let Some(contents) = contents {
-            files.push((path.to_string(), contents.to_string()));
-        }
-    }
-    write_tree(dir.path(), &files);
-    dir
+    tree_of(files, changes)
 }
 
 /// `two_node_files` with some files replaced (or removed, for `None`).
 pub fn tree_with(changes: &[(&str, Option<&str>)]) -> tempfile::TempDir {
+    tree_of(two_node_files(), changes)
+}
+
+fn tree_of(mut files: Vec<(String, String)>, changes: &[(&str, Option<&str>)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mut files = two_node_files();
     for (path, contents) in changes {
         files.retain(|(p, _)| p != path);
         if let Some(contents) = contents {

@@ -6,8 +6,8 @@
 
 use crate::cpulist::IdList;
 use crate::error::{ParseError, ReadError};
+use crate::read;
 use crate::root::Root;
-use crate::sysfs::node::read_list;
 
 pub const PATH: &str = "proc/interrupts";
 
@@ -124,19 +124,11 @@ pub fn read_affinity(root: &Root, irq: u32) -> Result<IrqAffinity, ReadError> {
             path: crate::error::display_path(&dir),
         });
     }
-    let node = match root.read_optional(&format!("{dir}/node"))? {
-        Some(text) => {
-            let value: i64 = text.trim().parse().map_err(|_| {
-                ReadError::malformed(&format!("{dir}/node"), format!("`{}` is not a node", text.trim()))
-            })?;
-            u32::try_from(value).ok()
-        }
-        None => None,
-    };
+    let node = read::id(root, &format!("{dir}/node"))?;
     Ok(IrqAffinity {
         irq,
-        affinity: read_list(root, &format!("{dir}/smp_affinity_list"))?,
-        effective: read_list(root, &format!("{dir}/effective_affinity_list"))?,
+        affinity: read::list(root, &format!("{dir}/smp_affinity_list"))?,
+        effective: read::list(root, &format!("{dir}/effective_affinity_list"))?,
         node,
     })
 }

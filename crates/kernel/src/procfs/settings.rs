@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{ParseError, ReadError};
+use crate::read;
 use crate::root::Root;
 use crate::sysfs::node::parse_counters;
 
@@ -43,31 +44,15 @@ pub fn parse_swaps(text: &str) -> Result<usize, ParseError> {
     }
 }
 
-fn read_number(root: &Root, relative: &str) -> Result<Option<u64>, ReadError> {
-    root.read_optional(relative)?
-        .map(|t| {
-            t.trim()
-                .parse()
-                .map_err(|_| ReadError::malformed(relative, format!("`{}` is not a number", t.trim())))
-        })
-        .transpose()
-}
-
-fn read_with<T>(root: &Root, relative: &str, parse: fn(&str) -> Result<T, ParseError>) -> Result<Option<T>, ReadError> {
-    root.read_optional(relative)?
-        .map(|t| parse(&t).map_err(|e| ReadError::malformed(relative, e.0)))
-        .transpose()
-}
-
 pub fn read(root: &Root) -> Result<Settings, ReadError> {
     Ok(Settings {
-        numa_balancing: read_number(root, "proc/sys/kernel/numa_balancing")?,
-        zone_reclaim_mode: read_number(root, "proc/sys/vm/zone_reclaim_mode")?,
-        min_free_kbytes: read_number(root, "proc/sys/vm/min_free_kbytes")?,
-        watermark_scale_factor: read_number(root, "proc/sys/vm/watermark_scale_factor")?,
-        thp_enabled: read_with(root, "sys/kernel/mm/transparent_hugepage/enabled", parse_choice)?,
-        thp_defrag: read_with(root, "sys/kernel/mm/transparent_hugepage/defrag", parse_choice)?,
-        swap_areas: read_with(root, "proc/swaps", parse_swaps)?,
+        numa_balancing: read::number(root, "proc/sys/kernel/numa_balancing")?,
+        zone_reclaim_mode: read::number(root, "proc/sys/vm/zone_reclaim_mode")?,
+        min_free_kbytes: read::number(root, "proc/sys/vm/min_free_kbytes")?,
+        watermark_scale_factor: read::number(root, "proc/sys/vm/watermark_scale_factor")?,
+        thp_enabled: read::parsed(root, "sys/kernel/mm/transparent_hugepage/enabled", parse_choice)?,
+        thp_defrag: read::parsed(root, "sys/kernel/mm/transparent_hugepage/defrag", parse_choice)?,
+        swap_areas: read::parsed(root, "proc/swaps", parse_swaps)?,
         kernel_cmdline: root.read_optional("proc/cmdline")?.map(|t| t.trim().to_string()),
     })
 }

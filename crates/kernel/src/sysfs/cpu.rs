@@ -7,8 +7,8 @@
 
 use crate::cpulist::IdList;
 use crate::error::{ParseError, ReadError};
+use crate::read;
 use crate::root::Root;
-use crate::sysfs::node::read_list;
 
 pub const CPU_DIR: &str = "sys/devices/system/cpu";
 
@@ -67,16 +67,6 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
     Ok(value.saturating_mul(multiplier))
 }
 
-/// Topology ids; the kernel writes -1 where the architecture has no such
-/// level, which we read as "unknown".
-pub fn parse_id(text: &str) -> Result<Option<u32>, ParseError> {
-    let value: i64 = text
-        .trim()
-        .parse()
-        .map_err(|_| ParseError::new(format!("`{}` is not a topology id", text.trim())))?;
-    Ok(u32::try_from(value).ok())
-}
-
 pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     let mut ids: Vec<u32> = names
         .iter()
@@ -86,38 +76,16 @@ pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     ids
 }
 
-fn read_parsed<T>(
-    root: &Root,
-    relative: &str,
-    parse: impl Fn(&str) -> Result<T, ParseError>,
-) -> Result<Option<T>, ReadError> {
-    root.read_optional(relative)?
-        .map(|text| parse(&text).map_err(|e| ReadError::malformed(relative, e.0)))
-        .transpose()
-}
-
-fn read_id(root: &Root, relative: &str) -> Result<Option<u32>, ReadError> {
-    Ok(read_parsed(root, relative, parse_id)?.flatten())
-}
-
-/// A `_list` file, or its hex-mask twin on kernels that lack the list.
-fn read_list_or_mask(root: &Root, list: &str, mask: &str) -> Result<Option<IdList>, ReadError> {
-    match read_list(root, list)? {
-        Some(ids) => Ok(Some(ids)),
-        None => read_parsed(root, mask, IdList::parse_mask),
-    }
-}
-
 /// `Ok(None)` when there is no CPU sysfs at all (a stripped container).
 pub fn read(root: &Root) -> Result<Option<CpuSysfs>, ReadError> {
     let Some(names) = root.list(CPU_DIR)? else {
         return Ok(None);
     };
     let states = CpuStates {
-        online: read_list(root, &format!("{CPU_DIR}/online"))?,
-        offline: read_list(root, &format!("{CPU_DIR}/offline"))?,
-        present: read_list(root, &format!("{CPU_DIR}/present"))?,
-        possible: read_list(root, &format!("{CPU_DIR}/possible"))?,
+        online: read::list(root, &format!("{CPU_DIR}/online"))?,
+        offline: read::list(root, &format!("{CPU_DIR}/offline"))?,
+        present: read::list(root, &format!("{CPU_DIR}/present"))?,
+        possible: read::list(root, &format!("{CPU_DIR}/possible"))?,
     };
     let cpus = cpu_ids(&names)
         .into_iter()
@@ -130,7 +98,7 @@ fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
     let dir = format!("{CPU_DIR}/cpu{id}");
     let topo = format!("{dir}/topology");
     // Some kernels (ia64) leave the file empty: unknown, read as online.
-    let online = read_parsed(root, &format!("{dir}/online"), |t| match t.trim() {
+    let online = read::parsed(root, &format!("{dir}/online"), |t| match t.trim() {
         "0" => Ok(Some(false)),
         "1" => Ok(Some(true)),
         "" => Ok(None),
@@ -140,13 +108,13 @@ fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
     Ok(CpuFiles {
         id,
         online,
-        package: read_id(root, &format!("{topo}/physical_package_id"))?,
-        die: read_id(root, &format!("{topo}/die_id"))?,
+        package: read::id(root, &format!("{topo}/physical_package_id"))?,
+        die: read::id(root, &format!("{topo}/die_id"))?,
         // x86 fills cluster_id with BAD_APICID (0xffff) when it has no L2
         // cluster information; that is "unknown", not cluster 65535.
-        cluster: read_id(root, &format!("{topo}/cluster_id"))?.filter(|id| *id != 0xffff),
-        core: read_id(root, &format!("{topo}/core_id"))?,
-        thread_siblings: read_list_or_mask(
+        cluster: read::id(root, &format!("{topo}/cluster_id"))?.filter(|id| *id != 0xffff),
+        core: read::id(root, &format!("{topo}/core_id"))?,
+        thread_siblings: read::list_or_mask(
             root,
             &format!("{topo}/thread_siblings_list"),
             &format!("{topo}/thread_siblings"),
@@ -168,7 +136,7 @@ fn read_caches(root: &Root, cpu_dir: &str) -> Result<Vec<CacheFiles>, ReadError>
     let mut caches = Vec::new();
     for name in names.iter().filter(|n| n.starts_with("index")) {
         let dir = format!("{cache_dir}/{name}");
-        let Some(level) = read_id(root, &format!("{dir}/level"))? else {
+        let Some(level) = read::id(root, &format!("{dir}/level"))? else {
             continue;
         };
         caches.push(CacheFiles {
@@ -177,9 +145,9 @@ fn read_caches(root: &Root, cpu_dir: &str) -> Result<Vec<CacheFiles>, ReadError>
                 .read_optional(&format!("{dir}/type"))?
                 .map(|t| t.trim().to_string())
                 .unwrap_or_else(|| "Unified".into()),
-            size_bytes: read_parsed(root, &format!("{dir}/size"), parse_size)?,
-            line_size_bytes: read_id(root, &format!("{dir}/coherency_line_size"))?,
-            shared_cpus: read_list_or_mask(
+            size_bytes: read::parsed(root, &format!("{dir}/size"), parse_size)?,
+            line_size_bytes: read::id(root, &format!("{dir}/coherency_line_size"))?,
+            shared_cpus: read::list_or_mask(
                 root,
                 &format!("{dir}/shared_cpu_list"),
                 &format!("{dir}/shared_cpu_map"),
@@ -204,14 +172,6 @@ mod tests {
     }
 
     #[test]
-    fn ids_minus_one_mean_unknown() {
-        // cluster_id on x86 kernels before 5.16 reads -1.
-        assert_eq!(parse_id("-1\n").unwrap(), None);
-        assert_eq!(parse_id("3\n").unwrap(), Some(3));
-        assert!(parse_id("three").is_err());
-    }
-
-    #[test]
     fn cpu_names() {
         let names = ["cpu0", "cpu10", "cpufreq", "cpuidle", "online", "cpu2"].map(String::from);
         assert_eq!(cpu_ids(&names), vec![0, 2, 10]);
@@ -221,7 +181,6 @@ mod tests {
         #[test]
         fn never_panic(text in "\\PC{0,40}") {
             let _ = parse_size(&text);
-            let _ = parse_id(&text);
         }
     }
 }

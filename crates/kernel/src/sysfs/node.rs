@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use crate::cpulist::IdList;
 use crate::error::{ParseError, ReadError};
 use crate::procfs::meminfo::{self, Meminfo};
+use crate::read;
 use crate::root::Root;
 
 pub const NODE_DIR: &str = "sys/devices/system/node";
@@ -92,33 +93,17 @@ pub fn node_ids(names: &[String]) -> Vec<u32> {
     ids
 }
 
-pub(crate) fn read_list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadError> {
-    root.read_optional(relative)?
-        .map(|text| IdList::parse(&text).map_err(|e| ReadError::malformed(relative, e.0)))
-        .transpose()
-}
-
-fn read_number(root: &Root, relative: &str) -> Result<Option<u64>, ReadError> {
-    root.read_optional(relative)?
-        .map(|text| {
-            text.trim()
-                .parse()
-                .map_err(|_| ReadError::malformed(relative, format!("`{}` is not a number", text.trim())))
-        })
-        .transpose()
-}
-
 /// Reads the whole node tree; `Ok(None)` when the kernel has no node sysfs.
 pub fn read(root: &Root) -> Result<Option<NodeSysfs>, ReadError> {
     let Some(names) = root.list(NODE_DIR)? else {
         return Ok(None);
     };
     let states = NodeStates {
-        online: read_list(root, &format!("{NODE_DIR}/online"))?,
-        possible: read_list(root, &format!("{NODE_DIR}/possible"))?,
-        has_cpu: read_list(root, &format!("{NODE_DIR}/has_cpu"))?,
-        has_memory: read_list(root, &format!("{NODE_DIR}/has_memory"))?,
-        has_normal_memory: read_list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
+        online: read::list(root, &format!("{NODE_DIR}/online"))?,
+        possible: read::list(root, &format!("{NODE_DIR}/possible"))?,
+        has_cpu: read::list(root, &format!("{NODE_DIR}/has_cpu"))?,
+        has_memory: read::list(root, &format!("{NODE_DIR}/has_memory"))?,
+        has_normal_memory: read::list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
     };
     let nodes = node_ids(&names)
         .into_iter()
@@ -150,7 +135,7 @@ fn read_node(root: &Root, id: u32) -> Result<NodeFiles, ReadError> {
 /// `cpulist` where the kernel has it, else the older `cpumap` mask, else the
 /// `cpuN` links that every kernel puts in the node directory.
 fn read_node_cpus(root: &Root, dir: &str) -> Result<IdList, ReadError> {
-    if let Some(list) = read_list(root, &format!("{dir}/cpulist"))? {
+    if let Some(list) = read::list(root, &format!("{dir}/cpulist"))? {
         return Ok(list);
     }
     let map_path = format!("{dir}/cpumap");
@@ -180,10 +165,10 @@ fn read_access(root: &Root, dir: &str) -> Result<Vec<AccessClass>, ReadError> {
         classes.push(AccessClass {
             class,
             initiators: node_ids(&names).into_iter().collect(),
-            read_latency_ns: read_number(root, &format!("{initiators_dir}/read_latency"))?,
-            write_latency_ns: read_number(root, &format!("{initiators_dir}/write_latency"))?,
-            read_bandwidth_mb_per_sec: read_number(root, &format!("{initiators_dir}/read_bandwidth"))?,
-            write_bandwidth_mb_per_sec: read_number(root, &format!("{initiators_dir}/write_bandwidth"))?,
+            read_latency_ns: read::number(root, &format!("{initiators_dir}/read_latency"))?,
+            write_latency_ns: read::number(root, &format!("{initiators_dir}/write_latency"))?,
+            read_bandwidth_mb_per_sec: read::number(root, &format!("{initiators_dir}/read_bandwidth"))?,
+            write_bandwidth_mb_per_sec: read::number(root, &format!("{initiators_dir}/write_bandwidth"))?,
         });
     }
     Ok(classes)

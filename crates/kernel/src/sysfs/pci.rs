@@ -9,8 +9,8 @@
 
 use crate::cpulist::IdList;
 use crate::error::ReadError;
+use crate::read;
 use crate::root::Root;
-use crate::sysfs::node::read_list;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PciFunction {
@@ -73,22 +73,8 @@ fn parse_hex(text: &str) -> Option<u32> {
 
 pub fn read_function(root: &Root, dir: &str) -> Result<PciFunction, ReadError> {
     let address = dir.rsplit('/').next().unwrap_or(dir).to_string();
-    let node = match root.read_optional(&format!("{dir}/numa_node"))? {
-        Some(text) => {
-            let value: i64 = text.trim().parse().map_err(|_| {
-                ReadError::malformed(&format!("{dir}/numa_node"), format!("`{}` is not a node", text.trim()))
-            })?;
-            u32::try_from(value).ok()
-        }
-        None => None,
-    };
-    let local_cpus = match read_list(root, &format!("{dir}/local_cpulist"))? {
-        Some(list) => Some(list),
-        None => root
-            .read_optional(&format!("{dir}/local_cpus"))?
-            .map(|t| IdList::parse_mask(&t).map_err(|e| ReadError::malformed(&format!("{dir}/local_cpus"), e.0)))
-            .transpose()?,
-    };
+    let node = read::id(root, &format!("{dir}/numa_node"))?;
+    let local_cpus = read::list_or_mask(root, &format!("{dir}/local_cpulist"), &format!("{dir}/local_cpus"))?;
     let hex = |name: &str| -> Result<Option<u32>, ReadError> {
         Ok(root
             .read_optional(&format!("{dir}/{name}"))?
