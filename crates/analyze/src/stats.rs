@@ -69,13 +69,12 @@ pub fn spread_warning(what: &str, summary: &Summary) -> Option<String> {
     let spread = summary.relative_spread();
     if spread > SPREAD_LIMIT {
         Some(format!(
-            "{what}: the middle 80% of {} samples spans {:.0}% of the median ({:.4} to {:.4}), more than the {:.0}% \
-             we trust; the machine was busy or is a noisy VM, so treat this figure as rough and rerun with more \
-             samples on a quiet machine",
-            summary.samples,
+            "{what}: too noisy to trust: p10–p90 ({} to {}) spans {:.0}% of the median over {} samples (limit \
+             {:.0}%); the machine was busy or is a noisy VM, so rerun on a quiet machine or with more samples",
+            significant(summary.p10),
+            significant(summary.p90),
             spread * 100.0,
-            summary.p10,
-            summary.p90,
+            summary.samples,
             SPREAD_LIMIT * 100.0
         ))
     } else if summary.samples < 3 {
@@ -87,6 +86,17 @@ pub fn spread_warning(what: &str, summary: &Summary) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Four significant figures, enough to show a spread without noise digits.
+fn significant(value: f64) -> String {
+    let magnitude = if value == 0.0 {
+        0
+    } else {
+        value.abs().log10().floor() as i32
+    };
+    let decimals = (3 - magnitude).max(0) as usize;
+    format!("{value:.decimals$}")
 }
 
 #[cfg(test)]
@@ -113,7 +123,9 @@ mod tests {
         let noisy = summarize(&[100.0, 180.0, 90.0, 100.0, 250.0]).unwrap();
         let text = spread_warning("latency node 0→0", &noisy).unwrap();
         assert!(
-            text.starts_with("latency node 0→0: the middle 80% of 5 samples"),
+            text.starts_with(
+                "latency node 0→0: too noisy to trust: p10–p90 (94.00 to 222.0) spans 128% of the median over 5 samples"
+            ),
             "{text}"
         );
         assert!(spread_warning("x", &summarize(&[1.0]).unwrap())

@@ -125,6 +125,9 @@ impl Root {
         for entry in entries {
             let entry = entry.map_err(|e| ReadError::from_io(relative, &e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
+            if name == crate::snapshot::KEEP {
+                continue;
+            }
             if self.recording.is_some() {
                 self.record_entry(&format!("{resolved}/{name}"), &entry);
             }

@@ -16,6 +16,11 @@ use crate::root::{Recording, Root};
 
 pub const MANIFEST: &str = "numasleuth-snapshot.json";
 
+/// Placed in directories a snapshot holds empty (a device directory a link
+/// points at), because git drops empty directories and a fixture checked in
+/// must still resolve. [`Root::list`] never shows it.
+pub const KEEP: &str = ".numasleuth-keep";
+
 /// How large an archive may grow when unpacked; snapshots are a few MB, so
 /// anything bigger is not ours and unpacking it would only fill the disk.
 const MAX_UNPACKED_BYTES: u64 = 2 << 30;
@@ -133,6 +138,12 @@ fn build_tree(recording: &Recording, manifest_json: &str, tree: &Path) -> io::Re
             symlink(link_target, &at)?;
         }
     }
+    for dir in recording.dirs.keys() {
+        let at = tree.join(dir);
+        if at.is_dir() && fs::read_dir(&at)?.next().is_none() {
+            fs::write(at.join(KEEP), "")?;
+        }
+    }
     fs::write(tree.join(MANIFEST), manifest_json)?;
     Ok(SnapshotSummary {
         files: recording.files.len(),
@@ -198,6 +209,10 @@ mod tests {
         let out = out_dir.path().join("snap");
         write(&recorded(), "{}", &out).unwrap();
         assert!(out.join(MANIFEST).exists());
+        // The link target holds nothing we read, yet must survive git.
+        let empty = "sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0";
+        assert!(out.join(empty).join(KEEP).exists());
+        assert_eq!(Root::directory(&out).unwrap().list(empty).unwrap(), Some(vec![]));
         let err = write(&recorded(), "{}", &out).unwrap_err();
         assert!(err.to_string().contains("refusing to overwrite"), "{err}");
     }

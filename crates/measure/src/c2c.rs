@@ -4,7 +4,10 @@
 //! Two methods:
 //! - **CAS ping-pong**: the two CPUs take turns to compare-and-swap one
 //!   counter; a round trip moves the line there and back, so half of it is
-//!   one transfer. Needs no clock agreement between CPUs.
+//!   one transfer. Needs no clock agreement between CPUs. The waiter polls
+//!   with loads and only then CASes (test-and-test-and-set), as spinlocks
+//!   do; core-to-core-latency instead retries the CAS itself, which adds
+//!   contention between the two CPUs to the figure.
 //! - **One-way store/load**: the sender stores a timestamp, the receiver
 //!   spins on loads and subtracts its own clock reading. It times a single
 //!   transfer but relies on CLOCK_MONOTONIC agreeing across CPUs, and
@@ -30,6 +33,9 @@ pub enum Method {
 
 /// Spins before a waiting thread starts yielding; keeps a run with both
 /// threads on one CPU (a cpuset of one) from stalling for scheduler ticks.
+/// The spin itself has no PAUSE: PAUSE delays noticing the line's arrival
+/// (by up to ~140 cycles on recent Intel cores), which would be measured
+/// as transfer latency.
 const SPINS_BEFORE_YIELD: u32 = 1 << 16;
 
 /// Offsets of the contended line and the one-way acknowledgement line,
@@ -158,7 +164,6 @@ fn wait_until(mut ready: impl FnMut() -> bool) {
     while !ready() {
         if spins < SPINS_BEFORE_YIELD {
             spins += 1;
-            std::hint::spin_loop();
         } else {
             std::thread::yield_now();
         }
@@ -172,9 +177,14 @@ fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> V
     let mut start = Instant::now();
     for round in 0..rounds as u64 {
         let from = 2 * round + parity;
+        // Test, then test-and-set: polling with loads keeps the line shared
+        // while waiting, so the CAS that follows is one clean transfer and
+        // not a fight between two CPUs both demanding the line exclusively.
         wait_until(|| {
-            word.compare_exchange(from, from + 1, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
+            word.load(Ordering::Relaxed) == from
+                && word
+                    .compare_exchange(from, from + 1, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
         });
         if (round as usize + 1) % per_batch == 0 {
             batches.push(start.elapsed().as_nanos() as f64);

@@ -8,95 +8,101 @@ use crate::mem_json::MemDocument;
 
 const HEADER: &str = "kind,initiator,target,size_bytes,delay_ns,median,p10,p90,samples,unit\n";
 
-fn row(out: &mut String, kind: &str, from: String, to: String, size: String, delay: String, s: &Summary, unit: &str) {
+/// Where a row's figure came from: kind, initiator, target, size_bytes,
+/// delay_ns (empty where they do not apply).
+struct Key<'a> {
+    kind: &'a str,
+    from: String,
+    to: String,
+    size_bytes: String,
+    delay_ns: String,
+}
+
+fn row(out: &mut String, key: Key<'_>, s: &Summary, unit: &str) {
     out.push_str(&format!(
-        "{kind},{from},{to},{size},{delay},{},{},{},{},{unit}\n",
-        s.median, s.p10, s.p90, s.samples
+        "{},{},{},{},{},{},{},{},{},{unit}\n",
+        key.kind, key.from, key.to, key.size_bytes, key.delay_ns, s.median, s.p10, s.p90, s.samples
     ));
+}
+
+fn matrix(
+    out: &mut String,
+    kind: &str,
+    rows: &[u32],
+    columns: &[u32],
+    cells: &[Vec<Option<Summary>>],
+    size: usize,
+    unit: &str,
+) {
+    for (from, cells) in rows.iter().zip(cells) {
+        for (to, cell) in columns.iter().zip(cells) {
+            if let Some(s) = cell {
+                let key = Key {
+                    kind,
+                    from: from.to_string(),
+                    to: to.to_string(),
+                    size_bytes: size.to_string(),
+                    delay_ns: String::new(),
+                };
+                row(out, key, s, unit);
+            }
+        }
+    }
 }
 
 pub fn mem(doc: &MemDocument) -> String {
     let mut out = HEADER.to_string();
     if let Some(lat) = &doc.latency_ns {
-        for (i, cells) in lat.initiators.iter().zip(&lat.matrix) {
-            for (t, cell) in lat.nodes.iter().zip(cells) {
-                if let Some(s) = cell {
-                    row(
-                        &mut out,
-                        "latency",
-                        i.to_string(),
-                        t.to_string(),
-                        lat.buffer_bytes.to_string(),
-                        String::new(),
-                        s,
-                        "ns",
-                    );
-                }
-            }
-        }
+        matrix(
+            &mut out,
+            "latency",
+            &lat.initiators,
+            &lat.nodes,
+            &lat.matrix,
+            lat.buffer_bytes,
+            "ns",
+        );
     }
     if let Some(bw) = &doc.bandwidth_bytes_per_sec {
-        for (i, cells) in bw.initiators.iter().zip(&bw.matrix) {
-            for (t, cell) in bw.nodes.iter().zip(cells) {
-                if let Some(s) = cell {
-                    let kind = format!("bandwidth-{}", bw.mix);
-                    let size = bw.buffer_bytes_per_thread.to_string();
-                    row(
-                        &mut out,
-                        &kind,
-                        i.to_string(),
-                        t.to_string(),
-                        size,
-                        String::new(),
-                        s,
-                        "bytes_per_sec",
-                    );
-                }
-            }
-        }
+        let kind = format!("bandwidth-{}", bw.mix);
+        matrix(
+            &mut out,
+            &kind,
+            &bw.initiators,
+            &bw.nodes,
+            &bw.matrix,
+            bw.buffer_bytes_per_thread,
+            "bytes_per_sec",
+        );
     }
     if let Some(sweep) = &doc.latency_sweep {
         for point in &sweep.points {
             if let Some(s) = &point.latency_ns {
-                let (cpu, node, size) = (
-                    format!("cpu{}", sweep.cpu),
-                    sweep.node.to_string(),
-                    point.size_bytes.to_string(),
-                );
-                row(&mut out, "latency-sweep", cpu, node, size, String::new(), s, "ns");
+                let key = Key {
+                    kind: "latency-sweep",
+                    from: format!("cpu{}", sweep.cpu),
+                    to: sweep.node.to_string(),
+                    size_bytes: point.size_bytes.to_string(),
+                    delay_ns: String::new(),
+                };
+                row(&mut out, key, s, "ns");
             }
         }
     }
     if let Some(loaded) = &doc.loaded_latency {
         for point in &loaded.points {
-            let (cpu, node, delay) = (
-                format!("cpu{}", loaded.latency_cpu),
-                loaded.node.to_string(),
-                point.delay_ns.to_string(),
-            );
+            let key = |kind| Key {
+                kind,
+                from: format!("cpu{}", loaded.latency_cpu),
+                to: loaded.node.to_string(),
+                size_bytes: String::new(),
+                delay_ns: point.delay_ns.to_string(),
+            };
             if let Some(s) = &point.latency_ns {
-                row(
-                    &mut out,
-                    "loaded-latency",
-                    cpu.clone(),
-                    node.clone(),
-                    String::new(),
-                    delay.clone(),
-                    s,
-                    "ns",
-                );
+                row(&mut out, key("loaded-latency"), s, "ns");
             }
             if let Some(s) = &point.bandwidth_bytes_per_sec {
-                row(
-                    &mut out,
-                    "loaded-bandwidth",
-                    cpu,
-                    node,
-                    String::new(),
-                    delay,
-                    s,
-                    "bytes_per_sec",
-                );
+                row(&mut out, key("loaded-bandwidth"), s, "bytes_per_sec");
             }
         }
     }
@@ -105,19 +111,18 @@ pub fn mem(doc: &MemDocument) -> String {
 
 pub fn c2c(doc: &C2cDocument) -> String {
     let mut out = HEADER.to_string();
+    let kind = format!("c2c-{}", doc.method);
     for (a, cells) in doc.cpus.iter().zip(&doc.latency_ns) {
         for (b, cell) in doc.cpus.iter().zip(cells) {
             if let Some(s) = cell {
-                row(
-                    &mut out,
-                    &format!("c2c-{}", doc.method),
-                    format!("cpu{a}"),
-                    format!("cpu{b}"),
-                    String::new(),
-                    String::new(),
-                    s,
-                    "ns",
-                );
+                let key = Key {
+                    kind: &kind,
+                    from: format!("cpu{a}"),
+                    to: format!("cpu{b}"),
+                    size_bytes: String::new(),
+                    delay_ns: String::new(),
+                };
+                row(&mut out, key, s, "ns");
             }
         }
     }

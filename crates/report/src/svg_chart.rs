@@ -49,7 +49,11 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
     for i in 0..=4 {
         let (fx, fy) = (x_min + (x_max - x_min) * f64::from(i) / 4.0, y_max * f64::from(i) / 4.0);
         // Short runs need two decimals, or 0.25 and 0.3 print alike.
-        let x_text = if x_max - x_min < 10.0 { format!("{fx:.2}") } else { format!("{fx:.1}") };
+        let x_text = if x_max - x_min < 10.0 {
+            format!("{fx:.2}")
+        } else {
+            format!("{fx:.1}")
+        };
         svg.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{x_text}</text>\
              <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{fy:.0}</text>\
