@@ -193,6 +193,20 @@ fn c2c_matrix_is_symmetric_with_an_empty_diagonal() {
         "0-1",
     ]);
     assert_eq!(one_way["method"], "one-way");
+    assert!(doc.get("raw_latency_ns").is_none(), "raw samples only on request");
+    let raw = json(&[
+        "c2c",
+        "--json",
+        "--raw",
+        "--samples",
+        "3",
+        "--transfers",
+        "20",
+        "--cpus",
+        "0-1",
+    ]);
+    assert_eq!(raw["raw_latency_ns"][0][1].as_array().unwrap().len(), 3);
+    assert!(raw["raw_latency_ns"][0][0].is_null());
 }
 
 #[test]
@@ -223,4 +237,21 @@ fn hugetlb_without_reserved_pages_is_a_clear_error() {
     ]));
     assert!(stderr.contains("no huge pages available"), "{stderr}");
     assert!(stderr.contains("nr_hugepages"), "{stderr}");
+}
+
+#[test]
+fn c2c_sampling_modes_pick_one_cpu_per_group_or_say_why_not() {
+    for (mode, name) in [("core", "core"), ("cache", "cache"), ("node", "node")] {
+        let out = numasleuth(&["c2c", "--json", "--sample", mode, "--samples", "2", "--transfers", "20"]);
+        if out.status.success() {
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["sampling"], name);
+            let cpus = doc["cpus"].as_array().unwrap();
+            assert!(cpus.len() >= 2 && doc["latency_ns"].as_array().unwrap().len() == cpus.len());
+        } else {
+            // One node, or one L3 shared by every CPU, leaves a single CPU.
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("needs at least two CPUs"), "{mode}: {stderr}");
+        }
+    }
 }

@@ -61,7 +61,7 @@ pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
         let ns = start.elapsed().as_nanos() as f64;
         Ok(CycleClock {
             cycles_per_ns: (tsc_end - tsc_start) as f64 / ns,
-            source: "invariant TSC (reference clock; the core clock differs under boost)".into(),
+            source: "invariant TSC, a reference clock: the core clock differs under boost".into(),
         })
     }
     #[cfg(not(target_arch = "x86_64"))]

@@ -8,22 +8,32 @@ pub enum MeasureError {
     Pin { cpu: u32, reason: String },
     #[error("cannot read this thread's CPU affinity: {0}")]
     Affinity(String),
-    #[error("cannot map {bytes} bytes: {reason}")]
+    #[error("cannot map {}: {reason}", human(*bytes))]
     Map { bytes: usize, reason: String },
     #[error(
-        "no huge pages available for a {bytes}-byte hugetlb buffer on node {node}: reserve some with \
+        "no huge pages available for a hugetlb buffer of {} on node {node}: reserve some with \
          `echo N > /sys/devices/system/node/node{node}/hugepages/hugepages-2048kB/nr_hugepages` \
-         (or use --pages thp)"
+         (or use --pages thp)",
+        human(*bytes)
     )]
     NoHugePages { bytes: usize, node: u32 },
     #[error("no permission to map hugetlb pages: {0} (run as a user in vm/hugetlb_shm_group, or use --pages thp)")]
     HugePagePermission(String),
     #[error("cannot bind memory to node {node} (mbind): {reason}")]
     Bind { node: u32, reason: String },
-    #[error("cannot fault in {bytes} bytes on node {node}: {reason}")]
+    #[error("cannot fault in {} on node {node}: {reason}", human(*bytes))]
     Prefault { bytes: usize, node: u32, reason: String },
     #[error("cannot start a measurement thread: {0}")]
     Thread(String),
     #[error("{0}")]
     Invalid(String),
+}
+
+/// Sizes in messages as people read them (MiB from 1 MiB up).
+fn human(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.0} MiB", bytes as f64 / f64::from(1u32 << 20))
+    } else {
+        format!("{bytes} bytes")
+    }
 }

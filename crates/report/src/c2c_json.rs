@@ -27,6 +27,10 @@ pub struct C2cDocument {
     pub cycles_note: String,
     pub placement_verified: bool,
     pub warnings: Vec<String>,
+    /// With `--raw`: every kept sample per pair (same indexing as
+    /// `latency_ns`), for statistics of the reader's own choosing.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_latency_ns: Option<Vec<Vec<Option<Vec<f64>>>>>,
 }
 
 pub fn render(document: &C2cDocument) -> String {
@@ -60,6 +64,7 @@ mod tests {
             cycles_note: String::new(),
             placement_verified: true,
             warnings: Vec::new(),
+            raw_latency_ns: None,
         };
         let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
         assert_eq!(json["schema"], "numasleuth.c2c/1");

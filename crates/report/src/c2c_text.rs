@@ -52,13 +52,17 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
         pairs.iter().min_by(|a, b| a.2.total_cmp(&b.2)),
         pairs.iter().max_by(|a, b| a.2.total_cmp(&b.2)),
     ) {
-        out.push_str(&format!(
-            "\nFastest pair CPU {}↔{}: {:.1} ns [p10 {:.1}, p90 {:.1}]; slowest CPU {}↔{}: {:.1} ns [p10 {:.1}, p90 {:.1}]\n",
-            low.0, low.1, low.2, low.3, low.4, high.0, high.1, high.2, high.3, high.4
-        ));
+        let pair = |p: &(u32, u32, f64, f64, f64)| {
+            format!("CPU {}↔{}: {:.1} ns [p10 {:.1}, p90 {:.1}]", p.0, p.1, p.2, p.3, p.4)
+        };
+        if pairs.len() == 1 {
+            out.push_str(&format!("\nOne pair, {}\n", pair(low)));
+        } else {
+            out.push_str(&format!("\nFastest pair {}; slowest {}\n", pair(low), pair(high)));
+        }
         if let Some(per_ns) = doc.cycles_per_ns {
             out.push_str(&format!(
-                "In reference cycles: {:.0} to {:.0} ({:.2} GHz {})\n",
+                "In cycles: {:.0} to {:.0} at {:.2} GHz ({})\n",
                 low.2 * per_ns,
                 high.2 * per_ns,
                 per_ns,

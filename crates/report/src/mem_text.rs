@@ -75,7 +75,7 @@ pub fn render(doc: &MemDocument, colour: bool) -> String {
         ));
         if let Some(per_ns) = doc.cycles_per_ns {
             out.push_str(&format!(
-                "\nThe same in reference cycles ({:.2} GHz {})\n",
+                "\nThe same in cycles at {:.2} GHz ({})\n",
                 per_ns, doc.cycles_note
             ));
             out.push_str(&matrix(

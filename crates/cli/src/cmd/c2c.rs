@@ -50,6 +50,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     };
     let n = cpus.len();
     let mut matrix = vec![vec![None; n]; n];
+    let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
     let (mut overhead, mut noisy) = (None, Vec::new());
     for a in 0..n {
@@ -72,6 +73,10 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             }
             matrix[a][b] = summary;
             matrix[b][a] = summary;
+            if args.raw {
+                raw[a][b] = Some(pair.latency_ns.clone());
+                raw[b][a] = Some(pair.latency_ns);
+            }
         }
     }
     progress.finish();
@@ -108,6 +113,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         cycles_note,
         placement_verified: line.placement().verified,
         warnings,
+        raw_latency_ns: args.raw.then_some(raw),
     };
     if args.json {
         output::print(&c2c_json::render(&doc))?;

@@ -173,4 +173,7 @@ pub struct C2cArgs {
     /// Fewer samples and transfers.
     #[arg(long)]
     pub quick: bool,
+    /// Also put every sample into the JSON (`raw_latency_ns`).
+    #[arg(long, requires = "json")]
+    pub raw: bool,
 }

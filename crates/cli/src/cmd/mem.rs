@@ -248,10 +248,8 @@ fn bandwidth_matrix(
             (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
             let summary = summarize(&samples.bytes_per_sec);
             if let Some(s) = &summary {
-                doc.warnings.extend(spread_warning(
-                    &format!("bandwidth node {initiator} → node {target}"),
-                    s,
-                ));
+                let what = format!("bandwidth node {initiator} → node {target}, in GB/s");
+                doc.warnings.extend(spread_warning(&what, &s.scaled(1e-9)));
             }
             matrix[i][t] = summary;
         }
