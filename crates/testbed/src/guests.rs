@@ -79,7 +79,28 @@ pub fn three_nodes_nic() -> GuestSpec {
     // interrupt exists, served (by default) from node 0's CPUs.
     g.setup = vec!["ip link set eth0 up".to_string()];
     g.commands.extend(irq_round_trip_commands());
+    g.commands.extend(placement_commands());
     g
+}
+
+/// Measurement placement on a real 3-node kernel: buffers bound to each
+/// node (the CPU-less one included) must be verified there. TCG timings
+/// mean nothing, so only structure and placement are asserted.
+pub fn placement_commands() -> Vec<(String, String)> {
+    [
+        (
+            "mem",
+            "numasleuth mem --json --quick --size 16M --samples 3 --sample-ms 2",
+        ),
+        (
+            "c2c",
+            "numasleuth c2c --json --home-node 2 --cpus 0,2 --samples 2 --transfers 20",
+        ),
+        ("mem-bad-node", "numasleuth mem latency --sizes 16K --node 7"),
+    ]
+    .into_iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect()
 }
 
 /// `doctor` must flag the NIC's IRQ, `irq --apply` must move it onto node

@@ -199,6 +199,70 @@ fn qemu_three_nodes_cpuless_and_nic() {
             kernel_nic.map(|n| n.pci.as_str()),
         );
         expect_irq_round_trip(o, c);
+        expect_placement(o, c);
+    });
+}
+
+/// `mem` and `c2c` in the 3-node guest: 2 initiators × 3 targets, every
+/// buffer verified on its node, the c2c line homed on CPU-less node 2.
+fn expect_placement(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    if let Some(mem) = command_json(c, sections, "mem") {
+        c.eq("mem schema", mem["schema"].as_str(), Some("numasleuth.mem/1"));
+        for key in ["latency_ns", "bandwidth_bytes_per_sec"] {
+            let m = &mem[key];
+            c.eq(&format!("mem {key} targets"), u64s(&m["nodes"]), Some(vec![0, 1, 2]));
+            c.eq(
+                &format!("mem {key} initiators"),
+                u64s(&m["initiators"]),
+                Some(vec![0, 1]),
+            );
+            let rows = array(m, "matrix");
+            c.eq(&format!("mem {key} rows"), rows.len(), 2);
+            for row in rows {
+                let cells = row.as_array().map_or(&[][..], Vec::as_slice);
+                c.eq(&format!("mem {key} cells per row"), cells.len(), 3);
+                for cell in cells {
+                    let numeric = ["median", "p10", "p90"].iter().all(|k| cell[*k].is_number());
+                    c.check(numeric && cell["samples"] == 3, || {
+                        format!("mem {key}: bad cell {cell}")
+                    });
+                }
+            }
+        }
+        c.eq(
+            "mem placement_verified",
+            mem["placement_verified"].as_bool(),
+            Some(true),
+        );
+        let placements = array(&mem, "placements");
+        c.check(placements.iter().all(|p| p["verified"] == true), || {
+            format!("mem: unverified placement in {placements:?}")
+        });
+        c.check(placements.iter().any(|p| p["node"] == 2), || {
+            "mem: no buffer on CPU-less node 2".to_string()
+        });
+    }
+    if let Some(c2c) = command_json(c, sections, "c2c") {
+        c.eq("c2c home_node", c2c["home_node"].as_u64(), Some(2));
+        c.eq(
+            "c2c placement_verified",
+            c2c["placement_verified"].as_bool(),
+            Some(true),
+        );
+        c.eq("c2c cpus", u64s(&c2c["cpus"]), Some(vec![0, 2]));
+        let m = &c2c["latency_ns"];
+        c.check(m[0][0].is_null() && m[0][1].is_object() && m[0][1] == m[1][0], || {
+            format!("c2c: matrix is not a symmetric pair with an empty diagonal: {m}")
+        });
+    }
+    match sections.get("mem-bad-node") {
+        Some(s) => c.eq("mem --node 7 exit code", s.rc, 2),
+        None => c.fail("mem --node 7 printed no result"),
+    }
+    let stderr = sections.get("mem-bad-node.stderr").map_or("", |s| s.text.as_str());
+    c.check(stderr.contains("node 7 does not exist"), || {
+        format!("mem --node 7: unclear error {stderr:?}")
     });
 }
 
