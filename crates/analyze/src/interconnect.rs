@@ -105,7 +105,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
             if let (Some(r), Some(remote), Some(local)) = (row.bandwidth_ratio, bw_remote, bw_local) {
                 if r < STARVED_BANDWIDTH_RATIO {
                     out.findings.push(Finding {
-                        id: "interconnect-starved",
+                        id: "interconnect-bandwidth",
                         severity: Severity::Critical,
                         title: format!(
                             "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",

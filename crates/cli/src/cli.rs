@@ -46,6 +46,14 @@ pub enum Command {
     /// Core-to-core cache-line latency matrix, with the line on a chosen
     /// node (--home-node).
     C2c(crate::cmd::measure_args::C2cArgs),
+    /// Reproduce false sharing, lock scaling and the remote-global bug on
+    /// this machine, and explain the numbers.
+    Lab(crate::cmd::lab_args::LabArgs),
+    /// Where a process's memory and threads live, down to ELF sections,
+    /// with findings (static data remote from its threads, policies).
+    Inspect(crate::cmd::process_args::InspectArgs),
+    /// Which symbols share each cache line of .data/.bss/.tdata/.tbss.
+    Lines(crate::cmd::process_args::LinesArgs),
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +89,10 @@ pub struct DoctorArgs {
     /// Exit 1 when a finding at or above this severity exists.
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
+    /// Also measure: a quick node×node latency and bandwidth matrix and the
+    /// interconnect verdict (a few seconds per node pair; live system only).
+    #[arg(long)]
+    pub measure: bool,
 }
 
 #[derive(Debug, Args)]

@@ -28,6 +28,9 @@ fn main() -> ExitCode {
         Command::Memwatch(args) => cmd::memwatch::run(&root, args),
         Command::Mem(args) => cmd::mem::run(&root, args),
         Command::C2c(args) => cmd::c2c::run(&root, args),
+        Command::Lab(args) => cmd::lab::run(&root, args),
+        Command::Inspect(args) => cmd::inspect::run(&root, args),
+        Command::Lines(args) => cmd::lines::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -33,7 +33,10 @@ fn healthy_machine_is_clean_and_every_check_runs() {
     let (code, json) = doctor(dir.path(), &["--fail-on", "info"]);
     assert_eq!(json["schema"], "numasleuth.doctor/1");
     assert!(finding_ids(&json).is_empty(), "{}", json["findings"]);
-    assert_eq!(json["checks_skipped"], serde_json::json!([]));
+    // Only the measured check is skipped, and it says how to run it.
+    assert_eq!(json["checks_skipped"].as_array().unwrap().len(), 1);
+    assert_eq!(json["checks_skipped"][0]["id"], "interconnect-bandwidth");
+    assert!(json["checks_skipped"][0]["why"].as_str().unwrap().contains("--measure"));
     let ran = json["checks_run"].as_array().unwrap();
     for id in [
         "cpu-less-nodes",
@@ -257,4 +260,35 @@ fn memwatch_json_lines_and_bounds() {
         assert_eq!(output.status.code(), Some(2), "{bad:?}");
         assert!(stderr(&output).starts_with("numasleuth: error:") || stderr(&output).contains("error:"));
     }
+}
+
+#[test]
+fn measure_needs_the_live_machine_and_adds_the_interconnect_check() {
+    let dir = host_tree_with(&[]);
+    let (_, json) = doctor(dir.path(), &["--measure"]);
+    let skipped = json["checks_skipped"].to_string();
+    assert!(
+        skipped.contains("interconnect-bandwidth") && skipped.contains("live machine"),
+        "{skipped}"
+    );
+    assert!(json["measurements"].is_null());
+
+    let output = numasleuth().args(["doctor", "--json", "--measure"]).output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let live: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        live["checks_run"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "interconnect-bandwidth"),
+        "{}",
+        live["checks_run"]
+    );
+    let mem = &live["measurements"];
+    assert_eq!(mem["schema"], "numasleuth.mem/1");
+    assert_eq!(mem["placement_verified"], true);
+    let nodes = live["topology"]["nodes"].as_array().unwrap().len();
+    assert_eq!(mem["latency_ns"]["nodes"].as_array().unwrap().len(), nodes);
+    assert!(mem["latency_ns"]["matrix"][0][0]["median"].as_f64().unwrap() > 0.0);
 }

@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod cpulist;
 pub mod error;
 pub mod gather;
+pub mod pages;
 pub mod procfs;
 pub mod read;
 pub mod root;

@@ -6,6 +6,8 @@
 
 mod build;
 mod caches;
+pub mod process;
+mod process_build;
 
 use numasleuth_kernel::sysfs::node::AccessClass;
 use numasleuth_kernel::IdList;

@@ -7,6 +7,7 @@
 use numasleuth_analyze::findings::{Diagnosis, Finding, Skipped};
 use serde::Serialize;
 
+use crate::mem_json::MemDocument;
 use crate::topo_json::TopoJson;
 
 pub const SCHEMA: &str = "numasleuth.doctor/1";
@@ -20,9 +21,15 @@ pub struct DoctorJson<'a> {
     /// The worst severity found, or null when clean.
     pub worst: Option<&'static str>,
     pub topology: &'a TopoJson,
+    /// The `numasleuth.mem/1` document of `--measure`, or null.
+    pub measurements: Option<&'a MemDocument>,
 }
 
-pub fn build<'a>(diagnosis: &'a Diagnosis, topology: &'a TopoJson) -> DoctorJson<'a> {
+pub fn build<'a>(
+    diagnosis: &'a Diagnosis,
+    topology: &'a TopoJson,
+    measurements: Option<&'a MemDocument>,
+) -> DoctorJson<'a> {
     DoctorJson {
         schema: SCHEMA,
         findings: &diagnosis.findings,
@@ -30,5 +37,6 @@ pub fn build<'a>(diagnosis: &'a Diagnosis, topology: &'a TopoJson) -> DoctorJson
         checks_skipped: &diagnosis.checks_skipped,
         worst: diagnosis.worst().map(|s| s.as_str()),
         topology,
+        measurements,
     }
 }

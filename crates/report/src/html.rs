@@ -37,31 +37,47 @@ pub fn table(header: &[&str], rows: &[Vec<String>]) -> String {
 /// A square matrix as coloured cells, lowest value pale, highest dark;
 /// `None` cells are hatched grey and labelled "?" rather than guessed.
 pub fn heatmap_svg(title: &str, labels: &[String], matrix: &[Vec<Option<f64>>], unit: &str) -> String {
+    heatmap_svg_rect(title, labels, labels, matrix, unit)
+}
+
+/// Like [`heatmap_svg`], for matrices whose rows and columns differ (CPU
+/// nodes × memory nodes, where memory-only nodes are columns only).
+pub fn heatmap_svg_rect(
+    title: &str,
+    row_labels: &[String],
+    column_labels: &[String],
+    matrix: &[Vec<Option<f64>>],
+    unit: &str,
+) -> String {
     const CELL: usize = 56;
     const MARGIN: usize = 70;
-    let n = labels.len();
+    let (rows, columns) = (row_labels.len(), column_labels.len());
     let values: Vec<f64> = matrix.iter().flatten().flatten().copied().collect();
     let low = values.iter().copied().fold(f64::INFINITY, f64::min);
     let high = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let size = MARGIN + n * CELL + 10;
+    let height = MARGIN + rows * CELL + 10;
     // Wide enough for the title and the legend, however few the nodes.
-    let width = size.max(420);
+    let width = (MARGIN + columns * CELL + 10).max(420);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{}\" role=\"img\" \
          aria-label=\"{}\"><text x=\"4\" y=\"16\" font-size=\"13\">{}</text>",
-        size + 20,
+        height + 20,
         escape(title),
         escape(title)
     );
-    for (i, label) in labels.iter().enumerate() {
-        let center = MARGIN + i * CELL + CELL / 2;
+    for (j, label) in column_labels.iter().enumerate() {
         svg.push_str(&format!(
-            "<text x=\"{center}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
-             <text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>",
+            MARGIN + j * CELL + CELL / 2,
             MARGIN - 8,
-            escape(label),
+            escape(label)
+        ));
+    }
+    for (i, label) in row_labels.iter().enumerate() {
+        svg.push_str(&format!(
+            "<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>",
             MARGIN - 8,
-            center + 4,
+            MARGIN + i * CELL + CELL / 2 + 4,
             escape(label)
         ));
     }
@@ -87,7 +103,7 @@ pub fn heatmap_svg(title: &str, labels: &[String], matrix: &[Vec<Option<f64>>], 
     }
     svg.push_str(&format!(
         "<text x=\"4\" y=\"{}\" font-size=\"11\">rows: from, columns: to; {}</text></svg>",
-        size + 14,
+        height + 14,
         escape(unit)
     ));
     svg

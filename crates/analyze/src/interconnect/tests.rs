@@ -55,7 +55,7 @@ fn the_qumulo_case_is_flagged_with_what_was_measured_and_what_is_typical() {
     let starved: Vec<_> = verdict
         .findings
         .iter()
-        .filter(|f| f.id == "interconnect-starved")
+        .filter(|f| f.id == "interconnect-bandwidth")
         .collect();
     assert_eq!(starved.len(), 2, "{:#?}", verdict.findings);
     let first = starved[0];

@@ -10,7 +10,7 @@ use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
-use numasleuth_report::{doctor_html, doctor_json, doctor_text, topo_json};
+use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_json};
 
 use crate::cli::{DoctorArgs, FailOn};
 use crate::output;
@@ -18,19 +18,29 @@ use crate::output;
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let (topo, host) = super::host(root)?;
     let mut diagnosis = diagnose(&topo, &host);
+    let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
+    let sections = measured
+        .as_ref()
+        .map(super::doctor_measure::sections)
+        .unwrap_or_default();
     diagnosis.rank();
     let headline = headline(&topo);
     if let Some(path) = &args.html {
-        let page = doctor_html::render(&headline, &topo, &diagnosis, &[]);
+        let page = doctor_html::render(&headline, &topo, &diagnosis, &sections);
         std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("numasleuth: wrote {}", path.display());
     }
     if args.json {
         let topology = topo_json::build(&topo, warnings(&topo));
-        output::print_json(&doctor_json::build(&diagnosis, &topology))?;
+        output::print_json(&doctor_json::build(&diagnosis, &topology, measured.as_ref()))?;
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        output::print(&doctor_text::render(&headline, &diagnosis, color))?;
+        let mut text = doctor_text::render(&headline, &diagnosis, color);
+        if let Some(doc) = &measured {
+            text.push_str("\nMeasurements (doctor --measure, quick settings)\n");
+            text.push_str(&mem_text::render(doc, color));
+        }
+        output::print(&text)?;
     }
     let threshold = args.fail_on.map(|f| match f {
         FailOn::Info => Severity::Info,

@@ -60,54 +60,73 @@ pub fn mix(arg: MixArg) -> Mix {
     }
 }
 
-pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
+/// The default `mem` job: both node×node matrices, placement verdict and
+/// interconnect judgement. `doctor --measure` runs exactly this.
+pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument> {
     let machine = measure_plan::machine(root, "mem")?;
-    let options = &args.options;
     let settings = Settings::new(options);
+    let mut doc = document(options);
+    let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+    let cells = (initiators.len() * targets.len() * 2) as u64;
+    let mut progress = Progress::new(cells, "mem");
+    latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
+    bandwidth_matrix(
+        &machine,
+        &settings,
+        options,
+        (&initiators, &targets),
+        &mut doc,
+        &mut progress,
+    )?;
+    progress.finish();
+    finish(&machine, options, &mut doc);
+    Ok(doc)
+}
+
+fn document(options: &MemOptions) -> MemDocument {
     let mut doc = MemDocument::new();
     doc.page_kind = measure_plan::page_kind_name(options.pages).to_string();
     (doc.cycles_per_ns, doc.cycles_note) = measure_plan::cycles();
-    match &args.mode {
-        None => {
-            let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
-            let cells = (initiators.len() * targets.len() * 2) as u64;
-            let mut progress = Progress::new(cells, "mem");
-            latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
-            bandwidth_matrix(
-                &machine,
-                &settings,
-                options,
-                (&initiators, &targets),
-                &mut doc,
-                &mut progress,
-            )?;
-            progress.finish();
-        }
-        Some(MemMode::Latency(latency)) => match &latency.sizes {
-            Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
-            None => {
-                let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
-                let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem latency");
-                latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
-                progress.finish();
+    doc
+}
+
+pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
+    let options = &args.options;
+    let doc = match &args.mode {
+        None => matrices(root, options)?,
+        Some(mode) => {
+            let machine = measure_plan::machine(root, "mem")?;
+            let settings = Settings::new(options);
+            let mut doc = document(options);
+            match mode {
+                MemMode::Latency(latency) => match &latency.sizes {
+                    Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
+                    None => {
+                        let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+                        let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem latency");
+                        latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
+                        progress.finish();
+                    }
+                },
+                MemMode::Bandwidth => {
+                    let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+                    let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem bandwidth");
+                    bandwidth_matrix(
+                        &machine,
+                        &settings,
+                        options,
+                        (&initiators, &targets),
+                        &mut doc,
+                        &mut progress,
+                    )?;
+                    progress.finish();
+                }
+                MemMode::Loaded(loaded) => mem_curves::loaded(&machine, &settings, loaded, &mut doc)?,
             }
-        },
-        Some(MemMode::Bandwidth) => {
-            let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
-            let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem bandwidth");
-            bandwidth_matrix(
-                &machine,
-                &settings,
-                options,
-                (&initiators, &targets),
-                &mut doc,
-                &mut progress,
-            )?;
-            progress.finish();
+            finish(&machine, options, &mut doc);
+            doc
         }
-        Some(MemMode::Loaded(loaded)) => mem_curves::loaded(&machine, &settings, loaded, &mut doc)?,
-    }
-    finish(&machine, options, &mut doc);
+    };
     if options.json {
         output::print(&mem_json::render(&doc))?;
     } else if options.csv {

@@ -2,12 +2,21 @@
 
 pub mod c2c;
 pub mod doctor;
+pub mod doctor_measure;
+pub mod inspect;
 pub mod irq;
+pub mod lab;
+pub mod lab_args;
+pub mod lab_false_sharing;
+pub mod lab_locks;
+pub mod lab_remote_global;
+pub mod lines;
 pub mod measure_args;
 pub mod measure_plan;
 pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;
+pub mod process_args;
 pub mod sizes;
 pub mod snapshot;
 pub mod topo;

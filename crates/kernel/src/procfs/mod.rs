@@ -1,8 +1,12 @@
 //! Readers for `/proc`.
 pub mod cpuinfo;
 pub mod interrupts;
+pub mod maps;
 pub mod meminfo;
+pub mod numa_maps;
+pub mod process;
 pub mod processes;
 pub mod settings;
 pub mod status;
+pub mod task;
 pub mod zoneinfo;

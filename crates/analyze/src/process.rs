@@ -1,0 +1,320 @@
+//! Findings about one process's placement: pure functions of the
+//! [`ProcessModel`] and the machine's [`Topology`].
+//!
+//! The first is the database incident itself: writable static data (a hot
+//! global in `.bss`) on one node while every thread runs on another, so
+//! every write is a remote invalidation. The others are the usual ways a
+//! process's memory and threads drift apart.
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::IdList;
+use numasleuth_model::process::{Accuracy, KindGroup, NodeCounts, ProcessModel};
+use numasleuth_model::Topology;
+
+use crate::findings::{incident, Finding, Severity};
+
+/// Memory "sits on one node" when that node holds at least this share…
+const ONE_NODE_SHARE: f64 = 0.9;
+/// …of at least this much resident memory (smaller is noise).
+const SPREAD_MIN_BYTES: u64 = 1 << 20;
+
+pub fn findings(model: &ProcessModel, topology: &Topology) -> Vec<Finding> {
+    let mut out = Vec::new();
+    out.extend(static_data_remote(model));
+    out.extend(policy_binds_cpuless_node(model, topology));
+    out.extend(threads_spread_memory_local(model));
+    out.extend(interleave_in_use(model));
+    out
+}
+
+fn kib(bytes: u64) -> String {
+    format!("{} KiB", bytes / 1024)
+}
+
+fn nodes_text(counts: &NodeCounts, unit: &str) -> String {
+    let parts: Vec<String> = counts.iter().map(|(n, c)| format!("node {n}: {c} {unit}")).collect();
+    parts.join(", ")
+}
+
+fn threads_text(model: &ProcessModel) -> String {
+    let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
+    format!(
+        "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
+        model.threads.len(),
+        model.thread_nodes,
+        model.pid
+    )
+}
+
+/// One object's section as the static-data check sees it.
+struct Piece<'a> {
+    section: &'a str,
+    counts: &'a NodeCounts,
+    local: u64,
+    off: u64,
+    exact: bool,
+}
+
+/// Writable static data (.data, .bss, .got) mostly on nodes where no
+/// thread runs, while all threads run on one node.
+pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
+    let [home] = model.thread_nodes.ids() else {
+        return None;
+    };
+    // Per object, per section: pages on and off the threads' node.
+    let mut remote: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
+    for usage in &model.mappings {
+        if usage.kind.group() != KindGroup::WritableStatic {
+            continue;
+        }
+        let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
+            continue;
+        };
+        let local = usage.pages_by_node.get(home).copied().unwrap_or(0);
+        let off: u64 = usage.resident_pages() - local;
+        let exact = usage.accuracy == Accuracy::PerPage;
+        remote.entry(object).or_default().push(Piece {
+            section,
+            counts: &usage.pages_by_node,
+            local,
+            off,
+            exact,
+        });
+    }
+    remote.retain(|_, sections| {
+        let (local, off) = sections.iter().fold((0, 0), |(l, o), p| (l + p.local, o + p.off));
+        off > 0 && off >= local
+    });
+    if remote.is_empty() {
+        return None;
+    }
+    let program = model.program.as_deref();
+    let off_pages = |object: &str| remote[object].iter().map(|p| p.off).sum::<u64>();
+    let worst = program
+        .filter(|p| remote.contains_key(p))
+        .or_else(|| remote.keys().copied().max_by_key(|o| off_pages(o)))?;
+    let mut far = NodeCounts::new();
+    for piece in &remote[worst] {
+        for (node, pages) in piece.counts.iter().filter(|(n, _)| *n != home) {
+            *far.entry(*node).or_default() += pages;
+        }
+    }
+    let far_node = far.iter().max_by_key(|(_, p)| **p).map(|(n, _)| *n)?;
+    let hottest = remote[worst]
+        .iter()
+        .max_by_key(|p| (p.section == ".bss", p.off))
+        .map(|p| p.section)
+        .unwrap_or(".bss");
+    let mut evidence = vec![threads_text(model)];
+    // One line per section with pages off the threads' node (a section
+    // split over two mappings is summed), the largest first, at most 6.
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    for (object, sections) in &remote {
+        let mut by_section: BTreeMap<&str, (NodeCounts, bool)> = BTreeMap::new();
+        for piece in sections {
+            let (sum, all_exact) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true));
+            *all_exact &= piece.exact;
+            for (node, pages) in piece.counts.iter() {
+                *sum.entry(*node).or_default() += pages;
+            }
+        }
+        for (section, (counts, exact)) in by_section {
+            let off: u64 = counts.iter().filter(|(n, _)| *n != home).map(|(_, p)| p).sum();
+            let how = if exact {
+                "per page via move_pages"
+            } else {
+                "per mapping"
+            };
+            if off > 0 {
+                lines.push((
+                    off,
+                    format!(
+                        "{object} {section}: {} (/proc/{}/numa_maps, {how})",
+                        nodes_text(&counts, "pages"),
+                        model.pid
+                    ),
+                ));
+            }
+        }
+    }
+    lines.sort_by_key(|(off, _)| std::cmp::Reverse(*off));
+    let how = if model.per_page_static {
+        "per page via move_pages"
+    } else {
+        "per mapping"
+    };
+    let shown = lines.len().min(6);
+    for (_, line) in lines.iter().take(shown) {
+        evidence.push(format!("{line} (/proc/{}/numa_maps, {how})", model.pid));
+    }
+    if lines.len() > shown {
+        evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
+    }
+    Some(Finding {
+        id: "static-data-remote",
+        severity: Severity::Warning,
+        title: format!(
+            "writable static data of {worst} is on node {far_node} while all {} threads run on node {home}",
+            model.threads.len()
+        ),
+        evidence,
+        remedy: format!(
+            "Every write to a global there is a remote cache-line invalidation. Start the process on node {home} \
+             (`numactl --cpunodebind={home} --membind={home} CMD`) so it first-touches its globals locally, or bind \
+             its memory (`numactl --membind={home}`), or move the pages now: \
+             `numasleuth move {} --section {hottest} --to-node {home} --apply`",
+            model.pid
+        ),
+        incident: incident::REMOTE_GLOBAL,
+    })
+}
+
+/// A bind/prefer policy naming nodes where the process cannot run.
+pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> Vec<Finding> {
+    let allowed: IdList = model
+        .threads
+        .iter()
+        .filter_map(|t| t.allowed_cpus.as_ref())
+        .flat_map(|c| c.iter())
+        .collect();
+    let allowed = if allowed.is_empty() {
+        topology.online_cpus()
+    } else {
+        allowed
+    };
+    let mut out = Vec::new();
+    for policy in model.policies.iter().filter(|p| p.mode.restricts_nodes()) {
+        let Some(nodes) = &policy.nodes else { continue };
+        let mut why = Vec::new();
+        for node in nodes.iter() {
+            match topology.node(node) {
+                Some(n) if !n.has_cpus() => why.push(format!("node {node} has no CPUs (memory-only node)")),
+                Some(n) if n.cpus.intersection(&allowed).is_empty() => why.push(format!(
+                    "node {node}'s CPUs {} are outside the process's allowed CPUs {allowed}",
+                    n.cpus
+                )),
+                _ => {}
+            }
+        }
+        if why.is_empty() {
+            continue;
+        }
+        let bytes: u64 = policy.bytes_by_node.values().sum();
+        let mut evidence = vec![format!(
+            "policy {} governs {} mapping(s) holding {} (/proc/{}/numa_maps)",
+            policy.policy,
+            policy.mappings,
+            kib(bytes),
+            model.pid
+        )];
+        evidence.extend(why);
+        let cpu_nodes: IdList = topology
+            .nodes
+            .iter()
+            .filter(|n| !n.cpus.intersection(&allowed).is_empty())
+            .map(|n| n.id)
+            .collect();
+        out.push(Finding {
+            id: "policy-binds-cpuless-node",
+            severity: Severity::Warning,
+            title: format!(
+                "memory policy {} puts memory on node(s) where process {} has no CPUs",
+                policy.policy, model.pid
+            ),
+            evidence,
+            remedy: format!(
+                "Every access to that memory is remote. Bind to the nodes the process runs on (`numactl --membind={cpu_nodes} CMD`), \
+                 or, if the far node is intentional capacity memory (CXL, HBM), use `--preferred` and keep hot data local"
+            ),
+            incident: incident::REMOTE_GLOBAL,
+        });
+    }
+    out
+}
+
+/// Threads on several nodes while (nearly) all memory sits on one.
+pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
+    if model.thread_nodes.len() < 2 {
+        return None;
+    }
+    let total = model.total_bytes();
+    let (node, bytes) = model.bytes_by_node.iter().max_by_key(|(_, b)| **b)?;
+    if total < SPREAD_MIN_BYTES || (*bytes as f64) < ONE_NODE_SHARE * total as f64 {
+        return None;
+    }
+    let share = *bytes as f64 / total as f64 * 100.0;
+    let mut per_node: BTreeMap<u32, usize> = BTreeMap::new();
+    for thread in &model.threads {
+        if let Some(n) = thread.node {
+            *per_node.entry(n).or_default() += 1;
+        }
+    }
+    let spread: Vec<String> = per_node.iter().map(|(n, c)| format!("{c} on node {n}")).collect();
+    Some(Finding {
+        id: "threads-spread-memory-local",
+        severity: Severity::Warning,
+        title: format!(
+            "threads run on nodes {} while {share:.0}% of memory sits on node {node}",
+            model.thread_nodes
+        ),
+        evidence: vec![
+            format!("threads: {} (/proc/{}/task/*/stat)", spread.join(", "), model.pid),
+            format!(
+                "resident memory: {} (/proc/{}/numa_maps)",
+                model
+                    .bytes_by_node
+                    .iter()
+                    .map(|(n, b)| format!("node {n}: {}", kib(*b)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                model.pid
+            ),
+        ],
+        remedy: format!(
+            "Threads off node {node} reach all of it remotely. Confine the process to one node \
+             (`numactl --cpunodebind={node} --membind={node} CMD`), have each thread first-touch the data it uses, \
+             or interleave data every thread shares (`numactl --interleave=all CMD`)"
+        ),
+        incident: incident::REMOTE_GLOBAL,
+    })
+}
+
+/// Interleaving is a choice worth knowing about: good for shared data,
+/// wrong for per-thread data.
+pub fn interleave_in_use(model: &ProcessModel) -> Option<Finding> {
+    let policies: Vec<_> = model.policies.iter().filter(|p| p.mode.interleaves()).collect();
+    if policies.is_empty() {
+        return None;
+    }
+    let evidence = policies
+        .iter()
+        .map(|p| {
+            format!(
+                "policy {} on {} mapping(s): {} (/proc/{}/numa_maps)",
+                p.policy,
+                p.mappings,
+                p.bytes_by_node
+                    .iter()
+                    .map(|(n, b)| format!("node {n}: {}", kib(*b)))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                model.pid
+            )
+        })
+        .collect();
+    Some(Finding {
+        id: "interleave-in-use",
+        severity: Severity::Info,
+        title: format!("process {} interleaves memory across nodes", model.pid),
+        evidence,
+        remedy: "Interleaving spreads bandwidth for data all threads share; data one thread uses is better local \
+                 (`numactl --localalloc`, or first touch in that thread)"
+            .into(),
+        incident: incident::INTERCONNECT,
+    })
+}
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+mod tests;

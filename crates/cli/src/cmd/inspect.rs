@@ -1,0 +1,101 @@
+//! `numasleuth inspect PID`: where a process's threads run and where its
+//! memory sits, down to the ELF section, with findings.
+//!
+//! Wiring only: read threads, place the mapped objects, stream the
+//! mappings into the model, ask move_pages for the few static pages (live
+//! system only), check the process is still the same one, then judge.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use numasleuth_kernel::pages;
+use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, read_threads, ProcessError};
+use numasleuth_kernel::Root;
+use numasleuth_model::process::ProcessBuilder;
+use numasleuth_report::{inspect_json, inspect_text};
+use numasleuth_symbols::{ObjectPlacer, SectionSpan};
+
+use super::process_args::InspectArgs;
+use crate::output;
+
+/// Mappings listed beyond static sections, heap and stack.
+const LISTED_MAPPINGS: usize = 200;
+
+pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
+    let topology = super::topology(root)?;
+    let pid = args.pid;
+    let stat = read_process_stat(root, pid)?;
+    let threads = read_threads(root, pid)?;
+    let base_page_bytes = if root.is_live() { pages::page_size_bytes() } else { 4096 };
+    let limit = if args.all_mappings { usize::MAX } else { LISTED_MAPPINGS };
+    let mut builder = ProcessBuilder::new(base_page_bytes, limit);
+    // One pass: each mapping places its object (if it starts one) and is
+    // then attributed to the sections placed so far.
+    let mut placer = ObjectPlacer::new(root, pid);
+    let summary = for_each_vma(root, pid, |vma| {
+        placer.add(&vma.mapping);
+        let objects = placer.objects();
+        let (start, end) = (vma.mapping.start, vma.mapping.end);
+        let object = objects.object_at(start, end).map(|o| o.path.as_str());
+        let spans: Vec<&SectionSpan> = objects.spans_overlapping(start, end).collect();
+        builder.add(&vma, object, &spans);
+    })?;
+    let objects = placer.finish();
+    let mut notes = Vec::new();
+    query_static_pages(root, pid, base_page_bytes, &mut builder, &mut notes);
+    // The same process from start to end, or nothing it said counts.
+    match read_process_stat(root, pid) {
+        Ok(after) if after.start_time_ticks == stat.start_time_ticks => {}
+        Ok(_) | Err(ProcessError::NoSuchProcess { .. }) => return Err(ProcessError::Exited { pid }.into()),
+        Err(e) => return Err(e.into()),
+    }
+    if stat.state == 'Z' {
+        notes.push(format!("process {pid} is a zombie: it has exited and holds no memory"));
+    }
+    if !summary.numa_maps_available && summary.vmas > 0 {
+        notes.push(format!(
+            "/proc/{pid}/numa_maps does not exist (kernel without NUMA): no per-node counts"
+        ));
+    }
+    if summary.unmatched_numa_lines > 0 {
+        notes.push(format!(
+            "{} mapping(s) changed between reading maps and numa_maps and are not counted",
+            summary.unmatched_numa_lines
+        ));
+    }
+    for problem in &objects.unreadable {
+        notes.push(format!("sections unknown: {problem}"));
+    }
+    let program = objects.main_object().map(|o| o.path.clone());
+    let model = builder.finish(&stat, program, &threads, &topology, notes);
+    let findings = numasleuth_analyze::process::findings(&model, &topology);
+    if args.json {
+        output::print_json(&inspect_json::build(&model, &findings))?;
+    } else {
+        output::print(&inspect_text::render(&model, &findings))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Asks move_pages where each page of the writable static sections is.
+/// Only the live system can answer; elsewhere counts stay per mapping.
+fn query_static_pages(root: &Root, pid: u32, page_bytes: u64, builder: &mut ProcessBuilder, notes: &mut Vec<String>) {
+    let ranges = builder.pages_to_query();
+    if ranges.is_empty() {
+        return;
+    }
+    if !root.is_live() {
+        notes.push("static sections are split per mapping: a per-page query (move_pages) needs the live system".into());
+        return;
+    }
+    for range in ranges {
+        let addresses: Vec<u64> = (range.start..range.end).step_by(page_bytes as usize).collect();
+        match pages::query(pid, &addresses).context("per-page query of static sections") {
+            Ok(statuses) => builder.set_page_nodes(range.start, statuses),
+            Err(e) => {
+                notes.push(format!("{e:#}"));
+                return;
+            }
+        }
+    }
+}

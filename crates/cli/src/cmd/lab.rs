@@ -1,0 +1,218 @@
+//! `numasleuth lab`: reproduce false sharing, lock scaling and the
+//! remote-global bug on this machine, scaled to its CPUs and nodes.
+//!
+//! This module is stage two shared by the three experiments: it turns
+//! what the user typed into thread counts and CPU orders this machine can
+//! honour, refusing oversubscription unless asked (spinning waiters would
+//! fight the lock holder for the CPU), and it writes the output.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::lab::Raw;
+use numasleuth_measure::lab::{Budget, RunSample};
+use numasleuth_report::lab_json::{self, RunInfo};
+use numasleuth_report::lab_svg::ChartError;
+use serde::Serialize;
+
+use super::lab_args::{CommonArgs, Experiment, LabArgs, PlacementArg};
+use super::measure_plan::Machine;
+use crate::output;
+
+pub fn run(root: &numasleuth_kernel::Root, args: &LabArgs) -> anyhow::Result<ExitCode> {
+    match &args.experiment {
+        Experiment::FalseSharing(a) => super::lab_false_sharing::run(root, a),
+        Experiment::Locks(a) => super::lab_locks::run(root, a),
+        Experiment::RemoteGlobal(a) => super::lab_remote_global::run(root, a),
+    }
+}
+
+/// Checks that can fail before any measuring starts, so a typo in a path
+/// does not throw away minutes of samples.
+pub fn check_output(common: &CommonArgs) -> anyhow::Result<()> {
+    if let Some(path) = &common.svg {
+        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+        if let Some(dir) = parent {
+            if !dir.is_dir() {
+                bail!(
+                    "cannot write the chart to {}: {} is not a directory",
+                    path.display(),
+                    dir.display()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The thread counts to run with `available` CPUs, and whether any
+/// exceeds them (allowed only with `--oversubscribe`).
+pub fn thread_counts(common: &CommonArgs, available: &[u32], what: &str) -> anyhow::Result<(Vec<usize>, bool)> {
+    let n = available.len();
+    let counts: Vec<usize> = match &common.threads {
+        Some(list) => list.iter().map(|c| c as usize).collect(),
+        None => {
+            let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |c| c.checked_mul(2))
+                .take_while(|c| *c < n)
+                .collect();
+            counts.push(n.max(1));
+            counts
+        }
+    };
+    let most = counts.iter().copied().max().unwrap_or(1);
+    if most > n && !common.oversubscribe {
+        bail!(
+            "{most} threads is more than the {n} CPU{} {what} ({}): threads would share CPUs, and a spinning \
+             waiter can burn the time slice its lock holder needs. Use --threads with at most {n}, or pass \
+             --oversubscribe to run anyway",
+            if n == 1 { "" } else { "s" },
+            cpu_list(available)
+        );
+    }
+    Ok((counts, most > n))
+}
+
+/// Placements to run: as asked, or both where there is more than one
+/// node to alternate between.
+pub fn placements(machine: &Machine, asked: &[PlacementArg]) -> (Vec<PlacementArg>, Vec<String>) {
+    let nodes_with_cpus = machine
+        .topo
+        .nodes
+        .iter()
+        .filter(|n| !machine.cpus_of(n.id).is_empty())
+        .count();
+    let mut warnings = Vec::new();
+    let chosen = if asked.is_empty() {
+        if nodes_with_cpus > 1 {
+            vec![PlacementArg::Compact, PlacementArg::Spread]
+        } else {
+            vec![PlacementArg::Compact]
+        }
+    } else {
+        let mut chosen: Vec<PlacementArg> = Vec::new();
+        for placement in asked {
+            if !chosen.contains(placement) {
+                chosen.push(*placement);
+            }
+        }
+        if nodes_with_cpus <= 1 && chosen.contains(&PlacementArg::Spread) {
+            warnings.push(
+                "this process's CPUs are all on one node, so spread placement uses the same CPUs as compact".into(),
+            );
+        }
+        chosen
+    };
+    (chosen, warnings)
+}
+
+/// Allowed CPUs in placement order: compact fills each node before the
+/// next; spread takes one CPU from each node in turn.
+pub fn cpu_order(machine: &Machine, placement: PlacementArg) -> Vec<u32> {
+    let per_node: Vec<Vec<u32>> = machine
+        .topo
+        .nodes
+        .iter()
+        .map(|n| machine.cpus_of(n.id))
+        .filter(|cpus| !cpus.is_empty())
+        .collect();
+    let mut order: Vec<u32> = match placement {
+        PlacementArg::Compact => per_node.concat(),
+        PlacementArg::Spread => {
+            let longest = per_node.iter().map(Vec::len).max().unwrap_or(0);
+            (0..longest)
+                .flat_map(|i| per_node.iter().filter_map(move |cpus| cpus.get(i).copied()))
+                .collect()
+        }
+    };
+    // CPUs the node files do not list (no NUMA sysfs) still run, last.
+    for cpu in machine.allowed_cpus.iter() {
+        if !order.contains(&cpu) {
+            order.push(cpu);
+        }
+    }
+    order
+}
+
+/// The CPUs `threads` workers run on, worker `i` on entry `i`
+/// (repeating when oversubscribed).
+pub fn cpus_for(order: &[u32], threads: usize) -> Vec<u32> {
+    order.iter().copied().cycle().take(threads).collect()
+}
+
+pub fn budget(common: &CommonArgs) -> Budget {
+    Budget::Time(Duration::from_millis(common.sample_ms))
+}
+
+pub fn raw(samples: Vec<RunSample>) -> Vec<Raw> {
+    samples
+        .into_iter()
+        .map(|s| Raw {
+            span_ns: s.span_ns,
+            ops_per_thread: s.ops_per_thread,
+            cpu_ns_per_thread: s.cpu_ns_per_thread,
+        })
+        .collect()
+}
+
+pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) -> RunInfo {
+    RunInfo {
+        cpu_model: machine.topo.cpu_model.clone(),
+        nodes: machine.topo.nodes.iter().map(|n| n.id).collect(),
+        allowed_cpus: machine.allowed_cpus.iter().collect(),
+        samples_per_config: common.samples as usize,
+        sample_ms: common.sample_ms,
+        oversubscribed,
+    }
+}
+
+pub fn oversubscribed_warning(oversubscribed: bool) -> Option<String> {
+    oversubscribed.then(|| {
+        "more threads than CPUs: threads took turns on CPUs, so these rates include scheduling and spinning \
+         waiters that slept; compare them with care"
+            .to_string()
+    })
+}
+
+/// Prints the table or JSON, then writes the chart, so a chart that cannot
+/// be written never costs the measurements.
+pub fn emit<T: Serialize>(
+    common: &CommonArgs,
+    document: &T,
+    text: impl FnOnce() -> String,
+    chart: impl FnOnce() -> Result<String, ChartError>,
+) -> anyhow::Result<ExitCode> {
+    if common.json {
+        output::print(&lab_json::render(document))?;
+    } else {
+        let mut text = text();
+        if let Some(path) = &common.svg {
+            text.push_str(&format!("\nchart: {}\n", path.display()));
+        }
+        output::print(&text)?;
+    }
+    if let Some(path) = &common.svg {
+        write_chart(path, chart)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn write_chart(path: &Path, chart: impl FnOnce() -> Result<String, ChartError>) -> anyhow::Result<()> {
+    let svg = chart()?;
+    std::fs::write(path, svg).with_context(|| format!("cannot write the chart to {}", path.display()))
+}
+
+pub fn cpu_list(cpus: &[u32]) -> String {
+    cpus.iter().copied().collect::<numasleuth_kernel::IdList>().to_string()
+}
+
+/// Median, p10 and p90 of a row as a chart point.
+pub fn point(threads: usize, s: &numasleuth_analyze::stats::Summary) -> numasleuth_report::lab_svg::Point {
+    numasleuth_report::lab_svg::Point {
+        threads: threads as f64,
+        median: s.median,
+        p10: s.p10,
+        p90: s.p90,
+    }
+}

@@ -1,0 +1,127 @@
+//! Stage one for `lab`: what the user may type. Thread counts use numactl
+//! list syntax (`1,2,4` or `1-8`); nothing here looks at the machine.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand, ValueEnum};
+use numasleuth_kernel::IdList;
+
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    #[command(subcommand)]
+    pub experiment: Experiment,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Experiment {
+    /// Threads each increment their own counter, packed into one cache
+    /// line or padded to 128 bytes: the cost of false sharing.
+    FalseSharing(FalseSharingArgs),
+    /// Ticket and queued (MCS) spinlocks, std::sync::Mutex and a bare
+    /// atomic, with an empty or "one load" critical section.
+    Locks(LocksArgs),
+    /// Workers on one node write a global K times per operation, with the
+    /// global local, on a remote node, or per thread (the fix).
+    RemoteGlobal(RemoteGlobalArgs),
+}
+
+fn thread_counts(text: &str) -> Result<IdList, String> {
+    let list = IdList::parse(text).map_err(|e| e.to_string())?;
+    if list.contains(0) {
+        return Err("thread counts start at 1".into());
+    }
+    if list.is_empty() {
+        return Err("give at least one thread count".into());
+    }
+    Ok(list)
+}
+
+#[derive(Debug, Args)]
+pub struct CommonArgs {
+    /// Print JSON (schema numasleuth.lab.<experiment>/1) with every raw sample.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write an SVG chart of throughput against threads.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Thread counts to run (numactl syntax, e.g. 1,2,4 or 1-8)
+    /// [default: 1, 2, 4, … and every allowed CPU].
+    #[arg(long, value_name = "LIST", value_parser = thread_counts)]
+    pub threads: Option<IdList>,
+    /// Samples kept per configuration (a warm-up sample is always dropped).
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub samples: u32,
+    /// Length of one sample, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    pub sample_ms: u64,
+    /// Allow more threads than CPUs this process may use. Threads then
+    /// share CPUs and spinning waiters sleep after a while, so spinlock
+    /// figures measure the scheduler as much as the lock.
+    #[arg(long)]
+    pub oversubscribe: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlacementArg {
+    /// Fill one node's CPUs before the next node's.
+    Compact,
+    /// Alternate between nodes, so every pair of neighbours crosses one.
+    Spread,
+}
+
+impl PlacementArg {
+    pub fn name(self) -> &'static str {
+        match self {
+            PlacementArg::Compact => "compact",
+            PlacementArg::Spread => "spread",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct FalseSharingArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Where threads go, one run per placement
+    /// [default: both on a multi-node machine, compact on one node].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PLACEMENT")]
+    pub placement: Vec<PlacementArg>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LockArg {
+    Ticket,
+    Mcs,
+    Mutex,
+    Atomic,
+}
+
+#[derive(Debug, Args)]
+pub struct LocksArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Where threads go, one run per placement
+    /// [default: both on a multi-node machine, compact on one node].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "PLACEMENT")]
+    pub placement: Vec<PlacementArg>,
+    /// Which locks to run [default: all four].
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "LOCK")]
+    pub locks: Vec<LockArg>,
+}
+
+#[derive(Debug, Args)]
+pub struct RemoteGlobalArgs {
+    #[command(flatten)]
+    pub common: CommonArgs,
+    /// Node A, whose CPUs run the workers [default: the first allowed
+    /// CPU's node].
+    #[arg(long, value_name = "NODE")]
+    pub node: Option<u32>,
+    /// Node B, which holds the remote global [default: the nearest other
+    /// node with memory].
+    #[arg(long, value_name = "NODE")]
+    pub remote_node: Option<u32>,
+    /// Writes to the global per operation (the incident saw about 3).
+    #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
+    pub writes_per_op: u32,
+}

@@ -1,0 +1,154 @@
+//! `numasleuth lab locks`: ticket vs queued (MCS) spinlocks, the std
+//! Mutex and a bare atomic, with an empty or "one load" critical section,
+//! over thread counts and placements, like the talk's lock charts.
+
+use std::process::ExitCode;
+
+use anyhow::Context;
+use numasleuth_analyze::lab::{self as verdict, locks};
+use numasleuth_kernel::Root;
+use numasleuth_measure::lab::lock_bench::{self as workload, Load, LockKind};
+use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
+use numasleuth_report::lab_svg::{self, Panel, Series};
+use numasleuth_report::lab_text;
+
+use super::lab::{self, point};
+use super::lab_args::{LockArg, LocksArgs};
+use super::measure_plan::{self, Progress};
+
+pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
+    let common = &args.common;
+    lab::check_output(common)?;
+    let machine = measure_plan::machine(root, "lab locks")?;
+    let allowed: Vec<u32> = machine.allowed_cpus.iter().collect();
+    let (counts, oversubscribed) = lab::thread_counts(common, &allowed, "this process may use")?;
+    let (placements, mut warnings) = lab::placements(&machine, &args.placement);
+    let kinds: Vec<LockKind> = if args.locks.is_empty() {
+        LockKind::ALL.to_vec()
+    } else {
+        LockKind::ALL
+            .into_iter()
+            .filter(|k| args.locks.contains(&lock_arg(*k)))
+            .collect()
+    };
+    let lock_node = machine.node_of_cpu(lab::cpu_order(&machine, placements[0])[0]);
+    let total = placements.len() * Load::ALL.len() * kinds.len() * counts.len();
+    let mut progress = Progress::new(total as u64, "lab locks");
+    let mut measured = Vec::with_capacity(total);
+    let mut placement_verified = true;
+    for &placement in &placements {
+        let order = lab::cpu_order(&machine, placement);
+        for load in Load::ALL {
+            for &lock in &kinds {
+                for &threads in &counts {
+                    let label = format!("{} {} {threads} threads", lock.name(), load.name());
+                    progress.step(&label);
+                    let cpus = lab::cpus_for(&order, threads);
+                    let config = workload::Config {
+                        lock,
+                        load,
+                        cpus: cpus.clone(),
+                        threads,
+                        budget: lab::budget(common),
+                        samples: common.samples as usize,
+                        node: lock_node,
+                    };
+                    let outcome = workload::run(&config).with_context(|| format!("locks, {label}"))?;
+                    placement_verified &= outcome.placement.verified;
+                    measured.push(locks::Measured {
+                        lock: lock.name(),
+                        load: load.name(),
+                        placement: placement.name(),
+                        threads,
+                        cpus,
+                        count_verified: outcome.count_verified,
+                        raw: lab::raw(outcome.samples),
+                    });
+                }
+            }
+        }
+    }
+    progress.finish();
+    let rows = locks::rows(measured);
+    let meaning = locks::meaning(&rows);
+    warnings.extend(verdict::spread_warning(rows.iter().map(|r| {
+        (
+            format!("{} {} {} threads {}", r.lock, r.load, r.threads, r.placement),
+            &r.ops_per_sec,
+        )
+    })));
+    warnings.extend(verdict::cpu_share_warning(rows.iter().map(|r| {
+        (
+            format!("{} {} {} threads {}", r.lock, r.load, r.threads, r.placement),
+            r.cpu_share.as_ref(),
+        )
+    })));
+    warnings.extend(lab::oversubscribed_warning(oversubscribed));
+    if !placement_verified {
+        warnings.push(format!("the lock could not be verified to be on node {lock_node}"));
+    }
+    let doc = LocksDocument {
+        schema: LOCKS_SCHEMA,
+        run: lab::run_info(&machine, common, oversubscribed),
+        results: rows,
+        lock_node,
+        placement_verified,
+        meaning,
+        warnings,
+    };
+    lab::emit(common, &doc, || lab_text::locks(&doc), || chart(&doc))
+}
+
+fn lock_arg(kind: LockKind) -> LockArg {
+    match kind {
+        LockKind::Ticket => LockArg::Ticket,
+        LockKind::Mcs => LockArg::Mcs,
+        LockKind::Mutex => LockArg::Mutex,
+        LockKind::Atomic => LockArg::Atomic,
+    }
+}
+
+/// One panel per load, one line per lock (dashed for the second placement),
+/// as the talk's "no load" and "1 load" charts.
+fn chart(doc: &LocksDocument) -> Result<String, lab_svg::ChartError> {
+    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    placements.dedup();
+    let mut panels = Vec::new();
+    for load in Load::ALL {
+        let mut series = Vec::new();
+        for (p, placement) in placements.iter().enumerate() {
+            for (colour, lock) in LockKind::ALL.iter().enumerate() {
+                let points: Vec<_> = doc
+                    .results
+                    .iter()
+                    .filter(|r| r.load == load.name() && r.lock == lock.name() && r.placement == *placement)
+                    .map(|r| point(r.threads, &r.ops_per_sec))
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let name = if placements.len() > 1 {
+                    format!("{} ({placement})", lock.name())
+                } else {
+                    lock.name().to_string()
+                };
+                series.push(Series {
+                    name,
+                    points,
+                    dashed: p > 0,
+                    colour,
+                });
+            }
+        }
+        panels.push(Panel {
+            title: match load {
+                Load::Empty => "empty critical section (no load)".into(),
+                Load::OneLoad => "1 load: atomic add on the lock's line".into(),
+            },
+            y_label: "lock/unlock pairs per second".into(),
+            series,
+            references: Vec::new(),
+        });
+    }
+    lab_svg::chart("numasleuth lab locks: locking rate against threads", &panels, 2)
+}

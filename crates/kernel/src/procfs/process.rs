@@ -1,0 +1,315 @@
+//! Reading one process as a whole: its threads and its mappings, with the
+//! ways a live process can disappear or refuse to be read.
+//!
+//! A process may exit between any two reads, so a task file that vanishes
+//! skips that thread, and a process that vanishes is one clear error
+//! ("process 123 exited while being inspected"), never a confusing
+//! "not found" on some inner file. Another user's process gives
+//! `PermissionDenied` with the fix (root or CAP_SYS_PTRACE).
+//!
+//! Mappings are streamed: `maps` and `numa_maps` are read line by line and
+//! joined on start address, so a process with millions of mappings costs
+//! one line of each in memory, never the whole text.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+
+use thiserror::Error;
+
+use crate::cpulist::IdList;
+use crate::error::{display_path, ReadError};
+use crate::procfs::maps::{self, Mapping};
+use crate::procfs::numa_maps::{self, NumaMapsEntry};
+use crate::procfs::status;
+use crate::procfs::task::{self, Sched, TaskStat};
+use crate::root::Root;
+
+/// How an ESRCH read error (the task was reaped while its /proc file was
+/// open) shows in a [`ReadError::Io`] message.
+const ESRCH_TEXT: &str = "(os error 3)";
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProcessError {
+    #[error("no such process: {pid} ({path} does not exist)")]
+    NoSuchProcess { pid: u32, path: String },
+    #[error("process {pid} exited while being inspected")]
+    Exited { pid: u32 },
+    #[error(
+        "{path}: permission denied: process {pid} belongs to another user or is protected; \
+         run as root or with CAP_SYS_PTRACE (e.g. `sudo numasleuth …`)"
+    )]
+    PermissionDenied { pid: u32, path: String },
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+/// One thread: where it runs now and where it may run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadReading {
+    pub stat: TaskStat,
+    pub allowed_cpus: Option<IdList>,
+    pub allowed_mems: Option<IdList>,
+    /// Absent on kernels without CONFIG_SCHED_DEBUG.
+    pub sched: Option<Sched>,
+}
+
+/// A mapping from `maps` with its `numa_maps` line, when there was one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vma {
+    pub mapping: Mapping,
+    pub numa: Option<NumaMapsEntry>,
+}
+
+/// What the mapping stream saw, besides the mappings themselves.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VmaStreamSummary {
+    pub vmas: u64,
+    /// False when the kernel has no numa_maps (built without NUMA).
+    pub numa_maps_available: bool,
+    /// numa_maps lines with no mapping in `maps`: the process changed its
+    /// mappings between the two reads.
+    pub unmatched_numa_lines: u64,
+}
+
+/// Turns a read failure into what it means for the process.
+pub fn classify(root: &Root, pid: u32, error: ReadError) -> ProcessError {
+    match error {
+        ReadError::PermissionDenied { path } => ProcessError::PermissionDenied { pid, path },
+        ReadError::NotFound { .. } if !root.exists(&format!("proc/{pid}/stat")) => ProcessError::Exited { pid },
+        ReadError::Io { ref message, .. } if message.contains(ESRCH_TEXT) => ProcessError::Exited { pid },
+        other => other.into(),
+    }
+}
+
+/// `proc/PID/stat`, the first read of an inspection: its absence means
+/// there is no such process.
+pub fn read_process_stat(root: &Root, pid: u32) -> Result<TaskStat, ProcessError> {
+    let path = format!("proc/{pid}/stat");
+    let text = match root.read(&path) {
+        Ok(text) => text,
+        Err(ReadError::NotFound { path }) => return Err(ProcessError::NoSuchProcess { pid, path }),
+        Err(e) => return Err(classify(root, pid, e)),
+    };
+    task::parse_stat(&text).map_err(|e| ReadError::malformed(&path, e.0).into())
+}
+
+/// Every thread that still exists. Threads that exit while being read are
+/// skipped; if the whole process is gone, that is [`ProcessError::Exited`].
+pub fn read_threads(root: &Root, pid: u32) -> Result<Vec<ThreadReading>, ProcessError> {
+    let tids = root
+        .list(&format!("proc/{pid}/task"))
+        .map_err(|e| classify(root, pid, e))?
+        .ok_or(ProcessError::Exited { pid })?;
+    let mut threads = Vec::new();
+    for tid in tids.iter().filter_map(|t| t.parse::<u32>().ok()) {
+        match read_thread(root, pid, tid) {
+            Ok(thread) => threads.push(thread),
+            Err(ReadError::NotFound { .. }) => continue,
+            Err(e) => return Err(classify(root, pid, e)),
+        }
+    }
+    if threads.is_empty() {
+        return Err(ProcessError::Exited { pid });
+    }
+    Ok(threads)
+}
+
+fn read_thread(root: &Root, pid: u32, tid: u32) -> Result<ThreadReading, ReadError> {
+    let dir = format!("proc/{pid}/task/{tid}");
+    let stat_path = format!("{dir}/stat");
+    let stat = task::parse_stat(&root.read(&stat_path)?).map_err(|e| ReadError::malformed(&stat_path, e.0))?;
+    let allowed = status::read_allowed(root, &format!("{pid}/task/{tid}"))?;
+    if allowed.is_none() {
+        // status vanished after stat: the thread has just exited.
+        return Err(ReadError::NotFound {
+            path: display_path(&format!("{dir}/status")),
+        });
+    }
+    let allowed = allowed.unwrap_or_default();
+    let sched_path = format!("{dir}/sched");
+    let sched = match root.read_optional(&sched_path) {
+        Ok(Some(text)) => task::parse_sched(&text).ok(),
+        // sched is debug information: unreadable means "not shown".
+        Ok(None) | Err(ReadError::PermissionDenied { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    Ok(ThreadReading {
+        stat,
+        allowed_cpus: allowed.cpus,
+        allowed_mems: allowed.mems,
+        sched,
+    })
+}
+
+/// numa_maps entries per message from the reader thread: large enough to
+/// make the channel cheap, small enough to keep memory flat.
+const NUMA_BATCH: usize = 512;
+
+type NumaBatch = Result<Vec<NumaMapsEntry>, ReadError>;
+
+/// Streams `proc/PID/maps` joined with `proc/PID/numa_maps`, one mapping at
+/// a time, in address order.
+///
+/// The kernel spends most of an inspection generating numa_maps (it walks
+/// every page table), so a second thread reads it while this one reads and
+/// parses maps; a bounded channel keeps memory flat.
+pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
+    let maps_path = format!("proc/{pid}/maps");
+    let numa_path = format!("proc/{pid}/numa_maps");
+    let mut maps_lines = LineStream::open(root, &maps_path).map_err(|e| classify(root, pid, e))?;
+    let numa_lines = match LineStream::open(root, &numa_path) {
+        Ok(lines) => Some(lines),
+        Err(e) if e.is_not_found() && root.exists(&format!("proc/{pid}/stat")) => None,
+        Err(e) => return Err(classify(root, pid, e)),
+    };
+    let mut summary = VmaStreamSummary {
+        numa_maps_available: numa_lines.is_some(),
+        ..VmaStreamSummary::default()
+    };
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<NumaBatch>(4);
+        match numa_lines {
+            Some(lines) => {
+                let path = numa_path.clone();
+                scope.spawn(move || read_numa_batches(lines, &path, sender));
+            }
+            // No reader: hang up at once so the feed reads as empty.
+            None => drop(sender),
+        }
+        let mut feed = NumaFeed {
+            receiver,
+            batch: Vec::new().into_iter(),
+        };
+        let mut pending: Option<NumaMapsEntry> = None;
+        while let Some(line) = maps_lines.next_line().map_err(|e| classify(root, pid, e))? {
+            let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&maps_path, e.0))?;
+            let mut numa = None;
+            loop {
+                if pending.is_none() {
+                    pending = feed.next().map_err(|e| classify(root, pid, e))?;
+                }
+                match &pending {
+                    Some(entry) if entry.start < mapping.start => {
+                        summary.unmatched_numa_lines += 1;
+                        pending = None;
+                    }
+                    Some(entry) if entry.start == mapping.start => {
+                        numa = pending.take();
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            summary.vmas += 1;
+            visit(Vma { mapping, numa });
+        }
+        summary.unmatched_numa_lines += u64::from(pending.is_some());
+        while feed.next().map_err(|e| classify(root, pid, e))?.is_some() {
+            summary.unmatched_numa_lines += 1;
+        }
+        Ok(summary)
+    })
+}
+
+/// The reader thread: parsed numa_maps lines, in batches, until the end,
+/// an error, or the receiver hanging up.
+fn read_numa_batches(mut lines: LineStream, path: &str, sender: std::sync::mpsc::SyncSender<NumaBatch>) {
+    loop {
+        let mut batch = Vec::with_capacity(NUMA_BATCH);
+        let mut done = false;
+        while batch.len() < NUMA_BATCH {
+            match lines.next_line() {
+                Ok(Some(text)) => match numa_maps::parse_line(text) {
+                    Ok(entry) => batch.push(entry),
+                    Err(e) => {
+                        let _ = sender.send(Err(ReadError::malformed(path, e.0)));
+                        return;
+                    }
+                },
+                Ok(None) => {
+                    done = true;
+                    break;
+                }
+                Err(e) => {
+                    let _ = sender.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if (!batch.is_empty() && sender.send(Ok(batch)).is_err()) || done {
+            return;
+        }
+    }
+}
+
+struct NumaFeed {
+    receiver: std::sync::mpsc::Receiver<NumaBatch>,
+    batch: std::vec::IntoIter<NumaMapsEntry>,
+}
+
+impl NumaFeed {
+    /// The next entry; `None` at the end (or when there is no numa_maps).
+    fn next(&mut self) -> Result<Option<NumaMapsEntry>, ReadError> {
+        loop {
+            if let Some(entry) = self.batch.next() {
+                return Ok(Some(entry));
+            }
+            match self.receiver.recv() {
+                Ok(batch) => self.batch = batch?.into_iter(),
+                Err(_) => return Ok(None),
+            }
+        }
+    }
+}
+
+/// A file read line by line through a [`Root`], reusing one buffer. Bytes
+/// that are not UTF-8 (file names may hold any) are shown lossily rather
+/// than failing the read.
+pub struct LineStream {
+    reader: BufReader<File>,
+    bytes: Vec<u8>,
+    line: String,
+    relative: String,
+}
+
+impl LineStream {
+    pub fn open(root: &Root, relative: &str) -> Result<Self, ReadError> {
+        let resolved = root.resolve(relative)?;
+        let file = File::open(root.base().join(&resolved)).map_err(|e| ReadError::from_io(relative, &e))?;
+        Ok(LineStream {
+            reader: BufReader::with_capacity(64 * 1024, file),
+            bytes: Vec::new(),
+            line: String::new(),
+            relative: relative.to_string(),
+        })
+    }
+
+    /// The next non-empty line without its newline, or `None` at the end.
+    pub fn next_line(&mut self) -> Result<Option<&str>, ReadError> {
+        loop {
+            self.bytes.clear();
+            let read = self
+                .reader
+                .read_until(b'\n', &mut self.bytes)
+                .map_err(|e| ReadError::from_io(&self.relative, &e))?;
+            if read == 0 {
+                return Ok(None);
+            }
+            if !self.bytes.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
+                break;
+            }
+        }
+        let text = match std::str::from_utf8(&self.bytes) {
+            Ok(text) => text,
+            Err(_) => {
+                self.line = String::from_utf8_lossy(&self.bytes).into_owned();
+                &self.line
+            }
+        };
+        Ok(Some(text.trim_end_matches(['\n', '\0'])))
+    }
+}
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+mod tests;

@@ -1,0 +1,284 @@
+//! A process as `inspect` sees it: where its threads run, and where its
+//! memory sits, by kind, object and section, per node.
+//!
+//! Built by [`ProcessBuilder`] (in `process_build`) from streamed readings,
+//! so this model holds aggregates plus a bounded list of mappings, never
+//! one record per mapping of a process with millions of them. Counts say
+//! how exact they are: per page (move_pages) or per mapping (numa_maps).
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::procfs::maps::Backing;
+use numasleuth_kernel::procfs::numa_maps::PolicyMode;
+use numasleuth_kernel::procfs::process::ThreadReading;
+use numasleuth_kernel::procfs::process::Vma;
+use numasleuth_kernel::IdList;
+use numasleuth_symbols::SectionClass;
+use serde::Serialize;
+
+use crate::Topology;
+
+pub use crate::process_build::ProcessBuilder;
+
+/// Resident amount per node id.
+pub type NodeCounts = BTreeMap<u32, u64>;
+
+/// What a range of memory is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MemoryKind {
+    Data,
+    Bss,
+    Got,
+    Text,
+    Rodata,
+    Heap,
+    Stack,
+    Anon,
+    File,
+    Shm,
+    Huge,
+    /// `[vdso]`, `[vvar]`, `[vsyscall]`.
+    Special,
+}
+
+/// The groups the issue reports memory in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KindGroup {
+    WritableStatic,
+    ReadOnlyStatic,
+    Heap,
+    Stack,
+    Anonymous,
+    File,
+    SharedMemory,
+    HugePages,
+    Special,
+}
+
+impl MemoryKind {
+    pub fn group(self) -> KindGroup {
+        match self {
+            MemoryKind::Data | MemoryKind::Bss | MemoryKind::Got => KindGroup::WritableStatic,
+            MemoryKind::Text | MemoryKind::Rodata => KindGroup::ReadOnlyStatic,
+            MemoryKind::Heap => KindGroup::Heap,
+            MemoryKind::Stack => KindGroup::Stack,
+            MemoryKind::Anon => KindGroup::Anonymous,
+            MemoryKind::File => KindGroup::File,
+            MemoryKind::Shm => KindGroup::SharedMemory,
+            MemoryKind::Huge => KindGroup::HugePages,
+            MemoryKind::Special => KindGroup::Special,
+        }
+    }
+
+    pub fn from_class(class: SectionClass) -> MemoryKind {
+        match class {
+            SectionClass::Text => MemoryKind::Text,
+            SectionClass::Bss => MemoryKind::Bss,
+            SectionClass::Got => MemoryKind::Got,
+            SectionClass::Data | SectionClass::TlsBss => MemoryKind::Data,
+            SectionClass::ReadOnly | SectionClass::NotAllocated => MemoryKind::Rodata,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryKind::Data => "data",
+            MemoryKind::Bss => "bss",
+            MemoryKind::Got => "got",
+            MemoryKind::Text => "text",
+            MemoryKind::Rodata => "rodata",
+            MemoryKind::Heap => "heap",
+            MemoryKind::Stack => "stack",
+            MemoryKind::Anon => "anon",
+            MemoryKind::File => "file",
+            MemoryKind::Shm => "shm",
+            MemoryKind::Huge => "huge",
+            MemoryKind::Special => "special",
+        }
+    }
+}
+
+/// How a count was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Accuracy {
+    /// Each page asked with move_pages: exact at the moment of asking.
+    PerPage,
+    /// numa_maps' count for the whole mapping.
+    PerVma,
+}
+
+/// One listed range: a whole mapping, or the part of one that a section
+/// covers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MappingUsage {
+    pub start: u64,
+    pub end: u64,
+    pub kind: MemoryKind,
+    pub object: Option<String>,
+    pub section: Option<String>,
+    /// `rw-p`.
+    pub perms: String,
+    pub policy: Option<String>,
+    /// Resident pages of `page_size_bytes` per node. A page shared by two
+    /// sections is listed under both; totals count it once.
+    pub pages_by_node: NodeCounts,
+    pub page_size_bytes: u64,
+    pub accuracy: Accuracy,
+}
+
+impl MappingUsage {
+    pub fn resident_pages(&self) -> u64 {
+        self.pages_by_node.values().sum()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadPlacement {
+    pub tid: u32,
+    pub comm: String,
+    /// The CPU it last ran on.
+    pub cpu: Option<u32>,
+    pub node: Option<u32>,
+    pub allowed_cpus: Option<IdList>,
+    pub allowed_nodes: Option<IdList>,
+    pub nr_migrations: Option<u64>,
+    pub numa_preferred_node: Option<u32>,
+}
+
+impl ThreadPlacement {
+    pub fn from_reading(reading: &ThreadReading, topology: &Topology) -> Self {
+        let cpu = reading.stat.processor;
+        let node = cpu.and_then(|cpu| topology.cpus.iter().find(|c| c.id == cpu)?.node);
+        ThreadPlacement {
+            tid: reading.stat.tid,
+            comm: reading.stat.comm.clone(),
+            cpu,
+            node,
+            allowed_cpus: reading.allowed_cpus.clone(),
+            allowed_nodes: reading.allowed_mems.clone(),
+            nr_migrations: reading.sched.as_ref().and_then(|s| s.nr_migrations),
+            numa_preferred_node: reading.sched.as_ref().and_then(|s| s.numa_preferred_nid),
+        }
+    }
+}
+
+/// A memory policy and how much memory it governs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PolicyUsage {
+    /// As numa_maps writes it: `bind:0-1`.
+    pub policy: String,
+    pub mode: PolicyMode,
+    pub nodes: Option<IdList>,
+    pub mappings: u64,
+    pub bytes_by_node: NodeCounts,
+}
+
+/// One object's resident memory, by kind.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ObjectUsage {
+    pub object: String,
+    pub bytes_by_kind: BTreeMap<MemoryKind, NodeCounts>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ProcessModel {
+    pub pid: u32,
+    pub comm: String,
+    pub state: char,
+    /// A kernel thread has no user memory at all.
+    pub kernel_thread: bool,
+    /// The program's path, when known.
+    pub program: Option<String>,
+    pub threads: Vec<ThreadPlacement>,
+    /// Nodes where the threads last ran.
+    pub thread_nodes: IdList,
+    /// Every static-section range, the heap and the stack, and the largest
+    /// of the other mappings; the rest are only in the totals.
+    pub mappings: Vec<MappingUsage>,
+    pub mappings_total: u64,
+    pub mappings_omitted: u64,
+    pub bytes_by_node: NodeCounts,
+    pub bytes_by_kind: BTreeMap<MemoryKind, NodeCounts>,
+    pub objects: Vec<ObjectUsage>,
+    pub policies: Vec<PolicyUsage>,
+    /// Whether static sections were split per page (move_pages worked).
+    pub per_page_static: bool,
+    /// What could not be read or judged, in plain words.
+    pub notes: Vec<String>,
+}
+
+pub fn total(counts: &NodeCounts) -> u64 {
+    counts.values().sum()
+}
+
+pub fn add_counts(into: &mut NodeCounts, from: &NodeCounts, scale: u64) {
+    for (node, count) in from {
+        *into.entry(*node).or_default() += count.saturating_mul(scale);
+    }
+}
+
+impl ProcessModel {
+    pub fn total_bytes(&self) -> u64 {
+        total(&self.bytes_by_node)
+    }
+
+    /// Bytes on nodes where no thread runs; `None` when no thread's node
+    /// is known.
+    pub fn remote_bytes(&self) -> Option<u64> {
+        if self.thread_nodes.is_empty() {
+            return None;
+        }
+        Some(
+            self.bytes_by_node
+                .iter()
+                .filter(|(node, _)| !self.thread_nodes.contains(**node))
+                .map(|(_, bytes)| bytes)
+                .sum(),
+        )
+    }
+
+    pub fn bytes_by_group(&self) -> BTreeMap<KindGroup, NodeCounts> {
+        let mut groups: BTreeMap<KindGroup, NodeCounts> = BTreeMap::new();
+        for (kind, counts) in &self.bytes_by_kind {
+            add_counts(groups.entry(kind.group()).or_default(), counts, 1);
+        }
+        groups
+    }
+}
+
+pub(crate) fn is_special(backing: &Backing) -> bool {
+    matches!(backing, Backing::Special(_))
+}
+
+/// The kind of a mapping no section covers.
+pub(crate) fn base_kind(vma: &Vma) -> MemoryKind {
+    let numa = vma.numa.as_ref();
+    if numa.is_some_and(|n| n.huge) {
+        return MemoryKind::Huge;
+    }
+    if numa.is_some_and(|n| n.heap) {
+        return MemoryKind::Heap;
+    }
+    if numa.is_some_and(|n| n.stack) {
+        return MemoryKind::Stack;
+    }
+    match &vma.mapping.backing {
+        Backing::Special(name) if name == "[heap]" => MemoryKind::Heap,
+        Backing::Special(name) if name == "[stack]" => MemoryKind::Stack,
+        Backing::Special(name) if name.starts_with("[anon_shmem:") => MemoryKind::Shm,
+        Backing::Special(name) if name.starts_with("[anon:") => MemoryKind::Anon,
+        Backing::Special(_) => MemoryKind::Special,
+        Backing::Anonymous => MemoryKind::Anon,
+        Backing::File { path, .. } => {
+            let shm = ["/dev/shm/", "/SYSV", "/memfd:", "/dev/zero", "/anon_hugepage"];
+            if shm.iter().any(|p| path.starts_with(p)) {
+                MemoryKind::Shm
+            } else {
+                MemoryKind::File
+            }
+        }
+    }
+}

@@ -1,0 +1,386 @@
+//! Building a [`ProcessModel`] from a stream of mappings, in bounded memory.
+//!
+//! Each mapping is folded into totals as it arrives. Mappings that hold a
+//! writable static section (`.data`, `.bss`, `.got`) are kept, because one
+//! such mapping usually holds several sections and only a per-page query
+//! can split it: the caller asks [`ProcessBuilder::pages_to_query`],
+//! queries move_pages (a side effect this crate does not perform), and
+//! hands the answers back with [`ProcessBuilder::set_page_nodes`]. Without
+//! answers (a snapshot, no permission) the whole mapping's numa_maps count
+//! goes to the section covering most of it, marked per-VMA.
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::pages::PageStatus;
+use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
+use numasleuth_kernel::procfs::task::TaskStat;
+use numasleuth_symbols::SectionSpan;
+
+use crate::process::{
+    add_counts, base_kind, is_special, total, Accuracy, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage,
+    ProcessModel, ThreadPlacement,
+};
+use crate::Topology;
+
+/// Largest number of static pages asked per page; beyond it counts stay
+/// per mapping (a 256 MiB `.bss` is not "small static data").
+pub const STATIC_QUERY_LIMIT_PAGES: u64 = 65_536;
+
+struct StaticVma {
+    usage: MappingUsage,
+    pieces: Vec<SectionSpan>,
+    query: std::ops::Range<u64>,
+    page_nodes: Option<Vec<PageStatus>>,
+}
+
+pub struct ProcessBuilder {
+    base_page_bytes: u64,
+    listing_limit: usize,
+    listed: Vec<MappingUsage>,
+    others: Vec<MappingUsage>,
+    omitted: u64,
+    statics: Vec<StaticVma>,
+    static_query_pages: u64,
+    bytes_by_node: NodeCounts,
+    bytes_by_kind: BTreeMap<MemoryKind, NodeCounts>,
+    objects: BTreeMap<String, ObjectUsage>,
+    policies: BTreeMap<String, PolicyUsage>,
+    last_policy: Option<(numasleuth_kernel::procfs::numa_maps::Policy, String)>,
+    hidden_pages_note: Vec<String>,
+    vmas: u64,
+}
+
+impl ProcessBuilder {
+    /// `listing_limit`: how many mappings beyond static sections, heap and
+    /// stack to list individually (the largest first).
+    pub fn new(base_page_bytes: u64, listing_limit: usize) -> Self {
+        ProcessBuilder {
+            base_page_bytes: base_page_bytes.max(1),
+            listing_limit,
+            listed: Vec::new(),
+            others: Vec::new(),
+            omitted: 0,
+            statics: Vec::new(),
+            static_query_pages: 0,
+            bytes_by_node: NodeCounts::new(),
+            bytes_by_kind: BTreeMap::new(),
+            objects: BTreeMap::new(),
+            policies: BTreeMap::new(),
+            last_policy: None,
+            hidden_pages_note: Vec::new(),
+            vmas: 0,
+        }
+    }
+
+    /// Folds in one mapping. `object` is the ELF object whose address range
+    /// holds it, `spans` the loaded sections that overlap it.
+    pub fn add(&mut self, vma: &Vma, object: Option<&str>, spans: &[&SectionSpan]) {
+        self.vmas += 1;
+        let m = &vma.mapping;
+        let numa = vma.numa.as_ref();
+        let pages_by_node: NodeCounts = numa
+            .map(|n| n.pages_by_node.iter().copied().collect())
+            .unwrap_or_default();
+        let page_size_bytes = numa.map_or(self.base_page_bytes, |n| n.page_size_bytes());
+        let policy = numa.and_then(|n| n.policy.as_ref());
+        if let Some(policy) = policy {
+            // Most mappings share one policy: format it only when it changes.
+            if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
+                self.last_policy = Some((policy.clone(), policy.to_string()));
+            }
+            let text: &str = self.last_policy.as_ref().map_or("", |(_, t)| t.as_str());
+            let usage = match self.policies.get_mut(text) {
+                Some(usage) => usage,
+                None => self.policies.entry(text.to_string()).or_insert_with(|| PolicyUsage {
+                    policy: text.to_string(),
+                    mode: policy.mode.clone(),
+                    nodes: policy.nodes.clone(),
+                    mappings: 0,
+                    bytes_by_node: NodeCounts::new(),
+                }),
+            };
+            usage.mappings += 1;
+            add_counts(&mut usage.bytes_by_node, &pages_by_node, page_size_bytes);
+        }
+        add_counts(&mut self.bytes_by_node, &pages_by_node, page_size_bytes);
+        let writable: Vec<SectionSpan> = spans
+            .iter()
+            .filter(|s| s.class.is_writable_static())
+            .map(|s| clip(s, m.start, m.end))
+            .collect();
+        let dominant = spans
+            .iter()
+            .max_by_key(|s| s.end.min(m.end).saturating_sub(s.start.max(m.start)));
+        let kind = match dominant {
+            Some(span) => MemoryKind::from_class(span.class),
+            None if object.is_some() && !is_special(&m.backing) => {
+                // An object's mapping no section covers (stripped headers,
+                // or the gap between segments): judge by permissions.
+                match (m.perms.exec, m.perms.write) {
+                    (true, _) => MemoryKind::Text,
+                    (false, true) => MemoryKind::Data,
+                    _ => MemoryKind::Rodata,
+                }
+            }
+            None => base_kind(vma),
+        };
+        let usage = MappingUsage {
+            start: m.start,
+            end: m.end,
+            kind,
+            object: object
+                .map(str::to_string)
+                .or_else(|| m.backing.path().map(str::to_string)),
+            section: dominant.map(|s| s.section.clone()),
+            perms: m.perms.to_string(),
+            policy: policy.map(|p| p.to_string()),
+            pages_by_node,
+            page_size_bytes,
+            accuracy: Accuracy::PerVma,
+        };
+        if !writable.is_empty() {
+            // The whole mapping: static mappings are small, and a full
+            // answer can be checked against numa_maps' count.
+            let query = m.start..m.end;
+            self.statics.push(StaticVma {
+                usage,
+                pieces: writable,
+                query,
+                page_nodes: None,
+            });
+            return;
+        }
+        self.fold(&usage, usage.kind, &usage.pages_by_node);
+        if dominant.is_some() || matches!(usage.kind, MemoryKind::Heap | MemoryKind::Stack) {
+            self.listed.push(usage);
+        } else if usage.resident_pages() > 0 || self.listing_limit == usize::MAX {
+            self.others.push(usage);
+            if self.others.len() >= self.listing_limit.saturating_mul(2).max(64) {
+                self.trim_others();
+            }
+        } else {
+            self.omitted += 1;
+        }
+    }
+
+    /// Page-aligned ranges whose pages should be asked for their node,
+    /// largest total first capped at [`STATIC_QUERY_LIMIT_PAGES`].
+    pub fn pages_to_query(&mut self) -> Vec<std::ops::Range<u64>> {
+        let mut out = Vec::new();
+        for s in &self.statics {
+            let pages = (s.query.end - s.query.start) / self.base_page_bytes;
+            if s.usage.resident_pages() == 0 || self.static_query_pages + pages > STATIC_QUERY_LIMIT_PAGES {
+                continue;
+            }
+            self.static_query_pages += pages;
+            out.push(s.query.clone());
+        }
+        out
+    }
+
+    /// The answer for a range from [`Self::pages_to_query`], one status
+    /// per base page.
+    pub fn set_page_nodes(&mut self, range_start: u64, statuses: Vec<PageStatus>) {
+        if let Some(s) = self.statics.iter_mut().find(|s| s.query.start == range_start) {
+            if statuses.len() as u64 == (s.query.end - s.query.start) / self.base_page_bytes {
+                s.page_nodes = Some(statuses);
+            }
+        }
+    }
+
+    fn fold(&mut self, usage: &MappingUsage, kind: MemoryKind, pages: &NodeCounts) {
+        if total(pages) == 0 {
+            return;
+        }
+        add_counts(
+            self.bytes_by_kind.entry(kind).or_default(),
+            pages,
+            usage.page_size_bytes,
+        );
+        if let Some(object) = &usage.object {
+            let entry = self.objects.entry(object.clone()).or_insert_with(|| ObjectUsage {
+                object: object.clone(),
+                ..ObjectUsage::default()
+            });
+            add_counts(
+                entry.bytes_by_kind.entry(kind).or_default(),
+                pages,
+                usage.page_size_bytes,
+            );
+        }
+    }
+
+    fn trim_others(&mut self) {
+        self.others
+            .sort_by_key(|u| std::cmp::Reverse(u.resident_pages() * u.page_size_bytes));
+        if self.others.len() > self.listing_limit {
+            self.omitted += (self.others.len() - self.listing_limit) as u64;
+            self.others.truncate(self.listing_limit);
+        }
+    }
+
+    /// Splits the kept static mappings into sections and assembles the model.
+    pub fn finish(
+        mut self,
+        stat: &TaskStat,
+        program: Option<String>,
+        threads: &[ThreadReading],
+        topology: &Topology,
+        mut notes: Vec<String>,
+    ) -> ProcessModel {
+        let statics = std::mem::take(&mut self.statics);
+        let mut per_page_static = !statics.is_empty()
+            && statics
+                .iter()
+                .all(|s| s.page_nodes.is_some() || s.usage.resident_pages() == 0);
+        if statics
+            .iter()
+            .any(|s| s.page_nodes.is_none() && s.usage.resident_pages() > 0)
+        {
+            notes.push(
+                "some static sections could not be split per page (no move_pages answer): their mapping's numa_maps count is shown under the section covering most of it"
+                    .into(),
+            );
+        }
+        for s in statics {
+            self.split(s);
+        }
+        per_page_static &= self.hidden_pages_note.is_empty();
+        notes.append(&mut self.hidden_pages_note);
+        self.trim_others();
+        let mut mappings = self.listed;
+        mappings.append(&mut self.others);
+        mappings.sort_by_key(|u| (u.start, u.end));
+        let threads: Vec<ThreadPlacement> = threads
+            .iter()
+            .map(|t| ThreadPlacement::from_reading(t, topology))
+            .collect();
+        ProcessModel {
+            pid: stat.tid,
+            comm: stat.comm.clone(),
+            state: stat.state,
+            kernel_thread: stat.is_kernel_thread(),
+            program,
+            thread_nodes: threads.iter().filter_map(|t| t.node).collect(),
+            threads,
+            mappings,
+            mappings_total: self.vmas,
+            mappings_omitted: self.omitted,
+            bytes_by_node: self.bytes_by_node,
+            bytes_by_kind: self.bytes_by_kind,
+            objects: self.objects.into_values().collect(),
+            policies: self.policies.into_values().collect(),
+            per_page_static,
+            notes,
+        }
+    }
+
+    fn split(&mut self, s: StaticVma) {
+        let page = self.base_page_bytes;
+        let mut listed: Vec<(NodeCounts, NodeCounts)> = vec![Default::default(); s.pieces.len()];
+        // Some kernels hide pages under NUMA-balancing hinting faults from
+        // move_pages (it answers "not present"): when it saw fewer pages of
+        // the mapping than numa_maps counts, do not trust it.
+        let seen = s
+            .page_nodes
+            .as_ref()
+            .map_or(0, |p| p.iter().filter(|s| matches!(s, PageStatus::Node(_))).count());
+        let statuses = s
+            .page_nodes
+            .as_ref()
+            .filter(|_| seen as u64 >= s.usage.resident_pages());
+        if s.page_nodes.is_some() && statuses.is_none() {
+            self.hidden_pages_note.push(format!(
+                "move_pages saw {seen} of the {} resident pages numa_maps counts in {:#x}-{:#x} (pages under NUMA-balancing hinting faults are invisible to it on some kernels): that mapping is counted per mapping",
+                s.usage.resident_pages(),
+                s.usage.start,
+                s.usage.end
+            ));
+        }
+        let Some(statuses) = statuses else {
+            // Per-VMA: everything to the section covering most of it.
+            let owner = (0..s.pieces.len())
+                .max_by_key(|&i| s.pieces[i].end - s.pieces[i].start)
+                .unwrap_or(0);
+            for (i, piece) in s.pieces.iter().enumerate() {
+                let pages = if i == owner {
+                    s.usage.pages_by_node.clone()
+                } else {
+                    NodeCounts::new()
+                };
+                self.push_piece(&s.usage, piece, pages.clone(), pages, Accuracy::PerVma);
+            }
+            return;
+        };
+        let mut rest = NodeCounts::new();
+        for (index, status) in statuses.iter().enumerate() {
+            let PageStatus::Node(node) = *status else { continue };
+            let start = s.query.start + index as u64 * page;
+            let overlap = |p: &SectionSpan| p.end.min(start + page).saturating_sub(p.start.max(start));
+            let owner = (0..s.pieces.len()).max_by_key(|&i| overlap(&s.pieces[i]));
+            if !owner.is_some_and(|i| overlap(&s.pieces[i]) > 0) {
+                *rest.entry(node).or_default() += 1;
+                continue;
+            }
+            for (i, piece) in s.pieces.iter().enumerate() {
+                if overlap(piece) > 0 {
+                    *listed[i].0.entry(node).or_default() += 1;
+                    if Some(i) == owner {
+                        *listed[i].1.entry(node).or_default() += 1;
+                    }
+                }
+            }
+        }
+        for (i, piece) in s.pieces.iter().enumerate() {
+            let (shown, owned) = std::mem::take(&mut listed[i]);
+            self.push_piece(&s.usage, piece, shown, owned, Accuracy::PerPage);
+        }
+        if total(&rest) > 0 {
+            let usage = MappingUsage {
+                kind: if s.usage.kind.group() == crate::process::KindGroup::WritableStatic {
+                    MemoryKind::Anon
+                } else {
+                    s.usage.kind
+                },
+                section: None,
+                pages_by_node: rest,
+                accuracy: Accuracy::PerPage,
+                ..s.usage
+            };
+            self.fold(&usage, usage.kind, &usage.pages_by_node);
+            self.listed.push(usage);
+        }
+    }
+
+    fn push_piece(
+        &mut self,
+        vma: &MappingUsage,
+        piece: &SectionSpan,
+        shown: NodeCounts,
+        owned: NodeCounts,
+        accuracy: Accuracy,
+    ) {
+        let usage = MappingUsage {
+            start: piece.start,
+            end: piece.end,
+            kind: MemoryKind::from_class(piece.class),
+            object: Some(piece.object.clone()),
+            section: Some(piece.section.clone()),
+            perms: vma.perms.clone(),
+            policy: vma.policy.clone(),
+            pages_by_node: shown,
+            page_size_bytes: self.base_page_bytes,
+            accuracy,
+        };
+        self.fold(&usage, usage.kind, &owned);
+        self.listed.push(usage);
+    }
+}
+
+fn clip(span: &SectionSpan, start: u64, end: u64) -> SectionSpan {
+    SectionSpan {
+        start: span.start.max(start),
+        end: span.end.min(end),
+        ..span.clone()
+    }
+}

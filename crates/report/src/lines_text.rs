@@ -1,0 +1,42 @@
+//! `lines` for people: each shared cache line with its symbols, one per
+//! row, so the hot global and its innocent neighbour sit side by side.
+
+use numasleuth_analyze::lines::{Line, LineSymbol};
+
+use crate::format::columns;
+
+pub fn render(heading: &str, lines: &[Line], target: Option<&LineSymbol>) -> String {
+    let mut out = format!("{heading}\n");
+    if lines.is_empty() {
+        out.push_str("no cache line holds more than one data symbol\n");
+    }
+    for line in lines {
+        let holds = target.is_some_and(|t| line.symbols.iter().any(|s| s.address == t.address && s.name == t.name));
+        out.push_str(&format!(
+            "\nline {:#x}: {} symbol(s){}\n",
+            line.address,
+            line.symbols.len(),
+            if holds { "  <- holds the symbol asked for" } else { "" }
+        ));
+        let rows: Vec<Vec<String>> = line
+            .symbols
+            .iter()
+            .map(|s| {
+                let mut name = s.name.clone();
+                if !s.aliases.is_empty() {
+                    name.push_str(&format!(" (also {})", s.aliases.join(", ")));
+                }
+                vec![
+                    format!("{:#x}", s.address),
+                    format!("{} B", s.size),
+                    s.section.clone(),
+                    name,
+                ]
+            })
+            .collect();
+        for row in columns(&rows).lines() {
+            out.push_str(&format!("    {row}\n"));
+        }
+    }
+    out
+}

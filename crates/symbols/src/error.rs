@@ -1,0 +1,42 @@
+//! Why an object file or a symbol could not be used, always with the path.
+
+use thiserror::Error;
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum SymbolError {
+    #[error("{path}: not found")]
+    NotFound { path: String },
+    #[error("{path}: permission denied")]
+    PermissionDenied { path: String },
+    #[error("{path}: not an ELF file")]
+    NotElf { path: String },
+    #[error("{path}: malformed ELF: {message}")]
+    Malformed { path: String, message: String },
+    #[error("{path}: {message}")]
+    Io { path: String, message: String },
+    #[error("symbol `{name}` not found in {searched}")]
+    SymbolNotFound { name: String, searched: String },
+    #[error("section `{section}` not found in {searched}")]
+    SectionNotFound { section: String, searched: String },
+}
+
+impl SymbolError {
+    pub(crate) fn io(path: &str, error: &std::io::Error) -> Self {
+        let path = path.to_string();
+        match error.kind() {
+            std::io::ErrorKind::NotFound => SymbolError::NotFound { path },
+            std::io::ErrorKind::PermissionDenied => SymbolError::PermissionDenied { path },
+            _ => SymbolError::Io {
+                path,
+                message: error.to_string(),
+            },
+        }
+    }
+
+    pub(crate) fn malformed(path: &str, error: impl std::fmt::Display) -> Self {
+        SymbolError::Malformed {
+            path: path.to_string(),
+            message: error.to_string(),
+        }
+    }
+}

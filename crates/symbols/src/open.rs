@@ -1,0 +1,108 @@
+//! Finding the bytes of a mapped object.
+//!
+//! A path in `/proc/PID/maps` is the path in the process's mount namespace,
+//! and may since have been deleted or replaced by an upgrade. So on a live
+//! system the file is opened, in order, as `/proc/PID/map_files/START-END`
+//! (the very file mapped, even if deleted; needs CAP_SYS_ADMIN), as
+//! `/proc/PID/root/PATH` (the process's own filesystem, so containers work),
+//! and as PATH. A deleted file is never opened by its path, which may now
+//! name a different file. Under a snapshot or fixture root the path is
+//! looked up inside that root.
+
+use std::fs::File;
+use std::path::PathBuf;
+
+use numasleuth_kernel::procfs::maps::{Backing, Mapping};
+use numasleuth_kernel::Root;
+use object::read::ReadCache;
+
+use crate::error::SymbolError;
+use crate::image::ElfImage;
+use crate::symbols::{self, SymbolTable};
+
+/// Where an object's bytes can be read, best first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectSource {
+    /// The path as the process or the user names it.
+    pub shown: String,
+    pub candidates: Vec<PathBuf>,
+}
+
+impl ObjectSource {
+    /// A file the user named on the command line: opened as given.
+    pub fn file(path: &str) -> Self {
+        ObjectSource {
+            shown: path.to_string(),
+            candidates: vec![PathBuf::from(path)],
+        }
+    }
+
+    /// The file behind one mapping of process `pid`.
+    pub fn mapping(root: &Root, pid: u32, mapping: &Mapping) -> Option<Self> {
+        let Backing::File { path, deleted } = &mapping.backing else {
+            return None;
+        };
+        let mut candidates = Vec::new();
+        if root.is_live() {
+            candidates.push(PathBuf::from(format!(
+                "/proc/{pid}/map_files/{:x}-{:x}",
+                mapping.start, mapping.end
+            )));
+            if !deleted && path.starts_with('/') {
+                candidates.push(PathBuf::from(format!("/proc/{pid}/root{path}")));
+                candidates.push(PathBuf::from(path));
+            }
+        } else if !deleted {
+            if let Ok(resolved) = root.resolve(path) {
+                candidates.push(root.base().join(resolved));
+            }
+        }
+        Some(ObjectSource {
+            shown: if *deleted {
+                format!("{path} (deleted)")
+            } else {
+                path.clone()
+            },
+            candidates,
+        })
+    }
+
+    /// Opens the first candidate that can be opened.
+    pub fn open(&self) -> Result<File, SymbolError> {
+        let mut worst: Option<SymbolError> = None;
+        for candidate in &self.candidates {
+            match File::open(candidate) {
+                Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => return Ok(file),
+                Ok(_) => {
+                    worst.get_or_insert(SymbolError::Io {
+                        path: self.shown.clone(),
+                        message: "not a regular file".into(),
+                    });
+                }
+                Err(e) => {
+                    let error = SymbolError::io(&self.shown, &e);
+                    if !matches!(error, SymbolError::NotFound { .. }) || worst.is_none() {
+                        worst = Some(error);
+                    }
+                }
+            }
+        }
+        Err(worst.unwrap_or_else(|| SymbolError::NotFound {
+            path: self.shown.clone(),
+        }))
+    }
+
+    /// Section and program headers, reading only those parts of the file.
+    pub fn image(&self) -> Result<ElfImage, SymbolError> {
+        let cache = ReadCache::new(self.open()?);
+        ElfImage::parse(&cache, &self.shown)
+    }
+
+    /// Headers and symbols.
+    pub fn image_and_symbols(&self) -> Result<(ElfImage, SymbolTable), SymbolError> {
+        let cache = ReadCache::new(self.open()?);
+        let image = ElfImage::parse(&cache, &self.shown)?;
+        let symbols = symbols::read(&cache, &image, &self.shown)?;
+        Ok((image, symbols))
+    }
+}

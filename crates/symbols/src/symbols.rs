@@ -1,0 +1,131 @@
+//! An ELF file's symbols: name (demangled), address, size and section.
+//!
+//! `.symtab` when the file has one, else `.dynsym` (a stripped binary still
+//! exports its dynamic symbols); a fully stripped file has none, which is a
+//! result ([`SymbolSource::None`]), not an error. Thread-local symbols are
+//! given the address of their slot in the TLS template (PT_TLS vaddr plus
+//! the offset the symbol holds), so `.tdata`/`.tbss` line maps use the same
+//! address space as the section headers.
+
+use std::collections::HashMap;
+
+use object::{Object, ObjectSection, ObjectSymbol, ReadRef, SymbolSection};
+use serde::Serialize;
+
+use crate::demangle::demangle;
+use crate::error::SymbolError;
+use crate::image::ElfImage;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymbolKind {
+    Function,
+    Object,
+    Tls,
+    /// NOTYPE and the rest: linker markers (`_end`), assembler labels.
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Symbol {
+    /// Demangled.
+    pub name: String,
+    /// As stored in the file.
+    pub raw_name: String,
+    /// Link-time address.
+    pub address: u64,
+    pub size_bytes: u64,
+    pub section: Option<String>,
+    pub kind: SymbolKind,
+    pub global: bool,
+}
+
+impl Symbol {
+    /// Matches a name as the user typed it: raw or demangled, or the
+    /// demangled name without its parameter list (`db::apply::op`).
+    pub fn matches(&self, wanted: &str) -> bool {
+        self.raw_name == wanted
+            || self.name == wanted
+            || self.name.split_once('(').is_some_and(|(head, _)| head == wanted)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SymbolSource {
+    Symtab,
+    Dynsym,
+    /// Stripped of both tables.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SymbolTable {
+    pub source: SymbolSource,
+    pub symbols: Vec<Symbol>,
+}
+
+impl SymbolTable {
+    pub fn find(&self, wanted: &str) -> Vec<&Symbol> {
+        self.symbols.iter().filter(|s| s.matches(wanted)).collect()
+    }
+}
+
+/// Reads the defined symbols of `data`, whose headers are `image`.
+pub fn read<'data, R: ReadRef<'data>>(data: R, image: &ElfImage, path: &str) -> Result<SymbolTable, SymbolError> {
+    let file = object::File::parse(data).map_err(|e| SymbolError::malformed(path, e))?;
+    let section_names: HashMap<usize, String> = file
+        .sections()
+        .filter_map(|s| Some((s.index().0, s.name().ok()?.to_string())))
+        .collect();
+    let tls_base = image.tls_segment.map(|t| t.vaddr);
+    let collect = |iter: &mut dyn Iterator<Item = object::Symbol<'data, '_, R>>| -> Vec<Symbol> {
+        iter.filter(|s| s.is_definition() || s.kind() == object::SymbolKind::Tls)
+            .filter(|s| !s.is_undefined())
+            .filter_map(|s| {
+                let raw = s.name().ok().filter(|n| !n.is_empty())?;
+                let kind = match s.kind() {
+                    object::SymbolKind::Text => SymbolKind::Function,
+                    object::SymbolKind::Data => SymbolKind::Object,
+                    object::SymbolKind::Tls => SymbolKind::Tls,
+                    object::SymbolKind::Section | object::SymbolKind::File => return None,
+                    _ => SymbolKind::Other,
+                };
+                let section = match s.section() {
+                    SymbolSection::Section(index) => section_names.get(&index.0).cloned(),
+                    _ => None,
+                };
+                let address = match (kind, tls_base) {
+                    (SymbolKind::Tls, Some(base)) => base.wrapping_add(s.address()),
+                    _ => s.address(),
+                };
+                Some(Symbol {
+                    name: demangle(raw),
+                    raw_name: raw.to_string(),
+                    address,
+                    size_bytes: s.size(),
+                    section,
+                    kind,
+                    global: s.is_global(),
+                })
+            })
+            .collect()
+    };
+    let symtab = collect(&mut file.symbols());
+    if !symtab.is_empty() {
+        return Ok(SymbolTable {
+            source: SymbolSource::Symtab,
+            symbols: symtab,
+        });
+    }
+    let dynsym = collect(&mut file.dynamic_symbols());
+    let source = if dynsym.is_empty() {
+        SymbolSource::None
+    } else {
+        SymbolSource::Dynsym
+    };
+    Ok(SymbolTable {
+        source,
+        symbols: dynsym,
+    })
+}
