@@ -87,8 +87,13 @@ pub fn chart(title: &str, panels: &[Panel], columns: usize) -> Result<String, Ch
         root.fill(&WHITE).map_err(err)?;
         let body = root.titled(title, ("sans-serif", 18)).map_err(err)?;
         let areas = body.split_evenly((rows, columns));
+        // One axis kind for every panel, so side-by-side panels compare.
+        let log = panels.iter().any(|p| {
+            let (low, high) = value_range(p);
+            high / low > LOG_AXIS_RATIO
+        });
         for (panel, area) in panels.iter().zip(&areas) {
-            draw_panel(panel, area)?;
+            draw_panel(panel, area, log)?;
         }
         root.present().map_err(err)?;
     }
@@ -109,16 +114,31 @@ fn positive(v: f64) -> bool {
     v.is_finite() && v > 0.0
 }
 
-fn draw_panel(panel: &Panel, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), ChartError> {
-    let points = || panel.series.iter().flat_map(|s| s.points.iter());
-    let x_max = points().map(|p| p.threads).fold(1.0, f64::max);
-    let values = points()
+/// The smallest and largest positive value a panel shows.
+fn value_range(panel: &Panel) -> (f64, f64) {
+    let values = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
         .flat_map(|p| [p.p10, p.median, p.p90])
         .chain(panel.references.iter().map(|r| r.value))
         .filter(|v| positive(*v));
     let (low, high) = values.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
-    let (low, high) = if low.is_finite() { (low, high) } else { (1.0, 10.0) };
-    let log = high / low > LOG_AXIS_RATIO;
+    if low.is_finite() {
+        (low, high)
+    } else {
+        (1.0, 10.0)
+    }
+}
+
+fn draw_panel(panel: &Panel, area: &DrawingArea<SVGBackend<'_>, Shift>, log: bool) -> Result<(), ChartError> {
+    let x_max = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter())
+        .map(|p| p.threads)
+        .fold(1.0, f64::max);
+    let (low, high) = value_range(panel);
     let mut builder = ChartBuilder::on(area);
     builder
         .caption(&panel.title, ("sans-serif", 15))

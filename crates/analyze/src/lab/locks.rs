@@ -131,12 +131,21 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
         let best_lock = ranked.iter().find(|r| r.lock != "atomic");
         if let (Some(best), Some(floor)) = (best_lock, at("atomic", threads)) {
             if floor.ops_per_sec.median > 0.0 {
-                lines.push(format!(
-                    "The fastest lock ({}) reached {:.0}% of the bare atomic's rate: a lock moves at least one \
-                     cache line per hand-off, and the atomic shows what one line's move costs here.",
-                    best.lock,
-                    100.0 * best.ops_per_sec.median / floor.ops_per_sec.median
-                ));
+                let percent = 100.0 * best.ops_per_sec.median / floor.ops_per_sec.median;
+                lines.push(if percent < 100.0 {
+                    format!(
+                        "The fastest lock ({}) reached {percent:.0}% of the bare atomic's rate: a lock moves at \
+                         least one cache line per hand-off, and the atomic shows what one line's move costs here.",
+                        best.lock
+                    )
+                } else {
+                    format!(
+                        "The {} lock outran even the bare atomic ({percent:.0}% of its rate): it let one thread keep \
+                         the line for several operations in a row, which the atomic, shared on every operation, \
+                         cannot.",
+                        best.lock
+                    )
+                });
             }
         }
     }
@@ -169,9 +178,13 @@ fn ticket_vs_mcs(ticket: &Row, mcs: &Row, threads: usize) -> String {
     if ratio.clearly_slower() {
         format!(
             "The queued (MCS) lock did {} the ticket lock's rate: every ticket waiter spins reading the lock's \
-             line, so each hand-off invalidates it in all {waiters} waiting cores, while MCS waiters spin on \
-             their own lines.",
-            ratio.describe()
+             line, so each hand-off invalidates it in {}, while MCS waiters spin on their own lines.",
+            ratio.describe(),
+            if waiters == 1 {
+                "the waiting core".to_string()
+            } else {
+                format!("all {waiters} waiting cores")
+            }
         )
     } else if ratio.clearly_faster() {
         format!(
@@ -249,6 +262,19 @@ mod tests {
         let lines = meaning(&rows);
         assert!(lines[2].starts_with("std's Mutex did 4.00×"), "{lines:?}");
         assert!(lines[2].contains("faster spinlock (ticket)"), "{lines:?}");
+    }
+
+    #[test]
+    fn a_lock_faster_than_the_atomic_is_explained() {
+        let rows = rows(vec![
+            measured("mutex", 2, &[40_000, 40_000, 40_000]),
+            measured("atomic", 2, &[30_000, 30_000, 30_000]),
+        ]);
+        let lines = meaning(&rows);
+        assert!(
+            lines[1].starts_with("The mutex lock outran even the bare atomic (133%"),
+            "{lines:?}"
+        );
     }
 
     #[test]
