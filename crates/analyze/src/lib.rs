@@ -8,6 +8,8 @@ pub mod irq;
 pub mod lab;
 pub mod lines;
 pub mod memwatch;
+pub mod page_move;
 pub mod process;
 pub mod stats;
 pub mod topology;
+pub mod watch;

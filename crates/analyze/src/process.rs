@@ -65,7 +65,10 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     // Per object, per section: pages on and off the threads' node.
     let mut remote: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
     for usage in &model.mappings {
-        if usage.kind.group() != KindGroup::WritableStatic {
+        // RELRO (.data.rel.ro, .got, .init_array) is mapped read-only once
+        // relocated: it cannot be written, so it cannot cause remote
+        // invalidations, and moving .bss must be able to clear the finding.
+        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.contains('w') {
             continue;
         }
         let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
@@ -139,15 +142,9 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         }
     }
     lines.sort_by_key(|(off, _)| std::cmp::Reverse(*off));
-    let how = if model.per_page_static {
-        "per page via move_pages"
-    } else {
-        "per mapping"
-    };
     let shown = lines.len().min(6);
-    for (_, line) in lines.iter().take(shown) {
-        evidence.push(format!("{line} (/proc/{}/numa_maps, {how})", model.pid));
-    }
+    // Each line already names its source and accuracy.
+    evidence.extend(lines.iter().take(shown).map(|(_, line)| line.clone()));
     if lines.len() > shown {
         evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
     }

@@ -340,3 +340,49 @@ fn pages_move_pages_cannot_see_fall_back_to_numa_maps() {
         f.evidence
     );
 }
+
+/// RELRO (.data.rel.ro, mapped r--p after relocation) on the far node does
+/// not keep the finding alive once the writable .bss is local: read-only
+/// pages cause no remote invalidations. (Seen in the QEMU guest after
+/// `move --section .bss`: glibc's static RELRO outnumbered the .bss.)
+#[test]
+fn read_only_relro_is_not_writable_static_data() {
+    let spans = [
+        span(".data.rel.ro", SectionClass::Data, 0x555555557000, 0x55555555c000),
+        span(".bss", SectionClass::Bss, 0x55555555c000, 0x55555555e000),
+    ];
+    let stream = [
+        (
+            "555555557000-55555555c000 r--p 00002000 fe:00 12 /opt/victim",
+            "555555557000 default file=/opt/victim anon=5 dirty=5 N1=5 kernelpagesize_kB=4",
+        ),
+        (
+            "55555555c000-55555555e000 rw-p 00000000 00:00 0",
+            "55555555c000 default anon=2 dirty=2 N0=2 kernelpagesize_kB=4",
+        ),
+    ];
+    let mut builder = ProcessBuilder::new(4096, 100);
+    for (maps, numa) in stream {
+        let vma = vma(maps, numa);
+        let (start, end) = (vma.mapping.start, vma.mapping.end);
+        let over: Vec<&SectionSpan> = spans.iter().filter(|s| s.start < end && s.end > start).collect();
+        builder.add(&vma, Some(EXE), &over);
+    }
+    let threads = vec![thread(4242, 0), thread(4243, 1)];
+    let model = builder.finish(
+        &threads[0].stat,
+        Some(EXE.into()),
+        &threads,
+        &topology(&[&[0, 1], &[2, 3]]),
+        Vec::new(),
+    );
+    assert!(
+        model
+            .mappings
+            .iter()
+            .any(|m| m.section.as_deref() == Some(".data.rel.ro")),
+        "{:#?}",
+        model.mappings
+    );
+    assert!(static_data_remote(&model).is_none());
+}

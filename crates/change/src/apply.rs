@@ -34,6 +34,19 @@ pub enum ChangeError {
     },
     #[error("/{path} reads `{found}` after writing `{wrote}`: the kernel refused the value; rolled back")]
     NotTaken { path: String, wrote: String, found: String },
+    #[error(transparent)]
+    Pages(#[from] numasleuth_kernel::pages::PagesError),
+    #[error(transparent)]
+    Process(numasleuth_kernel::procfs::process::ProcessError),
+    #[error("process {pid} has exited: its pages are gone, so there is nothing to move")]
+    ProcessGone { pid: u32 },
+    #[error(
+        "PID {pid} now belongs to another process (started at tick {now}, the journal's at tick {journal}); \
+         refusing to move its pages"
+    )]
+    PidReused { pid: u32, journal: u64, now: u64 },
+    #[error("no page moved: {why}; nothing changed and no journal was kept")]
+    NothingMoved { why: String },
 }
 
 /// Kernel files normalise what they are given (`2,3` reads back as `2-3`),
@@ -117,9 +130,8 @@ pub fn apply(root: &Root, journal: &Journal, journal_path: &Path) -> Result<(), 
     outcome
 }
 
-/// Restores every `before` of a journal made on this machine and boot.
-pub fn undo(root: &Root, journal_path: &Path) -> Result<Journal, ChangeError> {
-    let journal = Journal::load(journal_path)?;
+/// Refuses a journal written on another machine, host or boot.
+pub(crate) fn check_machine(root: &Root, journal: &Journal, journal_path: &Path) -> Result<(), ChangeError> {
     let here = MachineIdentity::read(root);
     let path = journal_path.display().to_string();
     for (what, theirs, ours) in [
@@ -137,6 +149,19 @@ pub fn undo(root: &Root, journal_path: &Path) -> Result<Journal, ChangeError> {
                 });
             }
         }
+    }
+    Ok(())
+}
+
+/// Restores every `before` of a journal made on this machine and boot.
+pub fn undo(root: &Root, journal_path: &Path) -> Result<Journal, ChangeError> {
+    let journal = Journal::load(journal_path)?;
+    check_machine(root, &journal, journal_path)?;
+    if !journal.page_moves.is_empty() {
+        return Err(ChangeError::Journal {
+            path: journal_path.display().to_string(),
+            why: "a page-move journal has no file changes; undo it with `undo_any`".into(),
+        });
     }
     let expected: Vec<_> = journal
         .changes

@@ -22,6 +22,21 @@ pub struct FileChange {
     pub after: String,
 }
 
+/// Pages of one process moved from one node to another: `pages`
+/// consecutive base pages from `address`. The process is named by PID and
+/// start time, so a reused PID is never mistaken for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageMove {
+    pub pid: u32,
+    /// `starttime` of /proc/PID/stat, in clock ticks after boot.
+    pub pid_start_time: u64,
+    pub address: u64,
+    pub pages: u64,
+    pub page_bytes: u64,
+    pub from_node: u32,
+    pub to_node: u32,
+}
+
 /// IRQ numbers and sysctl values mean nothing on another machine or after
 /// a reboot, so a journal is bound to both.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,6 +70,10 @@ pub struct Journal {
     pub machine: MachineIdentity,
     pub created_unix_s: u64,
     pub changes: Vec<FileChange>,
+    /// Page moves (kind `pages`). Absent from file-change journals, so
+    /// their checksums are what they were before page moves existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub page_moves: Vec<PageMove>,
     /// SHA-256 of this journal serialised with an empty checksum.
     pub checksum: String,
 }
@@ -67,8 +86,17 @@ impl Journal {
             machine,
             created_unix_s,
             changes,
+            page_moves: Vec::new(),
             checksum: String::new(),
         };
+        journal.checksum = journal.digest();
+        journal
+    }
+
+    /// A journal of page moves, kind [`crate::pages::KIND`].
+    pub fn pages(machine: MachineIdentity, created_unix_s: u64, page_moves: Vec<PageMove>) -> Self {
+        let mut journal = Journal::new(crate::pages::KIND, machine, created_unix_s, Vec::new());
+        journal.page_moves = page_moves;
         journal.checksum = journal.digest();
         journal
     }
@@ -146,6 +174,33 @@ mod tests {
         sample().save(&path).unwrap();
         assert_eq!(Journal::load(&path).unwrap(), sample());
         assert!(sample().save(&path).is_err(), "must not overwrite");
+    }
+
+    #[test]
+    fn page_moves_are_sealed_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.json");
+        let moves = vec![PageMove {
+            pid: 42,
+            pid_start_time: 777,
+            address: 0x4000,
+            pages: 2,
+            page_bytes: 4096,
+            from_node: 1,
+            to_node: 0,
+        }];
+        let journal = Journal::pages(sample().machine, 1, moves);
+        journal.save(&path).unwrap();
+        assert_eq!(Journal::load(&path).unwrap(), journal);
+        let edited = fs::read_to_string(&path)
+            .unwrap()
+            .replace("\"from_node\": 1", "\"from_node\": 2");
+        fs::write(&path, edited).unwrap();
+        let err = Journal::load(&path).unwrap_err().to_string();
+        assert!(err.contains("checksum does not match"), "{err}");
+        // A file-change journal has no `page_moves` key at all.
+        let text = serde_json::to_string(&sample()).unwrap();
+        assert!(!text.contains("page_moves"), "{text}");
     }
 
     #[test]

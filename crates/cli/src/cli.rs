@@ -54,6 +54,12 @@ pub enum Command {
     Inspect(crate::cmd::process_args::InspectArgs),
     /// Which symbols share each cache line of .data/.bss/.tdata/.tbss.
     Lines(crate::cmd::process_args::LinesArgs),
+    /// Count writes to a symbol or address with a hardware watchpoint on
+    /// every thread, and name the code that writes.
+    Watch(crate::cmd::process_args::WatchArgs),
+    /// Move pages of a live process to a node (dry run unless --apply;
+    /// `undo JOURNAL` moves them back).
+    Move(crate::cmd::process_args::MoveArgs),
 }
 
 #[derive(Debug, Args)]
@@ -93,6 +99,10 @@ pub struct DoctorArgs {
     /// interconnect verdict (a few seconds per node pair; live system only).
     #[arg(long)]
     pub measure: bool,
+    /// Also judge this process's placement (the `inspect` findings, e.g.
+    /// static data on another node than its threads).
+    #[arg(long, value_name = "PID")]
+    pub pid: Option<u32>,
 }
 
 #[derive(Debug, Args)]

@@ -31,6 +31,8 @@ fn main() -> ExitCode {
         Command::Lab(args) => cmd::lab::run(&root, args),
         Command::Inspect(args) => cmd::inspect::run(&root, args),
         Command::Lines(args) => cmd::lines::run(&root, args),
+        Command::Watch(args) => cmd::watch::run(&root, args),
+        Command::Move(args) => cmd::moves::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -145,6 +145,45 @@ fn the_incident_offline_static_data_on_node_1() {
     let Some(binary) = victim_build::build(build_dir.path(), "victim", &[]) else {
         return;
     };
+    let root = incident_root(&binary);
+
+    let doc = inspect_json(&["--root", root.path().to_str().unwrap(), "inspect", "4242"]);
+    assert_eq!(doc["thread_nodes"], serde_json::json!([0]));
+    let finding = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["id"] == "static-data-remote")
+        .unwrap_or_else(|| panic!("static-data-remote: {doc:#}"));
+    assert_eq!(finding["severity"], "warning");
+    assert_eq!(
+        finding["title"],
+        "writable static data of /opt/victim is on node 1 while all 3 threads run on node 0"
+    );
+    assert!(finding["remedy"]
+        .as_str()
+        .unwrap()
+        .contains("numasleuth move 4242 --section .bss --to-node 0 --apply"));
+    assert_eq!(doc["per_page_static"], false, "a snapshot cannot be asked per page");
+    assert!(doc["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|n| n.as_str().unwrap().contains("needs the live system")));
+    let bss = doc["mappings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["section"] == ".bss")
+        .count();
+    assert!(bss >= 1);
+    assert_eq!(doc["memory"]["remote_bytes"], doc["memory"]["bytes_by_node"]["1"]);
+    assert!(doc["memory"]["remote_share"].as_f64().unwrap() > 0.0);
+}
+
+/// A two-node machine as files: the victim's binary inside the root, its
+/// .data/.bss pages on node 1 in numa_maps and every thread on a node-0 CPU.
+fn incident_root(binary: &std::path::Path) -> tempfile::TempDir {
     let image = ObjectSource::file(binary.to_str().unwrap()).image().unwrap();
     let bias = 0x5555_5555_4000u64;
     let page = |a: u64| a & !0xfff;
@@ -191,38 +230,44 @@ fn the_incident_offline_static_data_on_node_1() {
     let root = tempfile::tempdir().unwrap();
     write_tree(root.path(), &files);
     std::fs::create_dir_all(root.path().join("opt")).unwrap();
-    std::fs::copy(&binary, root.path().join("opt/victim")).unwrap();
+    std::fs::copy(binary, root.path().join("opt/victim")).unwrap();
+    root
+}
 
-    let doc = inspect_json(&["--root", root.path().to_str().unwrap(), "inspect", "4242"]);
-    assert_eq!(doc["thread_nodes"], serde_json::json!([0]));
+/// `doctor --pid` adds the inspect findings of that process to the
+/// diagnosis; a process that cannot be read is a skipped check.
+#[test]
+fn doctor_pid_adds_the_process_findings() {
+    let build_dir = tempfile::tempdir().unwrap();
+    let Some(binary) = victim_build::build(build_dir.path(), "victim", &[]) else {
+        return;
+    };
+    let root = incident_root(&binary);
+    let root_arg = root.path().to_str().unwrap();
+    let doc = inspect_json(&["--root", root_arg, "doctor", "--pid", "4242"]);
+    assert_eq!(doc["schema"], "numasleuth.doctor/1");
+    assert!(doc["checks_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c == "process-placement"));
     let finding = doc["findings"]
         .as_array()
         .unwrap()
         .iter()
         .find(|f| f["id"] == "static-data-remote")
         .unwrap_or_else(|| panic!("static-data-remote: {doc:#}"));
-    assert_eq!(finding["severity"], "warning");
-    assert_eq!(
-        finding["title"],
-        "writable static data of /opt/victim is on node 1 while all 3 threads run on node 0"
+    assert!(finding["remedy"].as_str().unwrap().contains("numasleuth move 4242"));
+    let output = numasleuth()
+        .args(["--root", root_arg, "doctor", "--pid", "4242"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("[static-data-remote]"), "{text}");
+    let doc = inspect_json(&["--root", root_arg, "doctor", "--pid", "4243"]);
+    let skipped = doc["checks_skipped"].to_string();
+    assert!(
+        skipped.contains("process-placement") && skipped.contains("no such process: 4243"),
+        "{skipped}"
     );
-    assert!(finding["remedy"]
-        .as_str()
-        .unwrap()
-        .contains("numasleuth move 4242 --section .bss --to-node 0 --apply"));
-    assert_eq!(doc["per_page_static"], false, "a snapshot cannot be asked per page");
-    assert!(doc["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|n| n.as_str().unwrap().contains("needs the live system")));
-    let bss = doc["mappings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["section"] == ".bss")
-        .count();
-    assert!(bss >= 1);
-    assert_eq!(doc["memory"]["remote_bytes"], doc["memory"]["bytes_by_node"]["1"]);
-    assert!(doc["memory"]["remote_share"].as_f64().unwrap() > 0.0);
 }

@@ -8,8 +8,12 @@
 //! symbols ([`symbols`]), and place it in a process with its load bias
 //! ([`placement`], [`process`]). Files are opened through the injectable
 //! root, preferring `/proc/PID/map_files` and `/proc/PID/root` on a live
-//! system so containers and deleted binaries work.
+//! system so containers and deleted binaries work. The reverse question,
+//! which function and source line an instruction address belongs to
+//! (`watch`), is [`code`] with [`debuginfo`].
 
+pub mod code;
+pub mod debuginfo;
 pub mod demangle;
 pub mod error;
 pub mod image;
@@ -18,6 +22,7 @@ pub mod placement;
 pub mod process;
 pub mod symbols;
 
+pub use code::{locate_all, CodeLocation};
 pub use error::SymbolError;
 pub use image::{ElfImage, LoadSegment, Section, SectionClass};
 pub use placement::{PlacedObject, SectionSpan};

@@ -38,6 +38,9 @@ pub struct GuestSpec {
     pub extra_qemu: Vec<String>,
     /// Put e1000.ko into the image and insmod it before anything else.
     pub load_e1000: bool,
+    /// Files copied into the image: (path inside the guest, without the
+    /// leading `/`, and the host file), e.g. a static test program.
+    pub extra_files: Vec<(String, PathBuf)>,
     /// Shell lines run (with `set -e`) before the commands.
     pub setup: Vec<String>,
     /// `(section name, shell command)` run in order after setup; each result

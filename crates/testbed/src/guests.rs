@@ -36,6 +36,7 @@ fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
         distances: Vec::new(),
         extra_qemu: Vec::new(),
         load_e1000: false,
+        extra_files: Vec::new(),
         setup: Vec::new(),
         commands: standard_commands(),
     }
@@ -148,5 +149,60 @@ pub fn offline_cpu() -> GuestSpec {
     let mut g = two_nodes();
     g.name = "offline-cpu".to_string();
     g.setup = vec!["echo 0 > /sys/devices/system/cpu/cpu3/online".to_string()];
+    g
+}
+
+/// The shell words that give the victim's PID inside the guest.
+const VICTIM_PID: &str = "$(cat /tmp/victim.pid)";
+
+/// (e) The database incident on two nodes: the static victim (its path on
+/// the host) first-touches its globals on CPU 2 (node 1), then runs its
+/// workers on CPUs 0-1 (node 0). `inspect` must flag it, `move --apply`
+/// fix it, `undo` restore it, and `watch` count the writes.
+///
+/// AutoNUMA is turned off first: it would migrate the hot page by itself
+/// (racing the test), and on the 6.1 kernel its NUMA-hinting PTEs make
+/// move_pages report resident pages as not present.
+pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
+    let mut g = two_nodes();
+    g.name = "two-nodes-victim".to_string();
+    g.extra_files = vec![("victim".to_string(), victim.to_path_buf())];
+    g.setup = [
+        "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi",
+        "/victim --workers 2 --start-cpu 2 --worker-cpus 0-1 > /tmp/victim.out 2>&1 &",
+        "n=0; until grep -q pid= /tmp/victim.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done",
+        "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/victim.out > /tmp/victim.pid",
+        // Let the workers start and move every thread to node 0's CPUs.
+        "sleep 1",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let pid = VICTIM_PID;
+    let sh = |name: &str, cmd: String| (name.to_string(), format!("sh -c '{cmd}'"));
+    g.commands.extend([
+        ("victim".to_string(), "cat /tmp/victim.out".to_string()),
+        sh("inspect-before", format!("numasleuth inspect {pid} --json")),
+        sh("doctor-pid", format!("numasleuth doctor --pid {pid} --json")),
+        sh(
+            "move-dry",
+            format!("numasleuth move {pid} --section .bss --to-node 0 --json"),
+        ),
+        sh(
+            "move-apply",
+            format!("numasleuth move {pid} --section .bss --to-node 0 --apply --journal /tmp/m.json --json"),
+        ),
+        sh("inspect-moved", format!("numasleuth inspect {pid} --json")),
+        ("undo".to_string(), "numasleuth undo /tmp/m.json".to_string()),
+        sh("inspect-undone", format!("numasleuth inspect {pid} --json")),
+        sh(
+            "watch",
+            format!("numasleuth watch {pid} --symbol nil_root --duration 2s --json"),
+        ),
+        sh(
+            "move-bad-node",
+            format!("numasleuth move {pid} --section .bss --to-node 5"),
+        ),
+    ]);
     g
 }

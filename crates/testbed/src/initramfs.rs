@@ -1,5 +1,6 @@
 //! Building a guest's initramfs: busybox, the static numasleuth, optional
-//! kernel modules, and a generated `/init`.
+//! kernel modules and extra files (a static test program), and a generated
+//! `/init`.
 //!
 //! Why a bare initramfs and no disk image: it needs no root, no loop devices
 //! and no image tooling, and the guest only has to live long enough to run
@@ -141,6 +142,9 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     w.file("bin/numasleuth", 0o755, &numasleuth).map_err(io)?;
     if let Some(ko) = &e1000 {
         w.file("lib/modules/e1000.ko", 0o644, ko).map_err(io)?;
+    }
+    for (inside, host_file) in &spec.extra_files {
+        w.file(inside, 0o755, &read(host_file)?).map_err(io)?;
     }
     w.file("setup.sh", 0o755, setup_script(spec).as_bytes()).map_err(io)?;
     w.file("init", 0o755, init_script(spec).as_bytes()).map_err(io)?;

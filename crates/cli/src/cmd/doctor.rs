@@ -15,9 +15,20 @@ use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_js
 use crate::cli::{DoctorArgs, FailOn};
 use crate::output;
 
+/// `doctor --pid`: the placement findings of `inspect` for that process.
+pub const PROCESS_CHECK: &str = "process-placement";
+
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let (topo, host) = super::host(root)?;
     let mut diagnosis = diagnose(&topo, &host);
+    if let Some(pid) = args.pid {
+        // The inspect findings for one process; a process that cannot be
+        // read is a skipped check, never the end of the diagnosis.
+        match super::inspect::model(root, pid, false, &topo) {
+            Ok(model) => diagnosis.ran(PROCESS_CHECK, numasleuth_analyze::process::findings(&model, &topo)),
+            Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
+        }
+    }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
     let sections = measured
         .as_ref()

@@ -11,7 +11,8 @@ use anyhow::Context;
 use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, read_threads, ProcessError};
 use numasleuth_kernel::Root;
-use numasleuth_model::process::ProcessBuilder;
+use numasleuth_model::process::{ProcessBuilder, ProcessModel};
+use numasleuth_model::Topology;
 use numasleuth_report::{inspect_json, inspect_text};
 use numasleuth_symbols::{ObjectPlacer, SectionSpan};
 
@@ -23,11 +24,22 @@ const LISTED_MAPPINGS: usize = 200;
 
 pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let topology = super::topology(root)?;
-    let pid = args.pid;
+    let model = model(root, args.pid, args.all_mappings, &topology)?;
+    let findings = numasleuth_analyze::process::findings(&model, &topology);
+    if args.json {
+        output::print_json(&inspect_json::build(&model, &findings))?;
+    } else {
+        output::print(&inspect_text::render(&model, &findings))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The placement model of one process; `doctor --pid` judges it too.
+pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
     let stat = read_process_stat(root, pid)?;
     let threads = read_threads(root, pid)?;
     let base_page_bytes = if root.is_live() { pages::page_size_bytes() } else { 4096 };
-    let limit = if args.all_mappings { usize::MAX } else { LISTED_MAPPINGS };
+    let limit = if all_mappings { usize::MAX } else { LISTED_MAPPINGS };
     let mut builder = ProcessBuilder::new(base_page_bytes, limit);
     // One pass: each mapping places its object (if it starts one) and is
     // then attributed to the sections placed so far.
@@ -67,14 +79,7 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
         notes.push(format!("sections unknown: {problem}"));
     }
     let program = objects.main_object().map(|o| o.path.clone());
-    let model = builder.finish(&stat, program, &threads, &topology, notes);
-    let findings = numasleuth_analyze::process::findings(&model, &topology);
-    if args.json {
-        output::print_json(&inspect_json::build(&model, &findings))?;
-    } else {
-        output::print(&inspect_text::render(&model, &findings))?;
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(builder.finish(&stat, program, &threads, topology, notes))
 }
 
 /// Asks move_pages where each page of the writable static sections is.

@@ -16,11 +16,13 @@ pub mod measure_plan;
 pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;
+pub mod moves;
 pub mod process_args;
 pub mod sizes;
 pub mod snapshot;
 pub mod topo;
 pub mod undo;
+pub mod watch;
 
 use std::path::Path;
 

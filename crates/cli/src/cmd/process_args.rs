@@ -1,5 +1,5 @@
-//! What the user may type for `inspect` and `lines`; nothing here looks at
-//! the system.
+//! What the user may type for `inspect`, `lines`, `watch` and `move`;
+//! nothing here looks at the system.
 
 use std::path::PathBuf;
 
@@ -47,4 +47,97 @@ fn parse_line_size(text: &str) -> Result<u64, String> {
         return Err(format!("line size {size} must be a power of two from 8 to 4096"));
     }
     Ok(size)
+}
+
+/// `0x7f00a000`, `7f00a000`: an address as maps and gdb print it (hex).
+pub fn parse_address(text: &str) -> Result<u64, String> {
+    let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
+    u64::from_str_radix(digits, 16).map_err(|_| format!("`{text}` is not a hexadecimal address such as 0x4c1040"))
+}
+
+/// `START-END` in hex, END exclusive, as in /proc/PID/maps.
+pub fn parse_range(text: &str) -> Result<(u64, u64), String> {
+    let (start, end) = text
+        .split_once('-')
+        .ok_or_else(|| format!("`{text}` is not a range START-END such as 0x4c1000-0x4c3000"))?;
+    let (start, end) = (parse_address(start)?, parse_address(end)?);
+    if start >= end {
+        return Err(format!("range `{text}` is empty: START must be below END"));
+    }
+    Ok((start, end))
+}
+
+fn parse_len(text: &str) -> Result<u64, String> {
+    match text.trim() {
+        "1" => Ok(1),
+        "2" => Ok(2),
+        "4" => Ok(4),
+        "8" => Ok(8),
+        other => Err(format!("--len {other}: a watchpoint covers 1, 2, 4 or 8 bytes")),
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("target").required(true).args(["symbol", "addr"])))]
+pub struct WatchArgs {
+    /// The process to watch; every thread, including ones started during
+    /// the watch. It is never stopped.
+    #[arg(value_name = "PID")]
+    pub pid: u32,
+    /// Watch this symbol (a global variable), found in the program first,
+    /// then in its libraries.
+    #[arg(long, value_name = "NAME")]
+    pub symbol: Option<String>,
+    /// Look the symbol up only in this mapped object (path or file name).
+    #[arg(long, value_name = "PATH", requires = "symbol")]
+    pub object: Option<String>,
+    /// Watch this run-time address (hex).
+    #[arg(long, value_name = "ADDR", value_parser = parse_address)]
+    pub addr: Option<u64>,
+    /// Bytes watched: 1, 2, 4 or 8, aligned [default: the largest that
+    /// fits the symbol and its alignment, 8 for --addr].
+    #[arg(long, value_name = "BYTES", value_parser = parse_len)]
+    pub len: Option<u64>,
+    /// How long to watch.
+    #[arg(long, default_value = "5s", value_parser = crate::cli::parse_duration)]
+    pub duration: std::time::Duration,
+    /// Count reads too (x86 has no read-only watchpoints).
+    #[arg(long)]
+    pub rw: bool,
+    /// Print JSON (schema numasleuth.watch/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["range", "symbol", "section"])))]
+pub struct MoveArgs {
+    /// The process whose pages move.
+    #[arg(value_name = "PID")]
+    pub pid: u32,
+    /// Pages of this address range (hex, END exclusive).
+    #[arg(long, value_name = "START-END", value_parser = parse_range)]
+    pub range: Option<(u64, u64)>,
+    /// Pages holding this symbol.
+    #[arg(long, value_name = "NAME")]
+    pub symbol: Option<String>,
+    /// Pages of this section (e.g. .bss) of the program, or of --object.
+    #[arg(long, value_name = "NAME")]
+    pub section: Option<String>,
+    /// The mapped object (path or file name) for --symbol or --section.
+    #[arg(long, value_name = "PATH")]
+    pub object: Option<String>,
+    /// The node the pages move to.
+    #[arg(long = "to-node", value_name = "N")]
+    pub to_node: u32,
+    /// Move them (the default only prints what would move). Writes an undo
+    /// journal first.
+    #[arg(long)]
+    pub apply: bool,
+    /// Where --apply writes its journal [default: ./numasleuth-move-<pid>-<time>.journal.json].
+    #[arg(long, value_name = "FILE", requires = "apply")]
+    pub journal: Option<PathBuf>,
+    /// Print JSON (schema numasleuth.move/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -1,23 +1,84 @@
-//! `numasleuth undo JOURNAL`: put back exactly what `--apply` replaced.
+//! `numasleuth undo JOURNAL`: put back exactly what `--apply` replaced:
+//! kernel file values (`irq --apply`) or page placement (`move --apply`).
 
 use std::process::ExitCode;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use numasleuth_change::{PagesOutcome, Undone};
+use numasleuth_kernel::pages::PageStatus;
 use numasleuth_kernel::Root;
 
 use crate::cli::UndoArgs;
 use crate::output;
 
 pub fn run(root: &Root, args: &UndoArgs) -> anyhow::Result<ExitCode> {
-    let journal = numasleuth_change::undo(root, &args.journal)
+    let undone = numasleuth_change::undo_any(root, &args.journal)
         .with_context(|| format!("cannot undo {}", args.journal.display()))?;
     let mut text = String::new();
-    for change in journal.changes.iter().rev() {
-        text.push_str(&format!(
-            "restored /{}: {} -> {}\n",
-            change.path, change.after, change.before
-        ));
+    match undone {
+        Undone::Files(journal) => {
+            for change in journal.changes.iter().rev() {
+                text.push_str(&format!(
+                    "restored /{}: {} -> {}\n",
+                    change.path, change.after, change.before
+                ));
+            }
+        }
+        Undone::Pages(journal, outcome) => {
+            for m in &journal.page_moves {
+                text.push_str(&format!(
+                    "process {}: {} page(s) at {:#x}: node {} -> node {}\n",
+                    m.pid, m.pages, m.address, m.to_node, m.from_node
+                ));
+            }
+            text.push_str(&pages_summary(&outcome));
+            output::print(&text)?;
+            if outcome.verified < outcome.attempted {
+                bail!(
+                    "{} of {} page(s) did not go back to their node (listed above)",
+                    outcome.attempted - outcome.verified,
+                    outcome.attempted
+                );
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     output::print(&text)?;
     Ok(ExitCode::SUCCESS)
+}
+
+fn status(s: PageStatus) -> String {
+    match s {
+        PageStatus::Node(n) => format!("on node {n}"),
+        PageStatus::NotPresent => "not resident".into(),
+        PageStatus::ZeroOrUnmapped => "unmapped".into(),
+        PageStatus::Failed(errno) => format!("unknown ({})", std::io::Error::from_raw_os_error(errno)),
+    }
+}
+
+fn pages_summary(o: &PagesOutcome) -> String {
+    let mut text = format!(
+        "moved back {} of {} page(s), verified with move_pages: {} where they came from\n",
+        o.attempted, o.pages, o.verified
+    );
+    for s in &o.not_moved {
+        text.push_str(&format!(
+            "  {:#x}: did not move back, {}\n",
+            s.address,
+            status(s.status)
+        ));
+    }
+    if !o.left_alone.is_empty() {
+        text.push_str(&format!(
+            "{} page(s) were no longer where the move put them (moved since, e.g. by AutoNUMA) and were left alone:\n",
+            o.left_alone.len()
+        ));
+        for s in o.left_alone.iter().take(20) {
+            text.push_str(&format!("  {:#x}: {}\n", s.address, status(s.status)));
+        }
+        if o.left_alone.len() > 20 {
+            text.push_str(&format!("  … and {} more\n", o.left_alone.len() - 20));
+        }
+    }
+    text
 }

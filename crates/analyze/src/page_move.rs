@@ -1,0 +1,187 @@
+//! Planning and checking a page move (`numasleuth move`): which pages of
+//! the asked ranges sit where, which would move, and afterwards whether
+//! they did. Pure: the node of each page comes from a `move_pages` query
+//! made by the caller.
+//!
+//! Pages are described as runs (consecutive pages on one node) so a plan
+//! for a large range stays short and exact. A page that is not resident
+//! cannot be moved (move_pages reports it as not present): it is counted
+//! and explained, since it will be placed wherever it is first touched.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use numasleuth_kernel::pages::PageStatus;
+use numasleuth_model::Topology;
+use serde::Serialize;
+
+/// Consecutive pages with one status.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageRun {
+    pub start: u64,
+    pub pages: u64,
+    /// The node they are on; `None` when not resident (or not mapped).
+    pub node: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MovePlan {
+    pub to_node: u32,
+    pub page_bytes: u64,
+    pub pages_total: u64,
+    /// Resident pages per node, before the move.
+    pub by_node: BTreeMap<u32, u64>,
+    pub already_there: u64,
+    /// Never touched or swapped out: nothing to move.
+    pub not_present: u64,
+    /// The zero page, or no longer mapped.
+    pub unmapped: u64,
+    /// Pages the query could not answer for, with the errno.
+    pub query_failed: u64,
+    /// What would move, in address order.
+    pub to_move: Vec<PageRun>,
+}
+
+impl MovePlan {
+    pub fn pages_to_move(&self) -> u64 {
+        self.to_move.iter().map(|r| r.pages).sum()
+    }
+
+    /// Every page address that would move.
+    pub fn addresses(&self) -> Vec<u64> {
+        self.to_move
+            .iter()
+            .flat_map(|r| (0..r.pages).map(move |i| r.start + i * self.page_bytes))
+            .collect()
+    }
+}
+
+/// The distinct pages covering `ranges`, in address order.
+pub fn pages_of(ranges: &[Range<u64>], page_bytes: u64) -> Vec<u64> {
+    let page = page_bytes.max(1);
+    let mut pages: Vec<u64> = ranges
+        .iter()
+        .filter(|r| r.end > r.start)
+        .flat_map(|r| {
+            let first = r.start / page * page;
+            let last = (r.end - 1) / page * page;
+            (0..=(last - first) / page).map(move |i| first + i * page)
+        })
+        .collect();
+    pages.sort_unstable();
+    pages.dedup();
+    pages
+}
+
+/// Groups `(address, node)` into runs of consecutive pages.
+pub fn runs(pages: impl IntoIterator<Item = (u64, Option<u32>)>, page_bytes: u64) -> Vec<PageRun> {
+    let mut out: Vec<PageRun> = Vec::new();
+    for (address, node) in pages {
+        match out.last_mut() {
+            Some(run) if run.node == node && run.start + run.pages * page_bytes == address => run.pages += 1,
+            _ => out.push(PageRun {
+                start: address,
+                pages: 1,
+                node,
+            }),
+        }
+    }
+    out
+}
+
+/// What would move to `to_node`, given each page's current status.
+pub fn plan(pages: &[u64], statuses: &[PageStatus], to_node: u32, page_bytes: u64) -> MovePlan {
+    let mut plan = MovePlan {
+        to_node,
+        page_bytes,
+        pages_total: pages.len() as u64,
+        by_node: BTreeMap::new(),
+        already_there: 0,
+        not_present: 0,
+        unmapped: 0,
+        query_failed: 0,
+        to_move: Vec::new(),
+    };
+    let mut moving = Vec::new();
+    for (&address, status) in pages.iter().zip(statuses) {
+        match *status {
+            PageStatus::Node(node) => {
+                *plan.by_node.entry(node).or_insert(0) += 1;
+                if node == to_node {
+                    plan.already_there += 1;
+                } else {
+                    moving.push((address, Some(node)));
+                }
+            }
+            PageStatus::NotPresent => plan.not_present += 1,
+            PageStatus::ZeroOrUnmapped => plan.unmapped += 1,
+            PageStatus::Failed(_) => plan.query_failed += 1,
+        }
+    }
+    plan.to_move = runs(moving, page_bytes);
+    plan
+}
+
+/// After a move: where the pages that were meant to move are now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MoveCheck {
+    pub on_target: u64,
+    /// Pages not on the target node, with where they are.
+    pub elsewhere: Vec<PageRun>,
+}
+
+pub fn check(pages: &[u64], statuses: &[PageStatus], to_node: u32, page_bytes: u64) -> MoveCheck {
+    let mut on_target = 0;
+    let mut elsewhere = Vec::new();
+    for (&address, status) in pages.iter().zip(statuses) {
+        match status {
+            PageStatus::Node(n) if *n == to_node => on_target += 1,
+            PageStatus::Node(n) => elsewhere.push((address, Some(*n))),
+            _ => elsewhere.push((address, None)),
+        }
+    }
+    MoveCheck {
+        on_target,
+        elsewhere: runs(elsewhere, page_bytes),
+    }
+}
+
+/// The target node as the plan describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TargetNode {
+    pub node: u32,
+    pub has_cpus: bool,
+    pub memory_total_bytes: Option<u64>,
+    /// Said in the plan: e.g. a memory-only node.
+    pub note: Option<String>,
+}
+
+/// Refuses a node that does not exist or has no memory; a CPU-less node
+/// is allowed (memory can live there) and said so.
+pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, String> {
+    let Some(found) = topology.nodes.iter().find(|n| n.id == node) else {
+        let ids: numasleuth_kernel::IdList = topology.nodes.iter().map(|n| n.id).collect();
+        return Err(format!("--to-node {node}: node {node} does not exist (nodes: {ids})"));
+    };
+    if found.has_memory == Some(false) || found.memory_total_bytes == Some(0) {
+        return Err(format!(
+            "--to-node {node}: node {node} has no memory (/sys/devices/system/node/has_memory), so no page can live there"
+        ));
+    }
+    let has_cpus = found.has_cpus();
+    Ok(TargetNode {
+        node,
+        has_cpus,
+        memory_total_bytes: found.memory_total_bytes,
+        note: (!has_cpus).then(|| {
+            format!(
+                "node {node} has no CPUs (memory-only: CXL, HBM or similar): the pages can live there, but every \
+                 access to them from any thread is remote"
+            )
+        }),
+    })
+}
+
+#[cfg(test)]
+#[path = "page_move_tests.rs"]
+mod tests;

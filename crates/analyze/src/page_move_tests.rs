@@ -1,0 +1,101 @@
+use numasleuth_kernel::IdList;
+use numasleuth_model::{Node, NumaSource, Restrictions};
+
+use super::*;
+
+const PAGE: u64 = 4096;
+
+#[test]
+fn pages_cover_ranges_once() {
+    // .data ends and .bss starts inside one page: that page once.
+    let pages = pages_of(&[0x4010..0x4100, 0x4100..0x6001, 0x9000..0x9000], PAGE);
+    assert_eq!(pages, vec![0x4000, 0x5000, 0x6000]);
+    assert!(pages_of(&[], PAGE).is_empty());
+    let top = u64::MAX - 10..u64::MAX;
+    assert_eq!(pages_of(std::slice::from_ref(&top), PAGE).len(), 1);
+}
+
+#[test]
+fn plan_moves_only_what_is_elsewhere_and_resident() {
+    let pages = [0x4000, 0x5000, 0x6000, 0x7000, 0x9000, 0xa000];
+    let statuses = [
+        PageStatus::Node(1),
+        PageStatus::Node(1),
+        PageStatus::Node(0),
+        PageStatus::NotPresent,
+        PageStatus::Node(1),
+        PageStatus::Failed(16),
+    ];
+    let p = plan(&pages, &statuses, 0, PAGE);
+    assert_eq!(p.pages_total, 6);
+    assert_eq!(p.by_node, BTreeMap::from([(0, 1), (1, 3)]));
+    assert_eq!((p.already_there, p.not_present, p.query_failed), (1, 1, 1));
+    assert_eq!(
+        p.to_move,
+        vec![
+            PageRun {
+                start: 0x4000,
+                pages: 2,
+                node: Some(1)
+            },
+            PageRun {
+                start: 0x9000,
+                pages: 1,
+                node: Some(1)
+            },
+        ]
+    );
+    assert_eq!(p.pages_to_move(), 3);
+    assert_eq!(p.addresses(), vec![0x4000, 0x5000, 0x9000]);
+}
+
+#[test]
+fn check_after_the_move() {
+    let pages = [0x4000, 0x5000, 0x9000];
+    let statuses = [PageStatus::Node(0), PageStatus::Node(1), PageStatus::NotPresent];
+    let c = check(&pages, &statuses, 0, PAGE);
+    assert_eq!(c.on_target, 1);
+    assert_eq!(c.elsewhere.len(), 2);
+    assert_eq!(c.elsewhere[0].node, Some(1));
+    assert_eq!(c.elsewhere[1].node, None);
+}
+
+fn node(id: u32, cpus: &[u32], memory: Option<u64>, has_memory: Option<bool>) -> Node {
+    Node {
+        id,
+        cpus: IdList::new(cpus.to_vec()),
+        memory_total_bytes: memory,
+        memory_free_bytes: None,
+        hugetlb_bytes: None,
+        distances: Vec::new(),
+        has_memory,
+        access: Vec::new(),
+    }
+}
+
+#[test]
+fn target_nodes() {
+    let topology = Topology {
+        numa: NumaSource::Sysfs,
+        nodes: vec![
+            node(0, &[0, 1], Some(1 << 30), Some(true)),
+            node(1, &[2, 3], Some(0), Some(false)),
+            node(2, &[], Some(1 << 30), Some(true)),
+        ],
+        cpus: Vec::new(),
+        caches: Vec::new(),
+        devices: Vec::new(),
+        restrictions: Restrictions::default(),
+        cpu_model: None,
+        cpu_vendor: None,
+        memory_total_bytes: None,
+    };
+    let ok = target_node(&topology, 0).unwrap();
+    assert!(ok.has_cpus && ok.note.is_none());
+    let cpuless = target_node(&topology, 2).unwrap();
+    assert!(cpuless.note.unwrap().contains("node 2 has no CPUs"));
+    let err = target_node(&topology, 1).unwrap_err();
+    assert!(err.contains("node 1 has no memory"), "{err}");
+    let err = target_node(&topology, 7).unwrap_err();
+    assert_eq!(err, "--to-node 7: node 7 does not exist (nodes: 0-2)");
+}

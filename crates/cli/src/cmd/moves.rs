@@ -1,0 +1,216 @@
+//! `numasleuth move PID (--range | --symbol | --section) --to-node N`:
+//! migrate pages of a live process, dry run unless `--apply`.
+//!
+//! Wiring only: resolve what to move to run-time ranges (`symbols`), ask
+//! move_pages where each page is, plan (`analyze`), and with `--apply`
+//! move through the journal (`change`), then show both verifications: a
+//! fresh move_pages query and numa_maps of the mappings holding the pages.
+
+use std::ops::Range;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::page_move::{self, MovePlan};
+use numasleuth_change::{apply_pages, Journal, MachineIdentity, PageMove};
+use numasleuth_kernel::pages;
+use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
+use numasleuth_kernel::Root;
+use numasleuth_report::move_json::{self, AppliedJson, TargetJson, VmaJson};
+use numasleuth_report::move_text;
+use numasleuth_symbols::ProcessObjects;
+
+use super::process_args::MoveArgs;
+use crate::output;
+
+/// The ranges asked for, each described for the plan.
+fn targets(root: &Root, args: &MoveArgs) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
+    let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
+    let target = |what: String, object: Option<String>, r: Range<u64>| {
+        let (start, end) = hex(&r);
+        (
+            TargetJson {
+                what,
+                object,
+                start,
+                end,
+            },
+            r,
+        )
+    };
+    if let Some((start, end)) = args.range {
+        return Ok(vec![target("range".into(), None, start..end)]);
+    }
+    let objects = ProcessObjects::load(root, args.pid)?;
+    if let Some(name) = &args.symbol {
+        let found = objects.find_symbol(name, args.object.as_deref())?;
+        let placed: Vec<_> = found
+            .into_iter()
+            .filter_map(|l| {
+                let r = l.runtime?;
+                Some(target(
+                    format!("symbol {} of {}", l.symbol.name, l.object),
+                    Some(l.object),
+                    r,
+                ))
+            })
+            .collect();
+        if placed.is_empty() {
+            bail!(
+                "symbol `{name}` is thread-local: each thread's copy lives in its own TLS block; move it with --range"
+            );
+        }
+        return Ok(placed);
+    }
+    let section = args.section.as_deref().unwrap_or(".bss");
+    let found = objects.section_ranges(section, args.object.as_deref())?;
+    Ok(found
+        .into_iter()
+        .map(|s| target(format!("{} of {}", s.section, s.object), Some(s.object), s.runtime))
+        .collect())
+}
+
+/// numa_maps of every mapping overlapping `ranges`.
+fn vma_counts(root: &Root, pid: u32, ranges: &[Range<u64>]) -> anyhow::Result<Vec<VmaJson>> {
+    let mut out = Vec::new();
+    for_each_vma(root, pid, |vma| {
+        let (start, end) = (vma.mapping.start, vma.mapping.end);
+        if !ranges.iter().any(|r| r.start < end && start < r.end) {
+            return;
+        }
+        let pages_by_node = vma
+            .numa
+            .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+            .unwrap_or_default();
+        out.push(VmaJson {
+            start: format!("{start:#x}"),
+            end: format!("{end:#x}"),
+            pages_by_node,
+        });
+    })?;
+    Ok(out)
+}
+
+fn on_node(vmas: &[VmaJson], node: u32) -> i64 {
+    let key = node.to_string();
+    vmas.iter()
+        .filter_map(|v| v.pages_by_node.get(&key))
+        .map(|&c| c as i64)
+        .sum()
+}
+
+fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
+    plan.to_move
+        .iter()
+        .filter_map(|run| {
+            Some(PageMove {
+                pid,
+                pid_start_time: start_time,
+                address: run.start,
+                pages: run.pages,
+                page_bytes: plan.page_bytes,
+                from_node: run.node?,
+                to_node: plan.to_node,
+            })
+        })
+        .collect()
+}
+
+pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
+    if !root.is_live() {
+        bail!(
+            "move needs the live system: where pages are is asked of the kernel (move_pages), not a snapshot (--root)"
+        );
+    }
+    let topology = super::topology(root)?;
+    let target_node = page_move::target_node(&topology, args.to_node).map_err(anyhow::Error::msg)?;
+    let pid = args.pid;
+    let stat = read_process_stat(root, pid)?;
+    let Some(start_time) = stat.start_time_ticks else {
+        bail!("/proc/{pid}/stat has no start time: cannot tie a journal to this process");
+    };
+    let targets = targets(root, args)?;
+    let ranges: Vec<Range<u64>> = targets.iter().map(|(_, r)| r.clone()).collect();
+    let page_bytes = pages::page_size_bytes();
+    let addresses = page_move::pages_of(&ranges, page_bytes);
+    let statuses = pages::query(pid, &addresses).context("where the pages are now")?;
+    let plan = page_move::plan(&addresses, &statuses, args.to_node, page_bytes);
+    let before = vma_counts(root, pid, &ranges)?;
+    let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
+    if args.apply && plan.pages_to_move() == 0 {
+        notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
+    }
+    if root
+        .read("proc/sys/kernel/numa_balancing")
+        .is_ok_and(|v| v.trim() != "0")
+        && topology.nodes.len() > 1
+    {
+        notes.push(
+            "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
+                .into(),
+        );
+    }
+    let mut doc = move_json::plan(
+        pid,
+        &stat.comm,
+        &target_node,
+        targets.into_iter().map(|(t, _)| t).collect(),
+        &plan,
+        before.clone(),
+        notes,
+    );
+    if args.apply && plan.pages_to_move() > 0 {
+        let path = args.journal.clone().unwrap_or_else(|| default_journal(pid));
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let journal = Journal::pages(MachineIdentity::read(root), now, page_moves(&plan, pid, start_time));
+        let outcome =
+            apply_pages(root, &journal, &path).with_context(|| format!("cannot move the pages of process {pid}"))?;
+        let after = vma_counts(root, pid, &ranges)?;
+        let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
+        let not_moved = page_move::runs(
+            outcome.not_moved.iter().map(|s| {
+                let node = match s.status {
+                    pages::PageStatus::Node(n) => Some(n),
+                    _ => None,
+                };
+                (s.address, node)
+            }),
+            page_bytes,
+        );
+        doc.numa_maps_after = Some(after);
+        doc.applied = Some(AppliedJson {
+            journal: path.display().to_string(),
+            attempted: outcome.attempted,
+            verified: outcome.verified,
+            not_moved: move_json::runs(&not_moved),
+            numa_maps_gained: gained,
+            numa_maps_agrees: gained >= outcome.verified as i64,
+        });
+    }
+    if args.json {
+        output::print_json(&doc)?;
+    } else {
+        output::print(&move_text::render(&doc))?;
+    }
+    if let Some(applied) = &doc.applied {
+        if applied.verified < applied.attempted {
+            bail!(
+                "{} of {} page(s) are not on node {} afterwards (listed above); the journal {} moves back those that moved",
+                applied.attempted - applied.verified,
+                applied.attempted,
+                args.to_node,
+                applied.journal
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn default_journal(pid: u32) -> PathBuf {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    PathBuf::from(format!("numasleuth-move-{pid}-{now}.journal.json"))
+}

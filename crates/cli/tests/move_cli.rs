@@ -1,0 +1,218 @@
+//! `numasleuth move` and `undo` of page moves on this (single-node)
+//! machine: the dry-run plan of the live victim's .bss and of a symbol,
+//! `--apply` with nothing to move, undo of a real page journal, and the
+//! refusals: unknown node, unknown symbol, no such process, a dead or
+//! reused PID, another boot, a corrupt journal, another user's process.
+//! Moving between real nodes is checked in the QEMU two-node guest.
+
+mod common;
+#[path = "../../../tests/victim/victim_build.rs"]
+mod victim_build;
+
+use common::{numasleuth, stderr};
+use numasleuth_change::{Journal, MachineIdentity, PageMove};
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::Root;
+use serde_json::Value;
+
+fn victim(dir: &std::path::Path) -> Option<victim_build::Victim> {
+    let binary = victim_build::build(dir, "victim", &[])?;
+    Some(victim_build::start(&binary, &["--workers", "1", "--seconds", "30"]))
+}
+
+fn json(args: &[&str]) -> Value {
+    let output = numasleuth().args(args).arg("--json").output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn node_of_page(pid: u32, address: u64) -> u32 {
+    match numasleuth_kernel::pages::query(pid, &[address]).unwrap()[0] {
+        numasleuth_kernel::pages::PageStatus::Node(n) => n,
+        other => panic!("page {address:#x} is {other:?}"),
+    }
+}
+
+#[test]
+fn dry_run_plans_the_bss_and_a_symbol() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(victim) = victim(dir.path()) else { return };
+    let pid = victim.pid.to_string();
+    let node = node_of_page(victim.pid, victim.nil_root).to_string();
+    let doc = json(&["move", &pid, "--section", ".bss", "--to-node", &node]);
+    assert_eq!(doc["schema"], "numasleuth.move/1");
+    assert_eq!(doc["pid"], victim.pid);
+    assert_eq!(doc["comm"], "victim");
+    assert!(doc["targets"][0]["what"].as_str().unwrap().starts_with(".bss of "));
+    assert!(
+        doc["pages_total"].as_u64().unwrap() >= 4,
+        "12 KiB of scratch and more: {doc:#}"
+    );
+    assert_eq!(doc["pages_by_node"][&node], doc["already_there"]);
+    assert_eq!(doc["pages_to_move"], 0, "one node: everything is there already");
+    assert_eq!(doc["applied"], Value::Null);
+    assert!(!doc["numa_maps_before"].as_array().unwrap().is_empty());
+
+    let doc = json(&["move", &pid, "--symbol", "nil_root", "--to-node", &node]);
+    assert_eq!(doc["pages_total"], 1);
+    assert_eq!(doc["targets"][0]["start"], format!("{:#x}", victim.nil_root));
+
+    // --apply with nothing to move changes nothing and writes no journal.
+    let journal = dir.path().join("m.json");
+    let output = numasleuth()
+        .args([
+            "move",
+            &pid,
+            "--section",
+            ".bss",
+            "--to-node",
+            &node,
+            "--apply",
+            "--journal",
+        ])
+        .arg(&journal)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("nothing to move"), "{text}");
+    assert!(!journal.exists());
+}
+
+#[test]
+fn refusals_are_clear() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(victim) = victim(dir.path()) else { return };
+    let pid = victim.pid.to_string();
+    let fail = |args: &[&str]| {
+        let output = numasleuth().args(args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", stderr(&output));
+        stderr(&output)
+    };
+    let message = fail(&["move", &pid, "--section", ".bss", "--to-node", "7"]);
+    assert!(
+        message.contains("--to-node 7: node 7 does not exist (nodes: "),
+        "{message}"
+    );
+    let message = fail(&["move", &pid, "--symbol", "no_such_global", "--to-node", "0"]);
+    assert!(message.contains("symbol `no_such_global` not found"), "{message}");
+    let message = fail(&["move", &pid, "--section", ".nothing", "--to-node", "0"]);
+    assert!(message.contains("section `.nothing` not found"), "{message}");
+    let message = fail(&["move", "999999999", "--section", ".bss", "--to-node", "0"]);
+    assert!(message.contains("no such process: 999999999"), "{message}");
+    let message = fail(&["move", &pid, "--range", "0x3000-0x1000", "--to-node", "0"]);
+    assert!(message.contains("START must be below END"), "{message}");
+}
+
+/// A sealed journal that moved the page of `nil_root` from `from` to
+/// `to` (here both the one node), for process `pid` started at `start`.
+fn page_journal(pid: u32, start: u64, address: u64, node: u32, machine: MachineIdentity) -> Journal {
+    let moves = vec![PageMove {
+        pid,
+        pid_start_time: start,
+        address: address & !0xfff,
+        pages: 1,
+        page_bytes: 4096,
+        from_node: node,
+        to_node: node,
+    }];
+    Journal::pages(machine, 0, moves)
+}
+
+#[test]
+fn undo_moves_pages_back_and_refuses_what_it_must() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(victim) = victim(dir.path()) else { return };
+    let root = Root::live();
+    let start = read_process_stat(&root, victim.pid).unwrap().start_time_ticks.unwrap();
+    let node = node_of_page(victim.pid, victim.nil_root);
+    let here = MachineIdentity::read(&root);
+    let undo = |journal: &Journal, name: &str| {
+        let path = dir.path().join(name);
+        journal.save(&path).unwrap();
+        numasleuth().arg("undo").arg(&path).output().unwrap()
+    };
+
+    let output = undo(
+        &page_journal(victim.pid, start, victim.nil_root, node, here.clone()),
+        "ok.json",
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains(&format!("node {node} -> node {node}")), "{text}");
+    assert!(
+        text.contains("moved back 1 of 1 page(s), verified with move_pages: 1"),
+        "{text}"
+    );
+
+    let output = undo(
+        &page_journal(victim.pid, start + 1, victim.nil_root, node, here.clone()),
+        "reused.json",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("now belongs to another process"),
+        "{}",
+        stderr(&output)
+    );
+
+    let output = undo(
+        &page_journal(999_999_999, start, 0x1000, node, here.clone()),
+        "gone.json",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("process 999999999 has exited"),
+        "{}",
+        stderr(&output)
+    );
+
+    let mut other = here.clone();
+    other.boot_id = Some("another-boot".into());
+    let output = undo(
+        &page_journal(victim.pid, start, victim.nil_root, node, other),
+        "boot.json",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("another boot"), "{}", stderr(&output));
+
+    let path = dir.path().join("corrupt.json");
+    page_journal(victim.pid, start, victim.nil_root, node, here)
+        .save(&path)
+        .unwrap();
+    let edited = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("\"pages\": 1", "\"pages\": 9");
+    std::fs::write(&path, edited).unwrap();
+    let output = numasleuth().arg("undo").arg(&path).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("checksum does not match"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn another_users_process_cannot_be_moved() {
+    let is_root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    if !is_root {
+        return eprintln!("SKIPPED: needs root to start a process as another user");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(victim) = victim(dir.path()) else { return };
+    let range = format!("{:#x}-{:#x}", victim.nil_root, victim.nil_root + 8);
+    let output = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("numasleuth"))
+        .args(["move", &victim.pid.to_string(), "--range", &range, "--to-node", "0"])
+        .output();
+    let Ok(output) = output else {
+        return eprintln!("SKIPPED: setpriv not available");
+    };
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(stderr(&output).contains("permission denied"), "{}", stderr(&output));
+}

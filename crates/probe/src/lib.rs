@@ -1,0 +1,18 @@
+//! Collectors built on `perf_event_open(2)` that watch another process.
+//!
+//! Why a crate of its own: these are side effects on a *different* process
+//! (hardware breakpoints on each of its threads, a sample ring buffer per
+//! thread), with their own failure modes (debug registers in use,
+//! perf_event_paranoid, ptrace rights) and their own dependency (the perf
+//! bindings). `measure` runs benchmark kernels inside numasleuth itself;
+//! keeping perf out of it keeps each crate about one thing.
+//!
+//! Like every collector, this returns raw readings (counts and sampled
+//! instruction addresses per thread) and never prints; rates and rankings
+//! are computed in `analyze`, symbol names are found in `symbols`.
+
+pub mod error;
+pub mod watch;
+
+pub use error::ProbeError;
+pub use watch::{watch, Access, IpHits, ThreadRaw, WatchRaw, WatchSpec};

@@ -1,0 +1,382 @@
+//! Hardware watchpoints on every thread of a running process.
+//!
+//! One perf breakpoint event per thread (`pid = tid, cpu = -1`): the kernel
+//! loads the address into a debug register whenever that thread runs, and
+//! counts every matching access by user code. The process is never stopped;
+//! each hit costs it one debug trap, nothing more.
+//!
+//! Each event also samples with period 1 (`PERF_SAMPLE_IP | TID`) into a
+//! small ring buffer per thread, drained every few milliseconds into a
+//! histogram of instruction addresses, so memory stays bounded by the number
+//! of distinct writing instructions, not by the number of writes. The count
+//! comes from the event itself, not from the samples: a full ring buffer
+//! loses samples (reported) but never counts.
+//!
+//! Threads started during the watch are found by listing `/proc/PID/task`
+//! every `rescan_interval` and attached then; a thread that lives and dies
+//! between two listings is not seen, which is reported as a limit, and its
+//! writes are missed. (`inherit` would follow threads created by watched
+//! threads without a gap, but an inherited event cannot share our per-thread
+//! ring buffers, so rescanning is used instead.) perf needs the live
+//! system, so `/proc` here is always the real one.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use perf_event::data::Record;
+use perf_event::events::Breakpoint;
+use perf_event::{Builder, Counter, SampleFlag, Sampler};
+use serde::Serialize;
+
+use crate::error::{classify, ProbeError};
+
+/// How often ring buffers are drained.
+const POLL: Duration = Duration::from_millis(10);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    Write,
+    /// Reads and writes (x86 has no read-only watchpoints).
+    ReadWrite,
+}
+
+#[derive(Debug, Clone)]
+pub struct WatchSpec {
+    pub pid: u32,
+    pub address: u64,
+    pub len_bytes: u64,
+    pub access: Access,
+    pub duration: Duration,
+    /// How often `/proc/PID/task` is listed for threads started meanwhile.
+    pub rescan_interval: Duration,
+    /// Data pages of each thread's sample ring buffer (a power of two).
+    pub ring_pages: usize,
+    /// `kernel.perf_event_paranoid`, only to explain a refusal.
+    pub paranoid: Option<i32>,
+}
+
+/// How many samples landed on one instruction address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IpHits {
+    /// As the kernel reports it: on x86 a data breakpoint traps *after* the
+    /// access, so this is the instruction following the writing one.
+    pub ip: u64,
+    pub samples: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadRaw {
+    pub tid: u32,
+    /// When it was attached, in seconds after the watch started.
+    pub attached_at_s: f64,
+    /// How long it was watched: until the end, or until it was seen gone.
+    pub watched_s: f64,
+    /// Every access the kernel counted (not sampled).
+    pub hits: u64,
+    pub exited: bool,
+    /// False when no ring buffer could be mapped (the locked-memory limit,
+    /// `kernel.perf_event_mlock_kb`): counted, but no instruction addresses.
+    pub sampled: bool,
+    /// Sorted by address.
+    pub ip_hits: Vec<IpHits>,
+    /// Samples the kernel dropped because the ring buffer was full.
+    pub lost_samples: u64,
+    /// PERF_RECORD_THROTTLE records: the kernel paused sampling this event.
+    pub throttle_events: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WatchRaw {
+    pub pid: u32,
+    pub address: u64,
+    pub len_bytes: u64,
+    pub access: Access,
+    /// From the first attach to the last read.
+    pub duration_s: f64,
+    pub rescan_interval_ms: u64,
+    pub rescans: u64,
+    pub threads: Vec<ThreadRaw>,
+    /// Threads listed but gone before they could be attached.
+    pub threads_missed: u64,
+    /// The whole process exited before the watch ended.
+    pub process_exited: bool,
+    /// Threads that could not be attached after the start, and why.
+    pub problems: Vec<String>,
+}
+
+enum Event {
+    Sampled(Sampler),
+    Counted(Counter),
+}
+
+struct Attached {
+    tid: u32,
+    event: Event,
+    attached_at: Duration,
+    gone_at: Option<Duration>,
+    ips: HashMap<u64, u64>,
+    lost: u64,
+    throttles: u64,
+}
+
+impl Attached {
+    fn drain(&mut self) {
+        let Event::Sampled(sampler) = &mut self.event else {
+            return;
+        };
+        while let Some(record) = sampler.next_record() {
+            match record.parse_record() {
+                Ok(Record::Sample(sample)) => {
+                    if let Some(ip) = sample.ip() {
+                        *self.ips.entry(ip).or_insert(0) += 1;
+                    }
+                }
+                Ok(Record::Lost(lost)) => self.lost += lost.lost,
+                Ok(Record::LostSamples(lost)) => self.lost += lost.lost,
+                Ok(Record::Throttle(_)) => self.throttles += 1,
+                _ => {}
+            }
+        }
+    }
+
+    fn finish(mut self, end: Duration) -> Result<ThreadRaw, String> {
+        self.drain();
+        let (hits, sampled) = match &mut self.event {
+            Event::Sampled(sampler) => (sampler.read(), true),
+            Event::Counted(counter) => (counter.read(), false),
+        };
+        let hits = hits.map_err(|e| format!("reading the count of thread {}: {e}", self.tid))?;
+        let mut ip_hits: Vec<IpHits> = self
+            .ips
+            .into_iter()
+            .map(|(ip, samples)| IpHits { ip, samples })
+            .collect();
+        ip_hits.sort_by_key(|h| h.ip);
+        let until = self.gone_at.unwrap_or(end);
+        Ok(ThreadRaw {
+            tid: self.tid,
+            attached_at_s: self.attached_at.as_secs_f64(),
+            watched_s: until.saturating_sub(self.attached_at).as_secs_f64(),
+            hits,
+            exited: self.gone_at.is_some(),
+            sampled,
+            ip_hits,
+            lost_samples: self.lost,
+            throttle_events: self.throttles,
+        })
+    }
+}
+
+/// The threads of `pid` now; `None` when the process is gone.
+fn list_tids(pid: u32) -> Option<Vec<u32>> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let tids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    (!tids.is_empty()).then_some(tids)
+}
+
+fn builder(spec: &WatchSpec, tid: u32) -> Builder<'static> {
+    let event = match spec.access {
+        Access::Write => Breakpoint::write(spec.address, spec.len_bytes),
+        Access::ReadWrite => Breakpoint::read_write(spec.address, spec.len_bytes),
+    };
+    let mut builder = Builder::new(event);
+    builder
+        .observe_pid(tid as libc::pid_t)
+        .any_cpu()
+        .exclude_kernel(true)
+        .exclude_hv(true);
+    builder
+}
+
+/// Opens the event for one thread: sampled if a ring buffer can be mapped,
+/// counted only otherwise. `Ok(None)`: the thread exited meanwhile.
+fn attach(spec: &WatchSpec, tid: u32) -> Result<Option<Event>, ProbeError> {
+    let mut sampling = builder(spec, tid);
+    sampling.sample_period(1).sample(SampleFlag::IP | SampleFlag::TID);
+    let opened = match sampling.build() {
+        Ok(counter) => counter,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) => return Err(classify(&e, spec.pid, tid, spec.address, spec.len_bytes, spec.paranoid)),
+    };
+    let page = 4096usize;
+    let mut event = match opened.sampled(spec.ring_pages.max(1).next_power_of_two() * page) {
+        Ok(sampler) => Event::Sampled(sampler),
+        // No ring buffer (locked-memory limit): count without sampling.
+        Err(_) => match builder(spec, tid).build() {
+            Ok(counter) => Event::Counted(counter),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+            Err(e) => return Err(classify(&e, spec.pid, tid, spec.address, spec.len_bytes, spec.paranoid)),
+        },
+    };
+    let enabled = match &mut event {
+        Event::Sampled(sampler) => sampler.enable(),
+        Event::Counted(counter) => counter.enable(),
+    };
+    match enabled {
+        Ok(()) => Ok(Some(event)),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+        Err(e) => Err(classify(&e, spec.pid, tid, spec.address, spec.len_bytes, spec.paranoid)),
+    }
+}
+
+/// Watches `spec.address` in every thread of `spec.pid` for
+/// `spec.duration`, following threads that start meanwhile.
+pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
+    let pid = spec.pid;
+    let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
+    let start = Instant::now();
+    let mut threads: Vec<Attached> = Vec::new();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut missed = 0u64;
+    let mut problems = Vec::new();
+    // At the start any failure is the answer: nothing is watched yet, and
+    // the events opened so far are closed when `threads` is dropped.
+    for tid in first {
+        seen.insert(tid);
+        match attach(spec, tid)? {
+            Some(event) => threads.push(new_attached(tid, event, start.elapsed())),
+            None => missed += 1,
+        }
+    }
+    if threads.is_empty() {
+        return Err(ProbeError::NoSuchProcess { pid });
+    }
+    let deadline = start + spec.duration;
+    let mut next_rescan = start + spec.rescan_interval;
+    let (mut rescans, mut process_exited) = (0u64, false);
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        threads.iter_mut().for_each(Attached::drain);
+        if now >= next_rescan {
+            next_rescan = now + spec.rescan_interval;
+            rescans += 1;
+            let Some(tids) = list_tids(pid) else {
+                process_exited = true;
+                let gone = start.elapsed();
+                threads.iter_mut().for_each(|t| {
+                    t.gone_at.get_or_insert(gone);
+                });
+                break;
+            };
+            let alive: HashSet<u32> = tids.iter().copied().collect();
+            for thread in threads.iter_mut().filter(|t| t.gone_at.is_none()) {
+                if !alive.contains(&thread.tid) {
+                    thread.gone_at = Some(start.elapsed());
+                }
+            }
+            for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
+                match attach(spec, tid) {
+                    Ok(Some(event)) => threads.push(new_attached(tid, event, start.elapsed())),
+                    Ok(None) => missed += 1,
+                    // Later threads may fail alone (e.g. debug registers
+                    // taken on them); the watch goes on and says so.
+                    Err(e) => problems.push(format!("thread {tid} started during the watch: {e}")),
+                }
+            }
+        }
+        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+    }
+    let end = start.elapsed();
+    let mut raw_threads = Vec::with_capacity(threads.len());
+    for thread in threads {
+        match thread.finish(end) {
+            Ok(raw) => raw_threads.push(raw),
+            Err(problem) => problems.push(problem),
+        }
+    }
+    raw_threads.sort_by_key(|t| t.tid);
+    Ok(WatchRaw {
+        pid,
+        address: spec.address,
+        len_bytes: spec.len_bytes,
+        access: spec.access,
+        duration_s: end.as_secs_f64(),
+        rescan_interval_ms: spec.rescan_interval.as_millis() as u64,
+        rescans,
+        threads: raw_threads,
+        threads_missed: missed,
+        process_exited,
+        problems,
+    })
+}
+
+fn new_attached(tid: u32, event: Event, attached_at: Duration) -> Attached {
+    Attached {
+        tid,
+        event,
+        attached_at,
+        gone_at: None,
+        ips: HashMap::new(),
+        lost: 0,
+        throttles: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(address: u64, duration_ms: u64) -> WatchSpec {
+        WatchSpec {
+            pid: std::process::id(),
+            address,
+            len_bytes: 8,
+            access: Access::Write,
+            duration: Duration::from_millis(duration_ms),
+            rescan_interval: Duration::from_millis(20),
+            ring_pages: 4,
+            paranoid: None,
+        }
+    }
+
+    /// Watches a variable of this very test process while a thread writes
+    /// it a known number of times.
+    #[test]
+    fn counts_every_write_of_a_thread_started_during_the_watch() {
+        static TARGET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let address = &TARGET as *const _ as u64;
+        let writer = std::thread::spawn(|| {
+            std::thread::sleep(Duration::from_millis(150));
+            // Started after the watch's first listing: found by a rescan.
+            let inner = std::thread::spawn(|| {
+                std::thread::sleep(Duration::from_millis(100));
+                for i in 0..1000 {
+                    TARGET.store(i, std::sync::atomic::Ordering::SeqCst);
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            });
+            inner.join().unwrap();
+        });
+        let raw = match watch(&spec(address, 600)) {
+            Ok(raw) => raw,
+            Err(e @ (ProbeError::Unsupported { .. } | ProbeError::PermissionDenied { .. })) => {
+                writer.join().unwrap();
+                return eprintln!("SKIPPED: no hardware breakpoints for this user here: {e}");
+            }
+            Err(e) => panic!("{e}"),
+        };
+        writer.join().unwrap();
+        let total: u64 = raw.threads.iter().map(|t| t.hits).sum();
+        assert_eq!(total, 1000, "{raw:#?}");
+        let sampled: u64 = raw.threads.iter().flat_map(|t| &t.ip_hits).map(|h| h.samples).sum();
+        let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
+        assert_eq!(sampled + lost, 1000, "{raw:#?}");
+        assert!(raw.rescans > 0);
+    }
+
+    #[test]
+    fn a_missing_process_is_no_such_process() {
+        let mut s = spec(0x1000, 10);
+        s.pid = i32::MAX as u32;
+        assert_eq!(
+            watch(&s).unwrap_err(),
+            ProbeError::NoSuchProcess { pid: i32::MAX as u32 }
+        );
+    }
+}

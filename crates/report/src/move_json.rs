@@ -1,0 +1,120 @@
+//! `move --json`, schema `numasleuth.move/1`: the plan (what is where and
+//! what would move, as runs of pages) and, with `--apply`, what moved and
+//! how it was verified. Addresses are hex strings. Fields may be added,
+//! never renamed.
+
+use std::collections::BTreeMap;
+
+use numasleuth_analyze::page_move::{MovePlan, PageRun, TargetNode};
+use serde::Serialize;
+
+pub const SCHEMA: &str = "numasleuth.move/1";
+
+/// One range asked for: a section, a symbol, or a raw range.
+#[derive(Debug, Clone, Serialize)]
+pub struct TargetJson {
+    /// As a person reads it: `.bss of /usr/bin/app`, `symbol nil_root`.
+    pub what: String,
+    pub object: Option<String>,
+    pub start: String,
+    pub end: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunJson {
+    pub start: String,
+    pub pages: u64,
+    /// `null`: not resident.
+    pub node: Option<u32>,
+}
+
+/// Resident pages per node of one mapping, from numa_maps.
+#[derive(Debug, Clone, Serialize)]
+pub struct VmaJson {
+    pub start: String,
+    pub end: String,
+    pub pages_by_node: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppliedJson {
+    pub journal: String,
+    /// Pages the kernel was asked to move.
+    pub attempted: u64,
+    /// Pages a move_pages query afterwards finds on the target node.
+    pub verified: u64,
+    /// Pages not found on the target node afterwards, and where they are.
+    pub not_moved: Vec<RunJson>,
+    /// Pages gained on the target node in the mappings holding them, per
+    /// numa_maps (a second, independent view).
+    pub numa_maps_gained: i64,
+    pub numa_maps_agrees: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MoveDocument {
+    pub schema: &'static str,
+    pub pid: u32,
+    pub comm: String,
+    pub to_node: u32,
+    pub to_node_has_cpus: bool,
+    pub page_bytes: u64,
+    pub targets: Vec<TargetJson>,
+    pub pages_total: u64,
+    pub pages_by_node: BTreeMap<String, u64>,
+    pub already_there: u64,
+    pub not_present: u64,
+    pub unmapped: u64,
+    pub query_failed: u64,
+    pub pages_to_move: u64,
+    pub to_move: Vec<RunJson>,
+    pub numa_maps_before: Vec<VmaJson>,
+    /// Only with `--apply`.
+    pub numa_maps_after: Option<Vec<VmaJson>>,
+    pub applied: Option<AppliedJson>,
+    pub notes: Vec<String>,
+}
+
+pub fn runs(runs: &[PageRun]) -> Vec<RunJson> {
+    runs.iter()
+        .map(|r| RunJson {
+            start: format!("{:#x}", r.start),
+            pages: r.pages,
+            node: r.node,
+        })
+        .collect()
+}
+
+/// The plan part of the document; `applied` and `numa_maps_after` are
+/// filled by the caller after an apply.
+pub fn plan(
+    pid: u32,
+    comm: &str,
+    target: &TargetNode,
+    targets: Vec<TargetJson>,
+    plan: &MovePlan,
+    numa_maps_before: Vec<VmaJson>,
+    notes: Vec<String>,
+) -> MoveDocument {
+    MoveDocument {
+        schema: SCHEMA,
+        pid,
+        comm: comm.to_string(),
+        to_node: target.node,
+        to_node_has_cpus: target.has_cpus,
+        page_bytes: plan.page_bytes,
+        targets,
+        pages_total: plan.pages_total,
+        pages_by_node: plan.by_node.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+        already_there: plan.already_there,
+        not_present: plan.not_present,
+        unmapped: plan.unmapped,
+        query_failed: plan.query_failed,
+        pages_to_move: plan.pages_to_move(),
+        to_move: runs(&plan.to_move),
+        numa_maps_before,
+        numa_maps_after: None,
+        applied: None,
+        notes,
+    }
+}

@@ -1,0 +1,103 @@
+//! `watch` for people: the rate first, then who writes (function and
+//! file:line, most samples first), then each thread's rate.
+
+use numasleuth_analyze::watch::WatchSummary;
+use numasleuth_probe::Access;
+
+use crate::format::columns;
+
+/// Rows of the writers table beyond which the rest are summed.
+const TOP_WRITERS: usize = 10;
+
+fn per_sec(rate: f64) -> String {
+    match rate {
+        r if r >= 1e6 => format!("{:.2} M/s", r / 1e6),
+        r if r >= 1e3 => format!("{:.1} k/s", r / 1e3),
+        r => format!("{r:.1} /s"),
+    }
+}
+
+pub fn render(s: &WatchSummary) -> String {
+    let noun = match s.access {
+        Access::Write => "writes",
+        Access::ReadWrite => "accesses",
+    };
+    let what = match (&s.symbol, &s.object) {
+        (Some(symbol), Some(object)) => format!("{symbol} ({object}) at {:#x}", s.address),
+        (Some(symbol), None) => format!("{symbol} at {:#x}", s.address),
+        _ => format!("{:#x}", s.address),
+    };
+    let mut out = format!(
+        "watch {what}, {} byte(s), process {}, {:.1} s: {} {noun} ({}) from {} thread(s)\n",
+        s.len_bytes,
+        s.pid,
+        s.duration_s,
+        s.writes_total,
+        per_sec(s.writes_per_sec),
+        s.threads.len()
+    );
+    if !s.writers.is_empty() {
+        out.push_str(&format!("\nwriters ({} samples, most first):\n", s.samples_total));
+        let mut rows = vec![vec![
+            "samples".to_string(),
+            "share".to_string(),
+            "function".to_string(),
+            "source".to_string(),
+            "at".to_string(),
+        ]];
+        for w in s.writers.iter().take(TOP_WRITERS) {
+            let mut function = w.function.clone().unwrap_or_else(|| "?".into());
+            if let Some(outer) = &w.inlined_into {
+                function.push_str(&format!(" (inlined into {outer})"));
+            }
+            let source = match (&w.file, w.line) {
+                (Some(file), Some(line)) => format!("{file}:{line}"),
+                (Some(file), None) => file.clone(),
+                _ => "-".into(),
+            };
+            let at = w
+                .symbol
+                .clone()
+                .or_else(|| w.addresses.first().map(|a| format!("{a:#x}")))
+                .unwrap_or_default();
+            rows.push(vec![
+                w.samples.to_string(),
+                format!("{:.1}%", w.share * 100.0),
+                function,
+                source,
+                at,
+            ]);
+        }
+        for row in columns(&rows).lines() {
+            out.push_str(&format!("  {row}\n"));
+        }
+        let rest: u64 = s.writers.iter().skip(TOP_WRITERS).map(|w| w.samples).sum();
+        if rest > 0 {
+            out.push_str(&format!("  … {rest} more samples at other places\n"));
+        }
+    }
+    out.push_str(&format!("\nthreads ({noun} per second while watched):\n"));
+    let mut rows = Vec::new();
+    for t in &s.threads {
+        let mut when = String::new();
+        if t.attached_at_s >= 0.05 {
+            when.push_str(&format!("joined at {:.1} s", t.attached_at_s));
+        }
+        if t.exited {
+            when.push_str(if when.is_empty() { "exited" } else { ", exited" });
+        }
+        rows.push(vec![
+            format!("tid {}", t.tid),
+            t.writes.to_string(),
+            per_sec(t.writes_per_sec),
+            when,
+        ]);
+    }
+    for row in columns(&rows).lines() {
+        out.push_str(&format!("  {row}\n"));
+    }
+    for note in &s.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}

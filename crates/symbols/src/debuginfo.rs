@@ -1,0 +1,135 @@
+//! Source file, line and (inlined) function of a code address, from DWARF.
+//!
+//! `watch` samples instruction addresses; a function name says which code
+//! writes, a file:line says which statement. The DWARF sections are read
+//! from the object itself or, for a stripped system binary, from its
+//! separate debug file under `/usr/lib/debug/.build-id/` (Debian's
+//! `-dbgsym` packages), copied into memory for one object at a time and
+//! dropped after its addresses are looked up. Compressed debug sections are
+//! not supported (the `object` build here has no decompressor): that is a
+//! note, not an error.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+
+use addr2line::gimli::{self, EndianSlice, RunTimeEndian, SectionId};
+use object::read::ReadCache;
+use object::{Object, ObjectSection};
+
+use crate::demangle::demangle;
+use crate::open::ObjectSource;
+
+/// What the debug info says about one link-time address.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The innermost function: the inlined one when the code was inlined.
+    pub function: Option<String>,
+    /// The function the innermost one was inlined into, if any.
+    pub inlined_into: Option<String>,
+    pub path: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// The DWARF sections of one object, owned.
+pub struct DebugInfo {
+    sections: gimli::DwarfSections<Vec<u8>>,
+    endian: RunTimeEndian,
+    /// Where the sections came from (the object or its debug file).
+    pub from: String,
+}
+
+fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let cache = ReadCache::new(file);
+    let object = object::File::parse(&cache).map_err(|e| format!("{shown}: {e}"))?;
+    if object.section_by_name(".debug_info").is_none() {
+        return Ok(None);
+    }
+    let endian = if object.is_little_endian() {
+        RunTimeEndian::Little
+    } else {
+        RunTimeEndian::Big
+    };
+    let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Vec<u8>, String> {
+        match object.section_by_name(id.name()) {
+            Some(section) => section
+                .uncompressed_data()
+                .map(Cow::into_owned)
+                .map_err(|e| format!("{shown}: {}: {e}", id.name())),
+            None => Ok(Vec::new()),
+        }
+    })?;
+    Ok(Some(DebugInfo {
+        sections,
+        endian,
+        from: shown.to_string(),
+    }))
+}
+
+/// The separate debug file named by the object's GNU build-id, if any.
+fn build_id_path(source: &ObjectSource) -> Option<PathBuf> {
+    let file = source.open().ok()?;
+    let cache = ReadCache::new(file);
+    let object = object::File::parse(&cache).ok()?;
+    let id = object.build_id().ok()??;
+    let hex: String = id.iter().map(|b| format!("{b:02x}")).collect();
+    if hex.len() < 3 {
+        return None;
+    }
+    let path = PathBuf::from(format!("/usr/lib/debug/.build-id/{}/{}.debug", &hex[..2], &hex[2..]));
+    path.is_file().then_some(path)
+}
+
+impl DebugInfo {
+    /// The object's DWARF, else its build-id debug file's; `Ok(None)` when
+    /// neither has any.
+    pub fn load(source: &ObjectSource) -> Result<Option<DebugInfo>, String> {
+        let Some(first) = source.candidates.iter().find(|c| c.is_file()) else {
+            return Ok(None);
+        };
+        if let Some(info) = load_from(first, &source.shown)? {
+            return Ok(Some(info));
+        }
+        match build_id_path(source) {
+            Some(path) => load_from(&path, &path.display().to_string()),
+            None => Ok(None),
+        }
+    }
+
+    /// Looks up every link-time address at once (building the line tables
+    /// is the expensive part). Errors in one unit leave its answers empty.
+    pub fn lookup(&self, addresses: &[u64]) -> Result<Vec<SourceLine>, String> {
+        let dwarf = self.sections.borrow(|s| EndianSlice::new(s.as_slice(), self.endian));
+        let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("{}: DWARF: {e}", self.from))?;
+        Ok(addresses.iter().map(|&a| line_of(&context, a)).collect())
+    }
+}
+
+fn line_of<R: gimli::Reader>(context: &addr2line::Context<R>, address: u64) -> SourceLine {
+    let mut out = SourceLine::default();
+    if let Ok(mut frames) = context.find_frames(address).skip_all_loads() {
+        let mut names = Vec::new();
+        let mut first = true;
+        while let Ok(Some(frame)) = frames.next() {
+            if first {
+                if let Some(location) = &frame.location {
+                    out.path = location.file.map(str::to_string);
+                    out.line = location.line;
+                }
+                first = false;
+            }
+            if let Some(name) = frame.function.as_ref().and_then(|f| f.raw_name().ok()) {
+                names.push(demangle(&name));
+            }
+        }
+        out.function = names.first().cloned();
+        out.inlined_into = names.last().filter(|_| names.len() > 1).cloned();
+    }
+    if out.path.is_none() {
+        if let Ok(Some(location)) = context.find_location(address) {
+            out.path = location.file.map(str::to_string);
+            out.line = location.line;
+        }
+    }
+    out
+}

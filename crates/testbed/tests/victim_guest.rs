@@ -1,0 +1,178 @@
+//! QEMU guest `two-nodes-victim`: the database incident on a real
+//! two-node kernel, the one place our single-node machines can show it.
+//! The static victim puts its .bss on node 1 and its workers on node 0;
+//! `inspect` and `doctor --pid` must flag it, `move --apply` fix it (both
+//! verifications), `undo` restore it, and `watch` count the writes to
+//! `nil_root` under TCG and name `apply_op`.
+//!
+//! Needs the same inputs as `guests.rs` (or NUMASLEUTH_SKIP_QEMU=1 to skip
+//! visibly), plus gcc for the static victim (skipped loudly without it):
+//!     eval "$(scripts/qemu-kernel.sh)"
+//!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
+//!     cargo test -p numasleuth-testbed --test victim_guest
+
+use std::path::Path;
+
+use numasleuth_testbed::check::{boot_and_collect, command_json, Checks, Outcome};
+use numasleuth_testbed::{env, guests};
+use serde_json::Value;
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// Compiles tests/victim/victim.c statically for the guest; `None` (said
+/// loudly) without gcc.
+fn static_victim() -> Option<std::path::PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2)?;
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static");
+    let status = std::process::Command::new("gcc")
+        .args(["-O1", "-g", "-pthread", "-fno-toplevel-reorder", "-static"])
+        .arg(repo.join("tests/victim/victim.c"))
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("gcc -static failed on the victim: {s}"),
+        Err(e) => {
+            env::report(&format!(
+                "\n*** SKIPPED: qemu guest two-nodes-victim: gcc not found ({e}); install gcc ***\n"
+            ));
+            None
+        }
+    }
+}
+
+/// The .bss mappings of the victim, summed per node, from `inspect --json`.
+fn bss_nodes(inspect: &Value) -> std::collections::BTreeMap<String, u64> {
+    let mut nodes = std::collections::BTreeMap::new();
+    for m in array(inspect, "mappings") {
+        if m["section"] == ".bss" && m["object"] == "/victim" {
+            for (node, pages) in m["pages_by_node"].as_object().into_iter().flatten() {
+                *nodes.entry(node.clone()).or_insert(0) += pages.as_u64().unwrap_or(0);
+            }
+        }
+    }
+    nodes
+}
+
+fn has_finding(doc: &Value, id: &str) -> bool {
+    array(doc, "findings").iter().any(|f| f["id"] == id)
+}
+
+#[test]
+fn qemu_two_nodes_victim_incident_move_undo_watch() {
+    let Some(victim) = static_victim() else { return };
+    run(&victim, |o, c| {
+        let sections = &o.run.transcript.sections;
+        let line = sections.get("victim").map_or("", |s| s.text.as_str());
+        c.check(line.contains("same_line=yes"), || {
+            format!("victim start line: {line:?}")
+        });
+        if let Some(before) = command_json(c, sections, "inspect-before") {
+            c.eq(
+                "inspect: threads on node",
+                before["thread_nodes"].clone(),
+                serde_json::json!([0]),
+            );
+            c.check(has_finding(&before, "static-data-remote"), || {
+                format!("inspect did not raise static-data-remote: {}", before["findings"])
+            });
+            let nodes = bss_nodes(&before);
+            c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
+                format!("victim .bss not on node 1: {nodes:?}")
+            });
+        }
+        if let Some(doctor) = command_json(c, sections, "doctor-pid") {
+            c.check(has_finding(&doctor, "static-data-remote"), || {
+                format!("doctor --pid did not raise static-data-remote: {}", doctor["findings"])
+            });
+        }
+        if let Some(dry) = command_json(c, sections, "move-dry") {
+            c.check(dry["pages_to_move"].as_u64() > Some(0), || {
+                format!("move dry run plans nothing: {dry}")
+            });
+            c.eq("move dry run applied", dry["applied"].clone(), Value::Null);
+        }
+        if let Some(moved) = command_json(c, sections, "move-apply") {
+            let applied = &moved["applied"];
+            c.check(applied["verified"].as_u64() > Some(0), || {
+                format!("move --apply: {applied}")
+            });
+            c.eq(
+                "move --apply verified all",
+                applied["verified"].clone(),
+                applied["attempted"].clone(),
+            );
+            c.eq(
+                "move --apply numa_maps agrees",
+                applied["numa_maps_agrees"].as_bool(),
+                Some(true),
+            );
+        }
+        if let Some(after) = command_json(c, sections, "inspect-moved") {
+            c.check(!has_finding(&after, "static-data-remote"), || {
+                format!("static-data-remote still raised after the move: {}", after["findings"])
+            });
+            let nodes = bss_nodes(&after);
+            c.check(
+                nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
+                || format!("victim .bss after the move: {nodes:?}"),
+            );
+        }
+        match sections.get("undo") {
+            Some(s) if s.rc == 0 && s.text.contains("moved back") => {}
+            other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
+        }
+        if let Some(undone) = command_json(c, sections, "inspect-undone") {
+            c.check(has_finding(&undone, "static-data-remote"), || {
+                format!("undo did not restore the incident: {}", undone["findings"])
+            });
+            let nodes = bss_nodes(&undone);
+            c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
+                format!("victim .bss after undo: {nodes:?}")
+            });
+        }
+        if let Some(watch) = command_json(c, sections, "watch") {
+            c.eq("watch schema", watch["schema"].as_str(), Some("numasleuth.watch/1"));
+            c.check(watch["writes_total"].as_u64() > Some(0), || {
+                format!("watch counted nothing: {watch}")
+            });
+            c.eq(
+                "watch top writer",
+                watch["writers"][0]["function"].as_str(),
+                Some("apply_op"),
+            );
+        }
+        match sections.get("move-bad-node") {
+            Some(s) => c.eq("move --to-node 5 exit code", s.rc, 2),
+            None => c.fail("move --to-node 5 printed no result"),
+        }
+        let stderr = sections.get("move-bad-node.stderr").map_or("", |s| s.text.as_str());
+        c.check(stderr.contains("node 5 does not exist"), || {
+            format!("move --to-node 5: {stderr:?}")
+        });
+    });
+}
+
+fn run(victim: &Path, expect: impl FnOnce(&Outcome, &mut Checks)) {
+    let spec = guests::two_nodes_victim(victim);
+    let Some(host) = env::require(&format!("qemu guest {}", spec.name)) else {
+        return;
+    };
+    let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
+    let mut checks = Checks::new(&spec.name);
+    let outcome = boot_and_collect(&host, &spec, &workdir, None, &mut checks).unwrap_or_else(|e| panic!("{e}"));
+    expect(&outcome, &mut checks);
+    env::report(&format!(
+        "[testbed] {}: boot-to-poweroff {:.1} s, boot-to-verdict {:.1} s, kernel {}, {} failure(s); artefacts in {}",
+        spec.name,
+        outcome.boot_to_poweroff().as_secs_f64(),
+        outcome.run.started.elapsed().as_secs_f64(),
+        outcome.kernel.release,
+        checks.failures.len(),
+        workdir.display()
+    ));
+    checks.finish();
+}
