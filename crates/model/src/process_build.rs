@@ -318,7 +318,7 @@ impl ProcessBuilder {
             let start = s.query.start + index as u64 * page;
             let overlap = |p: &SectionSpan| p.end.min(start + page).saturating_sub(p.start.max(start));
             let owner = (0..s.pieces.len()).max_by_key(|&i| overlap(&s.pieces[i]));
-            if !owner.is_some_and(|i| overlap(&s.pieces[i]) > 0) {
+            if owner.is_none_or(|i| overlap(&s.pieces[i]) == 0) {
                 *rest.entry(node).or_default() += 1;
                 continue;
             }

@@ -192,7 +192,7 @@ fn talk_comparison(rows: &[Row]) -> Option<String> {
     let packed = |threads: Option<usize>| {
         rows.iter()
             .filter(|r| r.layout == "packed" && r.op == "atomic" && r.placement == rows[0].placement)
-            .filter(|r| threads.map_or(true, |t| r.threads == t))
+            .filter(|r| threads.is_none_or(|t| r.threads == t))
             .max_by_key(|r| r.threads)
     };
     let (one, most) = (packed(Some(1))?, packed(None)?);

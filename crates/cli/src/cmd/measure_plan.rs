@@ -103,7 +103,7 @@ impl Machine {
                 }
             }
         }
-        let chosen = |id: u32| only.map_or(true, |o| o.contains(id));
+        let chosen = |id: u32| only.is_none_or(|o| o.contains(id));
         let initiators: Vec<u32> = self
             .topo
             .nodes
@@ -211,7 +211,7 @@ pub fn cycles() -> (Option<f64>, String) {
 /// Colour only for a terminal, and never when NO_COLOR is set
 /// (https://no-color.org).
 pub fn colour() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
 }
 
 /// A progress bar on stderr that appears only once work has taken more
