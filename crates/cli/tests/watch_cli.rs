@@ -152,11 +152,28 @@ fn no_such_process_and_unknown_symbol() {
         "{}",
         stderr(&output)
     );
-    let output = numasleuth()
-        .args(["--root", dir.path().to_str().unwrap(), "watch", "1", "--addr", "0x1000"])
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
+    if std::fs::read_to_string("/proc/2/comm").is_ok_and(|c| c.trim() == "kthreadd") {
+        let output = numasleuth().args(["watch", "2", "--addr", "0x1000"]).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        assert!(
+            stderr(&output).contains("process 2 is a kernel thread"),
+            "{}",
+            stderr(&output)
+        );
+    }
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/qemu-two-nodes");
+    for (what, args) in [
+        ("watch", vec!["watch", "1", "--addr", "0x1000"]),
+        ("move", vec!["move", "1", "--section", ".bss", "--to-node", "0"]),
+    ] {
+        let output = numasleuth().args(["--root", fixture]).args(&args).output().unwrap();
+        assert_eq!(output.status.code(), Some(2));
+        let message = stderr(&output);
+        assert!(
+            message.starts_with(&format!("numasleuth: error: {what} needs the live system")),
+            "{message}"
+        );
+    }
 }
 
 #[test]

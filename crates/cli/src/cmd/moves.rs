@@ -126,6 +126,9 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     let target_node = page_move::target_node(&topology, args.to_node).map_err(anyhow::Error::msg)?;
     let pid = args.pid;
     let stat = read_process_stat(root, pid)?;
+    if stat.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user memory to move");
+    }
     let Some(start_time) = stat.start_time_ticks else {
         bail!("/proc/{pid}/stat has no start time: cannot tie a journal to this process");
     };

@@ -91,7 +91,9 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         bail!("watch needs the live system: a hardware watchpoint cannot be set on a snapshot (--root)");
     }
     let pid = args.pid;
-    read_process_stat(root, pid)?;
+    if read_process_stat(root, pid)?.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user memory to watch");
+    }
     let objects = ProcessObjects::load(root, pid).map_err(anyhow::Error::from);
     let target = resolve(&objects, args)?;
     let len_bytes = choose_len(target.address, target.size_bytes, args.len).map_err(anyhow::Error::msg)?;
