@@ -3,30 +3,20 @@
 //! parsing real output, check the workloads' own correctness flags and
 //! the refusals; they never assert timings (a benchmark is not a test).
 
-use assert_cmd::Command;
-use serde_json::Value;
+mod common;
 
-fn numasleuth(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("numasleuth").unwrap().args(args).output().unwrap()
-}
+use common::output;
+use serde_json::Value;
 
 const TINY: [&str; 4] = ["--samples", "2", "--sample-ms", "2"];
 
 fn json(args: &[&str]) -> Value {
     let all: Vec<&str> = args.iter().copied().chain(TINY).chain(["--json"]).collect();
-    let out = numasleuth(&all);
-    assert!(
-        out.status.success(),
-        "{all:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::json(&all)
 }
 
 fn error(args: &[&str]) -> String {
-    let out = numasleuth(args);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with exit 2");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = common::exit_2_stderr(args);
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
 }
@@ -152,7 +142,7 @@ fn text_output_explains_and_the_svg_is_drawn() {
         "--svg",
         svg_arg,
     ];
-    let out = numasleuth(&args);
+    let out = output(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("numasleuth lab locks: "), "{text}");

@@ -2,27 +2,13 @@
 //! samples so they run in seconds. They assert structure, placement and
 //! clear errors, never timings (a benchmark is not a test).
 
-use assert_cmd::Command;
+mod common;
+
+use common::{json, output};
 use serde_json::Value;
 
-fn numasleuth(args: &[&str]) -> std::process::Output {
-    Command::cargo_bin("numasleuth").unwrap().args(args).output().unwrap()
-}
-
-fn json(args: &[&str]) -> Value {
-    let out = numasleuth(args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 fn error(args: &[&str]) -> String {
-    let out = numasleuth(args);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with exit 2");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let stderr = common::exit_2_stderr(args);
     assert!(stderr.starts_with("numasleuth: error: "), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
     stderr
@@ -100,7 +86,7 @@ fn mem_runs_both_and_prints_csv_and_text() {
     assert_cell(&doc["bandwidth_bytes_per_sec"]["matrix"][0][0]);
     assert_eq!(doc["bandwidth_bytes_per_sec"]["mix"], "read");
 
-    let out = numasleuth(&with_fast(&["mem", "--csv", "--size", "1M", "--threads", "1"]));
+    let out = output(&with_fast(&["mem", "--csv", "--size", "1M", "--threads", "1"]));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("kind,initiator,target,size_bytes,delay_ns,median,p10,p90,samples,unit\n"));
     assert!(
@@ -108,7 +94,7 @@ fn mem_runs_both_and_prints_csv_and_text() {
         "{text}"
     );
 
-    let out = numasleuth(&with_fast(&["mem", "--size", "1M", "--threads", "1"]));
+    let out = output(&with_fast(&["mem", "--size", "1M", "--threads", "1"]));
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.starts_with("Idle latency, ns"), "{text}");
     assert!(!text.contains('\x1b'), "no colour into a pipe");
@@ -127,7 +113,7 @@ fn latency_sweep_has_a_point_per_size() {
 
 #[test]
 fn loaded_latency_has_a_row_per_delay_or_says_why_not() {
-    let out = numasleuth(&with_fast(&[
+    let out = output(&with_fast(&[
         "mem", "loaded", "--json", "--size", "2M", "--delays", "0,2000",
     ]));
     if !out.status.success() {
@@ -154,7 +140,7 @@ fn loaded_latency_has_a_row_per_delay_or_says_why_not() {
 
 #[test]
 fn c2c_matrix_is_symmetric_with_an_empty_diagonal() {
-    let out = numasleuth(&["c2c", "--json", "--samples", "2", "--transfers", "50"]);
+    let out = output(&["c2c", "--json", "--samples", "2", "--transfers", "50"]);
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("at least two CPUs"), "{stderr}");
@@ -242,7 +228,7 @@ fn hugetlb_without_reserved_pages_is_a_clear_error() {
 #[test]
 fn c2c_sampling_modes_pick_one_cpu_per_group_or_say_why_not() {
     for (mode, name) in [("core", "core"), ("cache", "cache"), ("node", "node")] {
-        let out = numasleuth(&["c2c", "--json", "--sample", mode, "--samples", "2", "--transfers", "20"]);
+        let out = output(&["c2c", "--json", "--sample", mode, "--samples", "2", "--transfers", "20"]);
         if out.status.success() {
             let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
             assert_eq!(doc["sampling"], name);

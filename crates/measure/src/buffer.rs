@@ -58,6 +58,20 @@ pub struct Placement {
 }
 
 impl Placement {
+    /// No page checked yet: what a new buffer holds until it is queried,
+    /// and where each query starts counting.
+    fn unchecked(requested_node: u32) -> Self {
+        Placement {
+            requested_node,
+            pages_checked: 0,
+            pages_on_node: 0,
+            pages_elsewhere: Vec::new(),
+            pages_unknown: 0,
+            verified: false,
+            unverifiable: None,
+        }
+    }
+
     pub fn fraction_on_node(&self) -> f64 {
         if self.pages_checked == 0 {
             0.0
@@ -107,15 +121,7 @@ impl NodeBuffer {
             mapped_bytes,
             node,
             kind,
-            placement: Placement {
-                requested_node: node,
-                pages_checked: 0,
-                pages_on_node: 0,
-                pages_elsewhere: Vec::new(),
-                pages_unknown: 0,
-                verified: false,
-                unverifiable: None,
-            },
+            placement: Placement::unchecked(node),
         };
         let numa_syscalls = match sys::bind_to_node(ptr, mapped_bytes, node) {
             Ok(()) => true,
@@ -189,15 +195,7 @@ impl NodeBuffer {
             .step_by(stride)
             .map(|p| self.ptr.as_ptr().wrapping_add(p * page).cast())
             .collect();
-        let mut placement = Placement {
-            requested_node: self.node,
-            pages_checked: 0,
-            pages_on_node: 0,
-            pages_elsewhere: Vec::new(),
-            pages_unknown: 0,
-            verified: false,
-            unverifiable: None,
-        };
+        let mut placement = Placement::unchecked(self.node);
         for chunk in addresses.chunks(QUERY_CHUNK_PAGES) {
             let status = match sys::query_nodes(chunk) {
                 Ok(status) => status,

@@ -108,8 +108,9 @@ pub fn sample_cycle(
     }
 }
 
-/// How many loads make a sample of about `sample_ns`, from a short probe.
-fn loads_for(cycle: &mut ChaseCycle<'_>, sample_ns: u64) -> usize {
+/// How many loads make a sample of about `sample_ns`, from a short probe;
+/// the loaded-latency curve sizes its samples the same way.
+pub(crate) fn loads_for(cycle: &mut ChaseCycle<'_>, sample_ns: u64) -> usize {
     let probe_loads = 4096;
     let start = Instant::now();
     cycle.walk(probe_loads);

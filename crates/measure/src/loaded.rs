@@ -14,7 +14,7 @@ use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::chase::ChaseCycle;
 use crate::clock;
 use crate::error::MeasureError;
-use crate::latency::Sampling;
+use crate::latency::{loads_for, Sampling};
 use crate::stream::read_sum;
 
 /// Words read between two delays: one 4 KiB page.
@@ -146,14 +146,6 @@ fn run_latency_side(
             placements,
         })
     })?
-}
-
-fn loads_for(cycle: &mut ChaseCycle<'_>, sample_ns: u64) -> usize {
-    let probe = 4096;
-    let start = Instant::now();
-    cycle.walk(probe);
-    let ns_per_load = (start.elapsed().as_nanos() as f64 / probe as f64).max(0.1);
-    ((sample_ns as f64 / ns_per_load) as usize).clamp(probe, 1 << 30)
 }
 
 /// Reads the buffer page by page while `running`, waiting `delay_ns` after

@@ -343,17 +343,25 @@ mod tests {
         let address = &TARGET as *const _ as u64;
         let writer = std::thread::spawn(|| {
             std::thread::sleep(Duration::from_millis(150));
+            let before = perf_fds();
             // Started after the watch's first listing: found by a rescan.
-            let inner = std::thread::spawn(|| {
+            let inner = std::thread::spawn(move || {
+                // Write only once the rescan has opened this thread's event
+                // (a new perf fd in this process), so a loaded machine that
+                // rescans late cannot make the count come out short. The
+                // margin covers the open-then-enable step.
+                let deadline = std::time::Instant::now() + Duration::from_secs(3);
+                while perf_fds() <= before && std::time::Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
                 std::thread::sleep(Duration::from_millis(100));
                 for i in 0..1000 {
                     TARGET.store(i, std::sync::atomic::Ordering::SeqCst);
                 }
-                std::thread::sleep(Duration::from_millis(200));
             });
             inner.join().unwrap();
         });
-        let raw = match watch(&spec(address, 600)) {
+        let raw = match watch(&spec(address, 4000)) {
             Ok(raw) => raw,
             Err(e @ (ProbeError::Unsupported { .. } | ProbeError::PermissionDenied { .. })) => {
                 writer.join().unwrap();
@@ -368,6 +376,19 @@ mod tests {
         let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
         assert_eq!(sampled + lost, 1000, "{raw:#?}");
         assert!(raw.rescans > 0);
+    }
+
+    /// Perf event file descriptors this process holds.
+    fn perf_fds() -> usize {
+        std::fs::read_dir("/proc/self/fd")
+            .map(|dir| {
+                dir.flatten()
+                    .filter(|e| {
+                        std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy() == "anon_inode:[perf_event]")
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
     }
 
     #[test]

@@ -174,6 +174,31 @@ pub fn boot_and_collect(
     })
 }
 
+/// One guest test from boot to verdict: boots `spec`, runs the shared
+/// checks and then `expect`, prints the timings line (seen even when the
+/// test passes) and panics with every failure collected.
+pub fn run_checked(
+    host: &HostEnv,
+    spec: &GuestSpec,
+    workdir: &Path,
+    fixture_dir: Option<&Path>,
+    expect: impl FnOnce(&Outcome, &mut Checks),
+) {
+    let mut checks = Checks::new(&spec.name);
+    let outcome = boot_and_collect(host, spec, workdir, fixture_dir, &mut checks).unwrap_or_else(|e| panic!("{e}"));
+    expect(&outcome, &mut checks);
+    crate::env::report(&format!(
+        "[testbed] {}: boot-to-poweroff {:.1} s, boot-to-verdict {:.1} s, kernel {}, {} failure(s); artefacts in {}",
+        spec.name,
+        outcome.boot_to_poweroff().as_secs_f64(),
+        outcome.run.started.elapsed().as_secs_f64(),
+        outcome.kernel.release,
+        checks.failures.len(),
+        workdir.display()
+    ));
+    checks.finish();
+}
+
 /// Parses a command section as JSON, recording why when it cannot.
 pub fn command_json(
     checks: &mut Checks,

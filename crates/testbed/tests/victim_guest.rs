@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use numasleuth_testbed::check::{boot_and_collect, command_json, Checks, Outcome};
+use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
 use numasleuth_testbed::{env, guests};
 use serde_json::Value;
 
@@ -162,17 +162,5 @@ fn run(victim: &Path, expect: impl FnOnce(&Outcome, &mut Checks)) {
         return;
     };
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
-    let mut checks = Checks::new(&spec.name);
-    let outcome = boot_and_collect(&host, &spec, &workdir, None, &mut checks).unwrap_or_else(|e| panic!("{e}"));
-    expect(&outcome, &mut checks);
-    env::report(&format!(
-        "[testbed] {}: boot-to-poweroff {:.1} s, boot-to-verdict {:.1} s, kernel {}, {} failure(s); artefacts in {}",
-        spec.name,
-        outcome.boot_to_poweroff().as_secs_f64(),
-        outcome.run.started.elapsed().as_secs_f64(),
-        outcome.kernel.release,
-        checks.failures.len(),
-        workdir.display()
-    ));
-    checks.finish();
+    run_checked(&host, &spec, &workdir, None, expect);
 }

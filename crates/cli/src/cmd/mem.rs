@@ -101,26 +101,13 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
             match mode {
                 MemMode::Latency(latency) => match &latency.sizes {
                     Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
-                    None => {
-                        let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
-                        let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem latency");
-                        latency_matrix(&machine, &settings, (&initiators, &targets), &mut doc, &mut progress)?;
-                        progress.finish();
-                    }
+                    None => one_matrix(&machine, options, "mem latency", |nodes, progress| {
+                        latency_matrix(&machine, &settings, nodes, &mut doc, progress)
+                    })?,
                 },
-                MemMode::Bandwidth => {
-                    let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
-                    let mut progress = Progress::new((initiators.len() * targets.len()) as u64, "mem bandwidth");
-                    bandwidth_matrix(
-                        &machine,
-                        &settings,
-                        options,
-                        (&initiators, &targets),
-                        &mut doc,
-                        &mut progress,
-                    )?;
-                    progress.finish();
-                }
+                MemMode::Bandwidth => one_matrix(&machine, options, "mem bandwidth", |nodes, progress| {
+                    bandwidth_matrix(&machine, &settings, options, nodes, &mut doc, progress)
+                })?,
                 MemMode::Loaded(loaded) => mem_curves::loaded(&machine, &settings, loaded, &mut doc)?,
             }
             finish(&machine, options, &mut doc);
@@ -165,6 +152,21 @@ fn finish(machine: &Machine, options: &MemOptions, doc: &mut MemDocument) {
         bandwidth.as_ref(),
         mix(options.mix).name(),
     );
+}
+
+/// `mem latency` or `mem bandwidth` alone: one matrix over the requested
+/// nodes, with a progress line counting just its cells.
+fn one_matrix(
+    machine: &Machine,
+    options: &MemOptions,
+    label: &str,
+    measure: impl FnOnce((&[u32], &[u32]), &mut Progress) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
+    let mut progress = Progress::new((initiators.len() * targets.len()) as u64, label);
+    measure((&initiators, &targets), &mut progress)?;
+    progress.finish();
+    Ok(())
 }
 
 fn latency_matrix(

@@ -27,7 +27,7 @@ pub mod watch;
 use std::path::Path;
 
 use anyhow::Context;
-use numasleuth_kernel::gather::read_topology;
+use numasleuth_kernel::gather::{read_topology, TopologyReadings};
 use numasleuth_kernel::{snapshot as snap, Root};
 use numasleuth_model::Topology;
 
@@ -40,12 +40,17 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
 
 /// The topology plus the host state `doctor` and `irq` judge.
 pub fn host(root: &Root) -> anyhow::Result<(Topology, numasleuth_kernel::gather::HostReadings)> {
-    let readings = read_topology(root).context("cannot read the machine's topology")?;
-    let topo = Topology::build(&readings).context("cannot make sense of the machine's topology")?;
+    let (topo, readings) = topology_and_readings(root)?;
     Ok((topo, numasleuth_kernel::gather::read_host(root, &readings.devices)))
 }
 
 pub fn topology(root: &Root) -> anyhow::Result<Topology> {
+    Ok(topology_and_readings(root)?.0)
+}
+
+/// The readings are kept for `host`, which reads the devices they found.
+fn topology_and_readings(root: &Root) -> anyhow::Result<(Topology, TopologyReadings)> {
     let readings = read_topology(root).context("cannot read the machine's topology")?;
-    Topology::build(&readings).context("cannot make sense of the machine's topology")
+    let topo = Topology::build(&readings).context("cannot make sense of the machine's topology")?;
+    Ok((topo, readings))
 }

@@ -154,6 +154,26 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// Runs the binary with `args` on this machine (no `--root`).
+pub fn output(args: &[&str]) -> Output {
+    numasleuth().args(args).output().unwrap()
+}
+
+/// `args` must succeed; their stdout, parsed.
+pub fn json(args: &[&str]) -> Value {
+    let out = output(args);
+    assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// `args` must be refused with exit 2; their stderr, for the caller to
+/// check the message.
+pub fn exit_2_stderr(args: &[&str]) -> String {
+    let out = output(args);
+    assert_eq!(out.status.code(), Some(2), "{args:?} should fail with exit 2");
+    stderr(&out)
+}
+
 /// Drops fields that legitimately change between two reads of one machine.
 pub fn without_volatile(mut value: Value) -> Value {
     if let Some(nodes) = value["nodes"].as_array_mut() {
