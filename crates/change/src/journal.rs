@@ -1,20 +1,53 @@
 //! The undo journal: what was changed, from what, on which machine and
-//! boot, sealed with a SHA-256 so a truncated or edited journal is refused
-//! rather than half-replayed.
+//! boot, sealed with an HMAC under the user's private key.
+//!
+//! `undo` runs as root and writes what a journal names, so a journal is
+//! treated as hostile until proven otherwise: its file must be ours and
+//! private ([`crate::trust`]), its seal must verify ([`crate::seal`]), and
+//! its content must stay inside the closed set of changes `--apply` itself
+//! makes ([`Journal::validate`]). Any one of these failing refuses it.
 
 use std::fs;
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
-use numasleuth_kernel::Root;
+use numasleuth_kernel::{IdList, Root};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::apply::ChangeError;
+use crate::seal::JournalKey;
 
-pub const SCHEMA: &str = "numasleuth.journal/1";
+/// Version 2 is sealed with an HMAC; version 1's plain SHA-256 could be
+/// recomputed by anyone, so version 1 journals are refused.
+pub const SCHEMA: &str = "numasleuth.journal/2";
+const SEAL_PREFIX: &str = "hmac-sha256:";
+
+pub const KIND_IRQ: &str = "irq-affinity";
+
+/// The kernel's PID_MAX_LIMIT (2^22).
+const MAX_PID: u32 = 1 << 22;
+/// The kernel's MAX_NUMNODES upper bound (NODES_SHIFT 10).
+const MAX_NODE: u32 = 1 << 10;
+/// IRQ numbers are below NR_IRQS plus the MSI space; seven digits is far
+/// beyond any real machine and keeps a forged number from being huge.
+const MAX_IRQ_DIGITS: usize = 7;
+/// Affinity changes in one journal: one per IRQ of a very large machine.
+const MAX_FILE_CHANGES: usize = 1 << 16;
+/// A CPU list of 65,536 CPUs, fully fragmented, is under this.
+const MAX_VALUE_BYTES: usize = 1 << 18;
+/// Runs of pages in one journal, and pages in all: 2^24 base pages is
+/// 64 GiB, more than any static section we move. The count is checked
+/// before anything is materialised from it.
+const MAX_PAGE_RUNS: usize = 1 << 20;
+pub const MAX_JOURNAL_PAGES: u64 = 1 << 24;
+/// User space ends below 2^57 on x86-64 with 5-level paging and below
+/// 2^52 on arm64; nothing we move lies above.
+const USER_ADDRESS_LIMIT: u64 = 1 << 57;
+const MAX_IDENTITY_BYTES: usize = 256;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FileChange {
     /// Kernel file relative to the root, e.g. `proc/irq/30/smp_affinity_list`.
     pub path: String,
@@ -26,6 +59,7 @@ pub struct FileChange {
 /// consecutive base pages from `address`. The process is named by PID and
 /// start time, so a reused PID is never mistaken for it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PageMove {
     pub pid: u32,
     /// `starttime` of /proc/PID/stat, in clock ticks after boot.
@@ -37,9 +71,11 @@ pub struct PageMove {
     pub to_node: u32,
 }
 
-/// IRQ numbers and sysctl values mean nothing on another machine or after
-/// a reboot, so a journal is bound to both.
+/// IRQ numbers and page addresses mean nothing on another machine or
+/// after a reboot, so a journal is bound to all three, and a journal that
+/// lacks any of them is refused.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MachineIdentity {
     pub machine_id: Option<String>,
     pub hostname: Option<String>,
@@ -52,169 +88,256 @@ impl MachineIdentity {
             root.read(path)
                 .ok()
                 .map(|t| t.trim().to_string())
-                .filter(|t| !t.is_empty())
+                .filter(|t| !t.is_empty() && t.len() <= MAX_IDENTITY_BYTES)
         };
         MachineIdentity {
-            machine_id: read("etc/machine-id"),
+            // systemd writes /etc/machine-id; dbus-only systems keep theirs here.
+            machine_id: read("etc/machine-id").or_else(|| read("var/lib/dbus/machine-id")),
             hostname: read("proc/sys/kernel/hostname"),
             boot_id: read("proc/sys/kernel/random/boot_id"),
         }
     }
+
+    /// Names the first part that is missing, if any.
+    pub fn missing(&self) -> Option<&'static str> {
+        let valid = |v: &Option<String>| {
+            v.as_deref()
+                .is_some_and(|v| !v.is_empty() && v.len() <= MAX_IDENTITY_BYTES)
+        };
+        [
+            ("machine id (/etc/machine-id)", &self.machine_id),
+            ("hostname", &self.hostname),
+            ("boot id (/proc/sys/kernel/random/boot_id)", &self.boot_id),
+        ]
+        .into_iter()
+        .find(|(_, v)| !valid(v))
+        .map(|(what, _)| what)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Journal {
     pub schema: String,
-    /// What the changes are, e.g. `irq-affinity`.
+    /// What the changes are: [`KIND_IRQ`] or [`crate::pages::KIND`].
     pub kind: String,
     pub machine: MachineIdentity,
     pub created_unix_s: u64,
+    #[serde(default)]
     pub changes: Vec<FileChange>,
-    /// Page moves (kind `pages`). Absent from file-change journals, so
-    /// their checksums are what they were before page moves existed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub page_moves: Vec<PageMove>,
-    /// SHA-256 of this journal serialised with an empty checksum.
-    pub checksum: String,
+    /// `hmac-sha256:` and the HMAC of this journal serialised with an
+    /// empty seal; empty until [`Journal::save`].
+    pub seal: String,
 }
 
 impl Journal {
     pub fn new(kind: &str, machine: MachineIdentity, created_unix_s: u64, changes: Vec<FileChange>) -> Self {
-        let mut journal = Journal {
+        Journal {
             schema: SCHEMA.into(),
             kind: kind.into(),
             machine,
             created_unix_s,
             changes,
             page_moves: Vec::new(),
-            checksum: String::new(),
-        };
-        journal.checksum = journal.digest();
-        journal
+            seal: String::new(),
+        }
     }
 
     /// A journal of page moves, kind [`crate::pages::KIND`].
     pub fn pages(machine: MachineIdentity, created_unix_s: u64, page_moves: Vec<PageMove>) -> Self {
         let mut journal = Journal::new(crate::pages::KIND, machine, created_unix_s, Vec::new());
         journal.page_moves = page_moves;
-        journal.checksum = journal.digest();
         journal
     }
 
-    fn digest(&self) -> String {
+    /// The bytes the seal covers: everything but the seal itself, in the
+    /// fixed field order serde gives a struct.
+    fn sealed_bytes(&self) -> Vec<u8> {
         let mut unsealed = self.clone();
-        unsealed.checksum.clear();
-        let bytes = serde_json::to_vec(&unsealed).unwrap_or_default();
-        Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect()
+        unsealed.seal.clear();
+        serde_json::to_vec(&unsealed).unwrap_or_default()
     }
 
-    /// Writes the journal durably; refuses to replace an existing file, which
-    /// may be the only record of an earlier change.
-    pub fn save(&self, path: &Path) -> Result<(), ChangeError> {
-        let io = |e: std::io::Error| ChangeError::Journal {
+    /// Checks the journal stays inside what `--apply` can make: the closed
+    /// set of files, one live process's pages, sane counts, and a complete
+    /// identity. The same checks run before saving and after loading, so
+    /// numasleuth never writes a journal it would refuse to undo.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.schema != SCHEMA {
+            return Err(format!(
+                "unknown journal schema `{}` (expected {SCHEMA})",
+                crate::shown(&self.schema)
+            ));
+        }
+        if let Some(what) = self.machine.missing() {
+            return Err(format!(
+                "it does not record the {what}, so it cannot be tied to this machine and boot"
+            ));
+        }
+        match self.kind.as_str() {
+            KIND_IRQ if self.page_moves.is_empty() => validate_file_changes(&self.changes),
+            crate::pages::KIND if self.changes.is_empty() => validate_page_moves(&self.page_moves),
+            KIND_IRQ | crate::pages::KIND => Err(format!("a `{}` journal with entries of the other kind", self.kind)),
+            other => Err(format!(
+                "kind `{}` is not one numasleuth makes ({KIND_IRQ}, {})",
+                crate::shown(other),
+                crate::pages::KIND
+            )),
+        }
+    }
+
+    /// Parses and validates a journal without checking its seal: what the
+    /// seal protects must already be well-formed to be worth checking.
+    pub fn from_json(text: &str) -> Result<Journal, String> {
+        let journal: Journal =
+            serde_json::from_str(text).map_err(|e| format!("corrupt journal (not a numasleuth journal): {e}"))?;
+        journal.validate()?;
+        Ok(journal)
+    }
+
+    /// Seals and writes the journal durably, mode 0600, then syncs its
+    /// directory so the name survives a crash too. Refuses to replace an
+    /// existing file, which may be the only record of an earlier change.
+    pub fn save(&mut self, path: &Path, key: &JournalKey) -> Result<(), ChangeError> {
+        let fail = |why: String| ChangeError::Journal {
             path: path.display().to_string(),
-            why: e.to_string(),
+            why,
         };
+        self.validate()
+            .map_err(|why| fail(format!("refusing to write it: {why}")))?;
+        self.seal = format!("{SEAL_PREFIX}{}", key.seal(&self.sealed_bytes()));
+        let text = serde_json::to_string_pretty(self).map_err(|e| fail(e.to_string()))?;
+        let io = |e: std::io::Error| fail(e.to_string());
         let mut file = fs::OpenOptions::new()
             .write(true)
             .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
             .open(path)
             .map_err(io)?;
-        let text = serde_json::to_string_pretty(self).map_err(|e| ChangeError::Journal {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
         file.write_all(text.as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)
+        file.sync_all().map_err(io)?;
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)
     }
 
-    pub fn load(path: &Path) -> Result<Self, ChangeError> {
+    /// Reads, checks and verifies a journal; see the module docs.
+    pub fn load(path: &Path, key: &JournalKey) -> Result<Self, ChangeError> {
         let bad = |why: String| ChangeError::Journal {
             path: path.display().to_string(),
             why,
         };
-        let text = fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let journal: Journal =
-            serde_json::from_str(&text).map_err(|e| bad(format!("corrupt journal (not valid JSON): {e}")))?;
-        if journal.schema != SCHEMA {
-            return Err(bad(format!(
-                "unknown journal schema `{}` (expected {SCHEMA})",
-                journal.schema
-            )));
-        }
-        if journal.digest() != journal.checksum {
-            return Err(bad("corrupt journal: checksum does not match its contents".into()));
+        let text = crate::trust::read_journal_file(path).map_err(&bad)?;
+        let journal = Journal::from_json(&text).map_err(&bad)?;
+        let seal = journal.seal.strip_prefix(SEAL_PREFIX).unwrap_or("");
+        if !key.verify(&journal.sealed_bytes(), seal) {
+            return Err(bad(
+                "its seal does not verify with this user's journal key: it was edited, or written by \
+                 another user or machine"
+                    .into(),
+            ));
         }
         Ok(journal)
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// Every file `--apply` writes, by exact pattern: today only IRQ affinity.
+pub fn is_writable_target(path: &str) -> bool {
+    let Some(irq) = path
+        .strip_prefix("proc/irq/")
+        .and_then(|rest| rest.strip_suffix("/smp_affinity_list"))
+    else {
+        return false;
+    };
+    !irq.is_empty()
+        && irq.len() <= MAX_IRQ_DIGITS
+        && irq.bytes().all(|b| b.is_ascii_digit())
+        && (irq == "0" || !irq.starts_with('0'))
+}
 
-    fn sample() -> Journal {
-        let machine = MachineIdentity {
-            machine_id: Some("abc".into()),
-            hostname: Some("host".into()),
-            boot_id: Some("boot".into()),
-        };
-        let change = FileChange {
-            path: "proc/irq/30/smp_affinity_list".into(),
-            before: "0-3".into(),
-            after: "2".into(),
-        };
-        Journal::new("irq-affinity", machine, 1, vec![change])
+fn validate_cpu_list(value: &str) -> Result<(), String> {
+    if value.len() > MAX_VALUE_BYTES {
+        return Err(format!("a CPU list of {} bytes", value.len()));
     }
-
-    #[test]
-    fn round_trip() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("j.json");
-        sample().save(&path).unwrap();
-        assert_eq!(Journal::load(&path).unwrap(), sample());
-        assert!(sample().save(&path).is_err(), "must not overwrite");
-    }
-
-    #[test]
-    fn page_moves_are_sealed_too() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("pages.json");
-        let moves = vec![PageMove {
-            pid: 42,
-            pid_start_time: 777,
-            address: 0x4000,
-            pages: 2,
-            page_bytes: 4096,
-            from_node: 1,
-            to_node: 0,
-        }];
-        let journal = Journal::pages(sample().machine, 1, moves);
-        journal.save(&path).unwrap();
-        assert_eq!(Journal::load(&path).unwrap(), journal);
-        let edited = fs::read_to_string(&path)
-            .unwrap()
-            .replace("\"from_node\": 1", "\"from_node\": 2");
-        fs::write(&path, edited).unwrap();
-        let err = Journal::load(&path).unwrap_err().to_string();
-        assert!(err.contains("checksum does not match"), "{err}");
-        // A file-change journal has no `page_moves` key at all.
-        let text = serde_json::to_string(&sample()).unwrap();
-        assert!(!text.contains("page_moves"), "{text}");
-    }
-
-    #[test]
-    fn tampering_is_detected() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("j.json");
-        sample().save(&path).unwrap();
-        let edited = fs::read_to_string(&path).unwrap().replace("\"0-3\"", "\"0-1\"");
-        fs::write(&path, edited).unwrap();
-        let err = Journal::load(&path).unwrap_err().to_string();
-        assert!(err.contains("checksum does not match"), "{err}");
-        let text = fs::read_to_string(&path).unwrap();
-        fs::write(&path, &text[..text.len() / 2]).unwrap();
-        let err = Journal::load(&path).unwrap_err().to_string();
-        assert!(err.contains("not valid JSON"), "{err}");
+    match IdList::parse(value) {
+        Ok(list) if !list.is_empty() => Ok(()),
+        _ => Err(format!("`{}` is not a CPU list", crate::shown(value))),
     }
 }
+
+fn validate_file_changes(changes: &[FileChange]) -> Result<(), String> {
+    if changes.is_empty() || changes.len() > MAX_FILE_CHANGES {
+        return Err(format!(
+            "it records {} changes (1 to {MAX_FILE_CHANGES} expected)",
+            changes.len()
+        ));
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for change in changes {
+        if !is_writable_target(&change.path) {
+            return Err(format!(
+                "it names /{}, which is not a file numasleuth ever writes (only /proc/irq/N/smp_affinity_list)",
+                crate::shown(&change.path)
+            ));
+        }
+        if !seen.insert(change.path.as_str()) {
+            return Err(format!("it names /{} twice", change.path));
+        }
+        validate_cpu_list(&change.before)?;
+        validate_cpu_list(&change.after)?;
+    }
+    Ok(())
+}
+
+fn validate_page_moves(moves: &[PageMove]) -> Result<(), String> {
+    let Some(first) = moves.first() else {
+        return Err("a page journal that moves no page".into());
+    };
+    if moves.len() > MAX_PAGE_RUNS {
+        return Err(format!("{} page runs, more than {MAX_PAGE_RUNS}", moves.len()));
+    }
+    let mut total_pages: u64 = 0;
+    for m in moves {
+        if (m.pid, m.pid_start_time) != (first.pid, first.pid_start_time) {
+            return Err("it names more than one process; a page journal belongs to one".into());
+        }
+        if m.pid == 0 || m.pid > MAX_PID {
+            return Err(format!("PID {} is not a possible PID", m.pid));
+        }
+        if m.from_node >= MAX_NODE || m.to_node >= MAX_NODE {
+            return Err(format!(
+                "node {} is beyond any kernel's nodes",
+                m.from_node.max(m.to_node)
+            ));
+        }
+        if !m.page_bytes.is_power_of_two() || !(4096..=1 << 30).contains(&m.page_bytes) {
+            return Err(format!("page size {} is not a page size", m.page_bytes));
+        }
+        let end = m
+            .pages
+            .checked_mul(m.page_bytes)
+            .and_then(|bytes| m.address.checked_add(bytes));
+        if m.pages == 0 || m.address % m.page_bytes != 0 || end.is_none_or(|end| end > USER_ADDRESS_LIMIT) {
+            return Err(format!(
+                "{} page(s) at {:#x} are not a page-aligned run in user space",
+                m.pages, m.address
+            ));
+        }
+        total_pages = total_pages.saturating_add(m.pages);
+    }
+    if total_pages > MAX_JOURNAL_PAGES {
+        return Err(format!(
+            "it claims {total_pages} pages, more than the {MAX_JOURNAL_PAGES} a move may journal"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "journal_tests.rs"]
+mod tests;

@@ -1,38 +1,67 @@
-//! Changing the system, reversibly.
+//! Changing the system, reversibly, and refusing to be steered.
 //!
 //! Nothing here runs without `--apply`. Every change is a list of kernel
 //! file writes with the value found before; the list is written to a
-//! checksummed journal *before* the first write, each write is verified,
-//! and a failure part-way rolls back what was already written. `undo`
-//! replays the journal backwards on the same machine and boot only.
-//! Page moves of a live process (`move --apply`) are journalled the same
-//! way ([`pages`]) and bound to the process's PID and start time as well.
+//! sealed journal *before* the first write, each write is verified, and a
+//! failure part-way rolls back what was already written — and says which
+//! files are left changed when even that fails. `undo` replays the journal
+//! backwards on the same machine and boot only. Page moves of a live
+//! process (`move --apply`) are journalled the same way ([`pages`]) and
+//! bound to the process's PID and start time as well.
+//!
+//! `undo` runs as root on a file, so the journal is hostile input: see
+//! [`journal`] for the checks and `docs/security.md` for the threat model.
 
 mod apply;
-mod journal;
+pub mod journal;
 pub mod pages;
+pub mod seal;
+mod trust;
 
 use std::path::Path;
 
 use numasleuth_kernel::Root;
 
-pub use apply::{apply, undo, ChangeError};
-pub use journal::{FileChange, Journal, MachineIdentity, PageMove};
+pub use apply::{apply, undo, undo_files, ChangeError, FilesUndone};
+pub use journal::{FileChange, Journal, MachineIdentity, PageMove, KIND_IRQ};
 pub use pages::{apply_pages, undo_pages, PagesOutcome};
+pub use seal::JournalKey;
+pub use trust::MAX_JOURNAL_BYTES;
 
 /// What `undo` of any journal did.
 #[derive(Debug)]
 pub enum Undone {
-    Files(Journal),
+    Files(Journal, FilesUndone),
     Pages(Journal, PagesOutcome),
 }
 
 /// Undoes a journal of either kind: file changes or page moves.
-pub fn undo_any(root: &Root, journal_path: &Path) -> Result<Undone, ChangeError> {
-    let journal = Journal::load(journal_path)?;
+pub fn undo_any(root: &Root, journal_path: &Path, key: &JournalKey) -> Result<Undone, ChangeError> {
+    let journal = Journal::load(journal_path, key)?;
     if journal.kind == pages::KIND {
         let outcome = undo_pages(root, &journal, journal_path)?;
         return Ok(Undone::Pages(journal, outcome));
     }
-    undo(root, journal_path).map(Undone::Files)
+    let undone = undo_files(root, &journal, journal_path)?;
+    Ok(Undone::Files(journal, undone))
+}
+
+/// Quotes untrusted text (a journal field, a kernel file's content) for a
+/// one-line message: control bytes escaped, so a terminal escape sequence
+/// in a hostile file never reaches the terminal, and cut to 200 characters.
+pub(crate) fn shown(text: &str) -> String {
+    const MAX_CHARS: usize = 200;
+    let mut out = String::new();
+    for (i, c) in text.chars().enumerate() {
+        if i == MAX_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

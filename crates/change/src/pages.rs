@@ -17,8 +17,9 @@ use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use serde::Serialize;
 
-use crate::apply::{check_machine, ChangeError};
+use crate::apply::{check_machine, require_identity, ChangeError};
 use crate::journal::{Journal, PageMove};
+use crate::seal::JournalKey;
 
 /// The journal kind of page moves.
 pub const KIND: &str = "pages";
@@ -39,14 +40,13 @@ pub struct PagesOutcome {
     pub attempted: u64,
     /// Pages a query afterwards finds where they were sent.
     pub verified: u64,
-    /// Pages sent but not found at their destination, and where they are.
+    /// Pages sent but not found at their destination, and where they are
+    /// (the first 4,096; `attempted - verified` counts them all).
     pub not_moved: Vec<PageState>,
-    /// Undo only: pages no longer where the move put them, left alone.
+    /// Undo only: pages no longer where the move put them, left alone
+    /// (the first 4,096 of `left_alone_pages`).
     pub left_alone: Vec<PageState>,
-}
-
-fn addresses(m: &PageMove) -> impl Iterator<Item = u64> + '_ {
-    (0..m.pages).map(move |i| m.address + i * m.page_bytes)
+    pub left_alone_pages: u64,
 }
 
 /// The process each move names must be the very one: alive, same start.
@@ -71,66 +71,115 @@ fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
     Ok(())
 }
 
-/// Sends each group of pages (one process, one destination) and checks
-/// them with a fresh query. `targets` is (pid, destination, addresses).
-fn send(targets: BTreeMap<(u32, u32), Vec<u64>>) -> Result<(u64, u64, Vec<PageState>), ChangeError> {
-    let (mut attempted, mut verified, mut not_moved) = (0, 0, Vec::new());
-    for ((pid, node), addrs) in targets {
+/// What sending pages did so far, kept even when a later step fails: the
+/// journal must outlive any page that may have moved.
+#[derive(Default)]
+struct Sent {
+    attempted: u64,
+    verified: u64,
+    not_moved: Vec<PageState>,
+    /// move_pages calls that returned: each may have moved pages.
+    calls_returned: u64,
+}
+
+/// Sends runs of pages (one process; a destination each) in batches of
+/// [`pages::BATCH_PAGES`] and checks each batch with a fresh query. Pages
+/// are never materialised beyond one batch, whatever a journal claims.
+fn send(pid: u32, runs: impl Iterator<Item = (u32, Vec<u64>)>, sent: &mut Sent) -> Result<(), ChangeError> {
+    for (node, addrs) in runs {
         pages::move_to(pid, &addrs, node, false)?;
-        attempted += addrs.len() as u64;
+        sent.calls_returned += 1;
+        sent.attempted += addrs.len() as u64;
         for (address, status) in addrs.iter().zip(pages::query(pid, &addrs)?) {
             if status == PageStatus::Node(node) {
-                verified += 1;
-            } else {
-                not_moved.push(PageState {
+                sent.verified += 1;
+            } else if sent.not_moved.len() < MAX_LISTED_PAGES {
+                sent.not_moved.push(PageState {
                     address: *address,
                     status,
                 });
             }
         }
     }
-    Ok((attempted, verified, not_moved))
+    Ok(())
+}
+
+/// Pages listed one by one in an outcome; counts stay exact beyond it.
+const MAX_LISTED_PAGES: usize = 4096;
+
+/// One batch at a time: each run of pages, cut into batches.
+fn batches(moves: &[PageMove]) -> impl Iterator<Item = (u32, Vec<u64>)> + '_ {
+    moves.iter().flat_map(move |m| {
+        let node = m.to_node;
+        let batch = pages::BATCH_PAGES as u64;
+        (0..m.pages.div_ceil(batch)).map(move |b| {
+            let first = b * batch;
+            let count = batch.min(m.pages - first);
+            (
+                node,
+                (first..first + count).map(|i| m.address + i * m.page_bytes).collect(),
+            )
+        })
+    })
 }
 
 /// Checks the process, writes the journal, moves every page to its
 /// `to_node` and verifies. If no page could be moved the journal is
-/// removed (there is nothing to undo) and that is an error.
-pub fn apply_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result<PagesOutcome, ChangeError> {
+/// removed (there is nothing to undo) and that is an error; if a step fails
+/// after pages may have moved, the journal is kept and the error says so.
+pub fn apply_pages(
+    root: &Root,
+    journal: &mut Journal,
+    journal_path: &Path,
+    key: &JournalKey,
+) -> Result<PagesOutcome, ChangeError> {
     if journal.kind != KIND || journal.page_moves.is_empty() {
         return Err(ChangeError::Journal {
             path: journal_path.display().to_string(),
             why: "not a page-move journal, or it moves no page".into(),
         });
     }
+    require_identity(root)?;
     check_processes(root, &journal.page_moves)?;
-    journal.save(journal_path)?;
-    let mut targets: BTreeMap<(u32, u32), Vec<u64>> = BTreeMap::new();
-    for m in &journal.page_moves {
-        targets.entry((m.pid, m.to_node)).or_default().extend(addresses(m));
-    }
-    let outcome = send(targets);
-    let (attempted, verified, not_moved) = match outcome {
-        Ok(done) if done.1 > 0 => done,
-        Ok((_, _, not_moved)) => {
+    journal.save(journal_path, key)?;
+    let pid = journal.page_moves[0].pid;
+    let mut sent = Sent::default();
+    let outcome = send(pid, batches(&journal.page_moves), &mut sent);
+    let journal_shown = journal_path.display().to_string();
+    match outcome {
+        Ok(()) if sent.verified > 0 => {}
+        Ok(()) => {
             let _ = std::fs::remove_file(journal_path);
             return Err(ChangeError::NothingMoved {
-                why: describe(&not_moved),
+                why: describe(&sent.not_moved),
             });
         }
-        Err(e) => {
-            // move_pages fails as a whole (no process, no permission, bad
-            // node) before moving anything: no journal for no change.
+        // move_pages fails as a whole (no process, no permission, bad
+        // node) before moving anything: no journal for no change.
+        Err(e) if sent.calls_returned == 0 => {
             let _ = std::fs::remove_file(journal_path);
             return Err(e);
         }
-    };
+        Err(e) => {
+            return Err(ChangeError::PagesPartlyMoved {
+                failure: e.to_string(),
+                moved: sent.verified,
+                journal: journal_shown,
+            })
+        }
+    }
     Ok(PagesOutcome {
-        pages: journal.page_moves.iter().map(|m| m.pages).sum(),
-        attempted,
-        verified,
-        not_moved,
+        pages: total_pages(&journal.page_moves),
+        attempted: sent.attempted,
+        verified: sent.verified,
+        not_moved: sent.not_moved,
         left_alone: Vec::new(),
+        left_alone_pages: 0,
     })
+}
+
+fn total_pages(moves: &[PageMove]) -> u64 {
+    moves.iter().map(|m| m.pages).sum()
 }
 
 fn describe(states: &[PageState]) -> String {
@@ -149,31 +198,44 @@ fn describe(states: &[PageState]) -> String {
 }
 
 /// Moves every page of a page-move journal back to its `from_node`, if
-/// it is still on the `to_node` the move sent it to.
+/// it is still on the `to_node` the move sent it to. The journal is never
+/// removed here: a failure part-way leaves it for another try.
 pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result<PagesOutcome, ChangeError> {
     check_machine(root, journal, journal_path)?;
     check_processes(root, &journal.page_moves)?;
-    let mut targets: BTreeMap<(u32, u32), Vec<u64>> = BTreeMap::new();
+    let pid = journal.page_moves[0].pid;
     let mut left_alone = Vec::new();
-    for m in &journal.page_moves {
-        let addrs: Vec<u64> = addresses(m).collect();
-        for (address, status) in addrs.iter().zip(pages::query(m.pid, &addrs)?) {
+    let mut left_alone_pages = 0u64;
+    let mut sent = Sent::default();
+    for (m, (_, addrs)) in journal
+        .page_moves
+        .iter()
+        .flat_map(|m| batches(std::slice::from_ref(m)).map(move |b| (m, b)))
+    {
+        let mut back = Vec::new();
+        for (address, status) in addrs.iter().zip(pages::query(pid, &addrs)?) {
             if status == PageStatus::Node(m.to_node) {
-                targets.entry((m.pid, m.from_node)).or_default().push(*address);
+                back.push(*address);
             } else {
-                left_alone.push(PageState {
-                    address: *address,
-                    status,
-                });
+                left_alone_pages += 1;
+                if left_alone.len() < MAX_LISTED_PAGES {
+                    left_alone.push(PageState {
+                        address: *address,
+                        status,
+                    });
+                }
             }
         }
+        if !back.is_empty() {
+            send(pid, std::iter::once((m.from_node, back)), &mut sent)?;
+        }
     }
-    let (attempted, verified, not_moved) = send(targets)?;
     Ok(PagesOutcome {
-        pages: journal.page_moves.iter().map(|m| m.pages).sum(),
-        attempted,
-        verified,
-        not_moved,
+        pages: total_pages(&journal.page_moves),
+        attempted: sent.attempted,
+        verified: sent.verified,
+        not_moved: sent.not_moved,
         left_alone,
+        left_alone_pages,
     })
 }

@@ -3,7 +3,7 @@
 //! that cannot happen leaves no journal. On a one-node machine the pages
 //! "move" to the node they are on, which still runs every step for real.
 
-use numasleuth_change::{apply_pages, undo_any, ChangeError, Journal, MachineIdentity, PageMove, Undone};
+use numasleuth_change::{apply_pages, undo_any, ChangeError, Journal, JournalKey, MachineIdentity, PageMove, Undone};
 use numasleuth_kernel::pages::{self, PageStatus};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
@@ -21,6 +21,10 @@ fn own_page() -> (Vec<u8>, u64, u32, u32, u64) {
     let pid = std::process::id();
     let start = read_process_stat(&Root::live(), pid).unwrap().start_time_ticks.unwrap();
     (buffer, address, node, pid, start)
+}
+
+fn key() -> JournalKey {
+    JournalKey::from_bytes([5; 32])
 }
 
 fn journal(pid: u32, start: u64, address: u64, from: u32, to: u32) -> Journal {
@@ -41,15 +45,21 @@ fn apply_then_undo_verified() {
     let (_buffer, address, node, pid, start) = own_page();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pages.json");
-    let outcome = apply_pages(&Root::live(), &journal(pid, start, address, node, node), &path).unwrap();
+    let outcome = apply_pages(
+        &Root::live(),
+        &mut journal(pid, start, address, node, node),
+        &path,
+        &key(),
+    )
+    .unwrap();
     assert_eq!((outcome.pages, outcome.attempted, outcome.verified), (1, 1, 1));
     assert!(path.exists(), "the journal is kept for undo");
-    match undo_any(&Root::live(), &path).unwrap() {
+    match undo_any(&Root::live(), &path, &key()).unwrap() {
         Undone::Pages(_, outcome) => {
             assert_eq!((outcome.attempted, outcome.verified), (1, 1));
             assert!(outcome.left_alone.is_empty());
         }
-        Undone::Files(_) => panic!("a page journal undone as files"),
+        Undone::Files(..) => panic!("a page journal undone as files"),
     }
 }
 
@@ -58,18 +68,35 @@ fn a_move_that_cannot_happen_leaves_no_journal() {
     let (_buffer, address, node, pid, start) = own_page();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad-node.json");
-    let err = apply_pages(&Root::live(), &journal(pid, start, address, node, 1000), &path).unwrap_err();
+    let err = apply_pages(
+        &Root::live(),
+        &mut journal(pid, start, address, node, 1000),
+        &path,
+        &key(),
+    )
+    .unwrap_err();
     assert!(matches!(err, ChangeError::Pages(_)), "{err}");
     assert!(!path.exists());
     let path = dir.path().join("reused.json");
-    let err = apply_pages(&Root::live(), &journal(pid, start + 1, address, node, node), &path).unwrap_err();
+    let err = apply_pages(
+        &Root::live(),
+        &mut journal(pid, start + 1, address, node, node),
+        &path,
+        &key(),
+    )
+    .unwrap_err();
     assert!(matches!(err, ChangeError::PidReused { .. }), "{err}");
     assert!(!path.exists());
     // A page that was never touched cannot move: nothing moved, no journal.
     let fresh = vec![0u8; 1 << 22];
     let untouched = (fresh.as_ptr() as u64 + (1 << 21)) & !0xfff;
     let path = dir.path().join("untouched.json");
-    match apply_pages(&Root::live(), &journal(pid, start, untouched, node, node), &path) {
+    match apply_pages(
+        &Root::live(),
+        &mut journal(pid, start, untouched, node, node),
+        &path,
+        &key(),
+    ) {
         Err(ChangeError::NothingMoved { why }) => assert!(why.contains("not present"), "{why}"),
         // calloc'd memory may come back touched; then it simply moved.
         Ok(outcome) => assert_eq!(outcome.verified, 1),

@@ -10,7 +10,7 @@ mod common;
 mod victim_build;
 
 use common::{numasleuth, stderr};
-use numasleuth_change::{Journal, MachineIdentity, PageMove};
+use numasleuth_change::{Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use serde_json::Value;
@@ -127,10 +127,20 @@ fn undo_moves_pages_back_and_refuses_what_it_must() {
     let start = read_process_stat(&root, victim.pid).unwrap().start_time_ticks.unwrap();
     let node = node_of_page(victim.pid, victim.nil_root);
     let here = MachineIdentity::read(&root);
+    let state = dir.path().join("state");
+    let key = JournalKey::load_or_create(&state).unwrap();
+    let run_undo = |path: &std::path::Path| {
+        numasleuth()
+            .env("NUMASLEUTH_STATE_DIR", &state)
+            .arg("undo")
+            .arg(path)
+            .output()
+            .unwrap()
+    };
     let undo = |journal: &Journal, name: &str| {
         let path = dir.path().join(name);
-        journal.save(&path).unwrap();
-        numasleuth().arg("undo").arg(&path).output().unwrap()
+        journal.clone().save(&path, &key).unwrap();
+        run_undo(&path)
     };
 
     let output = undo(
@@ -156,13 +166,10 @@ fn undo_moves_pages_back_and_refuses_what_it_must() {
         stderr(&output)
     );
 
-    let output = undo(
-        &page_journal(999_999_999, start, 0x1000, node, here.clone()),
-        "gone.json",
-    );
+    let output = undo(&page_journal(4_194_303, start, 0x1000, node, here.clone()), "gone.json");
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("process 999999999 has exited"),
+        stderr(&output).contains("process 4194303 has exited"),
         "{}",
         stderr(&output)
     );
@@ -178,19 +185,15 @@ fn undo_moves_pages_back_and_refuses_what_it_must() {
 
     let path = dir.path().join("corrupt.json");
     page_journal(victim.pid, start, victim.nil_root, node, here)
-        .save(&path)
+        .save(&path, &key)
         .unwrap();
     let edited = std::fs::read_to_string(&path)
         .unwrap()
         .replace("\"pages\": 1", "\"pages\": 9");
     std::fs::write(&path, edited).unwrap();
-    let output = numasleuth().arg("undo").arg(&path).output().unwrap();
+    let output = run_undo(&path);
     assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("checksum does not match"),
-        "{}",
-        stderr(&output)
-    );
+    assert!(stderr(&output).contains("seal does not verify"), "{}", stderr(&output));
 }
 
 #[test]

@@ -113,6 +113,19 @@ fn setup_script(spec: &GuestSpec) -> String {
     s
 }
 
+/// A stable 32-hex-digit id per guest name (FNV-1a, twice).
+fn machine_id(name: &str) -> String {
+    let fnv = |seed: u64| {
+        name.bytes()
+            .fold(seed, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3))
+    };
+    format!(
+        "{:016x}{:016x}\n",
+        fnv(0xcbf2_9ce4_8422_2325),
+        fnv(0x8422_2325_cbf2_9ce4)
+    )
+}
+
 /// Writes the gzip-compressed newc archive for `spec` to `out`.
 pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String> {
     let read = |p: &Path| fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
@@ -131,9 +144,25 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     let mut w = CpioWriter::new(gz);
     let io = |e: std::io::Error| format!("writing {}: {e}", out.display());
 
-    for dir in ["bin", "dev", "proc", "sys", "tmp", "lib", "lib/modules"] {
+    for dir in [
+        "bin",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "lib",
+        "lib/modules",
+        "etc",
+        "var",
+        "var/lib",
+    ] {
         w.dir(dir, 0o755).map_err(io)?;
     }
+    // `--apply` refuses a system it cannot name (its journal would be
+    // impossible to tie to it), so the guest gets a machine id as systemd
+    // would write one; /var/lib is where root's journal key goes.
+    w.file("etc/machine-id", 0o444, machine_id(&spec.name).as_bytes())
+        .map_err(io)?;
     // The kernel opens /dev/console for /init before devtmpfs is mounted.
     w.char_dev("dev/console", 0o600, 5, 1).map_err(io)?;
     w.file("bin/busybox", 0o755, &busybox).map_err(io)?;

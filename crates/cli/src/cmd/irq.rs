@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 use numasleuth_analyze::irq::{audit, plan};
-use numasleuth_change::{FileChange, Journal, MachineIdentity};
+use numasleuth_change::{FileChange, Journal, JournalKey, MachineIdentity, KIND_IRQ};
 use numasleuth_kernel::Root;
 use numasleuth_report::irq_text;
 use serde_json::json;
@@ -16,6 +16,9 @@ use crate::cli::IrqArgs;
 use crate::output;
 
 pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
+    if args.apply {
+        super::refuse_under_snapshot(root, "irq --apply")?;
+    }
     let (topo, host) = super::host(root)?;
     host.interrupts
         .as_ref()
@@ -80,12 +83,8 @@ fn apply(
             after: c.after.clone(),
         })
         .collect();
-    let journal = Journal::new(
-        "irq-affinity",
-        MachineIdentity::read(root),
-        created_unix_s,
-        file_changes,
-    );
-    numasleuth_change::apply(root, &journal, &path).context("cannot apply the IRQ affinity plan")?;
+    let mut journal = Journal::new(KIND_IRQ, MachineIdentity::read(root), created_unix_s, file_changes);
+    let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was changed")?;
+    numasleuth_change::apply(root, &mut journal, &path, &key).context("cannot apply the IRQ affinity plan")?;
     Ok(path)
 }

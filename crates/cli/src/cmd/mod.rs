@@ -31,6 +31,16 @@ use numasleuth_kernel::gather::{read_topology, TopologyReadings};
 use numasleuth_kernel::{snapshot as snap, Root};
 use numasleuth_model::Topology;
 
+/// `--apply` and `undo` change the running system; a snapshot is a record
+/// of one, and writing into it would only fake a change, so both are
+/// refused under `--root` before anything is read.
+pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
+    if root.is_live() {
+        return Ok(());
+    }
+    anyhow::bail!("{what} changes the live system; --root names a snapshot, which is not a system to change")
+}
+
 pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
     match path {
         None => Ok(Root::live()),

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::page_move::{self, MovePlan};
-use numasleuth_change::{apply_pages, Journal, MachineIdentity, PageMove};
+use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
 use numasleuth_kernel::Root;
@@ -167,9 +167,10 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let journal = Journal::pages(MachineIdentity::read(root), now, page_moves(&plan, pid, start_time));
-        let outcome =
-            apply_pages(root, &journal, &path).with_context(|| format!("cannot move the pages of process {pid}"))?;
+        let mut journal = Journal::pages(MachineIdentity::read(root), now, page_moves(&plan, pid, start_time));
+        let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
+        let outcome = apply_pages(root, &mut journal, &path, &key)
+            .with_context(|| format!("cannot move the pages of process {pid}"))?;
         let after = vma_counts(root, pid, &ranges)?;
         let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
         let not_moved = page_move::runs(

@@ -4,7 +4,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_change::{PagesOutcome, Undone};
+use numasleuth_change::{JournalKey, PagesOutcome, Undone};
 use numasleuth_kernel::pages::PageStatus;
 use numasleuth_kernel::Root;
 
@@ -12,14 +12,21 @@ use crate::cli::UndoArgs;
 use crate::output;
 
 pub fn run(root: &Root, args: &UndoArgs) -> anyhow::Result<ExitCode> {
-    let undone = numasleuth_change::undo_any(root, &args.journal)
+    super::refuse_under_snapshot(root, "undo")?;
+    let key = JournalKey::for_this_user().context("cannot check the journal's seal, so nothing was changed")?;
+    let undone = numasleuth_change::undo_any(root, &args.journal, &key)
         .with_context(|| format!("cannot undo {}", args.journal.display()))?;
     let mut text = String::new();
     match undone {
-        Undone::Files(journal) => {
+        Undone::Files(journal, undone) => {
             for change in journal.changes.iter().rev() {
+                let verb = if undone.already_restored.contains(&change.path) {
+                    "already restored"
+                } else {
+                    "restored"
+                };
                 text.push_str(&format!(
-                    "restored /{}: {} -> {}\n",
+                    "{verb} /{}: {} -> {}\n",
                     change.path, change.after, change.before
                 ));
             }
@@ -68,16 +75,16 @@ fn pages_summary(o: &PagesOutcome) -> String {
             status(s.status)
         ));
     }
-    if !o.left_alone.is_empty() {
+    if o.left_alone_pages > 0 {
         text.push_str(&format!(
             "{} page(s) were no longer where the move put them (moved since, e.g. by AutoNUMA) and were left alone:\n",
-            o.left_alone.len()
+            o.left_alone_pages
         ));
         for s in o.left_alone.iter().take(20) {
             text.push_str(&format!("  {:#x}: {}\n", s.address, status(s.status)));
         }
-        if o.left_alone.len() > 20 {
-            text.push_str(&format!("  … and {} more\n", o.left_alone.len() - 20));
+        if o.left_alone_pages > 20 {
+            text.push_str(&format!("  … and {} more\n", o.left_alone_pages - 20));
         }
     }
     text

@@ -1,0 +1,186 @@
+//! Opening a journal file as the untrusted input it is.
+//!
+//! The seal is what makes a journal trustworthy; these checks are the
+//! second wall. A journal root acts on must be root's own file, writable by
+//! nobody else, in a directory where nobody else can swap it; and reading
+//! it must neither block (a FIFO) nor cost more memory than a real journal.
+
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::path::Path;
+
+/// A journal of the largest change we make (every page of a 64 GiB
+/// section as separate runs, or every IRQ of a large machine) stays well
+/// under this; anything bigger is not ours.
+pub const MAX_JOURNAL_BYTES: u64 = 16 << 20;
+
+/// Reads a journal file after checking who could have written it.
+pub fn read_journal_file(path: &Path) -> Result<String, String> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => "is a symlink; give the journal's own path".to_string(),
+            _ => e.to_string(),
+        })?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("is a {}, not a regular file", kind_of(&meta)));
+    }
+    check_owner_and_mode(&meta, "the journal")?;
+    check_directory(path)?;
+    if meta.len() > MAX_JOURNAL_BYTES {
+        return Err(format!(
+            "is {} bytes, more than any journal numasleuth writes ({} MiB)",
+            meta.len(),
+            MAX_JOURNAL_BYTES >> 20
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_JOURNAL_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_JOURNAL_BYTES {
+        return Err(format!("grew past {} MiB while being read", MAX_JOURNAL_BYTES >> 20));
+    }
+    String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())
+}
+
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_dir() {
+        "directory"
+    } else if t.is_fifo() {
+        "FIFO"
+    } else if t.is_socket() {
+        "socket"
+    } else if t.is_char_device() {
+        "character device"
+    } else if t.is_block_device() {
+        "block device"
+    } else {
+        "special file"
+    }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), String> {
+    let euid = euid();
+    if meta.uid() != euid {
+        return Err(format!(
+            "{what} belongs to uid {}, not to the user running undo (uid {euid}); refusing a journal someone else wrote",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{what} has mode {:o}: group or others could have edited it",
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// Nobody but us (or root) may be able to rename or replace entries in the
+/// journal's directory; a sticky directory such as /tmp is fine, since
+/// there only the owner of a file can move it.
+fn check_directory(path: &Path) -> Result<(), String> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let meta = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", dir.display()))?;
+    let open_to_others = meta.mode() & 0o022 != 0;
+    let sticky = meta.mode() & libc::S_ISVTX != 0;
+    if open_to_others && !sticky {
+        return Err(format!(
+            "its directory {} (mode {:o}) lets group or others replace the journal",
+            dir.display(),
+            meta.mode() & 0o7777
+        ));
+    }
+    if meta.uid() != euid() && meta.uid() != 0 && !sticky {
+        return Err(format!(
+            "its directory {} belongs to uid {}, who could replace the journal",
+            dir.display(),
+            meta.uid()
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn private_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::set_permissions(dir.path(), fs::Permissions::from_mode(0o700)).unwrap();
+        dir
+    }
+
+    #[test]
+    fn own_private_file_is_read() {
+        let dir = private_dir();
+        let path = dir.path().join("j.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_journal_file(&path).unwrap(), "{}");
+    }
+
+    #[test]
+    fn writable_by_others_is_refused() {
+        let dir = private_dir();
+        let path = dir.path().join("j.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
+        let err = read_journal_file(&path).unwrap_err();
+        assert!(err.contains("group or others could have edited"), "{err}");
+    }
+
+    #[test]
+    fn open_directory_is_refused_but_sticky_is_not() {
+        let dir = private_dir();
+        let sub = dir.path().join("open");
+        fs::create_dir(&sub).unwrap();
+        let path = sub.join("j.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::set_permissions(&sub, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = read_journal_file(&path).unwrap_err();
+        assert!(err.contains("lets group or others replace"), "{err}");
+        fs::set_permissions(&sub, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(read_journal_file(&path).is_ok());
+    }
+
+    #[test]
+    fn symlinks_fifos_directories_and_huge_files_are_refused() {
+        let dir = private_dir();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
+        assert!(read_journal_file(&link).unwrap_err().contains("symlink"));
+
+        let fifo = dir.path().join("fifo.json");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(read_journal_file(&fifo).unwrap_err().contains("FIFO"));
+
+        assert!(read_journal_file(dir.path()).unwrap_err().contains("directory"));
+
+        let huge = dir.path().join("huge.json");
+        let file = fs::File::create(&huge).unwrap();
+        file.set_len(1 << 40).unwrap();
+        let err = read_journal_file(&huge).unwrap_err();
+        assert!(err.contains("more than any journal"), "{err}");
+    }
+}
