@@ -23,16 +23,11 @@ struct Setup {
 }
 
 fn setup() -> Setup {
-    assert!(is_root(), "undo_cli needs root: it writes /proc/irq and chowns files");
+    common::require_root("it writes /proc/irq and chowns files");
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let key = JournalKey::load_or_create(&state).unwrap();
     Setup { dir, state, key }
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    unsafe { libc::geteuid() == 0 }
 }
 
 impl Setup {

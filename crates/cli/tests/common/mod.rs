@@ -135,6 +135,21 @@ fn tree_of(mut files: Vec<(String, String)>, changes: &[(&str, Option<&str>)]) -
     dir
 }
 
+/// Tests that act as another user or write kernel files need root; CI runs
+/// as root, and elsewhere such a test fails saying why rather than passing
+/// without having run.
+pub fn require_root(what: &str) {
+    let uid = fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("Uid:")
+                .and_then(|ids| ids.split_whitespace().nth(1))
+                .map(str::to_string)
+        });
+    assert_eq!(uid.as_deref(), Some("0"), "this test needs root: {what}");
+}
+
 pub fn numasleuth() -> Command {
     Command::cargo_bin("numasleuth").unwrap()
 }
