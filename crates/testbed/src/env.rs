@@ -1,17 +1,17 @@
-//! Finding what the QEMU guests need on the host, and deciding between
-//! running, failing and skipping.
+//! Finding what the QEMU guests need on the host, and failing with the
+//! instructions when something is missing.
 //!
-//! Why failing is the default: a test bed that quietly does nothing when its
+//! Why there is no skip: a test bed that quietly does nothing when its
 //! inputs are missing would let CI go green without ever booting a NUMA
-//! kernel. Skipping is allowed only when asked for by name
-//! (`NUMASLEUTH_SKIP_QEMU=1`), and then it is printed where people look.
+//! kernel. To leave the guests out on purpose, filter them by name
+//! (`cargo test -- --skip qemu_`): cargo then counts them as filtered out,
+//! never as passed.
 
 use std::env;
 use std::path::{Path, PathBuf};
 
 pub const ENV_STATIC_BIN: &str = "NUMASLEUTH_STATIC_BIN";
 pub const ENV_KERNEL_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_DIR";
-pub const ENV_SKIP: &str = "NUMASLEUTH_SKIP_QEMU";
 pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
 pub const ENV_UPDATE_FIXTURES: &str = "NUMASLEUTH_UPDATE_FIXTURES";
@@ -25,7 +25,7 @@ to run the QEMU guests:
     eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR
     export NUMASLEUTH_STATIC_BIN=\"$(scripts/build-static.sh)\"
     cargo test -p numasleuth-testbed
-or, to skip them visibly: NUMASLEUTH_SKIP_QEMU=1 cargo test";
+or leave them out by name: cargo test -- --skip qemu_";
 
 /// Everything on the host that a guest run needs.
 #[derive(Debug, Clone)]
@@ -52,37 +52,16 @@ impl HostEnv {
     }
 }
 
-/// The decision for one test.
-pub enum Setup {
-    Ready(HostEnv),
-    /// Inputs are missing but the user asked to skip; carries the reason.
-    Skip(String),
+/// Reads the environment. Missing inputs give `Err` with instructions.
+pub fn detect() -> Result<HostEnv, String> {
+    find_inputs().map_err(|problems| format!("QEMU test bed cannot run:\n  - {}\n{HOW_TO}", problems.join("\n  - ")))
 }
 
-/// Reads the environment. Missing inputs give `Err` with instructions,
-/// unless `NUMASLEUTH_SKIP_QEMU=1`, which gives `Setup::Skip`.
-pub fn detect() -> Result<Setup, String> {
-    let skip = env::var(ENV_SKIP).map(|v| v == "1").unwrap_or(false);
-    match find_inputs() {
-        Ok(host) => Ok(Setup::Ready(host)),
-        Err(problems) if skip => Ok(Setup::Skip(problems.join("; "))),
-        Err(problems) => Err(format!(
-            "QEMU test bed cannot run:\n  - {}\n{HOW_TO}",
-            problems.join("\n  - ")
-        )),
-    }
-}
-
-/// Like [`detect`], but prints the SKIPPED line itself and panics with the
-/// instructions on failure. Returns `None` when the test should return.
+/// Like [`detect`], but panics with the instructions when something is
+/// missing. Always `Some`; the `Option` keeps the callers' `let … else`.
 pub fn require(test_name: &str) -> Option<HostEnv> {
     match detect() {
-        Ok(Setup::Ready(host)) => Some(host),
-        Ok(Setup::Skip(why)) => {
-            let line = format!("*** SKIPPED ({ENV_SKIP}=1): {test_name}: {why} ***");
-            report(&format!("\n{line}\n"));
-            None
-        }
+        Ok(host) => Some(host),
         Err(msg) => panic!("{test_name}: {msg}"),
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! Needs qemu and two prepared inputs; without them every test here fails
 //! and says how to get them (or is visibly skipped with
-//! NUMASLEUTH_SKIP_QEMU=1):
+//! `cargo test -- --skip qemu_`):
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test guests

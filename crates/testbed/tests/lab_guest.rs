@@ -4,7 +4,7 @@
 //!
 //! Under TCG the timings mean nothing; this checks structure, placement
 //! and the workloads' own correctness flags, never a rate. Needs the same
-//! inputs as `guests.rs` (or NUMASLEUTH_SKIP_QEMU=1 to skip visibly):
+//! inputs as `guests.rs` (or `cargo test -- --skip qemu_` to leave them out):
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test lab_guest
