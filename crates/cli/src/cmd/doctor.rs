@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use numasleuth_analyze::doctor::diagnose;
+use numasleuth_analyze::doctor::{diagnose, uncertain_at};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::Root;
@@ -19,7 +19,9 @@ use crate::output;
 pub const PROCESS_CHECK: &str = "process-placement";
 
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let (topo, host) = super::host(root)?;
+    let read = super::read_degraded(root)?;
+    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
+    let topo = read.topology;
     let mut diagnosis = diagnose(&topo, &host);
     if let Some(pid) = args.pid {
         // The inspect findings for one process; a process that cannot be
@@ -42,8 +44,15 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         eprintln!("numasleuth: wrote {}", path.display());
     }
     if args.json {
-        let topology = topo_json::build(&topo, warnings(&topo));
-        output::print_json(&doctor_json::build(&diagnosis, &topology, measured.as_ref()))?;
+        let mut all = read.warnings;
+        all.extend(warnings(&topo));
+        let topology = topo_json::build(&topo, all);
+        output::print_json(&doctor_json::build(
+            &diagnosis,
+            &host.unread,
+            &topology,
+            measured.as_ref(),
+        ))?;
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let mut text = doctor_text::render(&headline, &diagnosis, color);
@@ -58,10 +67,25 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         FailOn::Warning => Severity::Warning,
         FailOn::Critical => Severity::Critical,
     });
-    Ok(match (threshold, diagnosis.worst()) {
-        (Some(threshold), Some(worst)) if worst >= threshold => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
-    })
+    let Some(threshold) = threshold else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if diagnosis.worst().is_some_and(|worst| worst >= threshold) {
+        return Ok(ExitCode::from(1));
+    }
+    // No finding at the threshold, but a check that could have raised one
+    // did not see all its input: the gate cannot pass on a guess.
+    let unsure = uncertain_at(&diagnosis, threshold);
+    if !unsure.is_empty() {
+        eprintln!(
+            "numasleuth: --fail-on {}: {} could not read all their inputs, so the machine cannot be called clean \
+             at that level (exit 1); fix their access (run as root) or lower --fail-on",
+            threshold.as_str(),
+            unsure.join(", ")
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn headline(topo: &Topology) -> String {
