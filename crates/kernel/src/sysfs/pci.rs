@@ -8,7 +8,7 @@
 //! link, so we walk up the resolved sysfs path to the nearest PCI address.
 
 use crate::cpulist::IdList;
-use crate::error::ReadError;
+use crate::error::{ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 use crate::unread::Gaps;
@@ -68,8 +68,10 @@ pub fn kind_of_class(class: u32) -> Option<&'static str> {
     }
 }
 
-fn parse_hex(text: &str) -> Option<u32> {
-    u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok()
+/// `0x020000`, as sysfs writes class, vendor and device ids.
+pub fn parse_hex(text: &str) -> Result<u32, ParseError> {
+    let digits = text.trim().trim_start_matches("0x");
+    u32::from_str_radix(digits, 16).map_err(|_| ParseError::new(format!("`{}` is not a hex id", text.trim())))
 }
 
 /// A PCI function's locality and identity; an unusable file is noted in
@@ -82,10 +84,7 @@ pub fn read_function(root: &Root, dir: &str, gaps: &mut Gaps) -> PciFunction {
         &format!("{dir}/local_cpulist"),
         &format!("{dir}/local_cpus"),
     ));
-    let mut hex = |name: &str| {
-        gaps.keep(root.read_optional(&format!("{dir}/{name}")))
-            .and_then(|t| parse_hex(&t))
-    };
+    let mut hex = |name: &str| gaps.keep(read::parsed(root, &format!("{dir}/{name}"), parse_hex));
     PciFunction {
         address,
         node,
@@ -106,12 +105,8 @@ pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError>
         .filter_map(|n| n.parse().ok())
         .collect();
     if irqs.is_empty() {
-        let legacy = root.read_optional(&format!("{function_dir}/irq"))?;
-        irqs.extend(
-            legacy
-                .and_then(|t| t.trim().parse::<u32>().ok())
-                .filter(|irq| *irq != 0),
-        );
+        let legacy = read::number(root, &format!("{function_dir}/irq"))?;
+        irqs.extend(legacy.and_then(|irq| u32::try_from(irq).ok()).filter(|irq| *irq != 0));
     }
     irqs.sort_unstable();
     Ok(irqs)
@@ -160,10 +155,7 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
         let Some(dir) = gaps.ok(root.resolve(&format!("sys/bus/pci/devices/{address}"))) else {
             continue;
         };
-        let Some(class) = gaps
-            .keep(root.read_optional(&format!("{dir}/class")))
-            .and_then(|t| parse_hex(&t))
-        else {
+        let Some(class) = gaps.keep(read::parsed(root, &format!("{dir}/class"), parse_hex)) else {
             continue;
         };
         let Some(kind) = kind_of_class(class) else {
@@ -209,6 +201,14 @@ mod tests {
     fn nested_bridges_pick_the_deepest_function() {
         let resolved = "sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/host0/target0:2:0/0:2:0:0/block/sda";
         assert_eq!(pci_ancestor(resolved).unwrap().rsplit('/').next(), Some("0000:01:00.0"));
+    }
+
+    #[test]
+    fn hex_ids() {
+        assert_eq!(parse_hex("0x020000\n"), Ok(0x020000));
+        assert_eq!(parse_hex("8086"), Ok(0x8086));
+        assert!(parse_hex("0xnet").is_err());
+        assert!(parse_hex("").is_err());
     }
 
     #[test]
