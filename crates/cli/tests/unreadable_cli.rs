@@ -68,7 +68,10 @@ fn an_unreadable_irq_affinity_makes_irq_off_node_partial_not_clean() {
     // not see all its input. --fail-on critical can: it never raises those.
     let (code, _, err) = doctor(dir.path(), &["--fail-on", "warning"]);
     assert_eq!(code, Some(1), "{err}");
-    assert!(err.contains("irq-off-node could not read all their inputs"), "{err}");
+    assert!(
+        err.contains("could not read all their inputs: irq-off-node (exit 1)"),
+        "{err}"
+    );
     assert_eq!(doctor(dir.path(), &["--fail-on", "critical"]).0, Some(0));
 
     let text = numasleuth()
@@ -190,4 +193,48 @@ fn absent_knobs_are_answers_not_gaps() {
         .find(|s| s["id"] == "transparent-hugepages")
         .unwrap();
     assert_eq!(thp["unreadable"], false);
+}
+
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+/// `doctor --pid` of a process whose memory map this user may not read:
+/// the placement check is skipped as unreadable, and `--fail-on` cannot
+/// pass on it. Run as `nobody` against a root process when the test is
+/// root, else against init, which is always root's.
+#[test]
+fn a_process_that_cannot_be_read_is_an_incomplete_check() {
+    let sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("numasleuth");
+    let (mut command, pid) = if is_root() {
+        let mut c = std::process::Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin);
+        (c, sleeper.id().to_string())
+    } else {
+        (std::process::Command::new(bin), "1".to_string())
+    };
+    let output = command
+        .args(["doctor", "--json", "--fail-on", "critical", "--pid", &pid])
+        .output()
+        .expect("setpriv runs the check as nobody");
+    let mut sleeper = sleeper;
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    let skipped = json["checks_skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "process-placement")
+        .unwrap_or_else(|| panic!("{json:#}"));
+    assert_eq!(skipped["unreadable"], true, "{skipped}");
+    assert!(
+        skipped["why"].as_str().unwrap().contains("permission denied"),
+        "{skipped}"
+    );
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
 }

@@ -8,7 +8,8 @@ use anyhow::Context;
 use numasleuth_analyze::doctor::{diagnose, uncertain_at};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
-use numasleuth_kernel::Root;
+use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::{ReadError, Root};
 use numasleuth_model::Topology;
 use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_json};
 
@@ -28,6 +29,9 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         // read is a skipped check, never the end of the diagnosis.
         match super::inspect::model(root, pid, false, &topo) {
             Ok(model) => diagnosis.ran(PROCESS_CHECK, numasleuth_analyze::process::findings(&model, &topo)),
+            // A process that is there but cannot be read leaves the check's
+            // answer open; one that is gone has nothing to judge.
+            Err(e) if unreadable(&e) => diagnosis.skipped_unreadable(PROCESS_CHECK, format!("process {pid}: {e:#}")),
             Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
         }
     }
@@ -78,14 +82,22 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let unsure = uncertain_at(&diagnosis, threshold);
     if !unsure.is_empty() {
         eprintln!(
-            "numasleuth: --fail-on {}: {} could not read all their inputs, so the machine cannot be called clean \
-             at that level (exit 1); fix their access (run as root) or lower --fail-on",
+            "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not read \
+             all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
             threshold.as_str(),
             unsure.join(", ")
         );
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn unreadable(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| match cause.downcast_ref::<ProcessError>() {
+        Some(ProcessError::PermissionDenied { .. }) => true,
+        Some(ProcessError::Read(read)) => !read.is_not_found(),
+        _ => cause.downcast_ref::<ReadError>().is_some_and(|r| !r.is_not_found()),
+    })
 }
 
 fn headline(topo: &Topology) -> String {
