@@ -104,7 +104,13 @@ pub fn runs(pages: impl IntoIterator<Item = (u64, Option<u32>)>, page_bytes: u64
     let mut out: Vec<PageRun> = Vec::new();
     for (address, node) in pages {
         match out.last_mut() {
-            Some(run) if run.node == node && run.start + run.pages * page_bytes == address => run.pages += 1,
+            // Checked: the last page of the address space has no successor.
+            Some(run)
+                if run.node == node
+                    && run.pages.checked_mul(page_bytes).and_then(|b| run.start.checked_add(b)) == Some(address) =>
+            {
+                run.pages += 1
+            }
             _ => out.push(PageRun {
                 start: address,
                 pages: 1,

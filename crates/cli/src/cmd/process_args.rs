@@ -51,8 +51,17 @@ fn parse_line_size(text: &str) -> Result<u64, String> {
 
 /// `0x7f00a000`, `7f00a000`: an address as maps and gdb print it (hex).
 pub fn parse_address(text: &str) -> Result<u64, String> {
-    let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
-    u64::from_str_radix(digits, 16).map_err(|_| format!("`{text}` is not a hexadecimal address such as 0x4c1040"))
+    let trimmed = text.trim();
+    let digits = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+        .unwrap_or(trimmed);
+    let refused = || format!("`{text}` is not a 64-bit hexadecimal address such as 0x4c1040");
+    // from_str_radix alone would take a sign (`+10`).
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(refused());
+    }
+    u64::from_str_radix(digits, 16).map_err(|_| refused())
 }
 
 /// `START-END` in hex, END exclusive, as in /proc/PID/maps.
