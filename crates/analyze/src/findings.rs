@@ -1,6 +1,7 @@
 //! Findings: what `doctor` tells a person, each with the numbers it rests
 //! on, the exact remedy, and the incident it guards against.
 
+use numasleuth_kernel::{ReadError, Unread};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -60,14 +61,29 @@ pub struct Finding {
 pub struct Skipped {
     pub id: &'static str,
     pub why: String,
+    /// The input exists but could not be read, so whether there is
+    /// something to find is unknown. `false` when the input is absent (the
+    /// kernel has no such feature: nothing to find) or was not asked for.
+    pub unreadable: bool,
+}
+
+/// A check that ran on what it could read, and what it could not.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Partial {
+    pub id: &'static str,
+    pub unread: Vec<Unread>,
 }
 
 /// The outcome of every check: what was found, what ran, what could not.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Diagnosis {
     pub findings: Vec<Finding>,
+    /// Every check that ran, including the partial ones.
     pub checks_run: Vec<&'static str>,
     pub checks_skipped: Vec<Skipped>,
+    /// Checks in `checks_run` that could not read all their inputs: no
+    /// finding from them is not a clean bill.
+    pub checks_partial: Vec<Partial>,
 }
 
 impl Diagnosis {
@@ -76,8 +92,41 @@ impl Diagnosis {
         self.findings.extend(findings);
     }
 
+    /// A check with nothing to judge: its input is absent or was not asked
+    /// for.
     pub fn skipped(&mut self, id: &'static str, why: impl Into<String>) {
-        self.checks_skipped.push(Skipped { id, why: why.into() });
+        self.checks_skipped.push(Skipped {
+            id,
+            why: why.into(),
+            unreadable: false,
+        });
+    }
+
+    /// A check whose input exists but could not be read.
+    pub fn skipped_unreadable(&mut self, id: &'static str, why: impl Into<String>) {
+        self.checks_skipped.push(Skipped {
+            id,
+            why: why.into(),
+            unreadable: true,
+        });
+    }
+
+    /// Skipped for `error`: unreadable unless the file is simply absent.
+    pub fn skipped_for(&mut self, id: &'static str, error: &ReadError) {
+        if error.is_not_found() {
+            self.skipped(id, error.to_string());
+        } else {
+            self.skipped_unreadable(id, error.to_string());
+        }
+    }
+
+    /// Checks whose answer is not known: partial, or skipped because their
+    /// input could not be read.
+    pub fn incomplete(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.checks_partial
+            .iter()
+            .map(|p| p.id)
+            .chain(self.checks_skipped.iter().filter(|s| s.unreadable).map(|s| s.id))
     }
 
     /// Most severe first; stable within a severity so output is repeatable.

@@ -56,7 +56,33 @@ impl MovePlan {
     }
 }
 
-/// The distinct pages covering `ranges`, in address order.
+/// Pages one `move` considers at most: 4 GiB of 4 KiB pages. Each costs 16
+/// bytes here (address and status) and a slot in a move_pages batch, so
+/// the cap bounds memory and time whatever range is typed.
+pub const MAX_PAGES: u64 = 1 << 20;
+
+/// The parts of `ranges` inside `mapping`: what a process can have pages
+/// in. A range is never turned into pages before this, since `0-ffff…`
+/// would be petabytes of addresses.
+pub fn clip<'a>(ranges: &'a [Range<u64>], mapping: &'a Range<u64>) -> impl Iterator<Item = Range<u64>> + 'a {
+    ranges
+        .iter()
+        .map(|r| r.start.max(mapping.start)..r.end.min(mapping.end))
+        .filter(|r| r.start < r.end)
+}
+
+/// How many pages cover `range`, counted without listing them.
+pub fn page_count(range: &Range<u64>, page_bytes: u64) -> u64 {
+    if range.start >= range.end {
+        return 0;
+    }
+    let page = page_bytes.max(1);
+    (range.end - 1) / page - range.start / page + 1
+}
+
+/// The distinct pages covering `ranges`, in address order. Callers bound
+/// the ranges first ([`clip`] to the mappings, [`MAX_PAGES`]): this lists
+/// every page.
 pub fn pages_of(ranges: &[Range<u64>], page_bytes: u64) -> Vec<u64> {
     let page = page_bytes.max(1);
     let mut pages: Vec<u64> = ranges
@@ -78,7 +104,13 @@ pub fn runs(pages: impl IntoIterator<Item = (u64, Option<u32>)>, page_bytes: u64
     let mut out: Vec<PageRun> = Vec::new();
     for (address, node) in pages {
         match out.last_mut() {
-            Some(run) if run.node == node && run.start + run.pages * page_bytes == address => run.pages += 1,
+            // Checked: the last page of the address space has no successor.
+            Some(run)
+                if run.node == node
+                    && run.pages.checked_mul(page_bytes).and_then(|b| run.start.checked_add(b)) == Some(address) =>
+            {
+                run.pages += 1
+            }
             _ => out.push(PageRun {
                 start: address,
                 pages: 1,

@@ -16,6 +16,29 @@ fn pages_cover_ranges_once() {
 }
 
 #[test]
+fn ranges_are_clipped_to_mappings_and_counted_without_listing() {
+    let everything = std::slice::from_ref(&(0..u64::MAX));
+    let mapping = 0x7f00_0000_0000..0x7f00_0000_3000;
+    assert_eq!(clip(everything, &mapping).collect::<Vec<_>>(), vec![mapping.clone()]);
+    let ranges = [0x1000..0x7f00_0000_1800, 0x7f00_0000_2000..0x7f00_0000_2001];
+    assert_eq!(
+        clip(&ranges, &mapping).collect::<Vec<_>>(),
+        vec![0x7f00_0000_0000..0x7f00_0000_1800, 0x7f00_0000_2000..0x7f00_0000_2001]
+    );
+    assert_eq!(clip(&ranges, &(0..0x1000)).count(), 0);
+    assert_eq!(page_count(&(0..u64::MAX), PAGE), (u64::MAX - 1) / PAGE + 1);
+    assert_eq!(page_count(&(0x4010..0x4100), PAGE), 1);
+    assert_eq!(page_count(&(0x4fff..0x5001), PAGE), 2);
+    assert_eq!(page_count(&(0x5000..0x5000), PAGE), 0);
+    for range in [0x4010..0x4100, 0x4fff..0x6001, u64::MAX - 10..u64::MAX] {
+        assert_eq!(
+            page_count(&range, PAGE),
+            pages_of(std::slice::from_ref(&range), PAGE).len() as u64
+        );
+    }
+}
+
+#[test]
 fn plan_moves_only_what_is_elsewhere_and_resident() {
     let pages = [0x4000, 0x5000, 0x6000, 0x7000, 0x9000, 0xa000];
     let statuses = [

@@ -100,8 +100,8 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub measure: bool,
     /// Also judge this process's placement (the `inspect` findings, e.g.
-    /// static data on another node than its threads).
-    #[arg(long, value_name = "PID")]
+    /// static data on another node than its threads). 1 to 4194304.
+    #[arg(long, value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: Option<u32>,
 }
 
@@ -128,34 +128,14 @@ pub struct UndoArgs {
     pub journal: PathBuf,
 }
 
-/// `500ms`, `1s`, `1.5s`, `2m`: what a person types for a duration.
-pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration like 500ms, 1s or 2m"))?;
-    let seconds = match unit {
-        "ms" => value / 1000.0,
-        "s" | "" => value,
-        "m" => value * 60.0,
-        "h" => value * 3600.0,
-        _ => return Err(format!("unknown unit `{unit}` in `{text}` (use ms, s, m or h)")),
-    };
-    if !seconds.is_finite() || seconds <= 0.0 {
-        return Err(format!("`{text}` must be a positive duration"));
-    }
-    Ok(std::time::Duration::from_secs_f64(seconds))
-}
-
 #[derive(Debug, Args)]
 pub struct MemwatchArgs {
-    /// Time between samples (at least 100ms, so watching stays cheap).
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    /// Time between samples, 100ms to 1h (faster sampling would start to
+    /// cost what it measures).
+    #[arg(long, default_value = "1s", value_parser = crate::bounds::memwatch_interval)]
     pub interval: std::time::Duration,
-    /// How long to watch.
-    #[arg(long, default_value = "60s", value_parser = parse_duration)]
+    /// How long to watch, 100ms to 7 days (168h); at most 100000 samples.
+    #[arg(long, default_value = "60s", value_parser = crate::bounds::memwatch_duration)]
     pub duration: std::time::Duration,
     /// Print JSON lines (schema numasleuth.memwatch/1), one per sample.
     #[arg(long)]

@@ -4,9 +4,11 @@
 //! each command wires readers, model, analysis and a reporter, and `main`
 //! turns failures into `numasleuth: error: …` with exit code 2.
 
+mod bounds;
 mod cli;
 mod cmd;
 mod output;
+mod usage_error;
 
 use std::process::ExitCode;
 
@@ -18,7 +20,18 @@ use crate::cli::{Cli, Command};
 const EXIT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) if usage_error::is_answer(error.kind()) => {
+            // Help and version go to stdout; a closed pipe is not an error.
+            let _ = error.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(error) => {
+            eprint!("{}", usage_error::render(&error));
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
     let result = cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),

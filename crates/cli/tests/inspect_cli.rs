@@ -86,11 +86,11 @@ fn live_victim_bss_heap_and_stack() {
 
 #[test]
 fn no_such_process() {
-    let output = numasleuth().args(["inspect", "999999999"]).output().unwrap();
+    let output = numasleuth().args(["inspect", "4194303"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
-        "numasleuth: error: no such process: 999999999 (/proc/999999999/stat does not exist)\n"
+        "numasleuth: error: no such process: 4194303 (/proc/4194303/stat does not exist)\n"
     );
 }
 

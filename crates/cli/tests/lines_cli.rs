@@ -106,10 +106,10 @@ fn clear_errors() {
     let output = numasleuth().args(["lines", bin, "--line-size", "96"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("power of two"));
-    let output = numasleuth().args(["lines", "--pid", "999999999"]).output().unwrap();
+    let output = numasleuth().args(["lines", "--pid", "4194303"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("no such process: 999999999"),
+        stderr(&output).contains("no such process: 4194303"),
         "{}",
         stderr(&output)
     );

@@ -198,7 +198,8 @@ fn clear_errors_for_impossible_requests() {
     assert!(error(&["mem", "--nodes", "7"]).contains("node 7 does not exist"));
     assert!(error(&["mem", "latency", "--sizes", "16K", "--cpu", "4095"]).contains("CPU 4095 is outside the CPUs"));
     assert!(error(&["mem", "latency", "--sizes", "16K", "--node", "9"]).contains("node 9 does not exist"));
-    assert!(error(&["mem", "latency", "--size", "900T"]).contains("more than its"));
+    assert!(error(&["mem", "latency", "--size", "8T"]).contains("more than its"));
+    assert!(error(&["mem", "latency", "--size", "900T"]).contains("a buffer is 4K to 16T"));
     assert!(error(&["c2c", "--cpus", "4095"]).contains("CPU 4095 is outside"));
     assert!(error(&["c2c", "--home-node", "9"]).contains("node 9 does not exist"));
     let capture = tempfile::tempdir().unwrap();

@@ -1,5 +1,6 @@
-//! `topo` end to end on synthetic trees: the schema, restrictions, and
-//! bad input that must end in a clear error with exit 2, never a panic.
+//! `topo` end to end on synthetic trees: the schema, restrictions, bad
+//! files that degrade the topology with a warning naming them, and the
+//! inputs that must end in a clear error with exit 2, never a panic.
 
 mod common;
 
@@ -110,45 +111,122 @@ fn nonexistent_root_is_exit_2() {
     );
 }
 
+/// `topo --json` on a tree with one bad file: it succeeds, shows the
+/// rest, and names the file in `warnings`.
+fn degraded(dir: &tempfile::TempDir, file: &str) -> serde_json::Value {
+    let json = topo_json(dir.path());
+    let warnings = json["warnings"].to_string();
+    assert!(warnings.contains(file), "no warning names {file}: {warnings}");
+    json
+}
+
 #[test]
-fn truncated_distance_is_exit_2() {
+fn truncated_distance_drops_only_that_row() {
     let dir = tree_with(&[("sys/devices/system/node/node1/distance", Some("21\n"))]);
-    assert_clean_failure(dir.path(), "node1/distance: malformed: 1 entries but 2 nodes");
+    let json = degraded(&dir, "node1/distance: malformed: 1 entries but 2 nodes");
+    assert_eq!(json["nodes"][1]["distances"], serde_json::json!([null, null]));
+    assert_eq!(json["nodes"][0]["distances"], serde_json::json!([10, 21]));
 }
 
 #[test]
-fn garbage_cpulist_is_exit_2() {
+fn garbage_cpulist_drops_only_that_list() {
     let dir = tree_with(&[("sys/devices/system/node/node0/cpulist", Some("zero-one\n"))]);
-    assert_clean_failure(dir.path(), "/sys/devices/system/node/node0/cpulist: malformed");
+    let json = degraded(&dir, "/sys/devices/system/node/node0/cpulist: malformed");
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 2);
+    assert_eq!(json["nodes"][1]["cpus"], serde_json::json!([2, 3]));
+    assert_eq!(json["nodes"][0]["memory_total_bytes"], 1048576u64 * 1024);
 }
 
 #[test]
-fn empty_node_directory_is_exit_2() {
+fn empty_node_directory_is_left_out_with_a_warning() {
     let dir = tree_with(&[]);
     std::fs::create_dir_all(dir.path().join("sys/devices/system/node/node7")).unwrap();
-    assert_clean_failure(dir.path(), "/sys/devices/system/node/node7/cpulist: not found");
+    let json = degraded(
+        &dir,
+        "/sys/devices/system/node/node7: holds no cpulist, cpumap or meminfo",
+    );
+    assert_eq!(json["nodes"].as_array().unwrap().len(), 2);
+}
+
+/// Root reads through `chmod 000`; a directory where the file belongs
+/// (EISDIR) is unreadable to everyone.
+fn make_unreadable(root: &std::path::Path, path: &str) {
+    std::fs::remove_file(root.join(path)).unwrap();
+    std::fs::create_dir(root.join(path)).unwrap();
 }
 
 #[test]
-fn unreadable_file_names_the_file() {
-    if nix_is_root() {
-        eprintln!("SKIPPED unreadable_file_names_the_file: root ignores file permissions");
-        return;
-    }
+fn unreadable_node_meminfo_degrades_and_names_the_file() {
     let dir = tree_with(&[]);
-    let path = dir.path().join("sys/devices/system/node/node0/meminfo");
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
-    assert_clean_failure(dir.path(), "node0/meminfo: permission denied");
+    make_unreadable(dir.path(), "sys/devices/system/node/node1/meminfo");
+    let json = degraded(&dir, "/sys/devices/system/node/node1/meminfo: Is a directory");
+    assert_eq!(json["nodes"][1]["memory_total_bytes"], serde_json::Value::Null);
+    assert_eq!(json["nodes"][1]["cpus"], serde_json::json!([2, 3]));
+    assert_eq!(json["nodes"][0]["memory_total_bytes"], 1048576u64 * 1024);
+
+    // Text: the topology on stdout, the warning on stderr.
+    let output = numasleuth().arg("--root").arg(dir.path()).arg("topo").output().unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let err = stderr(&output);
+    assert!(
+        err.starts_with("numasleuth: warning: could not read /sys/devices/system/node/node1/meminfo: "),
+        "{err}"
+    );
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("2-3"),
+        "node 1 is still shown"
+    );
 }
 
-fn nix_is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .map(|s| {
-            s.lines()
-                .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
-        })
-        .unwrap_or(false)
+#[test]
+fn malformed_node_meminfo_degrades() {
+    let dir = tree_with(&[(
+        "sys/devices/system/node/node0/meminfo",
+        Some("Node 0 MemTotal: lots kB\n"),
+    )]);
+    degraded(&dir, "/sys/devices/system/node/node0/meminfo: malformed");
+}
+
+#[test]
+fn unreadable_cpu_files_degrade() {
+    let dir = tree_with(&[]);
+    make_unreadable(dir.path(), "sys/devices/system/cpu/cpu3/topology/core_id");
+    make_unreadable(dir.path(), "sys/devices/system/cpu/online");
+    let json = degraded(&dir, "/sys/devices/system/cpu/cpu3/topology/core_id");
+    assert!(json["warnings"].to_string().contains("/sys/devices/system/cpu/online"));
+    assert_eq!(json["cpus"][3]["core"], serde_json::Value::Null);
+    assert_eq!(json["cpus"][3]["package"], 1);
+}
+
+#[test]
+fn doctor_degrades_the_same_way() {
+    let dir = host_tree_with(&[]);
+    make_unreadable(dir.path(), "sys/devices/system/node/node1/meminfo");
+    let output = numasleuth()
+        .arg("--root")
+        .arg(dir.path())
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(json["topology"]["warnings"].to_string().contains("node1/meminfo"));
+    let partial = json["checks_partial"].to_string();
+    assert!(
+        partial.contains("free-memory-imbalance") && partial.contains("node1/meminfo"),
+        "{partial}"
+    );
+}
+
+#[test]
+fn nothing_readable_at_all_is_exit_2() {
+    let dir = tree_with(&[]);
+    for path in ["sys/devices/system/node", "sys/devices/system/cpu"] {
+        std::fs::remove_dir_all(dir.path().join(path)).unwrap();
+        std::fs::write(dir.path().join(path), "not a directory\n").unwrap();
+    }
+    make_unreadable(dir.path(), "proc/meminfo");
+    assert_clean_failure(dir.path(), "cannot read the machine's topology: /proc/meminfo: ");
 }
 
 #[test]

@@ -125,13 +125,13 @@ fn an_address_is_watched_too_and_misalignment_is_explained() {
 #[test]
 fn no_such_process_and_unknown_symbol() {
     let output = numasleuth()
-        .args(["watch", "999999999", "--symbol", "nil_root"])
+        .args(["watch", "4194303", "--symbol", "nil_root"])
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stderr(&output),
-        "numasleuth: error: no such process: 999999999 (/proc/999999999/stat does not exist)\n"
+        "numasleuth: error: no such process: 4194303 (/proc/4194303/stat does not exist)\n"
     );
     let dir = tempfile::tempdir().unwrap();
     let Some(victim) = victim(dir.path()) else { return };

@@ -15,10 +15,12 @@ use crate::procfs::processes;
 use crate::procfs::settings::{self, Settings};
 use crate::procfs::status::{self, Allowed};
 use crate::procfs::zoneinfo::{self, Zone};
+use crate::read;
 use crate::root::Root;
 use crate::sysfs::cpu::{self, CpuSysfs};
 use crate::sysfs::node::{self, NodeSysfs};
 use crate::sysfs::pci::{self, Device};
+use crate::unread::{Gaps, Unread};
 
 #[derive(Debug, Clone)]
 pub struct TopologyReadings {
@@ -30,30 +32,58 @@ pub struct TopologyReadings {
     pub allowed: Option<Allowed>,
     pub cgroup: Option<CpusetCgroup>,
     pub devices: Vec<Device>,
+    /// Files that exist but could not be used; each was read as absent.
+    pub unread: Vec<Unread>,
 }
 
+impl TopologyReadings {
+    /// Whether anything describes the machine at all.
+    fn is_usable(&self) -> bool {
+        self.nodes.as_ref().is_some_and(|n| !n.nodes.is_empty())
+            || self.cpus.as_ref().is_some_and(|c| !c.cpus.is_empty())
+            || self.cpuinfo.as_ref().is_some_and(|c| c.processors > 0)
+            || self.meminfo.is_some()
+    }
+}
+
+/// Reads what it can: an unusable file is noted in `unread` and the rest
+/// goes on. Only a tree where nothing at all could be read, because of
+/// such failures, is an error (the first failure); a tree that is merely
+/// empty reads as an empty machine.
 pub fn read_topology(root: &Root) -> Result<TopologyReadings, ReadError> {
-    let meminfo = root
-        .read_optional("proc/meminfo")?
-        .map(|text| meminfo::parse(&text).map_err(|e| ReadError::malformed("proc/meminfo", e.0)))
-        .transpose()?;
-    Ok(TopologyReadings {
-        nodes: node::read(root)?,
-        cpus: cpu::read(root)?,
+    let mut gaps = Gaps::default();
+    let meminfo = gaps.keep(read::parsed(root, "proc/meminfo", meminfo::parse));
+    let nodes = node::read(root, &mut gaps);
+    let cpus = cpu::read(root, &mut gaps);
+    let cpuinfo = gaps.keep(cpuinfo::read(root));
+    let allowed = gaps.keep(status::read_allowed(root, "self"));
+    let cgroup = gaps.keep(cgroup::read(root));
+    let devices = pci::read_devices(root, &mut gaps);
+    let first = gaps.first().cloned();
+    let readings = TopologyReadings {
+        nodes,
+        cpus,
         meminfo,
-        cpuinfo: cpuinfo::read(root)?,
-        allowed: status::read_allowed(root, "self")?,
-        cgroup: cgroup::read(root)?,
-        devices: pci::read_devices(root)?,
-    })
+        cpuinfo,
+        allowed,
+        cgroup,
+        devices,
+        unread: gaps.into_unread(),
+    };
+    match first {
+        Some(error) if !readings.is_usable() => Err(error),
+        _ => Ok(readings),
+    }
 }
 
-/// Host state for `doctor` and `irq`. Each part is read on its own and kept
-/// as a result, so a missing or unreadable file skips the checks that need
+/// Host state for `doctor` and `irq`. Each part is read on its own, so a
+/// missing or unreadable file skips or limits only the checks that need
 /// it, with the reason, instead of aborting the run.
 #[derive(Debug, Clone)]
 pub struct HostReadings {
-    pub settings: Result<Settings, ReadError>,
+    /// Each knob on its own; one that could not be read is `None` and
+    /// listed in `unread`.
+    pub settings: Settings,
     pub zones: Result<Vec<Zone>, ReadError>,
     pub vmstat: Result<BTreeMap<String, u64>, ReadError>,
     pub interrupts: Result<Vec<InterruptLine>, ReadError>,
@@ -61,29 +91,54 @@ pub struct HostReadings {
     pub device_irqs: BTreeMap<String, Result<Vec<u32>, ReadError>>,
     pub irq_affinity: BTreeMap<u32, Result<IrqAffinity, ReadError>>,
     pub irqbalance_pids: Result<Vec<u32>, ReadError>,
+    /// Every file behind these readings, and behind the topology they were
+    /// read for, that exists but could not be used. The analysis matches
+    /// them to the checks that read them.
+    pub unread: Vec<Unread>,
 }
 
-pub fn read_host(root: &Root, devices: &[Device]) -> HostReadings {
+pub fn read_host(root: &Root, topology: &TopologyReadings) -> HostReadings {
+    let mut gaps = Gaps::default();
     let mut device_irqs = BTreeMap::new();
     let mut irq_affinity = BTreeMap::new();
-    for device in devices {
+    for device in &topology.devices {
         let irqs = root
             .resolve(&format!("sys/bus/pci/devices/{}", device.pci.address))
             .and_then(|dir| pci::read_irqs(root, &dir));
+        let irqs = noted(&mut gaps, irqs);
         for irq in irqs.iter().flatten() {
-            irq_affinity
-                .entry(*irq)
-                .or_insert_with(|| interrupts::read_affinity(root, *irq));
+            if !irq_affinity.contains_key(irq) {
+                let affinity = interrupts::read_affinity(root, *irq, &mut gaps);
+                irq_affinity.insert(*irq, noted(&mut gaps, affinity));
+            }
         }
         device_irqs.insert(device.pci.address.clone(), irqs);
     }
+    let settings = settings::read(root, &mut gaps);
+    let zones = noted(&mut gaps, zoneinfo::read(root));
+    let vmstat = noted(&mut gaps, settings::read_vmstat(root));
+    let interrupts = noted(&mut gaps, interrupts::read(root));
+    let irqbalance_pids = processes::find_by_comm(root, "irqbalance", &mut gaps);
+    let irqbalance_pids = noted(&mut gaps, irqbalance_pids);
+    let mut unread = topology.unread.clone();
+    unread.extend(gaps.into_unread());
     HostReadings {
-        settings: settings::read(root),
-        zones: zoneinfo::read(root),
-        vmstat: settings::read_vmstat(root),
-        interrupts: interrupts::read(root),
+        settings,
+        zones,
+        vmstat,
+        interrupts,
         device_irqs,
         irq_affinity,
-        irqbalance_pids: processes::find_by_comm(root, "irqbalance"),
+        irqbalance_pids,
+        unread,
     }
+}
+
+/// Keeps the result for the check that needs it, and notes a failure that
+/// is not absence.
+fn noted<T>(gaps: &mut Gaps, result: Result<T, ReadError>) -> Result<T, ReadError> {
+    if let Err(e) = &result {
+        gaps.note(e);
+    }
+    result
 }

@@ -14,7 +14,9 @@ pub mod read;
 pub mod root;
 pub mod snapshot;
 pub mod sysfs;
+pub mod unread;
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};
 pub use root::Root;
+pub use unread::{Gaps, Unread};

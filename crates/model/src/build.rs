@@ -17,7 +17,21 @@ pub enum ModelError {
 }
 
 impl Topology {
+    /// The model, refusing readings that contradict themselves (a distance
+    /// row that fits no node list).
     pub fn build(readings: &TopologyReadings) -> Result<Topology, ModelError> {
+        let (topology, problems) = Topology::build_degraded(readings);
+        match problems.into_iter().next() {
+            Some(problem) => Err(problem),
+            None => Ok(topology),
+        }
+    }
+
+    /// The model from whatever the readings hold: a fact that contradicts
+    /// the others is dropped (read as unknown) and returned beside the
+    /// model, so a command can show the rest and say what it left out.
+    pub fn build_degraded(readings: &TopologyReadings) -> (Topology, Vec<ModelError>) {
+        let mut problems = Vec::new();
         let cpu_files: Vec<CpuFiles> = match &readings.cpus {
             Some(sysfs) => sysfs.cpus.clone(),
             // No CPU sysfs: fall back on cpuinfo's processor count.
@@ -32,7 +46,12 @@ impl Topology {
         let (numa, nodes) = match &readings.nodes {
             Some(sysfs) => (
                 NumaSource::Sysfs,
-                sysfs_nodes(sysfs, readings.meminfo.as_ref().and_then(|m| m.get("Hugepagesize")))?,
+                sysfs_nodes(
+                    sysfs,
+                    &cpu_files,
+                    readings.meminfo.as_ref().and_then(|m| m.get("Hugepagesize")),
+                    &mut problems,
+                ),
             ),
             None => (NumaSource::Implicit, vec![implicit_node(readings, &cpu_files)]),
         };
@@ -53,7 +72,7 @@ impl Topology {
             })
             .collect();
         let cgroup = readings.cgroup.as_ref();
-        Ok(Topology {
+        let topology = Topology {
             numa,
             nodes,
             cpus,
@@ -86,37 +105,58 @@ impl Topology {
             cpu_model: readings.cpuinfo.as_ref().and_then(|i| i.model_name.clone()),
             cpu_vendor: readings.cpuinfo.as_ref().and_then(|i| i.vendor.clone()),
             memory_total_bytes: readings.meminfo.as_ref().and_then(|m| m.total_bytes()),
-        })
+        };
+        (topology, problems)
     }
 }
 
 /// `page_size_bytes` is the default huge page size, which is what a node's
-/// `HugePages_Total` counts.
-fn sysfs_nodes(sysfs: &NodeSysfs, page_size_bytes: Option<u64>) -> Result<Vec<Node>, ModelError> {
+/// `HugePages_Total` counts. A distance row that fits no node list is read
+/// as unknown and reported in `problems`.
+fn sysfs_nodes(
+    sysfs: &NodeSysfs,
+    cpu_files: &[CpuFiles],
+    page_size_bytes: Option<u64>,
+    problems: &mut Vec<ModelError>,
+) -> Vec<Node> {
     let dir_ids: Vec<u32> = sysfs.nodes.iter().map(|n| n.id).collect();
     sysfs
         .nodes
         .iter()
         .map(|files| {
+            let unknown = vec![None; dir_ids.len()];
             let distances = match &files.distances {
-                None => vec![None; dir_ids.len()],
-                Some(row) => {
-                    // The kernel prints one entry per online node, in id order.
-                    let columns =
-                        column_ids(row.len(), &sysfs.states, &dir_ids).ok_or(ModelError::DistanceRowLength {
+                None => unknown,
+                // The kernel prints one entry per online node, in id order.
+                Some(row) => match column_ids(row.len(), &sysfs.states, &dir_ids) {
+                    Some(columns) => dir_ids
+                        .iter()
+                        .map(|id| columns.iter().position(|c| c == id).map(|i| row[i]))
+                        .collect(),
+                    None => {
+                        problems.push(ModelError::DistanceRowLength {
                             node: files.id,
                             entries: row.len(),
                             nodes: dir_ids.len(),
-                        })?;
-                    dir_ids
-                        .iter()
-                        .map(|id| columns.iter().position(|c| c == id).map(|i| row[i]))
-                        .collect()
-                }
+                        });
+                        unknown
+                    }
+                },
             };
-            Ok(Node {
+            // A CPU whose directory links to this node belongs to it, even
+            // when the node's own cpulist could not be read.
+            let cpus = if files.cpus.is_empty() {
+                cpu_files
+                    .iter()
+                    .filter(|c| c.node == Some(files.id))
+                    .map(|c| c.id)
+                    .collect()
+            } else {
+                files.cpus.clone()
+            };
+            Node {
                 id: files.id,
-                cpus: files.cpus.clone(),
+                cpus,
                 memory_total_bytes: files.meminfo.total_bytes(),
                 memory_free_bytes: files.meminfo.free_bytes(),
                 hugetlb_bytes: files
@@ -127,7 +167,7 @@ fn sysfs_nodes(sysfs: &NodeSysfs, page_size_bytes: Option<u64>) -> Result<Vec<No
                 distances,
                 has_memory: sysfs.states.has_memory.as_ref().map(|m| m.contains(files.id)),
                 access: files.access.clone(),
-            })
+            }
         })
         .collect()
 }

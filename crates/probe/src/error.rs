@@ -34,6 +34,8 @@ pub enum ProbeError {
          raise it with `ulimit -n`"
     )]
     TooManyThreads { pid: u32 },
+    #[error("a watch of {seconds} s cannot be scheduled: the clock would overflow")]
+    DurationOutOfRange { seconds: u64 },
     #[error("perf_event_open on thread {tid} of process {pid}: {message}")]
     Other { pid: u32, tid: u32, message: String },
 }

@@ -253,8 +253,11 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
     if threads.is_empty() {
         return Err(ProbeError::NoSuchProcess { pid });
     }
-    let deadline = start + spec.duration;
-    let mut next_rescan = start + spec.rescan_interval;
+    let too_long = || ProbeError::DurationOutOfRange {
+        seconds: spec.duration.as_secs().max(spec.rescan_interval.as_secs()),
+    };
+    let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
+    let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
     let (mut rescans, mut process_exited) = (0u64, false);
     loop {
         let now = Instant::now();
@@ -263,7 +266,7 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
         }
         threads.iter_mut().for_each(Attached::drain);
         if now >= next_rescan {
-            next_rescan = now + spec.rescan_interval;
+            next_rescan = now.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
             rescans += 1;
             let Some(tids) = list_tids(pid) else {
                 process_exited = true;

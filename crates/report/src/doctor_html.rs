@@ -26,7 +26,10 @@ pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: 
     body.push_str(&summary(diagnosis));
     body.push_str("<h2>Findings</h2>");
     if diagnosis.findings.is_empty() {
-        body.push_str("<p>No findings: every check that ran is clean.</p>");
+        body.push_str(&format!(
+            "<p>{}</p>",
+            escape(&crate::doctor_text::empty_verdict(diagnosis))
+        ));
     }
     for finding in &diagnosis.findings {
         let class = finding.severity.as_str();
@@ -74,9 +77,33 @@ pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: 
         let rows: Vec<Vec<String>> = diagnosis
             .checks_skipped
             .iter()
-            .map(|s| vec![s.id.to_string(), s.why.clone()])
+            .map(|s| {
+                let why = if s.unreadable {
+                    format!("{} (unreadable)", s.why)
+                } else {
+                    s.why.clone()
+                };
+                vec![s.id.to_string(), why]
+            })
             .collect();
         body.push_str(&table(&["skipped check", "why"], &rows));
+    }
+    if !diagnosis.checks_partial.is_empty() {
+        body.push_str(&format!(
+            "<p>{} check(s) could not read all their inputs; they ran on the rest, so no finding from them is \
+             not a clean bill:</p>",
+            diagnosis.checks_partial.len()
+        ));
+        let rows: Vec<Vec<String>> = diagnosis
+            .checks_partial
+            .iter()
+            .flat_map(|p| {
+                p.unread
+                    .iter()
+                    .map(|u| vec![p.id.to_string(), u.path.clone(), u.why.clone()])
+            })
+            .collect();
+        body.push_str(&table(&["partial check", "could not read", "why"], &rows));
     }
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numasleuth doctor</title>\
@@ -87,11 +114,12 @@ pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: 
 fn summary(diagnosis: &Diagnosis) -> String {
     let count = |s: Severity| diagnosis.findings.iter().filter(|f| f.severity == s).count();
     format!(
-        "<p>{} critical, {} warning, {} info; {} checks run, {} skipped.</p>",
+        "<p>{} critical, {} warning, {} info; {} checks run ({} partial), {} skipped.</p>",
         count(Severity::Critical),
         count(Severity::Warning),
         count(Severity::Info),
         diagnosis.checks_run.len(),
+        diagnosis.checks_partial.len(),
         diagnosis.checks_skipped.len()
     )
 }

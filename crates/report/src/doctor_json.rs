@@ -1,10 +1,12 @@
 //! `doctor --json`, schema `numasleuth.doctor/1`.
 //!
 //! `findings[]` (id, severity, title, evidence, remedy, incident),
-//! `checks_run` and `checks_skipped[]` (id, why) are a contract; fields may
-//! be added, none renamed.
+//! `checks_run`, `checks_skipped[]` (id, why, unreadable) and
+//! `checks_partial[]` (id, unread[] of path and why) are a contract; fields
+//! may be added, none renamed.
 
-use numasleuth_analyze::findings::{Diagnosis, Finding, Skipped};
+use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
+use numasleuth_kernel::Unread;
 use serde::Serialize;
 
 use crate::mem_json::MemDocument;
@@ -18,6 +20,15 @@ pub struct DoctorJson<'a> {
     pub findings: &'a [Finding],
     pub checks_run: &'a [&'static str],
     pub checks_skipped: &'a [Skipped],
+    /// Checks in `checks_run` that could not read all their inputs, with
+    /// each file they missed: their silence is not a clean bill.
+    pub checks_partial: &'a [Partial],
+    /// Every check that could not read all its inputs (partial, or skipped
+    /// as unreadable); empty only when every check saw all it needed.
+    pub checks_incomplete: Vec<&'static str>,
+    /// Every file doctor's checks read that exists but could not be used
+    /// (`path`, `why`); absent files are not listed, they are answers.
+    pub unread: &'a [Unread],
     /// The worst severity found, or null when clean.
     pub worst: Option<&'static str>,
     pub topology: &'a TopoJson,
@@ -27,6 +38,7 @@ pub struct DoctorJson<'a> {
 
 pub fn build<'a>(
     diagnosis: &'a Diagnosis,
+    unread: &'a [Unread],
     topology: &'a TopoJson,
     measurements: Option<&'a MemDocument>,
 ) -> DoctorJson<'a> {
@@ -35,6 +47,9 @@ pub fn build<'a>(
         findings: &diagnosis.findings,
         checks_run: &diagnosis.checks_run,
         checks_skipped: &diagnosis.checks_skipped,
+        checks_partial: &diagnosis.checks_partial,
+        checks_incomplete: crate::doctor_text::incomplete(diagnosis).into_iter().collect(),
+        unread,
         worst: diagnosis.worst().map(|s| s.as_str()),
         topology,
         measurements,

@@ -1,13 +1,38 @@
 //! `doctor` for people: findings ranked by severity, each with its
 //! evidence, remedy and the incident it guards against; then what ran and
-//! what could not.
+//! what could not. "Clean" is said only when every check could read all
+//! it needed.
+
+use std::collections::BTreeSet;
 
 use numasleuth_analyze::findings::{Diagnosis, Severity};
+
+/// Unread files shown per partial check; the JSON has them all.
+const UNREAD_SHOWN: usize = 3;
+
+/// Checks that could not read all their inputs (partial, or skipped as
+/// unreadable), each once.
+pub fn incomplete(diagnosis: &Diagnosis) -> BTreeSet<&'static str> {
+    diagnosis.incomplete().collect()
+}
+
+/// What an empty list of findings means.
+pub fn empty_verdict(diagnosis: &Diagnosis) -> String {
+    match incomplete(diagnosis).len() {
+        0 => "No findings: every check that ran is clean.".into(),
+        n => format!(
+            "No findings in what could be read, but {n} {} could not read all their inputs (listed below): \
+             this is not a clean bill.",
+            if n == 1 { "check" } else { "checks" }
+        ),
+    }
+}
 
 pub fn render(headline: &str, diagnosis: &Diagnosis, color: bool) -> String {
     let mut out = format!("{headline}\n\n");
     if diagnosis.findings.is_empty() {
-        out.push_str("No findings: every check that ran is clean.\n");
+        out.push_str(&empty_verdict(diagnosis));
+        out.push('\n');
     }
     for finding in &diagnosis.findings {
         let label = format!("{:<8}", finding.severity.as_str().to_uppercase());
@@ -29,7 +54,29 @@ pub fn render(headline: &str, diagnosis: &Diagnosis, color: bool) -> String {
         diagnosis.checks_run.join(", ")
     ));
     for skipped in &diagnosis.checks_skipped {
-        out.push_str(&format!("skipped {}: {}\n", skipped.id, skipped.why));
+        let unreadable = if skipped.unreadable { " (unreadable)" } else { "" };
+        out.push_str(&format!("skipped {}{unreadable}: {}\n", skipped.id, skipped.why));
+    }
+    let incomplete = incomplete(diagnosis);
+    if !incomplete.is_empty() {
+        out.push_str(&format!(
+            "{} {} could not read all their inputs: {}\n",
+            incomplete.len(),
+            if incomplete.len() == 1 { "check" } else { "checks" },
+            incomplete.iter().copied().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    for partial in &diagnosis.checks_partial {
+        for unread in partial.unread.iter().take(UNREAD_SHOWN) {
+            out.push_str(&format!("partial {}: could not read {unread}\n", partial.id));
+        }
+        if partial.unread.len() > UNREAD_SHOWN {
+            out.push_str(&format!(
+                "partial {}: … and {} more unread file(s) (see --json)\n",
+                partial.id,
+                partial.unread.len() - UNREAD_SHOWN
+            ));
+        }
     }
     out
 }

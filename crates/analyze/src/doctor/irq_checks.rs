@@ -10,13 +10,13 @@ pub const IRQ_OFF_NODE: &str = "irq-off-node";
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     if let Err(e) = &host.interrupts {
-        out.skipped(IRQ_OFF_NODE, e.to_string());
+        out.skipped_for(IRQ_OFF_NODE, e);
     } else {
         out.ran(IRQ_OFF_NODE, off_node(topo, host));
     }
     match &host.irqbalance_pids {
         Ok(pids) => out.ran("irqbalance-running", irqbalance(pids)),
-        Err(e) => out.skipped("irqbalance-running", e.to_string()),
+        Err(e) => out.skipped_for("irqbalance-running", e),
     }
 }
 

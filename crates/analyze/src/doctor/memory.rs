@@ -20,7 +20,7 @@ const IMBALANCE_LOW_FREE: f64 = 0.1;
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     match &host.zones {
         Ok(zones) => out.ran("zone-watermark-pressure", watermarks(zones)),
-        Err(e) => out.skipped("zone-watermark-pressure", e.to_string()),
+        Err(e) => out.skipped_for("zone-watermark-pressure", e),
     }
     out.ran("free-memory-imbalance", imbalance(topo));
 }

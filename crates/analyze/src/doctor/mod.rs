@@ -1,7 +1,10 @@
 //! `doctor`: every static check over one machine's state, as pure
 //! functions of what was read. A check whose input could not be read is
-//! skipped with the reason; it never aborts the others.
+//! skipped with the reason; one that could read only part of its input
+//! runs on that part and is listed as partial with what it missed. Neither
+//! aborts the others, and neither counts as clean.
 
+mod inputs;
 mod irq_checks;
 mod memory;
 mod settings;
@@ -10,8 +13,9 @@ mod topology;
 use numasleuth_kernel::gather::HostReadings;
 use numasleuth_model::Topology;
 
-use crate::findings::Diagnosis;
+use crate::findings::{Diagnosis, Partial, Severity};
 
+pub use inputs::{reads, Check, CHECKS};
 pub use irq_checks::IRQ_OFF_NODE;
 
 /// Runs every static check. `--measure` and `--pid` add their findings to
@@ -22,7 +26,36 @@ pub fn diagnose(topo: &Topology, host: &HostReadings) -> Diagnosis {
     settings::check(topo, host, &mut diagnosis);
     memory::check(topo, host, &mut diagnosis);
     irq_checks::check(topo, host, &mut diagnosis);
+    for id in diagnosis.checks_run.clone() {
+        let Some(check) = CHECKS.iter().find(|c| c.id == id) else {
+            continue;
+        };
+        let unread: Vec<_> = host
+            .unread
+            .iter()
+            .filter(|u| check.inputs.iter().any(|pattern| reads(pattern, &u.path)))
+            .cloned()
+            .collect();
+        if !unread.is_empty() {
+            diagnosis.checks_partial.push(Partial { id, unread });
+        }
+    }
     diagnosis
+}
+
+/// Checks that could have reported something at `threshold` or worse but
+/// could not read all their inputs: `--fail-on` cannot vouch for them.
+pub fn uncertain_at(diagnosis: &Diagnosis, threshold: Severity) -> Vec<&'static str> {
+    let mut ids: Vec<&'static str> = diagnosis
+        .incomplete()
+        .filter(|id| {
+            // A check without an entry (added by the caller) is assumed to
+            // be able to say anything.
+            CHECKS.iter().find(|c| c.id == *id).is_none_or(|c| c.worst >= threshold)
+        })
+        .collect();
+    ids.dedup();
+    ids
 }
 
 /// How many nodes have memory; multi-node checks mean nothing below two.

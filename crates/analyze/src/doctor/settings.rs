@@ -9,42 +9,43 @@ use super::memory_nodes;
 use crate::findings::{incident, Diagnosis, Finding, Severity};
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
-    let settings = match &host.settings {
-        Ok(settings) => settings,
-        Err(e) => {
-            for id in [
-                "numa-balancing",
-                "zone-reclaim-mode",
-                "transparent-hugepages",
-                "min-free-kbytes",
-            ] {
-                out.skipped(id, e.to_string());
-            }
-            return;
-        }
-    };
+    let settings = &host.settings;
     let multi_node = memory_nodes(topo) > 1;
     match settings.numa_balancing {
         Some(mode) => out.ran("numa-balancing", numa_balancing(mode, multi_node, host)),
-        None => out.skipped(
-            "numa-balancing",
-            "/proc/sys/kernel/numa_balancing: not found (kernel without it)",
-        ),
+        None => missing(out, host, "numa-balancing", &["/proc/sys/kernel/numa_balancing"]),
     }
     match settings.zone_reclaim_mode {
         Some(mode) => out.ran("zone-reclaim-mode", zone_reclaim(mode, multi_node)),
-        None => out.skipped("zone-reclaim-mode", "/proc/sys/vm/zone_reclaim_mode: not found"),
+        None => missing(out, host, "zone-reclaim-mode", &["/proc/sys/vm/zone_reclaim_mode"]),
     }
     match (&settings.thp_enabled, &settings.thp_defrag) {
         (Some(enabled), Some(defrag)) => out.ran("transparent-hugepages", thp(enabled, defrag)),
-        _ => out.skipped(
+        _ => missing(
+            out,
+            host,
             "transparent-hugepages",
-            "/sys/kernel/mm/transparent_hugepage: not found",
+            &[
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                "/sys/kernel/mm/transparent_hugepage/defrag",
+            ],
         ),
     }
     match settings.min_free_kbytes {
         Some(_) => out.ran("min-free-kbytes", min_free(topo, settings)),
-        None => out.skipped("min-free-kbytes", "/proc/sys/vm/min_free_kbytes: not found"),
+        None => missing(out, host, "min-free-kbytes", &["/proc/sys/vm/min_free_kbytes"]),
+    }
+}
+
+/// A knob read as absent: unreadable if the readers noted it, else the
+/// kernel does not have it (nothing to judge).
+fn missing(out: &mut Diagnosis, host: &HostReadings, id: &'static str, paths: &[&str]) {
+    match host.unread.iter().find(|u| paths.contains(&u.path.as_str())) {
+        Some(unread) => out.skipped_unreadable(id, unread.to_string()),
+        None => out.skipped(
+            id,
+            format!("{}: not found (the kernel has no such knob)", paths.join(", ")),
+        ),
     }
 }
 

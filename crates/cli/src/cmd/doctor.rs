@@ -5,10 +5,11 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use numasleuth_analyze::doctor::diagnose;
+use numasleuth_analyze::doctor::{diagnose, uncertain_at};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
-use numasleuth_kernel::Root;
+use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::{ReadError, Root};
 use numasleuth_model::Topology;
 use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_json};
 
@@ -19,13 +20,18 @@ use crate::output;
 pub const PROCESS_CHECK: &str = "process-placement";
 
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
-    let (topo, host) = super::host(root)?;
+    let read = super::read_degraded(root)?;
+    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
+    let topo = read.topology;
     let mut diagnosis = diagnose(&topo, &host);
     if let Some(pid) = args.pid {
         // The inspect findings for one process; a process that cannot be
         // read is a skipped check, never the end of the diagnosis.
         match super::inspect::model(root, pid, false, &topo) {
             Ok(model) => diagnosis.ran(PROCESS_CHECK, numasleuth_analyze::process::findings(&model, &topo)),
+            // A process that is there but cannot be read leaves the check's
+            // answer open; one that is gone has nothing to judge.
+            Err(e) if unreadable(&e) => diagnosis.skipped_unreadable(PROCESS_CHECK, format!("process {pid}: {e:#}")),
             Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
         }
     }
@@ -42,8 +48,15 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         eprintln!("numasleuth: wrote {}", path.display());
     }
     if args.json {
-        let topology = topo_json::build(&topo, warnings(&topo));
-        output::print_json(&doctor_json::build(&diagnosis, &topology, measured.as_ref()))?;
+        let mut all = read.warnings;
+        all.extend(warnings(&topo));
+        let topology = topo_json::build(&topo, all);
+        output::print_json(&doctor_json::build(
+            &diagnosis,
+            &host.unread,
+            &topology,
+            measured.as_ref(),
+        ))?;
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
         let mut text = doctor_text::render(&headline, &diagnosis, color);
@@ -58,9 +71,32 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         FailOn::Warning => Severity::Warning,
         FailOn::Critical => Severity::Critical,
     });
-    Ok(match (threshold, diagnosis.worst()) {
-        (Some(threshold), Some(worst)) if worst >= threshold => ExitCode::from(1),
-        _ => ExitCode::SUCCESS,
+    let Some(threshold) = threshold else {
+        return Ok(ExitCode::SUCCESS);
+    };
+    if diagnosis.worst().is_some_and(|worst| worst >= threshold) {
+        return Ok(ExitCode::from(1));
+    }
+    // No finding at the threshold, but a check that could have raised one
+    // did not see all its input: the gate cannot pass on a guess.
+    let unsure = uncertain_at(&diagnosis, threshold);
+    if !unsure.is_empty() {
+        eprintln!(
+            "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not read \
+             all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
+            threshold.as_str(),
+            unsure.join(", ")
+        );
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn unreadable(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| match cause.downcast_ref::<ProcessError>() {
+        Some(ProcessError::PermissionDenied { .. }) => true,
+        Some(ProcessError::Read(read)) => !read.is_not_found(),
+        _ => cause.downcast_ref::<ReadError>().is_some_and(|r| !r.is_not_found()),
     })
 }
 

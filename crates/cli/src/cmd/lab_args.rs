@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use numasleuth_kernel::IdList;
 
+use crate::bounds::{LIST_MAX, THREADS_MAX};
+
 #[derive(Debug, Args)]
 pub struct LabArgs {
     #[command(subcommand)]
@@ -33,6 +35,15 @@ fn thread_counts(text: &str) -> Result<IdList, String> {
     if list.is_empty() {
         return Err("give at least one thread count".into());
     }
+    if list.iter().any(|n| n > THREADS_MAX) {
+        return Err(format!("thread counts go up to {THREADS_MAX}"));
+    }
+    if list.len() > LIST_MAX {
+        return Err(format!(
+            "{} thread counts given; at most {LIST_MAX} (each is a full run)",
+            list.len()
+        ));
+    }
     Ok(list)
 }
 
@@ -44,14 +55,15 @@ pub struct CommonArgs {
     /// Also write an SVG chart of throughput against threads.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Thread counts to run (numactl syntax, e.g. 1,2,4 or 1-8)
-    /// [default: 1, 2, 4, … and every allowed CPU].
+    /// Thread counts to run (numactl syntax, e.g. 1,2,4 or 1-8), each 1 to
+    /// 4096, at most 64 counts [default: 1, 2, 4, … and every allowed CPU].
     #[arg(long, value_name = "LIST", value_parser = thread_counts)]
     pub threads: Option<IdList>,
-    /// Samples kept per configuration (a warm-up sample is always dropped).
+    /// Samples kept per configuration, 1 to 1000 (a warm-up sample is
+    /// always dropped).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: u32,
-    /// Length of one sample, in milliseconds.
+    /// Length of one sample, in milliseconds (1 to 60000).
     #[arg(long, value_name = "MS", default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub sample_ms: u64,
     /// Allow more threads than CPUs this process may use. Threads then
@@ -121,7 +133,8 @@ pub struct RemoteGlobalArgs {
     /// node with memory].
     #[arg(long, value_name = "NODE")]
     pub remote_node: Option<u32>,
-    /// Writes to the global per operation (the incident saw about 3).
+    /// Writes to the global per operation, 1 to 64 (the incident saw
+    /// about 3).
     #[arg(long, value_name = "K", default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=64))]
     pub writes_per_op: u32,
 }

@@ -8,11 +8,11 @@ use numasleuth_kernel::IdList;
 use super::sizes;
 
 fn id_list(text: &str) -> Result<IdList, String> {
-    IdList::parse(text).map_err(|e| e.to_string())
-}
-
-fn one_size(text: &str) -> Result<usize, String> {
-    sizes::parse_size(text)
+    let list = IdList::parse(text).map_err(|e| e.to_string())?;
+    if list.is_empty() {
+        return Err("the list is empty; give ids like 0-3,8".into());
+    }
+    Ok(list)
 }
 
 #[derive(Debug, Args)]
@@ -73,18 +73,20 @@ pub struct MemOptions {
     /// Smaller buffers and fewer samples: a rough answer in a few seconds.
     #[arg(long, global = true)]
     pub quick: bool,
-    /// Samples kept per cell (a warm-up sample is always discarded).
+    /// Samples kept per cell, 1 to 1000 (a warm-up sample is always
+    /// discarded).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: Option<u32>,
-    /// Target duration of one sample, in milliseconds.
+    /// Target duration of one sample, in milliseconds (1 to 60000).
     #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
     pub sample_ms: Option<u64>,
     /// Buffer size per latency cell, and in total per bandwidth cell
-    /// (e.g. 256M, 1G).
-    #[arg(long, global = true, value_name = "BYTES", value_parser = one_size)]
+    /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]
     pub size: Option<usize>,
-    /// Bandwidth threads per node (default: every allowed CPU of the node).
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// Bandwidth threads per node, 1 to 4096 and at most the node's allowed
+    /// CPUs (default: every allowed CPU of the node).
+    #[arg(long, global = true, value_name = "N", value_parser = crate::bounds::threads)]
     pub threads: Option<u32>,
     /// Read:write mix for bandwidth.
     #[arg(long, global = true, value_enum, default_value_t = MixArg::Read)]
@@ -97,7 +99,7 @@ pub struct MemOptions {
 #[derive(Debug, Args)]
 pub struct LatencyArgs {
     /// Sweep buffer sizes instead of the matrix: `16K..1G` (powers of two)
-    /// or a list `32K,1M,256M`.
+    /// or a list `32K,1M,256M`; each 4K to 16T, at most 64 sizes.
     #[arg(long, value_name = "SIZES", value_parser = sizes::parse_sizes)]
     pub sizes: Option<sizes::Sizes>,
     /// CPU that chases in a sweep (default: the first allowed CPU).
@@ -110,9 +112,10 @@ pub struct LatencyArgs {
 
 #[derive(Debug, Args)]
 pub struct LoadedArgs {
-    /// Busy-wait per 4 KiB read by each load thread, in ns (list).
-    #[arg(long, value_name = "NS,…", value_delimiter = ',')]
-    pub delays: Option<Vec<u64>>,
+    /// Busy-wait per 4 KiB read by each load thread, in ns: a list of up
+    /// to 64 delays, each 0 to 1000000.
+    #[arg(long, value_name = "NS,…", value_parser = crate::bounds::delays_ns)]
+    pub delays: Option<crate::bounds::DelaysNs>,
     /// CPU that chases (default: the first allowed CPU); the node's other
     /// allowed CPUs generate the load.
     #[arg(long, value_name = "CPU")]
@@ -164,10 +167,11 @@ pub struct C2cArgs {
     /// Which CPUs stand for the machine, so large machines finish.
     #[arg(long, value_enum, default_value_t = SampleArg::Auto)]
     pub sample: SampleArg,
-    /// Samples kept per pair.
+    /// Samples kept per pair (1 to 1000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: Option<u32>,
-    /// Round trips (or one-way transfers) averaged into one sample.
+    /// Round trips (or one-way transfers) averaged into one sample (1 to
+    /// 10000000).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     pub transfers: Option<u32>,
     /// Fewer samples and transfers.

@@ -134,6 +134,18 @@ impl Machine {
     /// there would wake the OOM killer rather than fail cleanly.
     pub fn check_fits(&self, node: u32, bytes: usize, what: &str) -> anyhow::Result<()> {
         let free = self.topo.node(node).and_then(|n| n.memory_free_bytes);
+        if free.is_none() {
+            // The node's free memory is unknown: the machine's memory is
+            // still a hard bound, so a typo cannot summon the OOM killer.
+            if let Some(total) = self.topo.memory_total_bytes.filter(|t| bytes as u64 > *t) {
+                bail!(
+                    "{what} needs {}, more than this machine's {} of memory (MemTotal in /proc/meminfo); use a \
+                     smaller --size",
+                    format::bytes(bytes as u64),
+                    format::bytes(total)
+                );
+            }
+        }
         if let Some(free) = free {
             if bytes as u64 > free {
                 bail!(

@@ -71,7 +71,10 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
             "loaded latency needs a second CPU on node {home} to generate load, and this process may use only CPU {cpu} there"
         );
     }
-    let delays = args.delays.clone().unwrap_or_else(|| DEFAULT_DELAYS_NS.to_vec());
+    let delays = args
+        .delays
+        .as_ref()
+        .map_or_else(|| DEFAULT_DELAYS_NS.to_vec(), |d| d.0.clone());
     let per_thread = (settings.bandwidth_bytes / load_cpus.len()).max(1 << 20);
     machine.check_fits(
         node,

@@ -48,19 +48,51 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
     }
 }
 
-/// The topology plus the host state `doctor` and `irq` judge.
+/// The topology plus the host state `irq` judges; what the topology read
+/// could not use is said on stderr.
 pub fn host(root: &Root) -> anyhow::Result<(Topology, numasleuth_kernel::gather::HostReadings)> {
-    let (topo, readings) = topology_and_readings(root)?;
-    Ok((topo, numasleuth_kernel::gather::read_host(root, &readings.devices)))
+    let read = read_degraded(root)?;
+    warn(&read.warnings);
+    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
+    Ok((read.topology, host))
 }
 
+/// The topology for commands that only need it; what could not be read is
+/// said on stderr, and the command goes on with the rest.
 pub fn topology(root: &Root) -> anyhow::Result<Topology> {
-    Ok(topology_and_readings(root)?.0)
+    let read = read_degraded(root)?;
+    warn(&read.warnings);
+    Ok(read.topology)
 }
 
-/// The readings are kept for `host`, which reads the devices they found.
-fn topology_and_readings(root: &Root) -> anyhow::Result<(Topology, TopologyReadings)> {
+pub fn warn(warnings: &[String]) {
+    for warning in warnings {
+        eprintln!("numasleuth: warning: {warning}");
+    }
+}
+
+/// A topology read that kept going past files it could not use.
+pub struct Readings {
+    pub topology: Topology,
+    pub readings: TopologyReadings,
+    /// One line per file left out, naming it and why, and per fact the
+    /// model dropped as contradictory.
+    pub warnings: Vec<String>,
+}
+
+/// Only a tree with nothing usable at all is an error.
+pub fn read_degraded(root: &Root) -> anyhow::Result<Readings> {
     let readings = read_topology(root).context("cannot read the machine's topology")?;
-    let topo = Topology::build(&readings).context("cannot make sense of the machine's topology")?;
-    Ok((topo, readings))
+    let (topology, problems) = Topology::build_degraded(&readings);
+    let mut warnings: Vec<String> = readings
+        .unread
+        .iter()
+        .map(|u| format!("could not read {u}; shown without it"))
+        .collect();
+    warnings.extend(problems.iter().map(|p| format!("{p}; shown without those distances")));
+    Ok(Readings {
+        topology,
+        readings,
+        warnings,
+    })
 }

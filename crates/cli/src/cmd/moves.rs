@@ -17,7 +17,7 @@ use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
 use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, TargetJson, VmaJson};
-use numasleuth_report::move_text;
+use numasleuth_report::{format, move_text};
 use numasleuth_symbols::ProcessObjects;
 
 use super::process_args::MoveArgs;
@@ -70,25 +70,73 @@ fn targets(root: &Root, args: &MoveArgs) -> anyhow::Result<Vec<(TargetJson, Rang
         .collect())
 }
 
-/// numa_maps of every mapping overlapping `ranges`.
-fn vma_counts(root: &Root, pid: u32, ranges: &[Range<u64>]) -> anyhow::Result<Vec<VmaJson>> {
-    let mut out = Vec::new();
+/// Mappings listed in the plan (`numa_maps_before` / `_after`); a range
+/// spanning more is refused, so the listing stays bounded too.
+const MAX_MAPPINGS: u64 = 65_536;
+
+/// What the process maps inside the asked ranges, read from one streaming
+/// pass over maps and numa_maps: memory stays bounded by the caps however
+/// many mappings the process has and however wide the range is.
+#[derive(Default)]
+struct Mapped {
+    /// The asked ranges clipped to the mappings: only these become pages.
+    parts: Vec<Range<u64>>,
+    pages: u64,
+    mapped_bytes: u64,
+    mappings: u64,
+    /// numa_maps of every mapping touched.
+    vmas: Vec<VmaJson>,
+}
+
+fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
+    let mut found = Mapped::default();
     for_each_vma(root, pid, |vma| {
-        let (start, end) = (vma.mapping.start, vma.mapping.end);
-        if !ranges.iter().any(|r| r.start < end && start < r.end) {
+        let span = vma.mapping.start..vma.mapping.end;
+        let mut touched = false;
+        for part in page_move::clip(ranges, &span) {
+            touched = true;
+            found.pages = found.pages.saturating_add(page_move::page_count(&part, page_bytes));
+            found.mapped_bytes = found.mapped_bytes.saturating_add(part.end - part.start);
+            // Past the cap the answer is a refusal: keep counting, stop storing.
+            if found.pages <= page_move::MAX_PAGES {
+                found.parts.push(part);
+            }
+        }
+        if !touched {
             return;
         }
-        let pages_by_node = vma
-            .numa
-            .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
-            .unwrap_or_default();
-        out.push(VmaJson {
-            start: format!("{start:#x}"),
-            end: format!("{end:#x}"),
-            pages_by_node,
-        });
+        found.mappings += 1;
+        if found.mappings <= MAX_MAPPINGS {
+            let pages_by_node = vma
+                .numa
+                .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+                .unwrap_or_default();
+            found.vmas.push(VmaJson {
+                start: format!("{:#x}", span.start),
+                end: format!("{:#x}", span.end),
+                pages_by_node,
+            });
+        }
     })?;
-    Ok(out)
+    if found.pages > page_move::MAX_PAGES {
+        bail!(
+            "the pages asked for cover {} page(s) ({}) that process {pid} maps; one move considers at most {} \
+             pages ({} of {} pages): narrow --range or move a --section or --symbol",
+            found.pages,
+            format::bytes(found.mapped_bytes),
+            page_move::MAX_PAGES,
+            format::bytes(page_move::MAX_PAGES.saturating_mul(page_bytes)),
+            format::bytes(page_bytes)
+        );
+    }
+    if found.mappings > MAX_MAPPINGS {
+        bail!(
+            "the pages asked for span {} mappings of process {pid}; one move lists at most {MAX_MAPPINGS}: narrow \
+             --range",
+            found.mappings
+        );
+    }
+    Ok(found)
 }
 
 fn on_node(vmas: &[VmaJson], node: u32) -> i64 {
@@ -135,11 +183,24 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     let targets = targets(root, args)?;
     let ranges: Vec<Range<u64>> = targets.iter().map(|(_, r)| r.clone()).collect();
     let page_bytes = pages::page_size_bytes();
-    let addresses = page_move::pages_of(&ranges, page_bytes);
+    let found = mapped(root, pid, &ranges, page_bytes)?;
+    if found.parts.is_empty() {
+        bail!("process {pid} maps nothing in the pages asked for (see /proc/{pid}/maps)");
+    }
+    let addresses = page_move::pages_of(&found.parts, page_bytes);
     let statuses = pages::query(pid, &addresses).context("where the pages are now")?;
     let plan = page_move::plan(&addresses, &statuses, args.to_node, page_bytes);
-    let before = vma_counts(root, pid, &ranges)?;
+    let before = found.vmas;
     let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
+    let asked_bytes = ranges
+        .iter()
+        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
+    if asked_bytes > found.mapped_bytes {
+        notes.push(format!(
+            "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",
+            format::bytes(asked_bytes - found.mapped_bytes)
+        ));
+    }
     if args.apply && plan.pages_to_move() == 0 {
         notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
     }
@@ -171,7 +232,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
         let outcome = apply_pages(root, &mut journal, &path, &key)
             .with_context(|| format!("cannot move the pages of process {pid}"))?;
-        let after = vma_counts(root, pid, &ranges)?;
+        let after = mapped(root, pid, &ranges, page_bytes)?.vmas;
         let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
         let not_moved = page_move::runs(
             outcome.not_moved.iter().map(|s| {

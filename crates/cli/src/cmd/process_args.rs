@@ -7,8 +7,8 @@ use clap::Args;
 
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The process to inspect.
-    #[arg(value_name = "PID")]
+    /// The process to inspect (1 to 4194304).
+    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: u32,
     /// Print JSON (schema numasleuth.inspect/1) instead of text.
     #[arg(long)]
@@ -26,11 +26,11 @@ pub struct LinesArgs {
     #[arg(value_name = "BINARY", required_unless_present = "pid")]
     pub binary: Option<PathBuf>,
     /// Use the program (or BINARY) as mapped by this process, with
-    /// run-time addresses.
-    #[arg(long, value_name = "PID")]
+    /// run-time addresses (1 to 4194304).
+    #[arg(long, value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: Option<u32>,
-    /// Cache-line size in bytes (a power of two; 128 covers adjacent-line
-    /// prefetch pairs).
+    /// Cache-line size in bytes: a power of two from 8 to 4096 (128 covers
+    /// adjacent-line prefetch pairs).
     #[arg(long, default_value_t = 64, value_parser = parse_line_size)]
     pub line_size: u64,
     /// Show the line holding this symbol and its neighbours.
@@ -51,8 +51,17 @@ fn parse_line_size(text: &str) -> Result<u64, String> {
 
 /// `0x7f00a000`, `7f00a000`: an address as maps and gdb print it (hex).
 pub fn parse_address(text: &str) -> Result<u64, String> {
-    let digits = text.trim().trim_start_matches("0x").trim_start_matches("0X");
-    u64::from_str_radix(digits, 16).map_err(|_| format!("`{text}` is not a hexadecimal address such as 0x4c1040"))
+    let trimmed = text.trim();
+    let digits = trimmed
+        .strip_prefix("0x")
+        .or_else(|| trimmed.strip_prefix("0X"))
+        .unwrap_or(trimmed);
+    let refused = || format!("`{text}` is not a 64-bit hexadecimal address such as 0x4c1040");
+    // from_str_radix alone would take a sign (`+10`).
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(refused());
+    }
+    u64::from_str_radix(digits, 16).map_err(|_| refused())
 }
 
 /// `START-END` in hex, END exclusive, as in /proc/PID/maps.
@@ -80,9 +89,9 @@ fn parse_len(text: &str) -> Result<u64, String> {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["symbol", "addr"])))]
 pub struct WatchArgs {
-    /// The process to watch; every thread, including ones started during
-    /// the watch. It is never stopped.
-    #[arg(value_name = "PID")]
+    /// The process to watch (1 to 4194304); every thread, including ones
+    /// started during the watch. It is never stopped.
+    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: u32,
     /// Watch this symbol (a global variable), found in the program first,
     /// then in its libraries.
@@ -98,8 +107,8 @@ pub struct WatchArgs {
     /// fits the symbol and its alignment, 8 for --addr].
     #[arg(long, value_name = "BYTES", value_parser = parse_len)]
     pub len: Option<u64>,
-    /// How long to watch.
-    #[arg(long, default_value = "5s", value_parser = crate::cli::parse_duration)]
+    /// How long to watch, 1ms to 7 days (168h).
+    #[arg(long, default_value = "5s", value_parser = crate::bounds::watch_duration)]
     pub duration: std::time::Duration,
     /// Count reads too (x86 has no read-only watchpoints).
     #[arg(long)]
@@ -112,8 +121,8 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["range", "symbol", "section"])))]
 pub struct MoveArgs {
-    /// The process whose pages move.
-    #[arg(value_name = "PID")]
+    /// The process whose pages move (1 to 4194304).
+    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: u32,
     /// Pages of this address range (hex, END exclusive).
     #[arg(long, value_name = "START-END", value_parser = parse_range)]

@@ -1,6 +1,14 @@
 //! Byte sizes as people type them: `64K`, `1.5G`, and sweeps `16K..1G`
 //! (every power of two in between) or `32K,1M,256M`.
 
+/// The smallest buffer worth measuring: one base page.
+pub const BUFFER_MIN_BYTES: usize = 4 << 10;
+/// A fixed backstop for buffers (16 TiB, beyond any one node today); the
+/// node's free memory is checked against the real size before allocating.
+pub const BUFFER_MAX_BYTES: usize = 16 << 40;
+/// Sizes in one sweep; each is a full measurement.
+pub const SWEEP_MAX: usize = 64;
+
 /// A sweep's sizes, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sizes(pub Vec<usize>);
@@ -32,9 +40,19 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
+/// A measurement buffer: a size from 4K to 16T.
+pub fn buffer_size(text: &str) -> Result<usize, String> {
+    let bytes = parse_size(text)?;
+    if !(BUFFER_MIN_BYTES..=BUFFER_MAX_BYTES).contains(&bytes) {
+        return Err(format!("`{}` is out of range: a buffer is 4K to 16T", text.trim()));
+    }
+    Ok(bytes)
+}
+
+/// A sweep of buffer sizes, each 4K to 16T, at most 64 of them.
 pub fn parse_sizes(text: &str) -> Result<Sizes, String> {
     if let Some((from, to)) = text.split_once("..") {
-        let (from, to) = (parse_size(from)?, parse_size(to)?);
+        let (from, to) = (buffer_size(from)?, buffer_size(to)?);
         if from > to {
             return Err(format!("`{text}`: the range runs backwards"));
         }
@@ -49,7 +67,10 @@ pub fn parse_sizes(text: &str) -> Result<Sizes, String> {
         }
         return Ok(Sizes(sizes));
     }
-    let sizes = text.split(',').map(parse_size).collect::<Result<Vec<_>, _>>()?;
+    let sizes = text.split(',').map(buffer_size).collect::<Result<Vec<_>, _>>()?;
+    if sizes.len() > SWEEP_MAX {
+        return Err(format!("{} sizes given; at most {SWEEP_MAX}", sizes.len()));
+    }
     Ok(Sizes(sizes))
 }
 
@@ -77,5 +98,30 @@ mod tests {
         assert_eq!(parse_sizes("16K..40K"), Ok(Sizes(vec![16 << 10, 32 << 10, 40 << 10])));
         assert_eq!(parse_sizes("32K,1M"), Ok(Sizes(vec![32 << 10, 1 << 20])));
         assert!(parse_sizes("1G..16K").is_err());
+    }
+
+    #[test]
+    fn hostile_sizes_are_refused() {
+        for text in [
+            "1e400K",
+            "nan",
+            "inf",
+            "-1K",
+            "17T",
+            "1P",
+            "18446744073709551616",
+            "2K",
+            "",
+            "K",
+            "1..2",
+        ] {
+            assert!(buffer_size(text).is_err(), "{text}");
+        }
+        assert_eq!(buffer_size("16T"), Ok(BUFFER_MAX_BYTES));
+        assert!(parse_sizes("4K..1P").is_err());
+        assert!(parse_sizes(&vec!["4K"; 65].join(","))
+            .unwrap_err()
+            .contains("at most 64"));
+        assert_eq!(parse_sizes("4K..16T").map(|s| s.0.len()), Ok(33));
     }
 }

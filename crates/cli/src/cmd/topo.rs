@@ -10,12 +10,16 @@ use crate::cli::TopoArgs;
 use crate::output;
 
 pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
-    let topo = super::topology(root)?;
-    let warnings = warnings(&topo);
+    let read = super::read_degraded(root)?;
+    let topo = &read.topology;
     if args.json {
-        output::print_json(&topo_json::build(&topo, warnings))?;
+        // What could not be read goes with the rest of the warnings.
+        let mut all = read.warnings;
+        all.extend(warnings(topo));
+        output::print_json(&topo_json::build(topo, all))?;
     } else {
-        output::print(&topo_text::render(&topo, &warnings))?;
+        super::warn(&read.warnings);
+        output::print(&topo_text::render(topo, &warnings(topo)))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -48,7 +48,7 @@ fn resolve(objects: &Result<ProcessObjects, anyhow::Error>, args: &WatchArgs) ->
         let object = objects
             .as_ref()
             .ok()
-            .and_then(|o| o.object_at(address, address + 1))
+            .and_then(|o| o.object_at(address, address.saturating_add(1)))
             .map(|o| o.path.clone());
         return Ok(Resolved {
             address,

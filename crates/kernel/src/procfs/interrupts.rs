@@ -8,6 +8,7 @@ use crate::cpulist::IdList;
 use crate::error::{ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
+use crate::unread::Gaps;
 
 pub const PATH: &str = "proc/interrupts";
 
@@ -117,19 +118,21 @@ pub struct IrqAffinity {
     pub node: Option<u32>,
 }
 
-pub fn read_affinity(root: &Root, irq: u32) -> Result<IrqAffinity, ReadError> {
+/// An error only when the IRQ has no `/proc/irq/N` at all; a file in it
+/// that cannot be used is noted in `gaps` and read as unknown, so the
+/// others still answer (the effective set alone says where it is served).
+pub fn read_affinity(root: &Root, irq: u32, gaps: &mut Gaps) -> Result<IrqAffinity, ReadError> {
     let dir = format!("proc/irq/{irq}");
     if !root.exists(&dir) {
         return Err(ReadError::NotFound {
             path: crate::error::display_path(&dir),
         });
     }
-    let node = read::id(root, &format!("{dir}/node"))?;
     Ok(IrqAffinity {
         irq,
-        affinity: read::list(root, &format!("{dir}/smp_affinity_list"))?,
-        effective: read::list(root, &format!("{dir}/effective_affinity_list"))?,
-        node,
+        affinity: gaps.keep(read::list(root, &format!("{dir}/smp_affinity_list"))),
+        effective: gaps.keep(read::list(root, &format!("{dir}/effective_affinity_list"))),
+        node: gaps.keep(read::id(root, &format!("{dir}/node"))),
     })
 }
 

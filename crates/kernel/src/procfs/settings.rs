@@ -9,6 +9,7 @@ use crate::error::{ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 use crate::sysfs::node::parse_counters;
+use crate::unread::Gaps;
 
 pub const VMSTAT: &str = "proc/vmstat";
 
@@ -44,17 +45,36 @@ pub fn parse_swaps(text: &str) -> Result<usize, ParseError> {
     }
 }
 
-pub fn read(root: &Root) -> Result<Settings, ReadError> {
-    Ok(Settings {
-        numa_balancing: read::number(root, "proc/sys/kernel/numa_balancing")?,
-        zone_reclaim_mode: read::number(root, "proc/sys/vm/zone_reclaim_mode")?,
-        min_free_kbytes: read::number(root, "proc/sys/vm/min_free_kbytes")?,
-        watermark_scale_factor: read::number(root, "proc/sys/vm/watermark_scale_factor")?,
-        thp_enabled: read::parsed(root, "sys/kernel/mm/transparent_hugepage/enabled", parse_choice)?,
-        thp_defrag: read::parsed(root, "sys/kernel/mm/transparent_hugepage/defrag", parse_choice)?,
-        swap_areas: read::parsed(root, "proc/swaps", parse_swaps)?,
-        kernel_cmdline: root.read_optional("proc/cmdline")?.map(|t| t.trim().to_string()),
-    })
+/// Every knob, each on its own: an unusable file is noted in `gaps` and
+/// read as absent, so the checks that need the others still run.
+pub fn read(root: &Root, gaps: &mut Gaps) -> Settings {
+    let mut number = |path: &str| gaps.keep(read::number(root, path));
+    let (numa_balancing, zone_reclaim_mode, min_free_kbytes, watermark_scale_factor) = (
+        number("proc/sys/kernel/numa_balancing"),
+        number("proc/sys/vm/zone_reclaim_mode"),
+        number("proc/sys/vm/min_free_kbytes"),
+        number("proc/sys/vm/watermark_scale_factor"),
+    );
+    Settings {
+        numa_balancing,
+        zone_reclaim_mode,
+        min_free_kbytes,
+        watermark_scale_factor,
+        thp_enabled: gaps.keep(read::parsed(
+            root,
+            "sys/kernel/mm/transparent_hugepage/enabled",
+            parse_choice,
+        )),
+        thp_defrag: gaps.keep(read::parsed(
+            root,
+            "sys/kernel/mm/transparent_hugepage/defrag",
+            parse_choice,
+        )),
+        swap_areas: gaps.keep(read::parsed(root, "proc/swaps", parse_swaps)),
+        kernel_cmdline: gaps
+            .keep(root.read_optional("proc/cmdline"))
+            .map(|t| t.trim().to_string()),
+    }
 }
 
 /// All of `/proc/vmstat`; callers pick the reclaim, compaction, `numa_*`,

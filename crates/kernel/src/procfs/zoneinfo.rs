@@ -92,6 +92,11 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
             continue;
         };
         let Ok(value) = value.parse::<u64>() else {
+            // A watermark that does not parse would read as 0 and hide
+            // pressure; other two-word lines may carry text.
+            if ["min", "low", "high", "spanned", "present", "managed"].contains(&name) {
+                return Err(at(format!("`{line}`: {name} is not a page count")));
+            }
             continue;
         };
         match name {
@@ -198,6 +203,12 @@ Node 0, zone    DMA32
         assert!(parse("Node x, zone DMA\n").is_err());
         assert!(parse("Node 0, zone DMA\n  pages free\n").is_err());
         assert!(parse("Node 0, zone DMA\n  pages free 1\n  protection: (0, x)\n").is_err());
+    }
+
+    #[test]
+    fn a_watermark_that_is_not_a_number_is_malformed() {
+        let text = "Node 0, zone   Normal\n  pages free     1100\n        min      lots\n";
+        assert!(parse(text).unwrap_err().0.contains("min is not a page count"));
     }
 
     proptest! {

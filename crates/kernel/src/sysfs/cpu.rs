@@ -6,9 +6,10 @@
 //! architectures leave ids at -1, so every per-CPU field is optional.
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::ParseError;
 use crate::read;
 use crate::root::Root;
+use crate::unread::Gaps;
 
 pub const CPU_DIR: &str = "sys/devices/system/cpu";
 
@@ -76,85 +77,91 @@ pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     ids
 }
 
-/// `Ok(None)` when there is no CPU sysfs at all (a stripped container).
-pub fn read(root: &Root) -> Result<Option<CpuSysfs>, ReadError> {
-    let Some(names) = root.list(CPU_DIR)? else {
-        return Ok(None);
-    };
+/// `None` when there is no CPU sysfs at all (a stripped container) or it
+/// cannot be listed (noted in `gaps`). An unusable per-CPU file is noted
+/// and read as unknown.
+pub fn read(root: &Root, gaps: &mut Gaps) -> Option<CpuSysfs> {
+    let names = gaps.keep(root.list(CPU_DIR))?;
+    let mut list = |name: &str| gaps.keep(read::list(root, &format!("{CPU_DIR}/{name}")));
     let states = CpuStates {
-        online: read::list(root, &format!("{CPU_DIR}/online"))?,
-        offline: read::list(root, &format!("{CPU_DIR}/offline"))?,
-        present: read::list(root, &format!("{CPU_DIR}/present"))?,
-        possible: read::list(root, &format!("{CPU_DIR}/possible"))?,
+        online: list("online"),
+        offline: list("offline"),
+        present: list("present"),
+        possible: list("possible"),
     };
-    let cpus = cpu_ids(&names)
-        .into_iter()
-        .map(|id| read_cpu(root, id))
-        .collect::<Result<_, _>>()?;
-    Ok(Some(CpuSysfs { states, cpus }))
+    let cpus = cpu_ids(&names).into_iter().map(|id| read_cpu(root, id, gaps)).collect();
+    Some(CpuSysfs { states, cpus })
 }
 
-fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
+fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps) -> CpuFiles {
     let dir = format!("{CPU_DIR}/cpu{id}");
     let topo = format!("{dir}/topology");
     // Some kernels (ia64) leave the file empty: unknown, read as online.
-    let online = read::parsed(root, &format!("{dir}/online"), |t| match t.trim() {
-        "0" => Ok(Some(false)),
-        "1" => Ok(Some(true)),
-        "" => Ok(None),
-        other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
-    })?
-    .flatten();
-    Ok(CpuFiles {
-        id,
-        online,
-        package: read::id(root, &format!("{topo}/physical_package_id"))?,
-        die: read::id(root, &format!("{topo}/die_id"))?,
+    let online = gaps
+        .keep(read::parsed(root, &format!("{dir}/online"), |t| match t.trim() {
+            "0" => Ok(Some(false)),
+            "1" => Ok(Some(true)),
+            "" => Ok(None),
+            other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
+        }))
+        .flatten();
+    let mut id_of = |name: &str| gaps.keep(read::id(root, &format!("{topo}/{name}")));
+    let (package, die, cluster, core) = (
+        id_of("physical_package_id"),
+        id_of("die_id"),
         // x86 fills cluster_id with BAD_APICID (0xffff) when it has no L2
         // cluster information; that is "unknown", not cluster 65535.
-        cluster: read::id(root, &format!("{topo}/cluster_id"))?.filter(|id| *id != 0xffff),
-        core: read::id(root, &format!("{topo}/core_id"))?,
-        thread_siblings: read::list_or_mask(
+        id_of("cluster_id").filter(|id| *id != 0xffff),
+        id_of("core_id"),
+    );
+    CpuFiles {
+        id,
+        online,
+        package,
+        die,
+        cluster,
+        core,
+        thread_siblings: gaps.keep(read::list_or_mask(
             root,
             &format!("{topo}/thread_siblings_list"),
             &format!("{topo}/thread_siblings"),
-        )?,
-        node: root
-            .list(&dir)?
+        )),
+        node: gaps
+            .keep(root.list(&dir))
             .unwrap_or_default()
             .iter()
             .find_map(|n| n.strip_prefix("node")?.parse().ok()),
-        caches: read_caches(root, &dir)?,
-    })
+        caches: read_caches(root, &dir, gaps),
+    }
 }
 
-fn read_caches(root: &Root, cpu_dir: &str) -> Result<Vec<CacheFiles>, ReadError> {
+fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps) -> Vec<CacheFiles> {
     let cache_dir = format!("{cpu_dir}/cache");
-    let Some(names) = root.list(&cache_dir)? else {
-        return Ok(Vec::new());
+    let Some(names) = gaps.keep(root.list(&cache_dir)) else {
+        return Vec::new();
     };
     let mut caches = Vec::new();
     for name in names.iter().filter(|n| n.starts_with("index")) {
         let dir = format!("{cache_dir}/{name}");
-        let Some(level) = read::id(root, &format!("{dir}/level"))? else {
+        let Some(level) = gaps.keep(read::id(root, &format!("{dir}/level"))) else {
             continue;
         };
         caches.push(CacheFiles {
             level,
-            kind: root
-                .read_optional(&format!("{dir}/type"))?
+            kind: gaps
+                .keep(root.read_optional(&format!("{dir}/type")))
                 .map(|t| t.trim().to_string())
                 .unwrap_or_else(|| "Unified".into()),
-            size_bytes: read::parsed(root, &format!("{dir}/size"), parse_size)?,
-            line_size_bytes: read::id(root, &format!("{dir}/coherency_line_size"))?,
-            shared_cpus: read::list_or_mask(
+            size_bytes: gaps.keep(read::parsed(root, &format!("{dir}/size"), parse_size)),
+            line_size_bytes: gaps.keep(read::id(root, &format!("{dir}/coherency_line_size"))),
+            shared_cpus: gaps.keep(read::list_or_mask(
                 root,
                 &format!("{dir}/shared_cpu_list"),
                 &format!("{dir}/shared_cpu_map"),
-            )?,
+            )),
         });
     }
-    Ok(caches)
+    caches
 }
 
 #[cfg(test)]

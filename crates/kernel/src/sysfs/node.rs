@@ -7,10 +7,11 @@
 use std::collections::BTreeMap;
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::ParseError;
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
 use crate::root::Root;
+use crate::unread::{Gaps, Unread};
 
 pub const NODE_DIR: &str = "sys/devices/system/node";
 
@@ -93,85 +94,95 @@ pub fn node_ids(names: &[String]) -> Vec<u32> {
     ids
 }
 
-/// Reads the whole node tree; `Ok(None)` when the kernel has no node sysfs.
-pub fn read(root: &Root) -> Result<Option<NodeSysfs>, ReadError> {
-    let Some(names) = root.list(NODE_DIR)? else {
-        return Ok(None);
-    };
+/// Reads the whole node tree; `None` when the kernel has no node sysfs (or
+/// it cannot be listed, which is noted in `gaps`). A file that cannot be
+/// used is noted and read as absent, so one bad file costs that fact, not
+/// the topology.
+pub fn read(root: &Root, gaps: &mut Gaps) -> Option<NodeSysfs> {
+    let names = gaps.keep(root.list(NODE_DIR))?;
+    let mut list = |name: &str| gaps.keep(read::list(root, &format!("{NODE_DIR}/{name}")));
     let states = NodeStates {
-        online: read::list(root, &format!("{NODE_DIR}/online"))?,
-        possible: read::list(root, &format!("{NODE_DIR}/possible"))?,
-        has_cpu: read::list(root, &format!("{NODE_DIR}/has_cpu"))?,
-        has_memory: read::list(root, &format!("{NODE_DIR}/has_memory"))?,
-        has_normal_memory: read::list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
+        online: list("online"),
+        possible: list("possible"),
+        has_cpu: list("has_cpu"),
+        has_memory: list("has_memory"),
+        has_normal_memory: list("has_normal_memory"),
     };
     let nodes = node_ids(&names)
         .into_iter()
-        .map(|id| read_node(root, id))
-        .collect::<Result<_, _>>()?;
-    Ok(Some(NodeSysfs { states, nodes }))
+        .filter_map(|id| read_node(root, id, gaps))
+        .collect();
+    Some(NodeSysfs { states, nodes })
 }
 
-fn read_node(root: &Root, id: u32) -> Result<NodeFiles, ReadError> {
+/// `None` when the directory holds nothing that describes a node.
+fn read_node(root: &Root, id: u32, gaps: &mut Gaps) -> Option<NodeFiles> {
     let dir = format!("{NODE_DIR}/node{id}");
-    let distances = match root.read_optional(&format!("{dir}/distance"))? {
-        Some(text) => Some(parse_distance(&text).map_err(|e| ReadError::malformed(&format!("{dir}/distance"), e.0))?),
-        None => None,
+    let cpus = read_node_cpus(root, &dir, gaps)?;
+    let meminfo_path = format!("{dir}/meminfo");
+    // An absent meminfo reads as unknown memory, like an unreadable one.
+    let meminfo = match meminfo::read(root, &meminfo_path) {
+        Ok(info) => info,
+        Err(e) => {
+            gaps.note(&e);
+            Meminfo::default()
+        }
     };
-    let numastat = match root.read_optional(&format!("{dir}/numastat"))? {
-        Some(text) => Some(parse_counters(&text).map_err(|e| ReadError::malformed(&format!("{dir}/numastat"), e.0))?),
-        None => None,
-    };
-    Ok(NodeFiles {
+    Some(NodeFiles {
         id,
-        cpus: read_node_cpus(root, &dir)?,
-        meminfo: meminfo::read(root, &format!("{dir}/meminfo"))?,
-        distances,
-        numastat,
-        access: read_access(root, &dir)?,
+        cpus,
+        meminfo,
+        distances: gaps.keep(read::parsed(root, &format!("{dir}/distance"), parse_distance)),
+        numastat: gaps.keep(read::parsed(root, &format!("{dir}/numastat"), parse_counters)),
+        access: read_access(root, &dir, gaps),
     })
 }
 
 /// `cpulist` where the kernel has it, else the older `cpumap` mask, else the
-/// `cpuN` links that every kernel puts in the node directory.
-fn read_node_cpus(root: &Root, dir: &str) -> Result<IdList, ReadError> {
-    if let Some(list) = read::list(root, &format!("{dir}/cpulist"))? {
-        return Ok(list);
+/// `cpuN` links that every kernel puts in the node directory. An unreadable
+/// file is noted and the next source tried.
+fn read_node_cpus(root: &Root, dir: &str, gaps: &mut Gaps) -> Option<IdList> {
+    if let Some(list) = gaps.keep(read::list(root, &format!("{dir}/cpulist"))) {
+        return Some(list);
     }
-    let map_path = format!("{dir}/cpumap");
-    if let Some(text) = root.read_optional(&map_path)? {
-        return IdList::parse_mask(&text).map_err(|e| ReadError::malformed(&map_path, e.0));
+    if let Some(list) = gaps.keep(read::parsed(root, &format!("{dir}/cpumap"), IdList::parse_mask)) {
+        return Some(list);
     }
-    let names = root.list(dir)?.unwrap_or_default();
-    if !names.iter().any(|n| n == "meminfo") {
+    let names = gaps.keep(root.list(dir)).unwrap_or_default();
+    if !names.iter().any(|n| n == "meminfo" || n == "cpulist" || n == "cpumap") {
         // Not even meminfo: this is not a node directory we can describe.
-        return Err(ReadError::NotFound {
-            path: crate::error::display_path(&format!("{dir}/cpulist")),
-        });
+        gaps.push(Unread::new(
+            crate::error::display_path(dir),
+            "holds no cpulist, cpumap or meminfo, so this node is left out",
+        ));
+        return None;
     }
-    Ok(names
-        .iter()
-        .filter_map(|n| n.strip_prefix("cpu")?.parse().ok())
-        .collect())
+    Some(
+        names
+            .iter()
+            .filter_map(|n| n.strip_prefix("cpu")?.parse().ok())
+            .collect(),
+    )
 }
 
-fn read_access(root: &Root, dir: &str) -> Result<Vec<AccessClass>, ReadError> {
+fn read_access(root: &Root, dir: &str, gaps: &mut Gaps) -> Vec<AccessClass> {
     let mut classes = Vec::new();
     for class in 0..=1u32 {
         let initiators_dir = format!("{dir}/access{class}/initiators");
-        let Some(names) = root.list(&initiators_dir)? else {
+        let Some(names) = gaps.keep(root.list(&initiators_dir)) else {
             continue;
         };
+        let mut number = |name: &str| gaps.keep(read::number(root, &format!("{initiators_dir}/{name}")));
         classes.push(AccessClass {
             class,
             initiators: node_ids(&names).into_iter().collect(),
-            read_latency_ns: read::number(root, &format!("{initiators_dir}/read_latency"))?,
-            write_latency_ns: read::number(root, &format!("{initiators_dir}/write_latency"))?,
-            read_bandwidth_mb_per_sec: read::number(root, &format!("{initiators_dir}/read_bandwidth"))?,
-            write_bandwidth_mb_per_sec: read::number(root, &format!("{initiators_dir}/write_bandwidth"))?,
+            read_latency_ns: number("read_latency"),
+            write_latency_ns: number("write_latency"),
+            read_bandwidth_mb_per_sec: number("read_bandwidth"),
+            write_bandwidth_mb_per_sec: number("write_bandwidth"),
         });
     }
-    Ok(classes)
+    classes
 }
 
 #[cfg(test)]

@@ -8,9 +8,10 @@
 //! link, so we walk up the resolved sysfs path to the nearest PCI address.
 
 use crate::cpulist::IdList;
-use crate::error::ReadError;
+use crate::error::{ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
+use crate::unread::Gaps;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PciFunction {
@@ -67,27 +68,31 @@ pub fn kind_of_class(class: u32) -> Option<&'static str> {
     }
 }
 
-fn parse_hex(text: &str) -> Option<u32> {
-    u32::from_str_radix(text.trim().trim_start_matches("0x"), 16).ok()
+/// `0x020000`, as sysfs writes class, vendor and device ids.
+pub fn parse_hex(text: &str) -> Result<u32, ParseError> {
+    let digits = text.trim().trim_start_matches("0x");
+    u32::from_str_radix(digits, 16).map_err(|_| ParseError::new(format!("`{}` is not a hex id", text.trim())))
 }
 
-pub fn read_function(root: &Root, dir: &str) -> Result<PciFunction, ReadError> {
+/// A PCI function's locality and identity; an unusable file is noted in
+/// `gaps` and read as unknown.
+pub fn read_function(root: &Root, dir: &str, gaps: &mut Gaps) -> PciFunction {
     let address = dir.rsplit('/').next().unwrap_or(dir).to_string();
-    let node = read::id(root, &format!("{dir}/numa_node"))?;
-    let local_cpus = read::list_or_mask(root, &format!("{dir}/local_cpulist"), &format!("{dir}/local_cpus"))?;
-    let hex = |name: &str| -> Result<Option<u32>, ReadError> {
-        Ok(root
-            .read_optional(&format!("{dir}/{name}"))?
-            .and_then(|t| parse_hex(&t)))
-    };
-    Ok(PciFunction {
+    let node = gaps.keep(read::id(root, &format!("{dir}/numa_node")));
+    let local_cpus = gaps.keep(read::list_or_mask(
+        root,
+        &format!("{dir}/local_cpulist"),
+        &format!("{dir}/local_cpus"),
+    ));
+    let mut hex = |name: &str| gaps.keep(read::parsed(root, &format!("{dir}/{name}"), parse_hex));
+    PciFunction {
         address,
         node,
         local_cpus,
-        class: hex("class")?,
-        vendor: hex("vendor")?.and_then(|v| u16::try_from(v).ok()),
-        device: hex("device")?.and_then(|v| u16::try_from(v).ok()),
-    })
+        class: hex("class"),
+        vendor: hex("vendor").and_then(|v| u16::try_from(v).ok()),
+        device: hex("device").and_then(|v| u16::try_from(v).ok()),
+    }
 }
 
 /// The IRQs a PCI function raises: its MSI/MSI-X vectors, or its legacy
@@ -100,12 +105,8 @@ pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError>
         .filter_map(|n| n.parse().ok())
         .collect();
     if irqs.is_empty() {
-        let legacy = root.read_optional(&format!("{function_dir}/irq"))?;
-        irqs.extend(
-            legacy
-                .and_then(|t| t.trim().parse::<u32>().ok())
-                .filter(|irq| *irq != 0),
-        );
+        let legacy = read::number(root, &format!("{function_dir}/irq"))?;
+        irqs.extend(legacy.and_then(|irq| u32::try_from(irq).ok()).filter(|irq| *irq != 0));
     }
     irqs.sort_unstable();
     Ok(irqs)
@@ -113,15 +114,16 @@ pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError>
 
 /// Every device we can place, in a stable order: class devices first (by
 /// kind, then name), then display and accelerator functions not already
-/// named by a class device.
-pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
+/// named by a class device. A class directory or device that cannot be
+/// read is noted in `gaps` and left out.
+pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
     let mut devices = Vec::new();
     for (kind, class_dir) in [
         ("net", "sys/class/net"),
         ("nvme", "sys/class/nvme"),
         ("block", "sys/class/block"),
     ] {
-        for name in root.list(class_dir)?.unwrap_or_default() {
+        for name in gaps.keep(root.list(class_dir)).unwrap_or_default() {
             let entry = format!("{class_dir}/{name}");
             // Partitions share their disk's locality; one line per disk.
             if kind == "block" && root.exists(&format!("{entry}/partition")) {
@@ -129,15 +131,13 @@ pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
             }
             // A device can vanish between listing and resolving (or its link
             // dangle in a capture); it is then simply not there.
-            let resolved = match root.resolve(&entry) {
-                Ok(resolved) => resolved,
-                Err(e) if e.is_not_found() => continue,
-                Err(e) => return Err(e),
+            let Some(resolved) = gaps.ok(root.resolve(&entry)) else {
+                continue;
             };
             let Some(function_dir) = pci_ancestor(&resolved) else {
                 continue;
             };
-            let pci = read_function(root, &function_dir)?;
+            let pci = read_function(root, &function_dir, gaps);
             let already = devices
                 .iter()
                 .any(|d: &Device| d.kind == "nvme" && d.pci.address == pci.address);
@@ -151,13 +151,11 @@ pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
             });
         }
     }
-    for address in root.list("sys/bus/pci/devices")?.unwrap_or_default() {
-        let dir = match root.resolve(&format!("sys/bus/pci/devices/{address}")) {
-            Ok(dir) => dir,
-            Err(e) if e.is_not_found() => continue,
-            Err(e) => return Err(e),
+    for address in gaps.keep(root.list("sys/bus/pci/devices")).unwrap_or_default() {
+        let Some(dir) = gaps.ok(root.resolve(&format!("sys/bus/pci/devices/{address}"))) else {
+            continue;
         };
-        let Some(class) = root.read_optional(&format!("{dir}/class"))?.and_then(|t| parse_hex(&t)) else {
+        let Some(class) = gaps.keep(read::parsed(root, &format!("{dir}/class"), parse_hex)) else {
             continue;
         };
         let Some(kind) = kind_of_class(class) else {
@@ -169,10 +167,10 @@ pub fn read_devices(root: &Root) -> Result<Vec<Device>, ReadError> {
         devices.push(Device {
             kind: kind.into(),
             name: address.clone(),
-            pci: read_function(root, &dir)?,
+            pci: read_function(root, &dir, gaps),
         });
     }
-    Ok(devices)
+    devices
 }
 
 #[cfg(test)]
@@ -203,6 +201,14 @@ mod tests {
     fn nested_bridges_pick_the_deepest_function() {
         let resolved = "sys/devices/pci0000:00/0000:00:03.0/0000:01:00.0/host0/target0:2:0/0:2:0:0/block/sda";
         assert_eq!(pci_ancestor(resolved).unwrap().rsplit('/').next(), Some("0000:01:00.0"));
+    }
+
+    #[test]
+    fn hex_ids() {
+        assert_eq!(parse_hex("0x020000\n"), Ok(0x020000));
+        assert_eq!(parse_hex("8086"), Ok(0x8086));
+        assert!(parse_hex("0xnet").is_err());
+        assert!(parse_hex("").is_err());
     }
 
     #[test]

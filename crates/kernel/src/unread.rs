@@ -1,0 +1,138 @@
+//! Files that exist but could not be used, kept as data.
+//!
+//! Missing data is a result: a reader goes on without a file it cannot
+//! use, and the command says what it could not read. Two cases differ:
+//! - absent (`NotFound`): the kernel has no such file (no THP, no HMAT, a
+//!   device that went away). That is an answer, and is not recorded here.
+//! - unreadable (permission denied, a directory where a file belongs,
+//!   malformed text, anything else): the file is there and its answer is
+//!   unknown. An analysis that ignored this would call a check clean that
+//!   it could not make, so every such failure is noted with its path.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::error::ReadError;
+
+/// One file that exists but could not be used, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unread {
+    /// As the user would see it on a live system, e.g.
+    /// `/proc/irq/40/smp_affinity_list`.
+    pub path: String,
+    pub why: String,
+}
+
+impl Unread {
+    pub fn new(path: impl Into<String>, why: impl Into<String>) -> Self {
+        Unread {
+            path: path.into(),
+            why: why.into(),
+        }
+    }
+
+    /// `None` for an absent file: absence is a result, not a gap.
+    pub fn from_error(error: &ReadError) -> Option<Self> {
+        match error {
+            ReadError::NotFound { .. } => None,
+            ReadError::PermissionDenied { path } => Some(Unread::new(path, "permission denied")),
+            ReadError::Io { path, message } => Some(Unread::new(path, message)),
+            ReadError::Malformed { path, message } => Some(Unread::new(path, format!("malformed: {message}"))),
+            // Kinds added later (size caps, file-type checks) are unreadable
+            // too; every ReadError displays as `path: why`.
+            #[allow(unreachable_patterns)]
+            other => {
+                let text = other.to_string();
+                let (path, why) = text.split_once(": ").unwrap_or(("", &text));
+                Some(Unread::new(path, why))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Unread {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.path, self.why)
+    }
+}
+
+/// What one reading pass could not use. Readers hand their failures here
+/// and go on with what they have.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Gaps {
+    unread: Vec<Unread>,
+    /// The first failure as it was, for a caller that ends up with nothing
+    /// usable and must say why.
+    first: Option<ReadError>,
+}
+
+impl Gaps {
+    /// Records `error` unless it says the file is absent.
+    pub fn note(&mut self, error: &ReadError) {
+        if let Some(unread) = Unread::from_error(error) {
+            self.first.get_or_insert_with(|| error.clone());
+            self.unread.push(unread);
+        }
+    }
+
+    /// Records a gap that is not a single read error (e.g. a directory
+    /// that holds none of the files that describe it).
+    pub fn push(&mut self, unread: Unread) {
+        self.unread.push(unread);
+    }
+
+    /// The value of an optional read, or `None` with the failure noted.
+    pub fn keep<T>(&mut self, result: Result<Option<T>, ReadError>) -> Option<T> {
+        self.ok(result).flatten()
+    }
+
+    /// The value of a read, or `None` with the failure noted (an absent
+    /// file is `None` without a note).
+    pub fn ok<T>(&mut self, result: Result<T, ReadError>) -> Option<T> {
+        result.map_err(|e| self.note(&e)).ok()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.unread.is_empty()
+    }
+
+    pub fn first(&self) -> Option<&ReadError> {
+        self.first.as_ref()
+    }
+
+    pub fn into_unread(self) -> Vec<Unread> {
+        self.unread
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absent_is_not_a_gap_and_the_rest_are() {
+        let mut gaps = Gaps::default();
+        let absent: Result<Option<u32>, _> = Err(ReadError::NotFound { path: "/a".into() });
+        assert_eq!(gaps.keep(absent), None);
+        assert!(gaps.is_empty());
+        let denied: Result<u32, _> = Err(ReadError::PermissionDenied { path: "/b".into() });
+        assert_eq!(gaps.ok(denied), None);
+        assert_eq!(gaps.keep(Ok(Some(7))), Some(7));
+        gaps.note(&ReadError::malformed("sys/c", "`x` is not a number"));
+        gaps.note(&ReadError::Io {
+            path: "/d".into(),
+            message: "Is a directory (os error 21)".into(),
+        });
+        assert_eq!(gaps.first(), Some(&ReadError::PermissionDenied { path: "/b".into() }));
+        let shown: Vec<String> = gaps.into_unread().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            shown,
+            [
+                "/b: permission denied",
+                "/sys/c: malformed: `x` is not a number",
+                "/d: Is a directory (os error 21)"
+            ]
+        );
+    }
+}
