@@ -3,7 +3,7 @@
 //! (an error naming the file).
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
 
 pub(crate) fn parsed<T>(
@@ -20,6 +20,11 @@ pub(crate) fn list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadEr
     parsed(root, relative, IdList::parse)
 }
 
+/// A node list (`node/online`, `cpuset.mems`): ids below MAX_NUMNODES.
+pub(crate) fn node_list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadError> {
+    parsed(root, relative, IdList::parse_nodes)
+}
+
 /// A `_list` file, or its hex-mask twin on kernels that lack the list.
 pub(crate) fn list_or_mask(root: &Root, list_path: &str, mask_path: &str) -> Result<Option<IdList>, ReadError> {
     match list(root, list_path)? {
@@ -32,7 +37,7 @@ pub(crate) fn number(root: &Root, relative: &str) -> Result<Option<u64>, ReadErr
     parsed(root, relative, |text| {
         text.trim()
             .parse()
-            .map_err(|_| ParseError::new(format!("`{}` is not a number", text.trim())))
+            .map_err(|_| ParseError::new(format!("`{}` is not a number", quote(text.trim()))))
     })
 }
 
@@ -41,7 +46,7 @@ pub fn parse_id(text: &str) -> Result<Option<u32>, ParseError> {
     let value: i64 = text
         .trim()
         .parse()
-        .map_err(|_| ParseError::new(format!("`{}` is not an id", text.trim())))?;
+        .map_err(|_| ParseError::new(format!("`{}` is not an id", quote(text.trim()))))?;
     Ok(u32::try_from(value).ok())
 }
 

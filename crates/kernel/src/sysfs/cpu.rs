@@ -6,7 +6,7 @@
 //! architectures leave ids at -1, so every per-CPU field is optional.
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 
@@ -63,7 +63,7 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
     };
     let value: u64 = digits
         .parse()
-        .map_err(|_| ParseError::new(format!("`{text}` is not a cache size")))?;
+        .map_err(|_| ParseError::new(format!("`{}` is not a cache size", quote(text))))?;
     Ok(value.saturating_mul(multiplier))
 }
 
@@ -102,7 +102,7 @@ fn read_cpu(root: &Root, id: u32) -> Result<CpuFiles, ReadError> {
         "0" => Ok(Some(false)),
         "1" => Ok(Some(true)),
         "" => Ok(None),
-        other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
+        other => Err(ParseError::new(format!("`{}` is not 0 or 1", quote(other)))),
     })?
     .flatten();
     Ok(CpuFiles {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
 use crate::root::Root;
@@ -58,7 +58,7 @@ pub fn parse_distance(text: &str) -> Result<Vec<u32>, ParseError> {
         .split_whitespace()
         .map(|w| {
             w.parse()
-                .map_err(|_| ParseError::new(format!("`{w}` is not a distance")))
+                .map_err(|_| ParseError::new(format!("`{}` is not a distance", quote(w))))
         })
         .collect::<Result<_, _>>()?;
     if row.is_empty() {
@@ -73,11 +73,11 @@ pub fn parse_counters(text: &str) -> Result<BTreeMap<String, u64>, ParseError> {
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut words = line.split_whitespace();
         let (Some(name), Some(value), None) = (words.next(), words.next(), words.next()) else {
-            return Err(ParseError::new(format!("`{line}` is not `name value`")));
+            return Err(ParseError::new(format!("`{}` is not `name value`", quote(line))));
         };
         let value = value
             .parse()
-            .map_err(|_| ParseError::new(format!("`{value}` in `{line}` is not a counter")))?;
+            .map_err(|_| ParseError::new(format!("`{}` in `{}` is not a counter", quote(value), quote(line))))?;
         counters.insert(name.to_string(), value);
     }
     Ok(counters)
@@ -99,11 +99,11 @@ pub fn read(root: &Root) -> Result<Option<NodeSysfs>, ReadError> {
         return Ok(None);
     };
     let states = NodeStates {
-        online: read::list(root, &format!("{NODE_DIR}/online"))?,
-        possible: read::list(root, &format!("{NODE_DIR}/possible"))?,
-        has_cpu: read::list(root, &format!("{NODE_DIR}/has_cpu"))?,
-        has_memory: read::list(root, &format!("{NODE_DIR}/has_memory"))?,
-        has_normal_memory: read::list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
+        online: read::node_list(root, &format!("{NODE_DIR}/online"))?,
+        possible: read::node_list(root, &format!("{NODE_DIR}/possible"))?,
+        has_cpu: read::node_list(root, &format!("{NODE_DIR}/has_cpu"))?,
+        has_memory: read::node_list(root, &format!("{NODE_DIR}/has_memory"))?,
+        has_normal_memory: read::node_list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
     };
     let nodes = node_ids(&names)
         .into_iter()
