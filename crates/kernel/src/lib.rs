@@ -14,6 +14,7 @@ pub mod read;
 pub mod root;
 pub mod snapshot;
 pub mod sysfs;
+pub mod untrusted;
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};
