@@ -39,7 +39,7 @@ pub struct Root {
     base: PathBuf,
     recording: Option<Arc<Mutex<Recording>>>,
     /// Keeps an unpacked snapshot alive as long as any clone of the root.
-    _unpacked: Option<Arc<tempfile::TempDir>>,
+    _unpacked: Option<Arc<crate::snapshot::Unpacked>>,
 }
 
 impl Root {
@@ -69,7 +69,7 @@ impl Root {
         })
     }
 
-    pub(crate) fn unpacked(dir: tempfile::TempDir, base: PathBuf) -> Self {
+    pub(crate) fn unpacked(dir: crate::snapshot::Unpacked, base: PathBuf) -> Self {
         Root {
             base,
             recording: None,

@@ -7,12 +7,24 @@
 //! asks for one. Opening it replays those reads offline.
 
 use std::fs;
-use std::io;
+use std::io::{self, Seek};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::error::ReadError;
+mod cleanup;
+mod extract;
+mod gzip;
+pub mod limits;
+mod untar;
+
+pub(crate) use self::cleanup::Unpacked;
+use self::extract::{EntryPath, Extractor};
+use self::gzip::Gzip;
+use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};
+use self::untar::{Kind, Problem, TarReader};
+use crate::error::{escape, ReadError};
 use crate::root::{Recording, Root};
+use crate::untrusted::{self, format_cap};
 
 pub const MANIFEST: &str = "numasleuth-snapshot.json";
 
@@ -20,10 +32,6 @@ pub const MANIFEST: &str = "numasleuth-snapshot.json";
 /// points at), because git drops empty directories and a fixture checked in
 /// must still resolve. [`Root::list`] never shows it.
 pub const KEEP: &str = ".numasleuth-keep";
-
-/// How large an archive may grow when unpacked; snapshots are a few MB, so
-/// anything bigger is not ours and unpacking it would only fill the disk.
-const MAX_UNPACKED_BYTES: u64 = 2 << 30;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotSummary {
@@ -36,43 +44,131 @@ fn io_error(path: &Path, error: io::Error) -> ReadError {
     ReadError::from_io_at(path.display().to_string(), &error)
 }
 
-/// Opens a directory or a `.tar.gz` snapshot as a root.
+fn archive_error(path: &Path, problem: Problem) -> ReadError {
+    ReadError::Io {
+        path: escape(&path.display().to_string()),
+        message: format!("not a usable .tar.gz snapshot: {}", problem.0),
+    }
+}
+
+/// Opens a directory or a `.tar.gz` snapshot as a root. Errors name the
+/// path as given, never the temporary directory.
 pub fn open(path: &Path) -> Result<Root, ReadError> {
+    open_in(path, None, Caps::REAL)
+}
+
+/// [`open`], unpacking under `tmp_parent` instead of the system's
+/// temporary directory (tests watch what happens there).
+pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Result<Root, ReadError> {
     let meta = fs::metadata(path).map_err(|e| io_error(path, e))?;
     if meta.is_dir() {
-        return Root::directory(path);
+        let root = Root::directory(path)?;
+        require_machine(path, path)?;
+        return Ok(root);
     }
-    let file = fs::File::open(path).map_err(|e| io_error(path, e))?;
-    let dir = tempfile::Builder::new()
-        .prefix("numasleuth-root-")
-        .tempdir()
-        .map_err(|e| io_error(path, e))?;
-    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(file));
-    let not_archive = |e: io::Error| ReadError::Io {
-        path: path.display().to_string(),
-        message: format!("not a directory or a readable .tar.gz snapshot: {e}"),
+    let (file, meta) = untrusted::open_regular(path, true).map_err(|e| ReadError::Io {
+        path: escape(&path.display().to_string()),
+        message: format!("{e}: not a directory or a .tar.gz snapshot"),
+    })?;
+    if meta.len() > MAX_ARCHIVE_FILE_BYTES {
+        return Err(archive_error(
+            path,
+            Problem(format!(
+                "it is larger than {}; no snapshot is that big",
+                format_cap(MAX_ARCHIVE_FILE_BYTES)
+            )),
+        ));
+    }
+    let not_gzip = |p: Problem| ReadError::Io {
+        path: escape(&path.display().to_string()),
+        message: format!("not a directory or a .tar.gz snapshot: {}", p.0),
     };
-    let mut unpacked_bytes = 0u64;
-    for entry in archive.entries().map_err(not_archive)? {
-        let mut entry = entry.map_err(not_archive)?;
-        unpacked_bytes += entry.size();
-        if unpacked_bytes > MAX_UNPACKED_BYTES {
-            return Err(ReadError::malformed(
-                &path.display().to_string(),
-                "archive unpacks to more than 2 GiB",
-            ));
-        }
-        // unpack_in refuses entries that would land outside the directory.
-        entry.unpack_in(dir.path()).map_err(not_archive)?;
+    // First pass: the whole archive is checked (gzip CRCs, every cap, every
+    // path) without writing anything, so a bad or hostile archive costs no
+    // disk and no inodes; the second pass checks it all again as it writes,
+    // in case the file changed in between.
+    let scan = file.try_clone().map_err(|e| io_error(path, e))?;
+    let gzip = Gzip::open(scan, meta.len(), caps.stream_bytes).map_err(not_gzip)?;
+    unpack(gzip, None, caps).map_err(|p| archive_error(path, p))?;
+    let mut file = file;
+    file.rewind().map_err(|e| io_error(path, e))?;
+    let gzip = Gzip::open(file, meta.len(), caps.stream_bytes).map_err(not_gzip)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("numasleuth-root-");
+    let dir = match tmp_parent {
+        Some(parent) => builder.tempdir_in(parent),
+        None => builder.tempdir(),
     }
+    .map_err(|e| io_error(path, e))?;
+    // Registered before the first entry, so an interrupt mid-unpack cleans up.
+    let dir = Unpacked::new(dir);
+    let mut extractor = Extractor::new(dir.path()).map_err(|e| io_error(path, e))?;
+    unpack(gzip, Some(&mut extractor), caps).map_err(|p| archive_error(path, p))?;
     let base = snapshot_base(dir.path()).map_err(|e| io_error(path, e))?;
+    require_machine(path, &base)?;
     Ok(Root::unpacked(dir, base))
+}
+
+/// Reads every entry within the caps in [`limits`], writing each through
+/// `extractor`, or with none only checking them.
+fn unpack(gzip: Gzip, mut extractor: Option<&mut Extractor>, caps: Caps) -> Result<(), Problem> {
+    let mut archive = TarReader::new(gzip);
+    let (mut entries, mut unpacked_bytes) = (0usize, 0u64);
+    while let Some(entry) = archive.next_entry()? {
+        if cleanup::interrupted() {
+            return Err(Problem("interrupted".into()));
+        }
+        entries += 1;
+        if entries > caps.entries {
+            return Err(Problem(format!("it holds more than {} entries", caps.entries)));
+        }
+        unpacked_bytes += entry.size;
+        if unpacked_bytes > caps.unpacked_bytes {
+            return Err(Problem(format!(
+                "it unpacks to more than {}",
+                format_cap(caps.unpacked_bytes)
+            )));
+        }
+        let Some(at) = EntryPath::check(&entry.path)? else {
+            continue; // `./`, the top directory itself.
+        };
+        let Some(extractor) = extractor.as_deref_mut() else {
+            if entry.kind == Kind::Symlink {
+                extract::check_link_target(&at, &entry.link)?;
+            }
+            continue;
+        };
+        match entry.kind {
+            Kind::Dir => extractor.dir(&at)?,
+            Kind::Symlink => extractor.symlink(&at, &entry.link)?,
+            Kind::File => {
+                let mut file = extractor.file(&at)?;
+                archive.copy_data(entry.size, &mut file)?;
+            }
+        }
+    }
+    archive.into_inner().finish()
+}
+
+/// A root must look like a machine: without `proc/` or `sys/` every reader
+/// finds nothing, and an empty or unrelated tree would read as "1 node,
+/// 0 CPUs" instead of as the mistake it is. (hwloc's captures of some
+/// machines hold only `sys/`, so one of the two is enough.)
+fn require_machine(shown: &Path, base: &Path) -> Result<(), ReadError> {
+    let is_dir = |name: &str| fs::symlink_metadata(base.join(name)).is_ok_and(|m| m.is_dir());
+    if is_dir("proc") || is_dir("sys") {
+        return Ok(());
+    }
+    Err(ReadError::Io {
+        path: escape(&shown.display().to_string()),
+        message: "not a numasleuth snapshot or root: it has no proc/ or sys/".into(),
+    })
 }
 
 /// Archives made by others (hwloc's test captures) wrap the tree in one
 /// top-level folder; ours do not. Accept both.
 fn snapshot_base(dir: &Path) -> io::Result<PathBuf> {
-    let names: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    let names: Vec<_> = fs::read_dir(dir)?.take(3).collect::<Result<_, _>>()?;
     let has_tree = names.iter().any(|e| e.file_name() == "proc" || e.file_name() == "sys");
     match names.as_slice() {
         [single] if !has_tree && single.file_type()?.is_dir() => Ok(single.path()),
@@ -153,8 +249,13 @@ fn build_tree(recording: &Recording, manifest_json: &str, tree: &Path) -> io::Re
 }
 
 fn write_archive(tree: &Path, out: &Path) -> io::Result<()> {
-    let file = fs::File::create(out)?;
-    let encoder = flate2::write::GzEncoder::new(file, flate2::Compression::default());
+    // Read too: the header CRC is computed from the header written.
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(out)?;
+    let encoder = gzip::GzipWriter::new(file)?;
     let mut builder = tar::Builder::new(encoder);
     // Keep sysfs links as links: readers resolve them inside the root.
     builder.follow_symlinks(false);
@@ -163,69 +264,10 @@ fn write_archive(tree: &Path, out: &Path) -> io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn recorded() -> Recording {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path();
-        fs::create_dir_all(p.join("sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0")).unwrap();
-        fs::write(p.join("sys/devices/pci0000:00/0000:00:03.0/numa_node"), "0\n").unwrap();
-        fs::create_dir_all(p.join("sys/class/net")).unwrap();
-        symlink(
-            "../../devices/pci0000:00/0000:00:03.0/virtio2/net/eth0",
-            p.join("sys/class/net/eth0"),
-        )
-        .unwrap();
-        let (root, recording) = Root::directory(p).unwrap().recording();
-        root.list("sys/class/net").unwrap();
-        let resolved = root.resolve("sys/class/net/eth0").unwrap();
-        root.list(&resolved).unwrap();
-        root.read("sys/devices/pci0000:00/0000:00:03.0/numa_node").unwrap();
-        let copy = recording.lock().unwrap().clone();
-        copy
-    }
-
-    #[test]
-    fn archive_round_trip_replays_the_same_reads() {
-        let out_dir = tempfile::tempdir().unwrap();
-        let out = out_dir.path().join("snap.tar.gz");
-        let summary = write(&recorded(), "{}", &out).unwrap();
-        assert_eq!(summary.files, 1);
-        let root = open(&out).unwrap();
-        assert_eq!(
-            root.resolve("sys/class/net/eth0").unwrap(),
-            "sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0"
-        );
-        assert_eq!(
-            root.read("sys/devices/pci0000:00/0000:00:03.0/numa_node").unwrap(),
-            "0\n"
-        );
-    }
-
-    #[test]
-    fn directory_output_and_no_overwrite() {
-        let out_dir = tempfile::tempdir().unwrap();
-        let out = out_dir.path().join("snap");
-        write(&recorded(), "{}", &out).unwrap();
-        assert!(out.join(MANIFEST).exists());
-        // The link target holds nothing we read, yet must survive git.
-        let empty = "sys/devices/pci0000:00/0000:00:03.0/virtio2/net/eth0";
-        assert!(out.join(empty).join(KEEP).exists());
-        assert_eq!(Root::directory(&out).unwrap().list(empty).unwrap(), Some(vec![]));
-        let err = write(&recorded(), "{}", &out).unwrap_err();
-        assert!(err.to_string().contains("refusing to overwrite"), "{err}");
-    }
-
-    #[test]
-    fn garbage_archive_is_a_clear_error() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("junk.tar.gz");
-        fs::write(&path, b"this is not gzip").unwrap();
-        let err = open(&path).unwrap_err();
-        assert!(
-            err.to_string().contains("not a directory or a readable .tar.gz"),
-            "{err}"
-        );
-    }
-}
+mod hostile_gzip_tests;
+#[cfg(test)]
+mod hostile_tests;
+#[cfg(test)]
+mod test_archive;
+#[cfg(test)]
+mod tests;
