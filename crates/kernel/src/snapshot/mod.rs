@@ -268,6 +268,8 @@ mod hostile_gzip_tests;
 #[cfg(test)]
 mod hostile_tests;
 #[cfg(test)]
+mod prop_tests;
+#[cfg(test)]
 mod test_archive;
 #[cfg(test)]
 mod tests;
