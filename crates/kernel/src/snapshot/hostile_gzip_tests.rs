@@ -21,7 +21,7 @@ fn files_that_are_not_gzip_say_what_they_are() {
     ] {
         let err = s.refused(&bytes);
         assert!(
-            err.contains("not a directory or a .tar.gz snapshot") && err.contains(says),
+            err.contains("not a directory or a readable .tar.gz snapshot") && err.contains(says),
             "{err}"
         );
     }
@@ -108,7 +108,7 @@ fn truncation_and_trailing_data_are_caught() {
     for cut in [1, 4, 8, gz.len() / 2, gz.len() - 10] {
         let err = s.refused(&gz[..gz.len() - cut]);
         assert!(
-            err.contains("not a usable .tar.gz snapshot") || err.contains("too short"),
+            err.contains("not a directory or a readable .tar.gz snapshot: "),
             "{err}"
         );
     }

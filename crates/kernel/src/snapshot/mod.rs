@@ -44,10 +44,14 @@ fn io_error(path: &Path, error: io::Error) -> ReadError {
     ReadError::from_io_at(path.display().to_string(), &error)
 }
 
+/// Every archive problem starts the same way, so a user (and a script)
+/// can tell "this is not a snapshot" from a missing file.
+const NOT_ARCHIVE: &str = "not a directory or a readable .tar.gz snapshot";
+
 fn archive_error(path: &Path, problem: Problem) -> ReadError {
     ReadError::Io {
         path: escape(&path.display().to_string()),
-        message: format!("not a usable .tar.gz snapshot: {}", problem.0),
+        message: format!("{NOT_ARCHIVE}: {}", problem.0),
     }
 }
 
@@ -68,7 +72,7 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
     }
     let (file, meta) = untrusted::open_regular(path, true).map_err(|e| ReadError::Io {
         path: escape(&path.display().to_string()),
-        message: format!("{e}: not a directory or a .tar.gz snapshot"),
+        message: format!("{e} ({NOT_ARCHIVE})"),
     })?;
     if meta.len() > MAX_ARCHIVE_FILE_BYTES {
         return Err(archive_error(
@@ -79,20 +83,16 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
             )),
         ));
     }
-    let not_gzip = |p: Problem| ReadError::Io {
-        path: escape(&path.display().to_string()),
-        message: format!("not a directory or a .tar.gz snapshot: {}", p.0),
-    };
     // First pass: the whole archive is checked (gzip CRCs, every cap, every
     // path) without writing anything, so a bad or hostile archive costs no
     // disk and no inodes; the second pass checks it all again as it writes,
     // in case the file changed in between.
     let scan = file.try_clone().map_err(|e| io_error(path, e))?;
-    let gzip = Gzip::open(scan, meta.len(), caps.stream_bytes).map_err(not_gzip)?;
+    let gzip = Gzip::open(scan, meta.len(), caps.stream_bytes).map_err(|p| archive_error(path, p))?;
     unpack(gzip, None, caps).map_err(|p| archive_error(path, p))?;
     let mut file = file;
     file.rewind().map_err(|e| io_error(path, e))?;
-    let gzip = Gzip::open(file, meta.len(), caps.stream_bytes).map_err(not_gzip)?;
+    let gzip = Gzip::open(file, meta.len(), caps.stream_bytes).map_err(|p| archive_error(path, p))?;
     let mut builder = tempfile::Builder::new();
     builder.prefix("numasleuth-root-");
     let dir = match tmp_parent {

@@ -60,7 +60,8 @@ fn garbage_archive_is_a_clear_error() {
     fs::write(&path, b"this is not gzip, nor anything else").unwrap();
     let err = open(&path).unwrap_err();
     assert!(
-        err.to_string().contains("not a directory or a .tar.gz snapshot"),
+        err.to_string()
+            .contains("not a directory or a readable .tar.gz snapshot"),
         "{err}"
     );
 }
