@@ -180,6 +180,16 @@ fn snapshot_base(dir: &Path) -> io::Result<PathBuf> {
 /// says so, otherwise a new directory. The tree is built in a temporary
 /// directory first, so a failure leaves nothing half-written at `out`.
 pub fn write(recording: &Recording, manifest_json: &str, out: &Path) -> Result<SnapshotSummary, ReadError> {
+    write_within(recording, manifest_json, out, Caps::REAL)
+}
+
+/// [`write`], refusing archives over `caps` (tests use small ones).
+pub(crate) fn write_within(
+    recording: &Recording,
+    manifest_json: &str,
+    out: &Path,
+    caps: Caps,
+) -> Result<SnapshotSummary, ReadError> {
     if out.exists() {
         return Err(ReadError::Io {
             path: out.display().to_string(),
@@ -197,6 +207,20 @@ pub fn write(recording: &Recording, manifest_json: &str, out: &Path) -> Result<S
     let tree = staging.path().join("tree");
     let summary = build_tree(recording, manifest_json, &tree).map_err(|e| io_error(&tree, e))?;
     if is_archive_name(out) {
+        // An archive `open` would refuse is no use; say so now, while the
+        // user can still write a directory instead.
+        let (entries, bytes) = count_tree(&tree).map_err(|e| io_error(&tree, e))?;
+        if entries > caps.entries || bytes > caps.unpacked_bytes {
+            return Err(ReadError::Io {
+                path: escape(&out.display().to_string()),
+                message: format!(
+                    "this snapshot holds {entries} entries and {bytes} bytes, more than a .tar.gz \
+                     snapshot may ({} entries, {}); write a directory instead",
+                    caps.entries,
+                    format_cap(caps.unpacked_bytes)
+                ),
+            });
+        }
         let partial = staging.path().join("snapshot.tar.gz");
         write_archive(&tree, &partial).map_err(|e| io_error(out, e))?;
         fs::rename(&partial, out).map_err(|e| io_error(out, e))?;
@@ -204,6 +228,25 @@ pub fn write(recording: &Recording, manifest_json: &str, out: &Path) -> Result<S
         fs::rename(&tree, out).map_err(|e| io_error(out, e))?;
     }
     Ok(summary)
+}
+
+/// Entries (files, directories, links) and file bytes under `dir`, links
+/// not followed: what an archive of it would hold.
+fn count_tree(dir: &Path) -> io::Result<(usize, u64)> {
+    let (mut entries, mut bytes) = (0, 0);
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let meta = entry.path().symlink_metadata()?;
+        entries += 1;
+        if meta.is_dir() {
+            let (e, b) = count_tree(&entry.path())?;
+            entries += e;
+            bytes += b;
+        } else if meta.is_file() {
+            bytes += meta.len();
+        }
+    }
+    Ok((entries, bytes))
 }
 
 pub fn is_archive_name(path: &Path) -> bool {

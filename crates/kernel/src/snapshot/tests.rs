@@ -80,3 +80,25 @@ fn the_unpacked_tree_is_gone_when_the_root_is() {
     drop(copy);
     assert_eq!(fs::read_dir(&unpack).unwrap().count(), 0);
 }
+
+#[test]
+fn an_archive_open_would_refuse_is_not_written() {
+    let mut recording = Recording::default();
+    for i in 0..20 {
+        recording.symlinks.insert(format!("sys/l{i}"), "x".into());
+    }
+    let caps = limits::Caps {
+        entries: 20,
+        ..limits::Caps::REAL
+    };
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("big.tar.gz");
+    let err = write_within(&recording, "{}", &out, caps).unwrap_err().to_string();
+    assert!(
+        err.contains("holds 22 entries and 2 bytes, more than a .tar.gz snapshot may (20 entries"),
+        "{err}"
+    );
+    assert!(!out.exists());
+    // As a directory it is fine: `--root DIR` reads lazily, without caps.
+    write_within(&recording, "{}", &out_dir.path().join("big"), caps).unwrap();
+}
