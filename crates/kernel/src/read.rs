@@ -6,6 +6,17 @@ use crate::cpulist::IdList;
 use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
 
+/// Keys one `key: value` file (meminfo, numastat, vmstat, sched) may hold.
+/// Real ones have at most about 150; each parsed file is kept per node or
+/// per thread, so a 16 MiB file of distinct keys must not become a map of a
+/// million entries.
+pub const MAX_KEYS: usize = 4096;
+
+/// The error for a file past [`MAX_KEYS`].
+pub(crate) fn too_many_keys() -> ParseError {
+    ParseError::new(format!("more than {MAX_KEYS} keys"))
+}
+
 pub(crate) fn parsed<T>(
     root: &Root,
     relative: &str,

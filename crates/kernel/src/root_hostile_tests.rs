@@ -163,3 +163,45 @@ fn names_from_the_tree_are_escaped_in_errors() {
     assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
     assert!(err.contains("\\x1b]2;owned\\x07"), "{err}");
 }
+
+#[test]
+fn directories_beyond_the_kernels_limits_are_malformed() {
+    let dir = tree();
+    fs::create_dir_all(dir.path().join("sys/devices/system/node/node5000")).unwrap();
+    fs::create_dir_all(dir.path().join("sys/devices/system/cpu/cpu70000")).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let err = crate::sysfs::node::read(&root).unwrap_err().to_string();
+    assert!(
+        err.contains("node5000 is beyond the kernel's limit of 1024 nodes"),
+        "{err}"
+    );
+    let err = crate::sysfs::cpu::read(&root).unwrap_err().to_string();
+    assert!(
+        err.contains("cpu70000 is beyond the kernel's limit of 65536 CPUs"),
+        "{err}"
+    );
+    let row = vec!["10"; 1025].join(" ");
+    assert!(crate::sysfs::node::parse_distance(&row).is_err());
+}
+
+#[test]
+fn a_cpu_with_thousands_of_cache_indices_is_malformed() {
+    let dir = tree();
+    let cache = dir.path().join("sys/devices/system/cpu/cpu0/cache");
+    for i in 0..40 {
+        fs::create_dir_all(cache.join(format!("index{i}"))).unwrap();
+    }
+    let root = Root::directory(dir.path()).unwrap();
+    let err = crate::sysfs::cpu::read(&root).unwrap_err().to_string();
+    assert!(err.contains("40 cache indices"), "{err}");
+}
+
+#[test]
+fn key_value_files_of_endless_keys_are_malformed() {
+    let many: String = (0..5000).map(|i| format!("Key{i}: 1 kB\n")).collect();
+    assert!(crate::procfs::meminfo::parse(&many).is_err());
+    let many: String = (0..5000).map(|i| format!("key{i} 1\n")).collect();
+    assert!(crate::sysfs::node::parse_counters(&many).is_err());
+    let many: String = (0..5000).map(|i| format!("key{i} : 1\n")).collect();
+    assert!(crate::procfs::task::parse_sched(&format!("x (1, #threads: 1)\n{many}")).is_err());
+}

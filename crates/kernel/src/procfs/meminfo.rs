@@ -65,6 +65,9 @@ pub fn parse(text: &str) -> Result<Meminfo, ParseError> {
             }
         };
         values.insert(key.trim().to_string(), value);
+        if values.len() > crate::read::MAX_KEYS {
+            return Err(crate::read::too_many_keys());
+        }
     }
     if values.is_empty() {
         return Err(ParseError::new("no entries"));

@@ -112,6 +112,9 @@ pub fn parse_sched(text: &str) -> Result<Sched, ParseError> {
             let key = key.trim();
             if !key.is_empty() && !key.contains(' ') {
                 sched.fields.insert(key.to_string(), value.trim().to_string());
+                if sched.fields.len() > crate::read::MAX_KEYS {
+                    return Err(crate::read::too_many_keys());
+                }
             }
             continue;
         }

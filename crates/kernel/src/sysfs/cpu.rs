@@ -5,7 +5,7 @@
 //! Offline CPUs usually have no `topology/` or `cache/` directory, and many
 //! architectures leave ids at -1, so every per-CPU field is optional.
 
-use crate::cpulist::IdList;
+use crate::cpulist::{IdList, MAX_CPU_IDS};
 use crate::error::{quote, ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
@@ -67,6 +67,11 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
     Ok(value.saturating_mul(multiplier))
 }
 
+/// Cache levels and kinds one CPU lists (`index0`…): real CPUs have at most
+/// six (L1d, L1i, L2, L3, L4, a memory-side cache). Each index holds a CPU
+/// list, so a hostile tree of thousands would multiply memory per CPU.
+const MAX_CACHE_INDICES: usize = 32;
+
 pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     let mut ids: Vec<u32> = names
         .iter()
@@ -87,10 +92,14 @@ pub fn read(root: &Root) -> Result<Option<CpuSysfs>, ReadError> {
         present: read::list(root, &format!("{CPU_DIR}/present"))?,
         possible: read::list(root, &format!("{CPU_DIR}/possible"))?,
     };
-    let cpus = cpu_ids(&names)
-        .into_iter()
-        .map(|id| read_cpu(root, id))
-        .collect::<Result<_, _>>()?;
+    let ids = cpu_ids(&names);
+    if let Some(id) = ids.last().filter(|id| **id >= MAX_CPU_IDS) {
+        return Err(ReadError::malformed(
+            CPU_DIR,
+            format!("cpu{id} is beyond the kernel's limit of {MAX_CPU_IDS} CPUs"),
+        ));
+    }
+    let cpus = ids.into_iter().map(|id| read_cpu(root, id)).collect::<Result<_, _>>()?;
     Ok(Some(CpuSysfs { states, cpus }))
 }
 
@@ -134,7 +143,17 @@ fn read_caches(root: &Root, cpu_dir: &str) -> Result<Vec<CacheFiles>, ReadError>
         return Ok(Vec::new());
     };
     let mut caches = Vec::new();
-    for name in names.iter().filter(|n| n.starts_with("index")) {
+    let indices: Vec<_> = names.iter().filter(|n| n.starts_with("index")).collect();
+    if indices.len() > MAX_CACHE_INDICES {
+        return Err(ReadError::malformed(
+            &cache_dir,
+            format!(
+                "{} cache indices; no CPU has more than {MAX_CACHE_INDICES}",
+                indices.len()
+            ),
+        ));
+    }
+    for name in indices {
         let dir = format!("{cache_dir}/{name}");
         let Some(level) = read::id(root, &format!("{dir}/level"))? else {
             continue;

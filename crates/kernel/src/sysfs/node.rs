@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cpulist::IdList;
+use crate::cpulist::{IdList, MAX_NODE_IDS};
 use crate::error::{quote, ParseError, ReadError};
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
@@ -64,6 +64,12 @@ pub fn parse_distance(text: &str) -> Result<Vec<u32>, ParseError> {
     if row.is_empty() {
         return Err(ParseError::new("empty distance row"));
     }
+    if row.len() > MAX_NODE_IDS as usize {
+        return Err(ParseError::new(format!(
+            "{} distances, but there are at most {MAX_NODE_IDS} nodes",
+            row.len()
+        )));
+    }
     Ok(row)
 }
 
@@ -79,6 +85,9 @@ pub fn parse_counters(text: &str) -> Result<BTreeMap<String, u64>, ParseError> {
             .parse()
             .map_err(|_| ParseError::new(format!("`{}` in `{}` is not a counter", quote(value), quote(line))))?;
         counters.insert(name.to_string(), value);
+        if counters.len() > crate::read::MAX_KEYS {
+            return Err(crate::read::too_many_keys());
+        }
     }
     Ok(counters)
 }
@@ -105,7 +114,14 @@ pub fn read(root: &Root) -> Result<Option<NodeSysfs>, ReadError> {
         has_memory: read::node_list(root, &format!("{NODE_DIR}/has_memory"))?,
         has_normal_memory: read::node_list(root, &format!("{NODE_DIR}/has_normal_memory"))?,
     };
-    let nodes = node_ids(&names)
+    let ids = node_ids(&names);
+    if let Some(id) = ids.last().filter(|id| **id >= MAX_NODE_IDS) {
+        return Err(ReadError::malformed(
+            NODE_DIR,
+            format!("node{id} is beyond the kernel's limit of {MAX_NODE_IDS} nodes"),
+        ));
+    }
+    let nodes = ids
         .into_iter()
         .map(|id| read_node(root, id))
         .collect::<Result<_, _>>()?;
