@@ -189,6 +189,7 @@ fn impossible_requests_are_clear_errors() {
     let stderr = error(&["lab", "false-sharing", "--svg", "/nonexistent-dir/x.svg"]);
     assert!(stderr.contains("is not a directory"), "{stderr}");
     let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("proc")).unwrap();
     let stderr = error(&["--root", dir.path().to_str().unwrap(), "lab", "locks"]);
     assert!(stderr.contains("measures this machine"), "{stderr}");
 }

@@ -203,6 +203,7 @@ fn clear_errors_for_impossible_requests() {
     assert!(error(&["c2c", "--cpus", "4095"]).contains("CPU 4095 is outside"));
     assert!(error(&["c2c", "--home-node", "9"]).contains("node 9 does not exist"));
     let capture = tempfile::tempdir().unwrap();
+    std::fs::create_dir(capture.path().join("proc")).unwrap();
     let root = capture.path().to_str().unwrap();
     assert!(error(&["mem", "--root", root]).contains("measures this machine, so it cannot run on --root"));
 }

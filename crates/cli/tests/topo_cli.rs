@@ -159,7 +159,7 @@ fn make_unreadable(root: &std::path::Path, path: &str) {
 fn unreadable_node_meminfo_degrades_and_names_the_file() {
     let dir = tree_with(&[]);
     make_unreadable(dir.path(), "sys/devices/system/node/node1/meminfo");
-    let json = degraded(&dir, "/sys/devices/system/node/node1/meminfo: Is a directory");
+    let json = degraded(&dir, "/sys/devices/system/node/node1/meminfo: is a directory");
     assert_eq!(json["nodes"][1]["memory_total_bytes"], serde_json::Value::Null);
     assert_eq!(json["nodes"][1]["cpus"], serde_json::json!([2, 3]));
     assert_eq!(json["nodes"][0]["memory_total_bytes"], 1048576u64 * 1024);

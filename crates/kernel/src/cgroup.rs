@@ -96,8 +96,18 @@ pub fn read(root: &Root) -> Result<Option<CpusetCgroup>, ReadError> {
         if let Some(path) = root.read_optional("proc/self/cpuset")? {
             let dir = relative(&mount.mount_point, path.trim());
             // The bare `cpus` names come from the old standalone cpuset fs.
-            let cpus = first_list(root, &dir, &["cpuset.effective_cpus", "cpuset.cpus", "cpus"])?;
-            let mems = first_list(root, &dir, &["cpuset.effective_mems", "cpuset.mems", "mems"])?;
+            let cpus = first_list(
+                root,
+                &dir,
+                &["cpuset.effective_cpus", "cpuset.cpus", "cpus"],
+                read::list,
+            )?;
+            let mems = first_list(
+                root,
+                &dir,
+                &["cpuset.effective_mems", "cpuset.mems", "mems"],
+                read::node_list,
+            )?;
             return Ok(Some(CpusetCgroup {
                 version: CgroupVersion::V1,
                 path: path.trim().to_string(),
@@ -123,15 +133,21 @@ pub fn read(root: &Root) -> Result<Option<CpusetCgroup>, ReadError> {
     let dir = relative(&mount.mount_point, &path);
     Ok(Some(CpusetCgroup {
         version: CgroupVersion::V2,
-        effective_cpus: first_list(root, &dir, &["cpuset.cpus.effective"])?,
-        effective_mems: first_list(root, &dir, &["cpuset.mems.effective"])?,
+        effective_cpus: first_list(root, &dir, &["cpuset.cpus.effective"], read::list)?,
+        effective_mems: first_list(root, &dir, &["cpuset.mems.effective"], read::node_list)?,
         path,
     }))
 }
 
-fn first_list(root: &Root, dir: &str, names: &[&str]) -> Result<Option<IdList>, ReadError> {
+/// The first of `names` that exists in `dir`, read with `read_list`.
+fn first_list(
+    root: &Root,
+    dir: &str,
+    names: &[&str],
+    read_list: fn(&Root, &str) -> Result<Option<IdList>, ReadError>,
+) -> Result<Option<IdList>, ReadError> {
     for name in names {
-        if let Some(list) = read::list(root, &format!("{dir}/{name}"))? {
+        if let Some(list) = read_list(root, &format!("{dir}/{name}"))? {
             return Ok(Some(list));
         }
     }

@@ -3,21 +3,82 @@
 //!
 //! Sets are sorted vectors of ids, so there is no 64- or 1024-CPU ceiling as
 //! with `cpu_set_t`; machines with thousands of CPUs parse the same way.
+//! Ids are capped at the kernel's own limits and collected in a bitset
+//! while parsing, so no file, however many or overlapping its ranges, can
+//! expand to more than the cap.
 
 use std::fmt;
 
 use serde::Serialize;
 
-use crate::error::ParseError;
+use crate::error::{quote, ParseError};
 
 /// A sorted set of CPU or node ids without duplicates.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
 pub struct IdList(Vec<u32>);
 
-/// Ids above this are not real CPU or node numbers; refusing them keeps a
-/// garbage range such as `0-4000000000` from allocating gigabytes.
-pub const MAX_ID: u32 = 1 << 20;
+/// CPU ids at or above this are refused. The kernel's NR_CPUS tops out at
+/// 8,192 today (x86 MAXSMP); 65,536 leaves room for growth while keeping the
+/// expansion of any list, however many ranges it holds, to one 8 KiB bitset.
+pub const MAX_CPU_IDS: u32 = 1 << 16;
+
+/// Node ids at or above this are refused: MAX_NUMNODES is 1 << NODES_SHIFT,
+/// and NODES_SHIFT is at most 10 on every architecture Linux supports.
+pub const MAX_NODE_IDS: u32 = 1 << 10;
+
+/// The largest id any list may hold (kept for callers of the old cap).
+pub const MAX_ID: u32 = MAX_CPU_IDS - 1;
+
+/// A hex mask has at most this many 32-bit words: enough for every CPU id
+/// below [`MAX_CPU_IDS`].
+pub const MAX_MASK_WORDS: usize = (MAX_CPU_IDS / 32) as usize;
+
+/// More comma-separated parts than ids there can be means the list repeats
+/// itself; the kernel never writes that, and refusing it keeps a hostile
+/// 16 MiB file of `0-65535,0-65535,…` from costing seconds of CPU.
+const MAX_LIST_PARTS: usize = MAX_CPU_IDS as usize;
+
+/// Ids seen while parsing, one bit each, so overlapping or repeated ranges
+/// cost nothing extra and the whole parse is bounded by the id cap.
+struct Bits {
+    words: Vec<u64>,
+    limit: u32,
+}
+
+impl Bits {
+    fn new(limit: u32) -> Self {
+        Bits {
+            words: vec![0; limit.div_ceil(64) as usize],
+            limit,
+        }
+    }
+
+    /// Sets `first..=last`, a word at a time; both are below `limit`.
+    fn set_range(&mut self, first: u32, last: u32) {
+        let (first, last) = (first as usize, last as usize);
+        for word in first / 64..=last / 64 {
+            let low = if word == first / 64 { first % 64 } else { 0 };
+            let high = if word == last / 64 { last % 64 } else { 63 };
+            let mask = (u64::MAX >> (63 - high)) & (u64::MAX << low);
+            self.words[word] |= mask;
+        }
+    }
+
+    fn into_list(self) -> IdList {
+        let mut ids = Vec::new();
+        for (index, &word) in self.words.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                let bit = rest.trailing_zeros();
+                ids.push(index as u32 * 64 + bit);
+                rest &= rest - 1;
+            }
+        }
+        debug_assert!(ids.last().is_none_or(|id| *id < self.limit));
+        IdList(ids)
+    }
+}
 
 impl IdList {
     pub fn new(mut ids: Vec<u32>) -> Self {
@@ -58,63 +119,92 @@ impl IdList {
         self.iter().all(|id| other.contains(id))
     }
 
-    /// Parses `0-3,8,10-11`. Whitespace around the list (the trailing
-    /// newline of a sysfs file) is ignored; an empty list is valid and empty.
+    /// Parses a CPU list such as `0-3,8,10-11` (ids below [`MAX_CPU_IDS`]).
+    /// Whitespace around the list (the trailing newline of a sysfs file) is
+    /// ignored; an empty list is valid and empty.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
+        Self::parse_below(text, MAX_CPU_IDS, "CPU")
+    }
+
+    /// Parses a node list such as `node/online` or `Mems_allowed_list`,
+    /// whose ids are below [`MAX_NODE_IDS`].
+    pub fn parse_nodes(text: &str) -> Result<Self, ParseError> {
+        Self::parse_below(text, MAX_NODE_IDS, "node")
+    }
+
+    fn parse_below(text: &str, limit: u32, what: &str) -> Result<Self, ParseError> {
         let text = text.trim();
-        let mut ids = Vec::new();
+        let mut bits = Bits::new(limit);
         if text.is_empty() {
-            return Ok(IdList(ids));
+            return Ok(IdList::default());
         }
-        for part in text.split(',') {
+        for (index, part) in text.split(',').enumerate() {
+            if index == MAX_LIST_PARTS {
+                return Err(ParseError::new(format!(
+                    "more than {MAX_LIST_PARTS} entries in a {what} list"
+                )));
+            }
             let part = part.trim();
             let (first, last) = match part.split_once('-') {
-                Some((a, b)) => (parse_id(a, part)?, parse_id(b, part)?),
+                Some((a, b)) => (parse_id(a, part, limit, what)?, parse_id(b, part, limit, what)?),
                 None => {
-                    let id = parse_id(part, part)?;
+                    let id = parse_id(part, part, limit, what)?;
                     (id, id)
                 }
             };
             if first > last {
-                return Err(ParseError::new(format!("range `{part}` runs backwards")));
+                return Err(ParseError::new(format!("range `{}` runs backwards", quote(part))));
             }
-            ids.extend(first..=last);
+            bits.set_range(first, last);
         }
-        Ok(IdList::new(ids))
+        Ok(bits.into_list())
     }
 
     /// Parses a kernel bitmap such as `00000000,0000000f`: comma-separated
-    /// 32-bit hex words, most significant first.
+    /// 32-bit hex words, most significant first, at most
+    /// [`MAX_MASK_WORDS`] of them.
     pub fn parse_mask(text: &str) -> Result<Self, ParseError> {
         let text = text.trim();
         if text.is_empty() {
             return Err(ParseError::new("empty CPU mask"));
         }
-        let words: Vec<&str> = text.split(',').collect();
-        let mut ids = Vec::new();
-        for (index_from_right, word) in words.iter().rev().enumerate() {
+        let mut bits = Bits::new(MAX_CPU_IDS);
+        // From the right, so each word's index is known without collecting
+        // an unbounded list of words first.
+        for (index_from_right, word) in text.rsplit(',').enumerate() {
+            if index_from_right == MAX_MASK_WORDS {
+                return Err(ParseError::new(format!(
+                    "CPU mask has more than {MAX_MASK_WORDS} words (CPU ids up to {MAX_ID})"
+                )));
+            }
             let word = word.trim().trim_start_matches("0x");
             let value = u32::from_str_radix(word, 16)
-                .map_err(|_| ParseError::new(format!("`{word}` is not a 32-bit hex mask word")))?;
-            let base = u32::try_from(index_from_right * 32)
-                .ok()
-                .filter(|b| *b < MAX_ID)
-                .ok_or_else(|| ParseError::new("CPU mask is implausibly long"))?;
-            ids.extend((0..32).filter(|bit| value & (1 << bit) != 0).map(|bit| base + bit));
+                .map_err(|_| ParseError::new(format!("`{}` is not a 32-bit hex mask word", quote(word))))?;
+            let base = index_from_right as u32 * 32;
+            for bit in (0..32).filter(|bit| value & (1 << bit) != 0) {
+                bits.set_range(base + bit, base + bit);
+            }
         }
-        Ok(IdList::new(ids))
+        Ok(bits.into_list())
     }
 }
 
-fn parse_id(text: &str, part: &str) -> Result<u32, ParseError> {
-    let id: u32 = text
-        .trim()
-        .parse()
-        .map_err(|_| ParseError::new(format!("`{part}` is not a CPU/node list entry (expected N or N-M)")))?;
-    if id > MAX_ID {
-        return Err(ParseError::new(format!("id {id} in `{part}` is implausibly large")));
+fn parse_id(text: &str, part: &str, limit: u32, what: &str) -> Result<u32, ParseError> {
+    let text = text.trim();
+    let id: u64 = text.parse().map_err(|_| {
+        ParseError::new(format!(
+            "`{}` is not a {what} list entry (expected N or N-M)",
+            quote(part)
+        ))
+    })?;
+    match u32::try_from(id) {
+        Ok(id) if id < limit => Ok(id),
+        _ => Err(ParseError::new(format!(
+            "{what} id {} in `{}` is not below the kernel's limit of {limit}",
+            quote(text),
+            quote(part)
+        ))),
     }
-    Ok(id)
 }
 
 impl FromIterator<u32> for IdList {
@@ -181,6 +271,7 @@ mod tests {
         assert!(IdList::parse("3-1").is_err());
         assert!(IdList::parse("1,,2").is_err());
         assert!(IdList::parse("0-99999999999").is_err());
+        assert!(IdList::parse("-1").is_err());
     }
 
     #[test]
@@ -191,7 +282,55 @@ mod tests {
         assert!(IdList::parse_mask("xyz").is_err());
     }
 
+    #[test]
+    fn ids_are_capped_at_the_kernels_limits() {
+        assert_eq!(IdList::parse("65535").unwrap().ids(), &[65535]);
+        let err = IdList::parse("0-65536").unwrap_err();
+        assert!(err.0.contains("not below the kernel's limit of 65536"), "{err}");
+        assert_eq!(IdList::parse_nodes("0-1023").unwrap().len(), 1024);
+        let err = IdList::parse_nodes("1024").unwrap_err();
+        assert!(err.0.contains("node id 1024"), "{err}");
+        assert!(IdList::parse("18446744073709551617").is_err());
+    }
+
+    #[test]
+    fn many_overlapping_ranges_cost_one_bitset() {
+        // A 20 KB shared_cpu_list that repeats the widest range: without
+        // dedup-as-you-go this was billions of ids.
+        let text = vec!["0-65535"; 2500].join(",");
+        let list = IdList::parse(&text).unwrap();
+        assert_eq!(list.len(), 65536);
+        let too_many = vec!["1"; MAX_LIST_PARTS + 1].join(",");
+        let err = IdList::parse(&too_many).unwrap_err();
+        assert!(err.0.contains("more than 65536 entries"), "{err}");
+    }
+
+    #[test]
+    fn masks_are_capped_in_words() {
+        let widest = vec!["ffffffff"; MAX_MASK_WORDS].join(",");
+        assert_eq!(IdList::parse_mask(&widest).unwrap().len(), MAX_CPU_IDS as usize);
+        let wider = vec!["0"; MAX_MASK_WORDS + 1].join(",");
+        let err = IdList::parse_mask(&wider).unwrap_err();
+        assert!(err.0.contains("more than 2048 words"), "{err}");
+        assert!(IdList::parse_mask("1ffffffff").is_err());
+    }
+
+    #[test]
+    fn errors_quote_input_safely() {
+        let err = IdList::parse("3-1\x1b[2J").unwrap_err();
+        assert!(!err.0.contains('\x1b'), "{err:?}");
+        let err = IdList::parse(&format!("x{}", "9".repeat(5000))).unwrap_err();
+        assert!(err.0.len() < 500, "{}", err.0.len());
+    }
+
     proptest! {
+        #[test]
+        fn matches_a_plain_expansion(ranges in proptest::collection::vec((0u32..300, 0u32..70), 0..20)) {
+            let text = ranges.iter().map(|(a, n)| format!("{a}-{}", a + n)).collect::<Vec<_>>().join(",");
+            let expected = IdList::new(ranges.iter().flat_map(|(a, n)| *a..=a + n).collect());
+            prop_assert_eq!(IdList::parse(&text).unwrap(), expected);
+        }
+
         #[test]
         fn never_panics(text in ".{0,64}") {
             let _ = IdList::parse(&text);

@@ -24,6 +24,8 @@ impl ReadError {
         matches!(self, ReadError::NotFound { .. })
     }
 
+    /// `message` must already have any file content in it passed through
+    /// [`quote`]; the path is escaped here.
     pub fn malformed(path: &str, message: impl Into<String>) -> Self {
         ReadError::Malformed {
             path: display_path(path),
@@ -35,8 +37,10 @@ impl ReadError {
         Self::from_io_at(display_path(relative), error)
     }
 
-    /// Like `from_io`, for a path the user typed, shown exactly as typed.
+    /// Like `from_io`, for a path the user typed, shown as typed (with
+    /// control characters escaped, as everywhere).
     pub(crate) fn from_io_at(path: String, error: &std::io::Error) -> Self {
+        let path = escape(&path);
         match error.kind() {
             std::io::ErrorKind::NotFound => ReadError::NotFound { path },
             std::io::ErrorKind::PermissionDenied => ReadError::PermissionDenied { path },
@@ -60,7 +64,114 @@ impl ParseError {
 }
 
 /// `sys/devices/...` becomes `/sys/devices/...`: paths are kept relative to
-/// the root internally and shown absolute.
+/// the root internally and shown absolute. Names in a hostile tree can hold
+/// any byte but `/` and NUL, so control characters are escaped: a path in an
+/// error must never move the cursor or recolour the user's terminal.
 pub fn display_path(relative: &str) -> String {
-    format!("/{}", relative.trim_start_matches('/'))
+    escape(&format!("/{}", relative.trim_start_matches('/')))
+}
+
+/// How much of a hostile input an error quotes: enough to recognise the
+/// line, never a screenful.
+pub const QUOTE_MAX_CHARS: usize = 200;
+
+/// File content made safe to put in an error message: one line of at most
+/// [`QUOTE_MAX_CHARS`] input characters (then `…`), with control and
+/// invisible characters escaped so a file cannot send escape sequences to
+/// the terminal or hide what it says.
+pub fn quote(text: &str) -> String {
+    let mut out = String::new();
+    for (count, c) in text.chars().enumerate() {
+        if count == QUOTE_MAX_CHARS {
+            out.push('…');
+            break;
+        }
+        push_escaped(&mut out, c);
+    }
+    out
+}
+
+/// Like [`quote`] without the length cut, for paths (bounded by PATH_MAX).
+pub fn escape(text: &str) -> String {
+    if !text.chars().any(needs_escape) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    text.chars().for_each(|c| push_escaped(&mut out, c));
+    out
+}
+
+fn push_escaped(out: &mut String, c: char) {
+    use std::fmt::Write;
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if (c as u32) < 0x100 && needs_escape(c) => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c if needs_escape(c) => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+        c => out.push(c),
+    }
+}
+
+/// C0 and C1 controls (ESC, CR, NUL, CSI…), DEL, and the format characters
+/// that reorder or hide text (bidi overrides, zero-width marks, line and
+/// paragraph separators, tag characters).
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c as u32,
+            0xad | 0x061c
+                | 0x180e
+                | 0x200b..=0x200f
+                | 0x2028..=0x202e
+                | 0x2060..=0x206f
+                | 0xfeff
+                | 0xfff9..=0xfffb
+                | 0xe0000..=0xe007f
+        )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn quote_escapes_terminal_controls() {
+        assert_eq!(quote("a\x1b[31mred\r\0\n"), "a\\x1b[31mred\\r\\x00\\n");
+        assert_eq!(quote("\u{9b}2J"), "\\x9b2J");
+        assert_eq!(quote("abc\u{202e}fed"), "abc\\u{202e}fed");
+        assert_eq!(quote("\x7f"), "\\x7f");
+        assert_eq!(quote("0-3,8 ok µs"), "0-3,8 ok µs");
+    }
+
+    #[test]
+    fn quote_cuts_long_input_to_one_short_line() {
+        let long = "7".repeat(10_000);
+        let quoted = quote(&long);
+        assert_eq!(quoted.chars().count(), QUOTE_MAX_CHARS + 1);
+        assert!(quoted.ends_with('…'));
+        assert!(!quote("a\nb\nc").contains('\n'));
+    }
+
+    #[test]
+    fn paths_from_a_hostile_tree_are_escaped() {
+        let err = ReadError::malformed("sys/class/net/\x1b]0;pwned\x07/x", "bad");
+        assert_eq!(err.to_string(), "/sys/class/net/\\x1b]0;pwned\\x07/x: malformed: bad");
+        let err = ReadError::from_io_at("snap\x1b.tar.gz".into(), &std::io::Error::other("boom"));
+        assert!(err.to_string().starts_with("snap\\x1b.tar.gz: "), "{err}");
+    }
+
+    proptest! {
+        #[test]
+        fn quoted_text_is_one_safe_line(text in "\\PC{0,300}|[\\x00-\\x{ff}]{0,300}") {
+            let quoted = quote(&text);
+            prop_assert!(!quoted.chars().any(needs_escape), "{quoted:?}");
+            prop_assert!(quoted.chars().count() <= 9 * QUOTE_MAX_CHARS + 1);
+        }
+    }
 }

@@ -15,6 +15,7 @@ pub mod root;
 pub mod snapshot;
 pub mod sysfs;
 pub mod unread;
+pub mod untrusted;
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};

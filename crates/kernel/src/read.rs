@@ -3,8 +3,19 @@
 //! (an error naming the file).
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
+
+/// Keys one `key: value` file (meminfo, numastat, vmstat, sched) may hold.
+/// Real ones have at most about 150; each parsed file is kept per node or
+/// per thread, so a 16 MiB file of distinct keys must not become a map of a
+/// million entries.
+pub const MAX_KEYS: usize = 4096;
+
+/// The error for a file past [`MAX_KEYS`].
+pub(crate) fn too_many_keys() -> ParseError {
+    ParseError::new(format!("more than {MAX_KEYS} keys"))
+}
 
 pub(crate) fn parsed<T>(
     root: &Root,
@@ -20,6 +31,11 @@ pub(crate) fn list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadEr
     parsed(root, relative, IdList::parse)
 }
 
+/// A node list (`node/online`, `cpuset.mems`): ids below MAX_NUMNODES.
+pub(crate) fn node_list(root: &Root, relative: &str) -> Result<Option<IdList>, ReadError> {
+    parsed(root, relative, IdList::parse_nodes)
+}
+
 /// A `_list` file, or its hex-mask twin on kernels that lack the list.
 pub(crate) fn list_or_mask(root: &Root, list_path: &str, mask_path: &str) -> Result<Option<IdList>, ReadError> {
     match list(root, list_path)? {
@@ -32,7 +48,7 @@ pub(crate) fn number(root: &Root, relative: &str) -> Result<Option<u64>, ReadErr
     parsed(root, relative, |text| {
         text.trim()
             .parse()
-            .map_err(|_| ParseError::new(format!("`{}` is not a number", text.trim())))
+            .map_err(|_| ParseError::new(format!("`{}` is not a number", quote(text.trim()))))
     })
 }
 
@@ -41,7 +57,7 @@ pub fn parse_id(text: &str) -> Result<Option<u32>, ParseError> {
     let value: i64 = text
         .trim()
         .parse()
-        .map_err(|_| ParseError::new(format!("`{}` is not an id", text.trim())))?;
+        .map_err(|_| ParseError::new(format!("`{}` is not an id", quote(text.trim()))))?;
     Ok(u32::try_from(value).ok())
 }
 

@@ -13,9 +13,15 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{display_path, ReadError};
+use crate::untrusted::{self, MAX_KERNEL_FILE_BYTES};
 
 /// Hard cap on symlink hops, as the kernel's own ELOOP guard does.
 const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The most names one directory may list. The largest real one is /proc
+/// with pid_max at its ceiling (4,194,304 processes); past twice that a
+/// tree is hostile, and the names alone would take hundreds of MB.
+const MAX_DIR_ENTRIES: usize = 1 << 23;
 
 /// Everything a run read, so `snapshot` can rebuild it byte for byte.
 #[derive(Debug, Default, Clone)]
@@ -33,7 +39,7 @@ pub struct Root {
     base: PathBuf,
     recording: Option<Arc<Mutex<Recording>>>,
     /// Keeps an unpacked snapshot alive as long as any clone of the root.
-    _unpacked: Option<Arc<tempfile::TempDir>>,
+    _unpacked: Option<Arc<crate::snapshot::Unpacked>>,
 }
 
 impl Root {
@@ -52,8 +58,8 @@ impl Root {
         let meta = fs::metadata(path).map_err(|e| ReadError::from_io_at(shown.clone(), &e))?;
         if !meta.is_dir() {
             return Err(ReadError::Io {
-                path: shown,
-                message: "not a directory".into(),
+                path: crate::error::escape(&shown),
+                message: format!("is {}, not a directory", untrusted::kind_name(meta.file_type())),
             });
         }
         Ok(Root {
@@ -63,7 +69,7 @@ impl Root {
         })
     }
 
-    pub(crate) fn unpacked(dir: tempfile::TempDir, base: PathBuf) -> Self {
+    pub(crate) fn unpacked(dir: crate::snapshot::Unpacked, base: PathBuf) -> Self {
         Root {
             base,
             recording: None,
@@ -86,10 +92,13 @@ impl Root {
         &self.base
     }
 
-    /// Reads a whole file as text.
+    /// Reads a whole file as text: a regular file of at most
+    /// [`MAX_KERNEL_FILE_BYTES`], never a FIFO or device.
     pub fn read(&self, relative: &str) -> Result<String, ReadError> {
         let resolved = self.resolve(relative)?;
-        let bytes = fs::read(self.base.join(&resolved)).map_err(|e| ReadError::from_io(relative, &e))?;
+        let (file, meta) = self.open_resolved(&resolved, relative)?;
+        let bytes = untrusted::read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES)
+            .map_err(|e| ReadError::from_io(relative, &e))?;
         // Some kernels end sysfs lists with "\n\0"; the NUL is padding, not
         // data. The recorded bytes stay exact.
         let text = String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string();
@@ -97,6 +106,19 @@ impl Root {
             r.files.insert(resolved, bytes);
         });
         Ok(text)
+    }
+
+    /// Opens a regular file for reading, for callers that stream it; the
+    /// same checks as [`Root::read`] apply, without the size cap.
+    pub fn open(&self, relative: &str) -> Result<fs::File, ReadError> {
+        let resolved = self.resolve(relative)?;
+        Ok(self.open_resolved(&resolved, relative)?.0)
+    }
+
+    /// `resolved` has no links left in it, so the last component must not
+    /// be one either (it would be a link swapped in since resolving).
+    fn open_resolved(&self, resolved: &str, relative: &str) -> Result<(fs::File, fs::Metadata), ReadError> {
+        untrusted::open_regular(&self.base.join(resolved), false).map_err(|e| ReadError::from_io(relative, &e))
     }
 
     /// Reads a file that may legitimately be absent (kernel- or
@@ -123,6 +145,12 @@ impl Root {
         };
         let mut names = Vec::new();
         for entry in entries {
+            if names.len() == MAX_DIR_ENTRIES {
+                return Err(ReadError::Io {
+                    path: display_path(relative),
+                    message: format!("more than {MAX_DIR_ENTRIES} entries; refusing to list it"),
+                });
+            }
             let entry = entry.map_err(|e| ReadError::from_io(relative, &e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             if name == crate::snapshot::KEEP {
@@ -145,10 +173,7 @@ impl Root {
     /// this, and only after `--apply`.
     pub fn write(&self, relative: &str, contents: &str) -> Result<(), ReadError> {
         let resolved = self.resolve(relative)?;
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .truncate(true)
-            .open(self.base.join(&resolved))
+        let mut file = untrusted::open_regular_for_write(&self.base.join(&resolved))
             .map_err(|e| ReadError::from_io(relative, &e))?;
         std::io::Write::write_all(&mut file, contents.as_bytes()).map_err(|e| ReadError::from_io(relative, &e))
     }
@@ -341,3 +366,7 @@ mod tests {
         assert_eq!(err.to_string(), "/nonexistent/numasleuth-root: not found");
     }
 }
+
+#[cfg(test)]
+#[path = "root_hostile_tests.rs"]
+mod hostile_tests;

@@ -16,7 +16,11 @@ use addr2line::gimli::{self, EndianSlice, RunTimeEndian, SectionId};
 use object::read::ReadCache;
 use object::{Object, ObjectSection};
 
+use numasleuth_kernel::error::escape;
+use numasleuth_kernel::untrusted::format_cap;
+
 use crate::demangle::demangle;
+use crate::limits::{self, MAX_DWARF_BYTES};
 use crate::open::ObjectSource;
 
 /// What the debug info says about one link-time address.
@@ -39,11 +43,27 @@ pub struct DebugInfo {
 }
 
 fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{shown}: {e}"))?;
+    let file = limits::open_elf(path, shown).map_err(|e| e.to_string())?;
     let cache = ReadCache::new(file);
-    let object = object::File::parse(&cache).map_err(|e| format!("{shown}: {e}"))?;
+    let object = object::File::parse(&cache).map_err(|e| format!("{}: {e}", escape(shown)))?;
     if object.section_by_name(".debug_info").is_none() {
         return Ok(None);
+    }
+    // Sections are copied into memory whole; refuse before copying any.
+    let dwarf_bytes: u64 = object
+        .sections()
+        .filter(|s| {
+            s.name()
+                .is_ok_and(|n| n.starts_with(".debug_") || n.starts_with(".zdebug_"))
+        })
+        .map(|s| s.size())
+        .fold(0, u64::saturating_add);
+    if dwarf_bytes > MAX_DWARF_BYTES {
+        return Err(format!(
+            "{}: {dwarf_bytes} bytes of debug info, more than the {} numasleuth loads",
+            escape(shown),
+            format_cap(MAX_DWARF_BYTES)
+        ));
     }
     let endian = if object.is_little_endian() {
         RunTimeEndian::Little
@@ -55,7 +75,7 @@ fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, S
             Some(section) => section
                 .uncompressed_data()
                 .map(Cow::into_owned)
-                .map_err(|e| format!("{shown}: {}: {e}", id.name())),
+                .map_err(|e| format!("{}: {}: {e}", escape(shown), id.name())),
             None => Ok(Vec::new()),
         }
     })?;

@@ -1,5 +1,6 @@
 //! Why an object file or a symbol could not be used, always with the path.
 
+use numasleuth_kernel::error::escape;
 use thiserror::Error;
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -21,8 +22,10 @@ pub enum SymbolError {
 }
 
 impl SymbolError {
+    /// Paths come from process maps and user input and may hold any byte:
+    /// control characters are escaped, as in every kernel error.
     pub(crate) fn io(path: &str, error: &std::io::Error) -> Self {
-        let path = path.to_string();
+        let path = escape(path);
         match error.kind() {
             std::io::ErrorKind::NotFound => SymbolError::NotFound { path },
             std::io::ErrorKind::PermissionDenied => SymbolError::PermissionDenied { path },
@@ -35,7 +38,7 @@ impl SymbolError {
 
     pub(crate) fn malformed(path: &str, error: impl std::fmt::Display) -> Self {
         SymbolError::Malformed {
-            path: path.to_string(),
+            path: escape(path),
             message: error.to_string(),
         }
     }

@@ -116,7 +116,9 @@ impl ElfImage {
         match FileKind::parse(data) {
             Ok(FileKind::Elf32) => parse_elf::<object::elf::FileHeader32<Endianness>, R>(data, path, false),
             Ok(FileKind::Elf64) => parse_elf::<object::elf::FileHeader64<Endianness>, R>(data, path, true),
-            _ => Err(SymbolError::NotElf { path: path.to_string() }),
+            _ => Err(SymbolError::NotElf {
+                path: numasleuth_kernel::error::escape(path),
+            }),
         }
     }
 

@@ -17,6 +17,7 @@ pub mod debuginfo;
 pub mod demangle;
 pub mod error;
 pub mod image;
+pub mod limits;
 pub mod open;
 pub mod placement;
 pub mod process;

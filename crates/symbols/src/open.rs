@@ -18,6 +18,7 @@ use object::read::ReadCache;
 
 use crate::error::SymbolError;
 use crate::image::ElfImage;
+use crate::limits;
 use crate::symbols::{self, SymbolTable};
 
 /// Where an object's bytes can be read, best first.
@@ -67,20 +68,14 @@ impl ObjectSource {
         })
     }
 
-    /// Opens the first candidate that can be opened.
+    /// Opens the first candidate that can be opened: a regular file within
+    /// [`crate::limits`], never a FIFO or device (which could block).
     pub fn open(&self) -> Result<File, SymbolError> {
         let mut worst: Option<SymbolError> = None;
         for candidate in &self.candidates {
-            match File::open(candidate) {
-                Ok(file) if file.metadata().is_ok_and(|m| m.is_file()) => return Ok(file),
-                Ok(_) => {
-                    worst.get_or_insert(SymbolError::Io {
-                        path: self.shown.clone(),
-                        message: "not a regular file".into(),
-                    });
-                }
-                Err(e) => {
-                    let error = SymbolError::io(&self.shown, &e);
+            match limits::open_elf(candidate, &self.shown) {
+                Ok(file) => return Ok(file),
+                Err(error) => {
                     if !matches!(error, SymbolError::NotFound { .. }) || worst.is_none() {
                         worst = Some(error);
                     }
@@ -88,7 +83,7 @@ impl ObjectSource {
             }
         }
         Err(worst.unwrap_or_else(|| SymbolError::NotFound {
-            path: self.shown.clone(),
+            path: numasleuth_kernel::error::escape(&self.shown),
         }))
     }
 

@@ -5,7 +5,7 @@
 //! position in the machine.
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 use crate::unread::Gaps;
@@ -43,7 +43,7 @@ pub fn parse(text: &str) -> Result<Vec<InterruptLine>, ParseError> {
         .map(|w| {
             w.strip_prefix("CPU")
                 .and_then(|n| n.parse().ok())
-                .ok_or_else(|| ParseError::new(format!("header word `{w}` is not CPUn")))
+                .ok_or_else(|| ParseError::new(format!("header word `{}` is not CPUn", quote(w))))
         })
         .collect::<Result<_, _>>()?;
     if cpus.is_empty() {
@@ -56,7 +56,7 @@ pub fn parse(text: &str) -> Result<Vec<InterruptLine>, ParseError> {
         }
         let (id, rest) = line
             .split_once(':')
-            .ok_or_else(|| ParseError::new(format!("line {}: no `IRQ:` in `{}`", index + 2, line.trim())))?;
+            .ok_or_else(|| ParseError::new(format!("line {}: no `IRQ:` in `{}`", index + 2, quote(line.trim()))))?;
         let id = id.trim().to_string();
         let mut words = rest.split_whitespace().peekable();
         let mut counts = Vec::new();

@@ -11,7 +11,7 @@
 //! escapes only newlines, as `\012`), or be `[heap]`, `[stack]`, `[vdso]`, a
 //! file ending in ` (deleted)`, or empty for anonymous memory.
 
-use crate::error::ParseError;
+use crate::error::{quote, ParseError};
 
 /// Permissions of a mapping, as the four `rwxp`/`rwxs` letters say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -31,16 +31,27 @@ impl Perms {
             match bytes.get(i) {
                 Some(&b) if b == yes => Ok(true),
                 Some(b'-') => Ok(false),
-                _ => Err(ParseError::new(format!("permissions `{text}` are not like `rw-p`"))),
+                _ => Err(ParseError::new(format!(
+                    "permissions `{}` are not like `rw-p`",
+                    quote(text)
+                ))),
             }
         };
         if bytes.len() != 4 {
-            return Err(ParseError::new(format!("permissions `{text}` are not four letters")));
+            return Err(ParseError::new(format!(
+                "permissions `{}` are not four letters",
+                quote(text)
+            )));
         }
         let shared = match bytes[3] {
             b's' => true,
             b'p' => false,
-            _ => return Err(ParseError::new(format!("permissions `{text}` end in neither p nor s"))),
+            _ => {
+                return Err(ParseError::new(format!(
+                    "permissions `{}` end in neither p nor s",
+                    quote(text)
+                )))
+            }
         };
         Ok(Perms {
             read: flag(0, b'r')?,
@@ -109,7 +120,7 @@ impl Mapping {
 
 /// Parses one line of `/proc/PID/maps`.
 pub fn parse_line(line: &str) -> Result<Mapping, ParseError> {
-    let bad = |what: &str| ParseError::new(format!("{what} in maps line `{}`", line.trim_end()));
+    let bad = |what: &str| ParseError::new(format!("{what} in maps line `{}`", quote(line.trim_end())));
     let mut rest = line.trim_end_matches('\n');
     let mut field = || -> Option<&str> {
         let trimmed = rest.trim_start_matches(' ');

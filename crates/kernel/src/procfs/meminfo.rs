@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
 
 /// Values in bytes where the kernel gave kB, raw counts otherwise
@@ -47,18 +47,27 @@ pub fn parse(text: &str) -> Result<Meminfo, ParseError> {
         let line = strip_node_prefix(line);
         let (key, rest) = line
             .split_once(':')
-            .ok_or_else(|| ParseError::new(format!("line {}: no `key:` in `{line}`", index + 1)))?;
+            .ok_or_else(|| ParseError::new(format!("line {}: no `key:` in `{}`", index + 1, quote(line))))?;
         let mut words = rest.split_whitespace();
         let number: u64 = words
             .next()
             .and_then(|w| w.parse().ok())
-            .ok_or_else(|| ParseError::new(format!("line {}: `{}` has no number", index + 1, key.trim())))?;
+            .ok_or_else(|| ParseError::new(format!("line {}: `{}` has no number", index + 1, quote(key.trim()))))?;
         let value = match words.next() {
             Some("kB") => number.saturating_mul(1024),
             None => number,
-            Some(unit) => return Err(ParseError::new(format!("line {}: unknown unit `{unit}`", index + 1))),
+            Some(unit) => {
+                return Err(ParseError::new(format!(
+                    "line {}: unknown unit `{}`",
+                    index + 1,
+                    quote(unit)
+                )))
+            }
         };
         values.insert(key.trim().to_string(), value);
+        if values.len() > crate::read::MAX_KEYS {
+            return Err(crate::read::too_many_keys());
+        }
     }
     if values.is_empty() {
         return Err(ParseError::new("no entries"));

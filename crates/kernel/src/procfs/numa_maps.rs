@@ -18,7 +18,7 @@
 use serde::Serialize;
 
 use crate::cpulist::IdList;
-use crate::error::ParseError;
+use crate::error::{quote, ParseError};
 
 /// The mode of a memory policy, as `mpol_to_str` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -126,7 +126,7 @@ impl NumaMapsEntry {
 /// Parses `bind=static:0-1`, `prefer (many):0,2`, `weighted interleave:0-3`.
 pub fn parse_policy(text: &str) -> Result<Policy, ParseError> {
     let (head, nodes) = match text.split_once(':') {
-        Some((head, nodes)) => (head, Some(IdList::parse(nodes)?)),
+        Some((head, nodes)) => (head, Some(IdList::parse_nodes(nodes)?)),
         None => (text, None),
     };
     let (mode, flags) = match head.split_once('=') {
@@ -153,12 +153,12 @@ const SPACED_MODES: [&str; 2] = ["prefer (many)", "weighted interleave"];
 /// Parses one line.
 pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
     let line = line.trim_end();
-    let bad = |what: String| ParseError::new(format!("{what} in numa_maps line `{line}`"));
+    let bad = |what: String| ParseError::new(format!("{what} in numa_maps line `{}`", quote(line)));
     let (start, rest) = line.split_once(' ').unwrap_or((line, ""));
     let start = (!start.is_empty() && start.len() <= 16)
         .then(|| u64::from_str_radix(start, 16).ok())
         .flatten()
-        .ok_or_else(|| bad(format!("start address `{start}` is not hex")))?;
+        .ok_or_else(|| bad(format!("start address `{}` is not hex", quote(start))))?;
     let mut entry = NumaMapsEntry {
         start,
         ..NumaMapsEntry::default()
@@ -181,7 +181,7 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
         let count = || -> Result<u64, ParseError> {
             value
                 .and_then(|v| v.parse().ok())
-                .ok_or_else(|| bad(format!("`{word}` has no count")))
+                .ok_or_else(|| bad(format!("`{}` has no count", quote(word))))
         };
         match (key, value) {
             ("file", Some(path)) => entry.file = Some(unescape(path)),
@@ -197,7 +197,11 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
             ("writeback", _) => entry.writeback_pages = Some(count()?),
             ("kernelpagesize_kB", _) => entry.kernel_page_size_kb = Some(count()?),
             (node, _) if is_node_key(node) => {
-                let id = node[1..].parse().map_err(|_| bad(format!("bad node in `{word}`")))?;
+                let id = node[1..]
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|id| *id < crate::cpulist::MAX_NODE_IDS)
+                    .ok_or_else(|| bad(format!("bad node in `{}`", quote(word))))?;
                 entry.pages_by_node.push((id, count()?));
             }
             _ => entry.unknown.push(word.to_string()),
@@ -351,6 +355,9 @@ mod tests {
             "7f00 default anon=",
             "7f00 default N0=x",
             "7f00 default kernelpagesize_kB=-4",
+            // Beyond MAX_NUMNODES: no kernel writes these.
+            "7f00 default N1024=1",
+            "7f00 bind:0-4000000 N0=1",
         ] {
             assert!(parse_line(line).is_err(), "accepted `{line}`");
         }

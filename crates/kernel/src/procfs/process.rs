@@ -12,7 +12,7 @@
 //! one line of each in memory, never the whole text.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 
 use thiserror::Error;
 
@@ -23,6 +23,7 @@ use crate::procfs::numa_maps::{self, NumaMapsEntry};
 use crate::procfs::status;
 use crate::procfs::task::{self, Sched, TaskStat};
 use crate::root::Root;
+use crate::untrusted::format_cap;
 
 /// How an ESRCH read error (the task was reaped while its /proc file was
 /// open) shows in a [`ReadError::Io`] message.
@@ -262,6 +263,13 @@ impl NumaFeed {
     }
 }
 
+/// The longest line a streamed file may have. The kernel's longest is a
+/// numa_maps line: a 4,096-byte path written with octal escapes (16 KiB),
+/// a policy and a count for each of up to 1,024 nodes (about 20 KiB more).
+/// The stream's memory stays flat however long the file, and this keeps one
+/// newline-free line (a sparse file, say) from undoing that.
+pub const MAX_LINE_BYTES: u64 = 256 << 10;
+
 /// A file read line by line through a [`Root`], reusing one buffer. Bytes
 /// that are not UTF-8 (file names may hold any) are shown lossily rather
 /// than failing the read.
@@ -274,8 +282,7 @@ pub struct LineStream {
 
 impl LineStream {
     pub fn open(root: &Root, relative: &str) -> Result<Self, ReadError> {
-        let resolved = root.resolve(relative)?;
-        let file = File::open(root.base().join(&resolved)).map_err(|e| ReadError::from_io(relative, &e))?;
+        let file = root.open(relative)?;
         Ok(LineStream {
             reader: BufReader::with_capacity(64 * 1024, file),
             bytes: Vec::new(),
@@ -288,12 +295,18 @@ impl LineStream {
     pub fn next_line(&mut self) -> Result<Option<&str>, ReadError> {
         loop {
             self.bytes.clear();
-            let read = self
-                .reader
+            let read = (&mut self.reader)
+                .take(MAX_LINE_BYTES + 1)
                 .read_until(b'\n', &mut self.bytes)
                 .map_err(|e| ReadError::from_io(&self.relative, &e))?;
             if read == 0 {
                 return Ok(None);
+            }
+            if read as u64 > MAX_LINE_BYTES {
+                return Err(ReadError::Io {
+                    path: display_path(&self.relative),
+                    message: format!("has a line longer than {}", format_cap(MAX_LINE_BYTES)),
+                });
             }
             if !self.bytes.iter().all(|b| b.is_ascii_whitespace() || *b == 0) {
                 break;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 use crate::sysfs::node::parse_counters;
@@ -33,7 +33,7 @@ pub fn parse_choice(text: &str) -> Result<String, ParseError> {
     text.split_whitespace()
         .find_map(|w| w.strip_prefix('[')?.strip_suffix(']'))
         .map(String::from)
-        .ok_or_else(|| ParseError::new(format!("no [selected] value in `{}`", text.trim())))
+        .ok_or_else(|| ParseError::new(format!("no [selected] value in `{}`", quote(text.trim()))))
 }
 
 /// `/proc/swaps`: a header line, then one line per active area.

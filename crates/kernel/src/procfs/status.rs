@@ -5,7 +5,7 @@
 //! restriction the user actually lives under.
 
 use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -25,7 +25,12 @@ pub fn parse_allowed(text: &str) -> Result<Allowed, ParseError> {
             "Mems_allowed_list" => &mut allowed.mems,
             _ => continue,
         };
-        let list = IdList::parse(value).map_err(|e| ParseError::new(format!("{}: {}", key.trim(), e.0)))?;
+        let parse = if key.trim() == "Mems_allowed_list" {
+            IdList::parse_nodes
+        } else {
+            IdList::parse
+        };
+        let list = parse(value).map_err(|e| ParseError::new(format!("{}: {}", quote(key.trim()), e.0)))?;
         *slot = Some(list);
     }
     Ok(allowed)

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::ParseError;
+use crate::error::{quote, ParseError};
 
 /// `PF_KTHREAD` in `stat`'s flags (include/linux/sched.h): a kernel thread.
 pub const PF_KTHREAD: u64 = 0x0020_0000;
@@ -49,7 +49,7 @@ pub fn parse_stat(text: &str) -> Result<TaskStat, ParseError> {
     let tid = text[..open]
         .trim()
         .parse()
-        .map_err(|_| ParseError::new(format!("`{}` is not a task id", &text[..open])))?;
+        .map_err(|_| ParseError::new(format!("`{}` is not a task id", quote(&text[..open]))))?;
     let comm = text[open + 2..close].to_string();
     // Fields after comm, numbered from 3 as in proc(5).
     let fields: Vec<&str> = text[close + 1..].split_whitespace().collect();
@@ -58,7 +58,7 @@ pub fn parse_stat(text: &str) -> Result<TaskStat, ParseError> {
         field(n)
             .map(|v| {
                 v.parse()
-                    .map_err(|_| ParseError::new(format!("stat field {n} `{v}` is not a number")))
+                    .map_err(|_| ParseError::new(format!("stat field {n} `{}` is not a number", quote(v))))
             })
             .transpose()
     };
@@ -69,7 +69,7 @@ pub fn parse_stat(text: &str) -> Result<TaskStat, ParseError> {
     let processor = field(39)
         .map(|v| {
             v.parse::<i64>()
-                .map_err(|_| ParseError::new(format!("processor `{v}` is not a number")))
+                .map_err(|_| ParseError::new(format!("processor `{}` is not a number", quote(v))))
         })
         .transpose()?
         .and_then(|cpu| u32::try_from(cpu).ok());
@@ -112,6 +112,9 @@ pub fn parse_sched(text: &str) -> Result<Sched, ParseError> {
             let key = key.trim();
             if !key.is_empty() && !key.contains(' ') {
                 sched.fields.insert(key.to_string(), value.trim().to_string());
+                if sched.fields.len() > crate::read::MAX_KEYS {
+                    return Err(crate::read::too_many_keys());
+                }
             }
             continue;
         }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{ParseError, ReadError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::root::Root;
 
 pub const PATH: &str = "proc/zoneinfo";
@@ -48,8 +48,11 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
         if let Some(rest) = line.strip_prefix("Node ") {
             let (node, zone) = rest
                 .split_once(", zone")
-                .ok_or_else(|| at(format!("`{line}` is not `Node N, zone NAME`")))?;
-            let node = node.trim().parse().map_err(|_| at(format!("`{node}` is not a node")))?;
+                .ok_or_else(|| at(format!("`{}` is not `Node N, zone NAME`", quote(line))))?;
+            let node = node
+                .trim()
+                .parse()
+                .map_err(|_| at(format!("`{}` is not a node", quote(node))))?;
             zones.push(Zone {
                 node,
                 name: zone.trim().to_string(),
@@ -62,10 +65,10 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
             if line.is_empty() {
                 continue;
             }
-            return Err(at(format!("`{line}` before the first `Node N, zone` header")));
+            return Err(at(format!("`{}` before the first `Node N, zone` header", quote(line))));
         };
         if let Some(rest) = line.strip_prefix("pages free") {
-            zone.free_pages = number(rest).ok_or_else(|| at(format!("`{line}` has no page count")))?;
+            zone.free_pages = number(rest).ok_or_else(|| at(format!("`{}` has no page count", quote(line))))?;
             in_zone_body = true;
             continue;
         }
@@ -77,7 +80,7 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
                 .map(|v| {
                     v.trim()
                         .parse()
-                        .map_err(|_| at(format!("`{v}` in protection is not a number")))
+                        .map_err(|_| at(format!("`{}` in protection is not a number", quote(v))))
                 })
                 .collect::<Result<_, _>>()?;
             continue;

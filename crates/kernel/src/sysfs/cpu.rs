@@ -5,8 +5,8 @@
 //! Offline CPUs usually have no `topology/` or `cache/` directory, and many
 //! architectures leave ids at -1, so every per-CPU field is optional.
 
-use crate::cpulist::IdList;
-use crate::error::ParseError;
+use crate::cpulist::{IdList, MAX_CPU_IDS};
+use crate::error::{quote, ParseError, ReadError};
 use crate::read;
 use crate::root::Root;
 use crate::unread::Gaps;
@@ -64,9 +64,14 @@ pub fn parse_size(text: &str) -> Result<u64, ParseError> {
     };
     let value: u64 = digits
         .parse()
-        .map_err(|_| ParseError::new(format!("`{text}` is not a cache size")))?;
+        .map_err(|_| ParseError::new(format!("`{}` is not a cache size", quote(text))))?;
     Ok(value.saturating_mul(multiplier))
 }
+
+/// Cache levels and kinds one CPU lists (`index0`…): real CPUs have at most
+/// six (L1d, L1i, L2, L3, L4, a memory-side cache). Each index holds a CPU
+/// list, so a hostile tree of thousands would multiply memory per CPU.
+const MAX_CACHE_INDICES: usize = 32;
 
 pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     let mut ids: Vec<u32> = names
@@ -89,7 +94,14 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<CpuSysfs> {
         present: list("present"),
         possible: list("possible"),
     };
-    let cpus = cpu_ids(&names).into_iter().map(|id| read_cpu(root, id, gaps)).collect();
+    let (ids, beyond): (Vec<u32>, Vec<u32>) = cpu_ids(&names).into_iter().partition(|id| *id < MAX_CPU_IDS);
+    if let Some(id) = beyond.first() {
+        gaps.note(&ReadError::malformed(
+            CPU_DIR,
+            format!("cpu{id} is beyond the kernel's limit of {MAX_CPU_IDS} CPUs"),
+        ));
+    }
+    let cpus = ids.into_iter().map(|id| read_cpu(root, id, gaps)).collect();
     Some(CpuSysfs { states, cpus })
 }
 
@@ -102,7 +114,7 @@ fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps) -> CpuFiles {
             "0" => Ok(Some(false)),
             "1" => Ok(Some(true)),
             "" => Ok(None),
-            other => Err(ParseError::new(format!("`{other}` is not 0 or 1"))),
+            other => Err(ParseError::new(format!("`{}` is not 0 or 1", quote(other)))),
         }))
         .flatten();
     let mut id_of = |name: &str| gaps.keep(read::id(root, &format!("{topo}/{name}")));
@@ -141,7 +153,18 @@ fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps) -> Vec<CacheFiles> {
         return Vec::new();
     };
     let mut caches = Vec::new();
-    for name in names.iter().filter(|n| n.starts_with("index")) {
+    let indices: Vec<_> = names.iter().filter(|n| n.starts_with("index")).collect();
+    if indices.len() > MAX_CACHE_INDICES {
+        gaps.note(&ReadError::malformed(
+            &cache_dir,
+            format!(
+                "{} cache indices; no CPU has more than {MAX_CACHE_INDICES}",
+                indices.len()
+            ),
+        ));
+        return Vec::new();
+    }
+    for name in indices {
         let dir = format!("{cache_dir}/{name}");
         let Some(level) = gaps.keep(read::id(root, &format!("{dir}/level"))) else {
             continue;

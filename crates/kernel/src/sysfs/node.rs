@@ -6,8 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::cpulist::IdList;
-use crate::error::ParseError;
+use crate::cpulist::{IdList, MAX_NODE_IDS};
+use crate::error::{quote, ParseError, ReadError};
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
 use crate::root::Root;
@@ -59,11 +59,17 @@ pub fn parse_distance(text: &str) -> Result<Vec<u32>, ParseError> {
         .split_whitespace()
         .map(|w| {
             w.parse()
-                .map_err(|_| ParseError::new(format!("`{w}` is not a distance")))
+                .map_err(|_| ParseError::new(format!("`{}` is not a distance", quote(w))))
         })
         .collect::<Result<_, _>>()?;
     if row.is_empty() {
         return Err(ParseError::new("empty distance row"));
+    }
+    if row.len() > MAX_NODE_IDS as usize {
+        return Err(ParseError::new(format!(
+            "{} distances, but there are at most {MAX_NODE_IDS} nodes",
+            row.len()
+        )));
     }
     Ok(row)
 }
@@ -74,12 +80,15 @@ pub fn parse_counters(text: &str) -> Result<BTreeMap<String, u64>, ParseError> {
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
         let mut words = line.split_whitespace();
         let (Some(name), Some(value), None) = (words.next(), words.next(), words.next()) else {
-            return Err(ParseError::new(format!("`{line}` is not `name value`")));
+            return Err(ParseError::new(format!("`{}` is not `name value`", quote(line))));
         };
         let value = value
             .parse()
-            .map_err(|_| ParseError::new(format!("`{value}` in `{line}` is not a counter")))?;
+            .map_err(|_| ParseError::new(format!("`{}` in `{}` is not a counter", quote(value), quote(line))))?;
         counters.insert(name.to_string(), value);
+        if counters.len() > crate::read::MAX_KEYS {
+            return Err(crate::read::too_many_keys());
+        }
     }
     Ok(counters)
 }
@@ -100,7 +109,7 @@ pub fn node_ids(names: &[String]) -> Vec<u32> {
 /// the topology.
 pub fn read(root: &Root, gaps: &mut Gaps) -> Option<NodeSysfs> {
     let names = gaps.keep(root.list(NODE_DIR))?;
-    let mut list = |name: &str| gaps.keep(read::list(root, &format!("{NODE_DIR}/{name}")));
+    let mut list = |name: &str| gaps.keep(read::node_list(root, &format!("{NODE_DIR}/{name}")));
     let states = NodeStates {
         online: list("online"),
         possible: list("possible"),
@@ -108,10 +117,14 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<NodeSysfs> {
         has_memory: list("has_memory"),
         has_normal_memory: list("has_normal_memory"),
     };
-    let nodes = node_ids(&names)
-        .into_iter()
-        .filter_map(|id| read_node(root, id, gaps))
-        .collect();
+    let (ids, beyond): (Vec<u32>, Vec<u32>) = node_ids(&names).into_iter().partition(|id| *id < MAX_NODE_IDS);
+    if let Some(id) = beyond.first() {
+        gaps.note(&ReadError::malformed(
+            NODE_DIR,
+            format!("node{id} is beyond the kernel's limit of {MAX_NODE_IDS} nodes"),
+        ));
+    }
+    let nodes = ids.into_iter().filter_map(|id| read_node(root, id, gaps)).collect();
     Some(NodeSysfs { states, nodes })
 }
 

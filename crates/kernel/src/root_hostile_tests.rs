@@ -1,0 +1,218 @@
+//! A hostile `--root` tree: FIFOs, sockets and devices where kernel files
+//! should be, files too big to be kernel files, names holding escape
+//! sequences. Every case must end in a clear error, never a hang.
+
+use super::*;
+use crate::procfs::process::{LineStream, MAX_LINE_BYTES};
+use crate::untrusted::mkfifo;
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    fs::create_dir_all(dir.path().join("sys/devices/system/node")).unwrap();
+    fs::create_dir_all(dir.path().join("proc/42")).unwrap();
+    dir
+}
+
+/// Runs `f` on another thread and fails the test if it has not finished in
+/// ten seconds: a FIFO that is opened blocking would hang forever.
+fn without_hanging<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(f());
+    });
+    receiver
+        .recv_timeout(std::time::Duration::from_secs(10))
+        .expect("blocked on a FIFO or device")
+}
+
+#[test]
+fn a_fifo_in_the_tree_is_refused_not_waited_on() {
+    let dir = tree();
+    mkfifo(&dir.path().join("sys/devices/system/node/online"));
+    mkfifo(&dir.path().join("proc/42/maps"));
+    let root = Root::directory(dir.path()).unwrap();
+    let (read_root, stream_root, write_root) = (root.clone(), root.clone(), root.clone());
+    let err = without_hanging(move || read_root.read("sys/devices/system/node/online").unwrap_err());
+    assert_eq!(
+        err.to_string(),
+        "/sys/devices/system/node/online: is a FIFO, not a regular file"
+    );
+    let err = without_hanging(move || LineStream::open(&stream_root, "proc/42/maps").err().unwrap());
+    assert_eq!(err.to_string(), "/proc/42/maps: is a FIFO, not a regular file");
+    let err = without_hanging(move || write_root.write("sys/devices/system/node/online", "0").unwrap_err());
+    assert_eq!(
+        err.to_string(),
+        "/sys/devices/system/node/online: is a FIFO, not a regular file"
+    );
+}
+
+#[test]
+fn a_link_to_a_fifo_is_refused_too() {
+    let dir = tree();
+    mkfifo(&dir.path().join("pipe"));
+    std::os::unix::fs::symlink("/pipe", dir.path().join("sys/devices/system/node/online")).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let err = without_hanging(move || root.read("sys/devices/system/node/online").unwrap_err());
+    assert!(err.to_string().ends_with("is a FIFO, not a regular file"), "{err}");
+}
+
+#[test]
+fn a_fifo_as_the_root_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("root");
+    mkfifo(&fifo);
+    let err = without_hanging(move || Root::directory(&fifo).unwrap_err());
+    assert!(err.to_string().ends_with(": is a FIFO, not a directory"), "{err}");
+}
+
+#[test]
+fn a_socket_in_the_tree_is_refused() {
+    let dir = tree();
+    let _listener = std::os::unix::net::UnixListener::bind(dir.path().join("sys/devices/system/node/online")).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let err = root.read("sys/devices/system/node/online").unwrap_err();
+    assert!(err.to_string().ends_with("is a socket, not a regular file"), "{err}");
+}
+
+#[test]
+fn a_device_inside_the_root_is_never_opened() {
+    // The host's own /dev is "inside" a root at /, and needs no mknod.
+    let root = Root::directory(Path::new("/")).unwrap();
+    for device in ["dev/zero", "dev/null"] {
+        let shown = root.clone();
+        let err = without_hanging(move || shown.read(device).unwrap_err());
+        assert!(
+            err.to_string().ends_with("is a character device, not a regular file"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "needs root to mknod a character device"]
+fn a_character_device_in_the_tree_is_refused() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tree();
+    let at = dir.path().join("sys/devices/system/node/online");
+    let c_path = std::ffi::CString::new(at.as_os_str().as_bytes()).unwrap();
+    // /dev/zero's numbers: an endless source if it were ever read.
+    // SAFETY: c_path is a valid NUL-terminated string that outlives the call.
+    let rc = unsafe { libc::mknod(c_path.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) };
+    assert_eq!(rc, 0, "mknod: {}", std::io::Error::last_os_error());
+    let root = Root::directory(dir.path()).unwrap();
+    let err = without_hanging(move || root.read("sys/devices/system/node/online").unwrap_err());
+    assert!(
+        err.to_string().ends_with("is a character device, not a regular file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_sparse_giant_costs_nothing() {
+    let dir = tree();
+    let file = fs::File::create(dir.path().join("sys/devices/system/node/online")).unwrap();
+    file.set_len(1 << 30).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let err = root.read("sys/devices/system/node/online").unwrap_err();
+    assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
+}
+
+#[test]
+fn just_over_the_cap_is_refused_and_just_under_is_read() {
+    let dir = tree();
+    let at = dir.path().join("proc/42/environ");
+    fs::write(&at, vec![b'x'; MAX_KERNEL_FILE_BYTES as usize]).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    assert_eq!(
+        root.read("proc/42/environ").unwrap().len(),
+        MAX_KERNEL_FILE_BYTES as usize
+    );
+    fs::write(&at, vec![b'x'; MAX_KERNEL_FILE_BYTES as usize + 1]).unwrap();
+    assert!(root
+        .read("proc/42/environ")
+        .unwrap_err()
+        .to_string()
+        .contains("larger than 16 MiB"));
+}
+
+#[test]
+fn a_streamed_file_with_an_endless_line_is_an_error() {
+    let dir = tree();
+    let maps = dir.path().join("proc/42/maps");
+    let mut text = b"7f00-7f01 r--p 00000000 00:00 0\n".to_vec();
+    text.extend(std::iter::repeat_n(b'a', MAX_LINE_BYTES as usize + 10));
+    fs::write(&maps, &text).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let mut lines = LineStream::open(&root, "proc/42/maps").unwrap();
+    assert!(lines.next_line().unwrap().is_some());
+    let err = lines.next_line().unwrap_err();
+    assert_eq!(err.to_string(), "/proc/42/maps: has a line longer than 256 KiB");
+    // A sparse file is all NUL and never has a newline.
+    fs::File::create(&maps).unwrap().set_len(1 << 30).unwrap();
+    let mut lines = LineStream::open(&root, "proc/42/maps").unwrap();
+    assert!(lines.next_line().is_err());
+}
+
+#[test]
+fn names_from_the_tree_are_escaped_in_errors() {
+    let dir = tree();
+    let evil = "sys/devices/system/node/\x1b]2;owned\x07";
+    fs::write(dir.path().join(evil), "zz\x1b[2J").unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let err = crate::read::list(&root, evil).unwrap_err().to_string();
+    assert!(!err.contains('\x1b') && !err.contains('\x07'), "{err:?}");
+    assert!(err.contains("\\x1b]2;owned\\x07"), "{err}");
+}
+
+#[test]
+fn directories_beyond_the_kernels_limits_are_malformed() {
+    let dir = tree();
+    fs::create_dir_all(dir.path().join("sys/devices/system/node/node5000")).unwrap();
+    fs::create_dir_all(dir.path().join("sys/devices/system/cpu/cpu70000")).unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    // Out-of-range directories are noted as malformed and left out; the
+    // rest of the tree is still read.
+    let mut gaps = crate::unread::Gaps::default();
+    let nodes = crate::sysfs::node::read(&root, &mut gaps);
+    let err = gaps.first().unwrap().to_string();
+    assert!(
+        err.contains("node5000 is beyond the kernel's limit of 1024 nodes"),
+        "{err}"
+    );
+    assert!(nodes.is_none_or(|n| n.nodes.iter().all(|n| n.id < 1024)));
+    let mut gaps = crate::unread::Gaps::default();
+    let cpus = crate::sysfs::cpu::read(&root, &mut gaps);
+    let err = gaps.first().unwrap().to_string();
+    assert!(
+        err.contains("cpu70000 is beyond the kernel's limit of 65536 CPUs"),
+        "{err}"
+    );
+    assert!(cpus.is_some_and(|c| c.cpus.iter().all(|c| c.id < 65536)));
+    let row = vec!["10"; 1025].join(" ");
+    assert!(crate::sysfs::node::parse_distance(&row).is_err());
+}
+
+#[test]
+fn a_cpu_with_thousands_of_cache_indices_is_malformed() {
+    let dir = tree();
+    let cache = dir.path().join("sys/devices/system/cpu/cpu0/cache");
+    for i in 0..40 {
+        fs::create_dir_all(cache.join(format!("index{i}"))).unwrap();
+    }
+    let root = Root::directory(dir.path()).unwrap();
+    let mut gaps = crate::unread::Gaps::default();
+    let cpus = crate::sysfs::cpu::read(&root, &mut gaps).unwrap();
+    assert!(cpus.cpus.iter().all(|c| c.caches.is_empty()));
+    let err = gaps.first().unwrap().to_string();
+    assert!(err.contains("40 cache indices"), "{err}");
+}
+
+#[test]
+fn key_value_files_of_endless_keys_are_malformed() {
+    let many: String = (0..5000).map(|i| format!("Key{i}: 1 kB\n")).collect();
+    assert!(crate::procfs::meminfo::parse(&many).is_err());
+    let many: String = (0..5000).map(|i| format!("key{i} 1\n")).collect();
+    assert!(crate::sysfs::node::parse_counters(&many).is_err());
+    let many: String = (0..5000).map(|i| format!("key{i} : 1\n")).collect();
+    assert!(crate::procfs::task::parse_sched(&format!("x (1, #threads: 1)\n{many}")).is_err());
+}

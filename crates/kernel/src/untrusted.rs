@@ -1,0 +1,218 @@
+//! Opening and reading files we do not trust: anything under a `--root`
+//! tree, an unpacked snapshot, or a path a user or a process map names.
+//!
+//! Two things can go wrong before a single byte is parsed. A FIFO, socket
+//! or device where a kernel file should be makes `open` or `read` block
+//! forever (or, for some devices, act: opening a watchdog arms it), and a
+//! huge or endless file (a sparse 1 TiB file, a link to `/dev/zero`) makes a
+//! whole-file read take all memory. So the type is checked with `lstat`
+//! before opening (no open at all of a device), the file is opened
+//! non-blocking, the type is checked again on the open descriptor (a swap
+//! between the two checks cannot slip a FIFO in), and reads stop one byte
+//! past a cap.
+
+use std::fs::{File, FileType, Metadata, OpenOptions};
+use std::io::{self, Read};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+
+/// The most one /proc or /sys file read whole may hold. The biggest ones we
+/// read are /proc/interrupts and /proc/PID/maps; a 1,024-CPU machine's
+/// interrupts table is about 11 MB. Anything larger is not a kernel file,
+/// and reading it whole would only burn memory.
+pub const MAX_KERNEL_FILE_BYTES: u64 = 16 << 20;
+
+/// What a file that is not a regular file is, for an error message.
+pub fn kind_name(kind: FileType) -> &'static str {
+    if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_symlink() {
+        "a symbolic link"
+    } else if kind.is_file() {
+        "a regular file"
+    } else {
+        "an unknown kind of file"
+    }
+}
+
+fn not_regular(kind: FileType) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("is {}, not a regular file", kind_name(kind)),
+    )
+}
+
+/// Opens a regular file for reading without ever blocking on it.
+///
+/// With `follow_last` false the final component must not be a symlink
+/// (callers that resolved links themselves, such as [`crate::Root`]); with
+/// it true a link is followed and what it points at is checked (a user's
+/// path, or `/proc/PID/map_files/…`, which are links by design).
+pub fn open_regular(path: &Path, follow_last: bool) -> io::Result<(File, Metadata)> {
+    let before = if follow_last {
+        std::fs::metadata(path)?
+    } else {
+        std::fs::symlink_metadata(path)?
+    };
+    if !before.file_type().is_file() {
+        return Err(not_regular(before.file_type()));
+    }
+    let mut flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
+    if !follow_last {
+        flags |= libc::O_NOFOLLOW;
+    }
+    let file = OpenOptions::new().read(true).custom_flags(flags).open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    Ok((file, meta))
+}
+
+/// Opens an existing regular file for one write (a sysctl, an IRQ
+/// affinity), with the same checks as [`open_regular`], so a FIFO without a
+/// reader fails at once instead of blocking the writer.
+pub fn open_regular_for_write(path: &Path) -> io::Result<File> {
+    let before = std::fs::symlink_metadata(path)?;
+    if !before.file_type().is_file() {
+        return Err(not_regular(before.file_type()));
+    }
+    let flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY | libc::O_NOFOLLOW;
+    let file = OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .custom_flags(flags)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(not_regular(meta.file_type()));
+    }
+    Ok(file)
+}
+
+/// `16 MiB`, `4 GiB`: caps as people say them.
+pub fn format_cap(bytes: u64) -> String {
+    match bytes {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} bytes"),
+    }
+}
+
+/// The error for a file over its cap.
+pub fn too_large(cap_bytes: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("larger than {}; refusing to read it", format_cap(cap_bytes)),
+    )
+}
+
+/// Reads all of `file`, or fails once it passes `cap_bytes` without ever
+/// holding more than the cap plus one byte. `size_hint` is the file's
+/// `st_size`: 0 for most /proc files (read to EOF anyway), and when it is
+/// already over the cap nothing is read at all.
+pub fn read_capped(file: impl Read, size_hint: u64, cap_bytes: u64) -> io::Result<Vec<u8>> {
+    if size_hint > cap_bytes {
+        return Err(too_large(cap_bytes));
+    }
+    // sysfs reports 4096 for every attribute, /proc 0: a hint, not a size.
+    let mut bytes = Vec::with_capacity(size_hint.min(cap_bytes) as usize + 1);
+    file.take(cap_bytes + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap_bytes {
+        return Err(too_large(cap_bytes));
+    }
+    Ok(bytes)
+}
+
+/// Makes a FIFO, for tests that put one where a file should be.
+#[cfg(test)]
+pub(crate) fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c_path = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: c_path is a valid NUL-terminated string that outlives the call.
+    let rc = unsafe { libc::mkfifo(c_path.as_ptr(), 0o644) };
+    assert_eq!(rc, 0, "mkfifo {}: {}", path.display(), io::Error::last_os_error());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        mkfifo(&fifo);
+        for follow in [false, true] {
+            let err = open_regular(&fifo, follow).unwrap_err();
+            assert_eq!(err.to_string(), "is a FIFO, not a regular file");
+        }
+        let err = open_regular_for_write(&fifo).unwrap_err();
+        assert_eq!(err.to_string(), "is a FIFO, not a regular file");
+    }
+
+    #[test]
+    fn devices_sockets_and_directories_are_refused() {
+        let err = open_regular(Path::new("/dev/zero"), true).unwrap_err();
+        assert_eq!(err.to_string(), "is a character device, not a regular file");
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let err = open_regular(&socket, false).unwrap_err();
+        assert_eq!(err.to_string(), "is a socket, not a regular file");
+        let err = open_regular(dir.path(), false).unwrap_err();
+        assert_eq!(err.to_string(), "is a directory, not a regular file");
+    }
+
+    #[test]
+    fn links_are_followed_only_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("file"), "x").unwrap();
+        std::os::unix::fs::symlink("file", dir.path().join("link")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("zero")).unwrap();
+        assert!(open_regular(&dir.path().join("link"), true).is_ok());
+        let err = open_regular(&dir.path().join("link"), false).unwrap_err();
+        assert_eq!(err.to_string(), "is a symbolic link, not a regular file");
+        let err = open_regular(&dir.path().join("zero"), true).unwrap_err();
+        assert_eq!(err.to_string(), "is a character device, not a regular file");
+    }
+
+    #[test]
+    fn reads_stop_one_byte_past_the_cap() {
+        // An endless source: only cap + 1 bytes may ever be pulled from it.
+        let err = read_capped(io::repeat(b'7'), 0, 1 << 20).unwrap_err();
+        assert_eq!(err.to_string(), "larger than 1 MiB; refusing to read it");
+        assert_eq!(read_capped(&b"0-3\n"[..], 0, 4).unwrap(), b"0-3\n");
+        assert!(read_capped(&b"0-3\n"[..], 0, 3).is_err());
+        // An honest st_size over the cap is refused before any read.
+        assert!(read_capped(io::empty(), 5, 4).is_err());
+    }
+
+    #[test]
+    fn a_sparse_giant_is_refused_cheaply() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge");
+        let file = File::create(&path).unwrap();
+        file.set_len(1 << 34).unwrap();
+        let (file, meta) = open_regular(&path, false).unwrap();
+        let err = read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES).unwrap_err();
+        assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
+    }
+
+    #[test]
+    fn caps_read_as_people_say_them() {
+        assert_eq!(format_cap(16 << 20), "16 MiB");
+        assert_eq!(format_cap(4 << 30), "4 GiB");
+        assert_eq!(format_cap(256 << 10), "256 KiB");
+        assert_eq!(format_cap(1000), "1000 bytes");
+    }
+}
