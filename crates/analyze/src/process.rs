@@ -37,14 +37,40 @@ fn nodes_text(counts: &NodeCounts, unit: &str) -> String {
     parts.join(", ")
 }
 
-fn threads_text(model: &ProcessModel) -> String {
-    let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
-    format!(
-        "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
+/// Threads whose last CPU is outside their allowed set, named one by one
+/// up to this many.
+const MOVED_THREADS_SHOWN: usize = 4;
+
+/// Where the threads run, as evidence: the CPUs they last ran on, and
+/// each thread placed by its allowed CPUs instead (its last CPU is one it
+/// may no longer use), said so.
+fn threads_evidence(model: &ProcessModel) -> Vec<String> {
+    let moved: Vec<String> = model.threads.iter().filter_map(|t| t.moved_away()).collect();
+    if moved.is_empty() {
+        let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
+        return vec![format!(
+            "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
+            model.threads.len(),
+            model.thread_nodes,
+            model.pid
+        )];
+    }
+    let mut out = vec![format!(
+        "{} thread(s) run on node {}: {} of them by the CPUs they may use, not the CPU they last ran on \
+         (/proc/{}/task/*/stat `processor`, status `Cpus_allowed_list`)",
         model.threads.len(),
         model.thread_nodes,
+        moved.len(),
         model.pid
-    )
+    )];
+    out.extend(moved.iter().take(MOVED_THREADS_SHOWN).cloned());
+    if moved.len() > MOVED_THREADS_SHOWN {
+        out.push(format!(
+            "… and {} more such thread(s)",
+            moved.len() - MOVED_THREADS_SHOWN
+        ));
+    }
+    out
 }
 
 /// One object's section as the static-data check sees it.
@@ -109,7 +135,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         .max_by_key(|p| (p.section == ".bss", p.off))
         .map(|p| p.section)
         .unwrap_or(".bss");
-    let mut evidence = vec![threads_text(model)];
+    let mut evidence = threads_evidence(model);
     // One line per section with pages off the threads' node (a section
     // split over two mappings is summed), the largest first, at most 6.
     let mut lines: Vec<(u64, String)> = Vec::new();

@@ -96,6 +96,16 @@ enum Answers {
 /// `static_node` is where the static pages are; `answers` says what
 /// move_pages answered.
 fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
+    let threads: Vec<ThreadReading> = cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| thread(4242 + i as u32, c))
+        .collect();
+    victim_with(static_node, &threads, answers, extra)
+}
+
+/// [`victim`] with the threads given as read.
+fn victim_with(static_node: u32, threads: &[ThreadReading], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
     let spans = [
         span(".text", SectionClass::Text, 0x555555555000, 0x555555556000),
         span(".data", SectionClass::Data, 0x555555558000, 0x555555558100),
@@ -145,19 +155,17 @@ fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str
             builder.set_page_nodes(range.start, vec![status; pages]);
         }
     }
-    let threads: Vec<ThreadReading> = cpus
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| thread(4242 + i as u32, c))
-        .collect();
     builder.finish(
         &threads[0].stat,
         Some(EXE.into()),
-        &threads,
+        threads,
         &topology(&[&[0, 1], &[2, 3]]),
         Vec::new(),
     )
 }
+
+#[path = "process_tests_placement.rs"]
+mod placement;
 
 #[test]
 fn the_incident_static_data_on_node_1_threads_on_node_0() {

@@ -26,6 +26,9 @@ use crate::Topology;
 /// per mapping (a 256 MiB `.bss` is not "small static data").
 pub const STATIC_QUERY_LIMIT_PAGES: u64 = 65_536;
 
+/// Threads placed by their allowed CPUs named in the notes, at most.
+const MOVED_THREADS_NOTED: usize = 8;
+
 struct StaticVma {
     usage: MappingUsage,
     pieces: Vec<SectionSpan>,
@@ -255,13 +258,27 @@ impl ProcessBuilder {
             .iter()
             .map(|t| ThreadPlacement::from_reading(t, topology))
             .collect();
+        // A thread that slept through an affinity change still shows its
+        // old CPU: say which threads were placed by their allowed CPUs.
+        let moved: Vec<String> = threads.iter().filter_map(ThreadPlacement::moved_away).collect();
+        for line in moved.iter().take(MOVED_THREADS_NOTED) {
+            notes.push(format!(
+                "{line}: placed by the CPUs it may use (it has not run since its affinity changed)"
+            ));
+        }
+        if moved.len() > MOVED_THREADS_NOTED {
+            notes.push(format!(
+                "… and {} more thread(s) placed by the CPUs they may use",
+                moved.len() - MOVED_THREADS_NOTED
+            ));
+        }
         ProcessModel {
             pid: stat.tid,
             comm: stat.comm.clone(),
             state: stat.state,
             kernel_thread: stat.is_kernel_thread(),
             program,
-            thread_nodes: threads.iter().filter_map(|t| t.node).collect(),
+            thread_nodes: threads.iter().flat_map(ThreadPlacement::nodes).collect(),
             threads,
             mappings,
             mappings_total: self.vmas,
