@@ -76,7 +76,13 @@ fn threads_evidence(model: &ProcessModel) -> Vec<String> {
 /// One object's section as the static-data check sees it.
 struct Piece<'a> {
     section: &'a str,
+    /// As listed: a page shared with a neighbouring section is in both.
     counts: &'a NodeCounts,
+    /// What the totals count: each page once.
+    counted: &'a NodeCounts,
+    /// Pages listed here but counted under the neighbouring section.
+    shared: u64,
+    /// Counted pages (each page once) on and off the threads' node.
     local: u64,
     off: u64,
     exact: bool,
@@ -100,12 +106,17 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
             continue;
         };
-        let local = usage.pages_by_node.get(home).copied().unwrap_or(0);
-        let off: u64 = usage.resident_pages() - local;
+        // Counted pages only: the page .data's end shares with .bss's start
+        // is one page, not one per section.
+        let counted = &usage.counted_pages_by_node;
+        let local = counted.get(home).copied().unwrap_or(0);
+        let off: u64 = counted.values().sum::<u64>() - local;
         let exact = usage.accuracy == Accuracy::PerPage;
         remote.entry(object).or_default().push(Piece {
             section,
             counts: &usage.pages_by_node,
+            counted,
+            shared: usage.shared_pages(),
             local,
             off,
             exact,
@@ -125,7 +136,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         .or_else(|| remote.keys().copied().max_by_key(|o| off_pages(o)))?;
     let mut far = NodeCounts::new();
     for piece in &remote[worst] {
-        for (node, pages) in piece.counts.iter().filter(|(n, _)| *n != home) {
+        for (node, pages) in piece.counted.iter().filter(|(n, _)| *n != home) {
             *far.entry(*node).or_default() += pages;
         }
     }
@@ -140,26 +151,34 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     // split over two mappings is summed), the largest first, at most 6.
     let mut lines: Vec<(u64, String)> = Vec::new();
     for (object, sections) in &remote {
-        let mut by_section: BTreeMap<&str, (NodeCounts, bool)> = BTreeMap::new();
+        let mut by_section: BTreeMap<&str, (NodeCounts, bool, u64)> = BTreeMap::new();
         for piece in sections {
-            let (sum, all_exact) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true));
+            let (sum, all_exact, shared) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true, 0));
             *all_exact &= piece.exact;
+            *shared += piece.shared;
             for (node, pages) in piece.counts.iter() {
                 *sum.entry(*node).or_default() += pages;
             }
         }
-        for (section, (counts, exact)) in by_section {
+        for (section, (counts, exact, shared)) in by_section {
             let off: u64 = counts.iter().filter(|(n, _)| *n != home).map(|(_, p)| p).sum();
             let how = if exact {
                 "per page via move_pages"
             } else {
                 "per mapping"
             };
+            // Listed per section, a page two sections share shows in both
+            // lines: say so, so the lines are not added up.
+            let sharing = match shared {
+                0 => String::new(),
+                1 => ", 1 page shared with a neighbouring section and counted there".into(),
+                n => format!(", {n} pages shared with neighbouring sections and counted there"),
+            };
             if off > 0 {
                 lines.push((
                     off,
                     format!(
-                        "{object} {section}: {} (/proc/{}/numa_maps, {how})",
+                        "{object} {section}: {}{sharing} (/proc/{}/numa_maps, {how})",
                         nodes_text(&counts, "pages"),
                         model.pid
                     ),

@@ -70,3 +70,76 @@ fn allowed_cpus_spanning_nodes_are_not_one_node() {
         model.notes
     );
 }
+
+/// The page holding the end of .data and the start of .bss is one page:
+/// on node 1 while the two .bss pages after it are local, the object has
+/// 1 remote page against 2 local ones, which is no incident. Counted once
+/// per section it would be 2 against 2, and raised.
+#[test]
+fn a_page_two_sections_share_is_counted_once() {
+    let spans = [
+        span(".data", SectionClass::Data, 0x555555558000, 0x555555558100),
+        span(".bss", SectionClass::Bss, 0x555555558100, 0x55555555b000),
+    ];
+    let stream = [
+        (
+            "555555558000-555555559000 rw-p 00003000 fe:00 12 /opt/victim",
+            "555555558000 default file=/opt/victim anon=1 dirty=1 N1=1 kernelpagesize_kB=4",
+        ),
+        (
+            "555555559000-55555555b000 rw-p 00000000 00:00 0",
+            "555555559000 default anon=2 dirty=2 N0=2 kernelpagesize_kB=4",
+        ),
+    ];
+    let mut builder = ProcessBuilder::new(4096, 100);
+    for (maps, numa) in stream {
+        let vma = vma(maps, numa);
+        let (start, end) = (vma.mapping.start, vma.mapping.end);
+        let over: Vec<&SectionSpan> = spans.iter().filter(|s| s.start < end && s.end > start).collect();
+        builder.add(&vma, Some(EXE), &over);
+    }
+    for range in builder.pages_to_query() {
+        let node = if range.start == 0x555555558000 { 1 } else { 0 };
+        let pages = ((range.end - range.start) / 4096) as usize;
+        builder.set_page_nodes(range.start, vec![PageStatus::Node(node); pages]);
+    }
+    let threads = vec![thread(4242, 0)];
+    let model = builder.finish(
+        &threads[0].stat,
+        Some(EXE.into()),
+        &threads,
+        &topology(&[&[0, 1], &[2, 3]]),
+        Vec::new(),
+    );
+    let data = model
+        .mappings
+        .iter()
+        .find(|m| m.section.as_deref() == Some(".data"))
+        .unwrap();
+    assert_eq!(data.pages_by_node.get(&1), Some(&1), "listed under .data");
+    assert!(data.counted_pages_by_node.is_empty(), "counted under .bss");
+    assert_eq!(data.shared_pages(), 1);
+    let listed: u64 = model.mappings.iter().map(|m| m.resident_pages()).sum();
+    let counted: u64 = model
+        .mappings
+        .iter()
+        .map(|m| m.counted_pages_by_node.values().sum::<u64>())
+        .sum();
+    assert_eq!((listed, counted), (4, 3));
+    assert!(static_data_remote(&model).is_none(), "1 remote page against 2 local");
+}
+
+/// When the shared page is off node with the rest, the finding's lines say
+/// which page is listed twice.
+#[test]
+fn the_evidence_says_a_listed_page_is_shared() {
+    let model = victim(1, &[0], Answers::All, &[]);
+    let f = static_data_remote(&model).unwrap();
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(
+            "/opt/victim .data: node 1: 1 pages, 1 page shared with a neighbouring section and counted there"
+        )),
+        "{:?}",
+        f.evidence
+    );
+}

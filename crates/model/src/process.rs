@@ -125,6 +125,10 @@ pub struct MappingUsage {
     /// Resident pages of `page_size_bytes` per node. A page shared by two
     /// sections is listed under both; totals count it once.
     pub pages_by_node: NodeCounts,
+    /// The pages this range is counted for in the totals: `pages_by_node`
+    /// less any page shared with a section that covers more of it. Sums
+    /// over several ranges must use these, or a shared page counts twice.
+    pub counted_pages_by_node: NodeCounts,
     pub page_size_bytes: u64,
     pub accuracy: Accuracy,
 }
@@ -132,6 +136,11 @@ pub struct MappingUsage {
 impl MappingUsage {
     pub fn resident_pages(&self) -> u64 {
         self.pages_by_node.values().sum()
+    }
+
+    /// Pages listed here but counted under a neighbouring section.
+    pub fn shared_pages(&self) -> u64 {
+        self.resident_pages().saturating_sub(total(&self.counted_pages_by_node))
     }
 }
 

@@ -137,6 +137,7 @@ impl ProcessBuilder {
             section: dominant.map(|s| s.section.clone()),
             perms: m.perms.to_string(),
             policy: policy.map(|p| p.to_string()),
+            counted_pages_by_node: pages_by_node.clone(),
             pages_by_node,
             page_size_bytes,
             accuracy: Accuracy::PerVma,
@@ -360,6 +361,7 @@ impl ProcessBuilder {
                     s.usage.kind
                 },
                 section: None,
+                counted_pages_by_node: rest.clone(),
                 pages_by_node: rest,
                 accuracy: Accuracy::PerPage,
                 ..s.usage
@@ -386,10 +388,11 @@ impl ProcessBuilder {
             perms: vma.perms.clone(),
             policy: vma.policy.clone(),
             pages_by_node: shown,
+            counted_pages_by_node: owned,
             page_size_bytes: self.base_page_bytes,
             accuracy,
         };
-        self.fold(&usage, usage.kind, &owned);
+        self.fold(&usage, usage.kind, &usage.counted_pages_by_node);
         self.listed.push(usage);
     }
 }
