@@ -193,6 +193,22 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     if lines.len() > shown {
         evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
     }
+    let hinting: u64 = model
+        .mappings
+        .iter()
+        .filter(|m| m.object.as_deref() == Some(worst) && m.kind.group() == KindGroup::WritableStatic)
+        .map(|m| m.hinting_fault_pages)
+        .sum();
+    if hinting > 0 {
+        // Without this, the remedy's `move` looked as if it could not
+        // move them; it can, and says how.
+        evidence.push(format!(
+            "{hinting} of these pages are between NUMA-balancing hinting faults: resident (/proc/{}/pagemap) but \
+             invisible to move_pages until the process touches them; `numasleuth move --apply` reads each once to \
+             end the fault, then moves it",
+            model.pid
+        ));
+    }
     Some(Finding {
         id: "static-data-remote",
         severity: Severity::Warning,

@@ -8,11 +8,20 @@
 //! `move_pages` query after moving either way. A page that something else
 //! moved in the meantime (AutoNUMA, another tool) is left where it is on
 //! undo and reported, never moved blindly.
+//!
+//! A resident page the NUMA-balancing scanner has marked PROT_NONE is
+//! invisible to move_pages on 6.1-era kernels, for moves and queries alike,
+//! until the process touches it. Such pages (move_pages: "not present",
+//! pagemap: present) are read once through process_vm_readv, which ends
+//! the hinting fault without migrating them, and then moved or queried
+//! again; otherwise a move would leave them behind and call them "not
+//! resident".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use numasleuth_kernel::pages::{self, PageStatus};
+use numasleuth_kernel::pages::{self, PageStatus, Residency};
+use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use serde::Serialize;
@@ -28,6 +37,9 @@ pub const KIND: &str = "pages";
 pub struct PageState {
     pub address: u64,
     pub status: PageStatus,
+    /// The status read with pagemap: "not yet touched" and "between
+    /// hinting faults" are both "not present" to move_pages.
+    pub residency: Residency,
 }
 
 /// What an apply or undo did.
@@ -43,6 +55,11 @@ pub struct PagesOutcome {
     pub not_moved: Vec<PageState>,
     /// Undo only: pages no longer where the move put them, left alone.
     pub left_alone: Vec<PageState>,
+    /// Pages read once to end a NUMA-balancing hinting fault, so that
+    /// move_pages could see them.
+    pub revealed: u64,
+    /// Why hidden pages could not be read, when they could not.
+    pub reveal_failed: Option<String>,
 }
 
 fn addresses(m: &PageMove) -> impl Iterator<Item = u64> + '_ {
@@ -71,21 +88,109 @@ fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
     Ok(())
 }
 
+/// Pages revealed, and why revealing failed, over one apply or undo.
+#[derive(Default)]
+struct Reveals {
+    pages: u64,
+    failed: Option<String>,
+}
+
+impl Reveals {
+    /// Ends the hinting faults of the `hidden` pages of `pid`; a refusal
+    /// (ptrace rights) is remembered, not fatal: those pages stay unmoved
+    /// and are reported as between hinting faults.
+    fn reveal(&mut self, pid: u32, hidden: &[u64], node: u32) {
+        if hidden.is_empty() {
+            return;
+        }
+        match pages::reveal(pid, hidden, node) {
+            Ok(done) => self.pages += done.read,
+            Err(e) => self.failed = Some(format!("reading the pages to end their hinting faults: {e}")),
+        }
+    }
+}
+
+/// The pages among `addrs` whose `statuses` say "not present" while
+/// pagemap says present: hidden between NUMA-balancing hinting faults.
+fn hidden(root: &Root, pid: u32, addrs: &[u64], statuses: &[PageStatus]) -> Vec<u64> {
+    let absent: Vec<u64> = addrs
+        .iter()
+        .zip(statuses)
+        .filter(|(_, s)| **s == PageStatus::NotPresent)
+        .map(|(a, _)| *a)
+        .collect();
+    if absent.is_empty() {
+        return absent;
+    }
+    let Ok(entries) = pagemap::read(root, pid, &absent, pages::page_size_bytes()) else {
+        return Vec::new();
+    };
+    absent
+        .into_iter()
+        .zip(entries)
+        .filter(|(_, e)| e.present)
+        .map(|(a, _)| a)
+        .collect()
+}
+
+/// A query of `addrs` that sees hidden pages too: those are revealed and
+/// asked again. Each answer comes with its residency.
+fn query_revealing(
+    root: &Root,
+    pid: u32,
+    addrs: &[u64],
+    node: u32,
+    reveals: &mut Reveals,
+) -> Result<Vec<PageState>, ChangeError> {
+    let mut statuses = pages::query(pid, addrs)?;
+    let hidden = hidden(root, pid, addrs, &statuses);
+    if !hidden.is_empty() {
+        reveals.reveal(pid, &hidden, node);
+        let again = pages::query(pid, &hidden)?;
+        let fresh: BTreeMap<u64, PageStatus> = hidden.into_iter().zip(again).collect();
+        for (address, status) in addrs.iter().zip(statuses.iter_mut()) {
+            if let Some(s) = fresh.get(address) {
+                *status = *s;
+            }
+        }
+    }
+    let entries = pagemap::read(root, pid, addrs, pages::page_size_bytes()).ok();
+    Ok(addrs
+        .iter()
+        .zip(statuses)
+        .enumerate()
+        .map(|(i, (&address, status))| PageState {
+            address,
+            status,
+            // The addresses were planned inside the process's mappings.
+            residency: pages::residency(status, entries.as_ref().map(|e| e[i]), true),
+        })
+        .collect())
+}
+
 /// Sends each group of pages (one process, one destination) and checks
 /// them with a fresh query. `targets` is (pid, destination, addresses).
-fn send(targets: BTreeMap<(u32, u32), Vec<u64>>) -> Result<(u64, u64, Vec<PageState>), ChangeError> {
+/// Pages the move could not see because they were between hinting faults
+/// are revealed and sent once more.
+fn send(
+    root: &Root,
+    targets: BTreeMap<(u32, u32), Vec<u64>>,
+    reveals: &mut Reveals,
+) -> Result<(u64, u64, Vec<PageState>), ChangeError> {
     let (mut attempted, mut verified, mut not_moved) = (0, 0, Vec::new());
     for ((pid, node), addrs) in targets {
-        pages::move_to(pid, &addrs, node, false)?;
+        let moved = pages::move_to(pid, &addrs, node, false)?;
+        let hidden = hidden(root, pid, &addrs, &moved);
+        if !hidden.is_empty() {
+            reveals.reveal(pid, &hidden, node);
+            pages::move_to(pid, &hidden, node, false)?;
+        }
         attempted += addrs.len() as u64;
-        for (address, status) in addrs.iter().zip(pages::query(pid, &addrs)?) {
-            if status == PageStatus::Node(node) {
+        for state in query_revealing(root, pid, &addrs, node, reveals)? {
+            if state.status == PageStatus::Node(node) {
                 verified += 1;
             } else {
-                not_moved.push(PageState {
-                    address: *address,
-                    status,
-                });
+                not_moved.push(state);
             }
         }
     }
@@ -108,7 +213,8 @@ pub fn apply_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Resul
     for m in &journal.page_moves {
         targets.entry((m.pid, m.to_node)).or_default().extend(addresses(m));
     }
-    let outcome = send(targets);
+    let mut reveals = Reveals::default();
+    let outcome = send(root, targets, &mut reveals);
     let (attempted, verified, not_moved) = match outcome {
         Ok(done) if done.1 > 0 => done,
         Ok((_, _, not_moved)) => {
@@ -130,17 +236,18 @@ pub fn apply_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Resul
         verified,
         not_moved,
         left_alone: Vec::new(),
+        revealed: reveals.pages,
+        reveal_failed: reveals.failed,
     })
 }
 
 fn describe(states: &[PageState]) -> String {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for s in states {
-        let what = match s.status {
-            PageStatus::Node(n) => format!("still on node {n}"),
-            PageStatus::NotPresent => "not present (not resident)".into(),
-            PageStatus::ZeroOrUnmapped => "the zero page or unmapped".into(),
-            PageStatus::Failed(errno) => format!("refused ({})", std::io::Error::from_raw_os_error(errno)),
+        let what = match s.residency {
+            Residency::Node(n) => format!("still on node {n}"),
+            Residency::Unknown(errno) => format!("refused ({})", std::io::Error::from_raw_os_error(errno)),
+            other => other.describe(),
         };
         *counts.entry(what).or_insert(0) += 1;
     }
@@ -155,25 +262,27 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
     check_processes(root, &journal.page_moves)?;
     let mut targets: BTreeMap<(u32, u32), Vec<u64>> = BTreeMap::new();
     let mut left_alone = Vec::new();
+    let mut reveals = Reveals::default();
     for m in &journal.page_moves {
         let addrs: Vec<u64> = addresses(m).collect();
-        for (address, status) in addrs.iter().zip(pages::query(m.pid, &addrs)?) {
-            if status == PageStatus::Node(m.to_node) {
-                targets.entry((m.pid, m.from_node)).or_default().push(*address);
+        // A page the move put there may since be between hinting faults:
+        // it is still there, and must go back too.
+        for state in query_revealing(root, m.pid, &addrs, m.to_node, &mut reveals)? {
+            if state.status == PageStatus::Node(m.to_node) {
+                targets.entry((m.pid, m.from_node)).or_default().push(state.address);
             } else {
-                left_alone.push(PageState {
-                    address: *address,
-                    status,
-                });
+                left_alone.push(state);
             }
         }
     }
-    let (attempted, verified, not_moved) = send(targets)?;
+    let (attempted, verified, not_moved) = send(root, targets, &mut reveals)?;
     Ok(PagesOutcome {
         pages: journal.page_moves.iter().map(|m| m.pages).sum(),
         attempted,
         verified,
         not_moved,
         left_alone,
+        revealed: reveals.pages,
+        reveal_failed: reveals.failed,
     })
 }

@@ -129,6 +129,10 @@ pub struct MappingUsage {
     /// less any page shared with a section that covers more of it. Sums
     /// over several ranges must use these, or a shared page counts twice.
     pub counted_pages_by_node: NodeCounts,
+    /// Of `counted_pages_by_node`, pages between NUMA-balancing hinting
+    /// faults: resident (pagemap), invisible to move_pages, placed by
+    /// numa_maps.
+    pub hinting_fault_pages: u64,
     pub page_size_bytes: u64,
     pub accuracy: Accuracy,
 }
