@@ -206,3 +206,64 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     ]);
     g
 }
+
+/// (f) The detective on real process states, two nodes with AutoNUMA left
+/// on (`kernel.numa_balancing=1`, the multi-node default):
+/// - a "sleeper" victim first-touches its globals on CPU 2 (node 1) and
+///   sleeps; it is then re-pinned to node 0 with `taskset -a -p -c 0-1`,
+///   as a service is pinned after it starts. Asleep, it keeps CPU 2 in
+///   `stat`; `inspect` must place it on node 0 and raise
+///   `static-data-remote`, saying why.
+/// - a "spinner" victim first-touches its globals on node 1, then runs a
+///   worker on CPU 0 that touches no global: the scanner marks the globals'
+///   pages PROT_NONE and nothing ends those hinting faults, so on 6.1
+///   move_pages calls them "not present". `inspect` must say so, `move
+///   --apply` must move them all, and `undo` must move them back.
+pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
+    let mut g = two_nodes();
+    g.name = "two-nodes-detective".to_string();
+    g.extra_files = vec![("victim".to_string(), victim.to_path_buf())];
+    let wait_pid = |name: &str| {
+        format!(
+            "n=0; until grep -q pid= /tmp/{name}.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done; \
+             sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/{name}.out > /tmp/{name}.pid"
+        )
+    };
+    g.setup = vec![
+        "/victim --workers 0 --start-cpu 2 > /tmp/sleeper.out 2>&1 &".to_string(),
+        wait_pid("sleeper"),
+        "taskset -a -p -c 0-1 $(cat /tmp/sleeper.pid) > /dev/null".to_string(),
+        "/victim --workers 1 --start-cpu 2 --worker-cpus 0 --quiet-workers > /tmp/spinner.out 2>&1 &".to_string(),
+        wait_pid("spinner"),
+        // The scanner starts about a second after the process and marks
+        // pages one pass at a time: wait (at most 90 s) until inspect sees
+        // the spinner's pages between hinting faults.
+        "n=0; until numasleuth inspect $(cat /tmp/spinner.pid) | grep -q \"between NUMA-balancing hinting faults\"; \
+         do n=$((n+1)); [ $n -lt 90 ]; sleep 1; done"
+            .to_string(),
+    ];
+    let sh = |name: &str, cmd: String| (name.to_string(), format!("sh -c '{cmd}'"));
+    let (sleeper, spinner) = ("$(cat /tmp/sleeper.pid)", "$(cat /tmp/spinner.pid)");
+    g.commands.extend([
+        (
+            "numa-balancing".to_string(),
+            "cat /proc/sys/kernel/numa_balancing".to_string(),
+        ),
+        sh("sleeper-cpu", format!("cut -d\" \" -f39 /proc/{sleeper}/stat")),
+        sh("sleeper-pid", "cat /tmp/sleeper.pid".to_string()),
+        sh("inspect-sleeper", format!("numasleuth inspect {sleeper} --json")),
+        sh("inspect-hinting", format!("numasleuth inspect {spinner} --json")),
+        sh(
+            "move-dry-hinting",
+            format!("numasleuth move {spinner} --section .bss --to-node 0 --json"),
+        ),
+        sh(
+            "move-apply-hinting",
+            format!("numasleuth move {spinner} --section .bss --to-node 0 --apply --journal /tmp/h.json --json"),
+        ),
+        sh("inspect-hinting-moved", format!("numasleuth inspect {spinner} --json")),
+        ("undo-hinting".to_string(), "numasleuth undo /tmp/h.json".to_string()),
+        sh("inspect-hinting-undone", format!("numasleuth inspect {spinner} --json")),
+    ]);
+    g
+}
