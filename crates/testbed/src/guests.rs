@@ -207,6 +207,12 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     g
 }
 
+/// Prints `mm->numa_scan_seq` from a `sched` file named next: how many
+/// whole NUMA-balancing scan passes the process's memory has had.
+const SCAN_SEQ: &str = "awk '/numa_scan_seq/ {print $3}'";
+/// The same, for a command wrapped in `sh -c '…'` (no single quotes).
+const SCAN_SEQ_SH: &str = "awk \"/numa_scan_seq/ {print \\$3}\"";
+
 /// (f) The detective on real process states, two nodes with AutoNUMA left
 /// on (`kernel.numa_balancing=1`, the multi-node default):
 /// - a "sleeper" victim first-touches its globals on CPU 2 (node 1) and
@@ -218,7 +224,8 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
 ///   worker on CPU 0 that touches no global: the scanner marks the globals'
 ///   pages PROT_NONE and nothing ends those hinting faults, so on 6.1
 ///   move_pages calls them "not present". `inspect` must say so, `move
-///   --apply` must move them all, and `undo` must move them back.
+///   --apply` must move them all, and `undo` must move them back once the
+///   scanner has hidden them again.
 pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
     let mut g = two_nodes();
     g.name = "two-nodes-detective".to_string();
@@ -236,11 +243,10 @@ pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
         "/victim --workers 1 --start-cpu 2 --worker-cpus 0 --quiet-workers > /tmp/spinner.out 2>&1 &".to_string(),
         wait_pid("spinner"),
         // The scanner starts about a second after the process and marks
-        // pages one pass at a time: wait (at most 90 s) until inspect sees
-        // the spinner's pages between hinting faults.
-        "n=0; until numasleuth inspect $(cat /tmp/spinner.pid) | grep -q \"between NUMA-balancing hinting faults\"; \
-         do n=$((n+1)); [ $n -lt 90 ]; sleep 1; done"
-            .to_string(),
+        // its pages one pass at a time; the kernel counts finished passes in
+        // `mm->numa_scan_seq` (sched). Wait (at most 90 s) for one whole
+        // pass, judged by the kernel, not by numasleuth.
+        format!("n=0; until [ \"$({SCAN_SEQ} /proc/$(cat /tmp/spinner.pid)/sched)\" -ge 1 ]; do n=$((n+1)); [ $n -lt 90 ]; sleep 1; done"),
     ];
     let sh = |name: &str, cmd: String| (name.to_string(), format!("sh -c '{cmd}'"));
     let (sleeper, spinner) = ("$(cat /tmp/sleeper.pid)", "$(cat /tmp/spinner.pid)");
@@ -262,6 +268,19 @@ pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
             format!("numasleuth move {spinner} --section .bss --to-node 0 --apply --journal /tmp/h.json --json"),
         ),
         sh("inspect-hinting-moved", format!("numasleuth inspect {spinner} --json")),
+        // The scanner marks the moved pages again (the process has two
+        // threads, so pages already on their node are marked too): wait for
+        // two more whole passes (one may have been under way during the
+        // move), then undo must read them back into view to move them back.
+        sh(
+            "wait-scan-again",
+            format!(
+                "s=$({SCAN_SEQ_SH} /proc/{spinner}/sched); n=0; \
+                 until [ $({SCAN_SEQ_SH} /proc/{spinner}/sched) -ge $((s+2)) ]; \
+                 do n=$((n+1)); [ $n -lt 90 ] || exit 1; sleep 1; done; echo $n"
+            ),
+        ),
+        sh("inspect-hinting-again", format!("numasleuth inspect {spinner} --json")),
         ("undo-hinting".to_string(), "numasleuth undo /tmp/h.json".to_string()),
         sh("inspect-hinting-undone", format!("numasleuth inspect {spinner} --json")),
     ]);

@@ -179,8 +179,28 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
             || format!("spinner .bss after the move: {nodes:?}"),
         );
     }
+    match sections.get("wait-scan-again") {
+        Some(s) if s.rc == 0 => {}
+        other => c.fail(format!(
+            "test bed: no two more NUMA-balancing scan passes within 90 s: {:?}",
+            other.map(|s| (s.rc, &s.text))
+        )),
+    }
+    if let Some(again) = command_json(c, sections, "inspect-hinting-again") {
+        let (nodes, hinting) = bss(&again);
+        c.check(
+            hinting > 0 && nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
+            || format!("inspect after two more scan passes: {hinting} hidden pages, {nodes:?}"),
+        );
+    }
     match sections.get("undo-hinting") {
-        Some(s) if s.rc == 0 && s.text.contains("moved back") => {}
+        Some(s) if s.rc == 0 && s.text.contains("moved back") => {
+            c.check(
+                s.text
+                    .contains("were between NUMA-balancing hinting faults and were read once"),
+                || format!("undo did not read the hidden pages back into view: {:?}", s.text),
+            );
+        }
         other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
     }
     if let Some(undone) = command_json(c, sections, "inspect-hinting-undone") {
