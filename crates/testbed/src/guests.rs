@@ -161,8 +161,8 @@ const VICTIM_PID: &str = "$(cat /tmp/victim.pid)";
 /// fix it, `undo` restore it, and `watch` count the writes.
 ///
 /// AutoNUMA is turned off first: it would migrate the hot page by itself
-/// (racing the test), and on the 6.1 kernel its NUMA-hinting PTEs make
-/// move_pages report resident pages as not present.
+/// (racing the test). Pages hidden from move_pages by its hinting faults
+/// are the subject of [`two_nodes_detective`].
 pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     let mut g = two_nodes();
     g.name = "two-nodes-victim".to_string();
