@@ -17,7 +17,13 @@
  * the order written, so the line-sharing is deterministic.
  *
  * Usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N]
- *               [--seconds N]
+ *               [--seconds N] [--quiet-workers]
+ * --workers 0: only the main thread, asleep after first-touching the
+ *   globals (a service started, then pinned from outside with taskset).
+ * --quiet-workers: workers burn CPU without touching any global, so the
+ *   NUMA-balancing scanner marks the globals' pages PROT_NONE and nothing
+ *   ends those hinting faults (the state move_pages cannot see on 6.1).
+ *   They never stop; the process exits on SIGTERM without joining them.
  * Prints one line on start:
  *   victim pid=123 nil_root=0x... log_level=0x... same_line=yes
  * and at the end "victim ops=N".
@@ -46,6 +52,7 @@ int op_batch = 16;              /* .data */
 const char *victim_name = "victim"; /* .data (pointer) */
 
 static volatile sig_atomic_t stop;
+static int quiet_workers;
 
 struct worker {
     int index;
@@ -95,6 +102,17 @@ static void *work(void *arg) {
     return NULL;
 }
 
+/* Keeps the process runnable (the scanner only scans a running task's
+ * memory) while touching nothing but registers and its own stack. */
+static void *spin(void *arg) {
+    struct worker *w = arg;
+    pin_to(w->cpu);
+    volatile uint64_t n = 0;
+    for (;;)
+        n++;
+    return NULL;
+}
+
 /* "0-1,3" into cpus[]; returns how many, or -1 on bad input. */
 static int parse_cpus(const char *text, int *cpus, int max) {
     int n = 0;
@@ -131,7 +149,7 @@ static void on_signal(int sig) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N] [--seconds N]\n");
+    fprintf(stderr, "usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N] [--seconds N] [--quiet-workers]\n");
     exit(2);
 }
 
@@ -139,6 +157,10 @@ int main(int argc, char **argv) {
     int workers = 2, start_cpu = -1, seconds = 0, ncpus = 0;
     int cpus[MAX_WORKERS];
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quiet-workers")) {
+            quiet_workers = 1;
+            continue;
+        }
         const char *value = i + 1 < argc ? argv[i + 1] : NULL;
         if (!value)
             usage();
@@ -156,7 +178,7 @@ int main(int argc, char **argv) {
             usage();
         i++;
     }
-    if (workers < 1 || workers > MAX_WORKERS)
+    if (workers < 0 || workers > MAX_WORKERS)
         usage();
 
     /* First touch: the globals' pages are allocated on this CPU's node.
@@ -198,7 +220,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < workers; i++) {
         args[i].index = i;
         args[i].cpu = ncpus ? cpus[i % ncpus] : -1;
-        if (pthread_create(&threads[i], NULL, work, &args[i]) != 0)
+        if (pthread_create(&threads[i], NULL, quiet_workers ? spin : work, &args[i]) != 0)
             return 2;
     }
     /* The main thread only waits: it moves to the workers' CPUs too, so
@@ -219,6 +241,8 @@ int main(int argc, char **argv) {
         while (!stop)
             pause();
     }
+    if (quiet_workers)
+        return 0; /* spinners never stop: exit takes them down */
     uint64_t total = 0;
     for (int i = 0; i < workers; i++) {
         pthread_join(threads[i], NULL);

@@ -4,14 +4,16 @@
 //! made by the caller.
 //!
 //! Pages are described as runs (consecutive pages on one node) so a plan
-//! for a large range stays short and exact. A page that is not resident
-//! cannot be moved (move_pages reports it as not present): it is counted
-//! and explained, since it will be placed wherever it is first touched.
+//! for a large range stays short and exact. A page not yet touched cannot
+//! be moved: it is counted and explained, since it will be placed wherever
+//! it is first touched. A resident page hidden from move_pages between
+//! NUMA-balancing hinting faults is listed apart: it can move once the
+//! fault is over.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use numasleuth_kernel::pages::PageStatus;
+use numasleuth_kernel::pages::{PageStatus, Residency};
 use numasleuth_model::Topology;
 use serde::Serialize;
 
@@ -29,12 +31,21 @@ pub struct MovePlan {
     pub to_node: u32,
     pub page_bytes: u64,
     pub pages_total: u64,
-    /// Resident pages per node, before the move.
+    /// Resident pages per node that move_pages can see, before the move.
     pub by_node: BTreeMap<u32, u64>,
     pub already_there: u64,
-    /// Never touched or swapped out: nothing to move.
+    /// Resident, but hidden from move_pages between NUMA-balancing hinting
+    /// faults: their node is unknown until the process touches them (or
+    /// `--apply` ends the fault by reading them), and they cannot move
+    /// before that.
+    pub hinting: Vec<PageRun>,
+    /// Inside a mapping and never touched: nothing to move; they will be
+    /// placed where first touched.
     pub not_present: u64,
-    /// The zero page, or no longer mapped.
+    pub swapped_out: u64,
+    /// Read, never written: the shared zero page belongs to no process.
+    pub zero_page: u64,
+    /// Outside every mapping.
     pub unmapped: u64,
     /// Pages the query could not answer for, with the errno.
     pub query_failed: u64,
@@ -47,13 +58,25 @@ impl MovePlan {
         self.to_move.iter().map(|r| r.pages).sum()
     }
 
+    pub fn pages_hinting(&self) -> u64 {
+        self.hinting.iter().map(|r| r.pages).sum()
+    }
+
     /// Every page address that would move.
     pub fn addresses(&self) -> Vec<u64> {
-        self.to_move
-            .iter()
-            .flat_map(|r| (0..r.pages).map(move |i| r.start + i * self.page_bytes))
-            .collect()
+        expand(&self.to_move, self.page_bytes)
     }
+
+    /// Every page address between hinting faults.
+    pub fn hinting_addresses(&self) -> Vec<u64> {
+        expand(&self.hinting, self.page_bytes)
+    }
+}
+
+fn expand(runs: &[PageRun], page_bytes: u64) -> Vec<u64> {
+    runs.iter()
+        .flat_map(|r| (0..r.pages).map(move |i| r.start + i * page_bytes))
+        .collect()
 }
 
 /// Pages one `move` considers at most: 4 GiB of 4 KiB pages. Each costs 16
@@ -121,23 +144,27 @@ pub fn runs(pages: impl IntoIterator<Item = (u64, Option<u32>)>, page_bytes: u64
     out
 }
 
-/// What would move to `to_node`, given each page's current status.
-pub fn plan(pages: &[u64], statuses: &[PageStatus], to_node: u32, page_bytes: u64) -> MovePlan {
+/// What would move to `to_node`, given what each page is.
+pub fn plan(pages: &[u64], residency: &[Residency], to_node: u32, page_bytes: u64) -> MovePlan {
     let mut plan = MovePlan {
         to_node,
         page_bytes,
         pages_total: pages.len() as u64,
         by_node: BTreeMap::new(),
         already_there: 0,
+        hinting: Vec::new(),
         not_present: 0,
+        swapped_out: 0,
+        zero_page: 0,
         unmapped: 0,
         query_failed: 0,
         to_move: Vec::new(),
     };
     let mut moving = Vec::new();
-    for (&address, status) in pages.iter().zip(statuses) {
-        match *status {
-            PageStatus::Node(node) => {
+    let mut hidden = Vec::new();
+    for (&address, state) in pages.iter().zip(residency) {
+        match *state {
+            Residency::Node(node) => {
                 *plan.by_node.entry(node).or_insert(0) += 1;
                 if node == to_node {
                     plan.already_there += 1;
@@ -145,12 +172,16 @@ pub fn plan(pages: &[u64], statuses: &[PageStatus], to_node: u32, page_bytes: u6
                     moving.push((address, Some(node)));
                 }
             }
-            PageStatus::NotPresent => plan.not_present += 1,
-            PageStatus::ZeroOrUnmapped => plan.unmapped += 1,
-            PageStatus::Failed(_) => plan.query_failed += 1,
+            Residency::HintingFault => hidden.push((address, None)),
+            Residency::NotYetTouched => plan.not_present += 1,
+            Residency::SwappedOut => plan.swapped_out += 1,
+            Residency::ZeroPage => plan.zero_page += 1,
+            Residency::Unmapped => plan.unmapped += 1,
+            Residency::Unknown(_) => plan.query_failed += 1,
         }
     }
     plan.to_move = runs(moving, page_bytes);
+    plan.hinting = runs(hidden, page_bytes);
     plan
 }
 

@@ -41,18 +41,19 @@ fn ranges_are_clipped_to_mappings_and_counted_without_listing() {
 #[test]
 fn plan_moves_only_what_is_elsewhere_and_resident() {
     let pages = [0x4000, 0x5000, 0x6000, 0x7000, 0x9000, 0xa000];
-    let statuses = [
-        PageStatus::Node(1),
-        PageStatus::Node(1),
-        PageStatus::Node(0),
-        PageStatus::NotPresent,
-        PageStatus::Node(1),
-        PageStatus::Failed(16),
+    let states = [
+        Residency::Node(1),
+        Residency::Node(1),
+        Residency::Node(0),
+        Residency::NotYetTouched,
+        Residency::Node(1),
+        Residency::Unknown(16),
     ];
-    let p = plan(&pages, &statuses, 0, PAGE);
+    let p = plan(&pages, &states, 0, PAGE);
     assert_eq!(p.pages_total, 6);
     assert_eq!(p.by_node, BTreeMap::from([(0, 1), (1, 3)]));
     assert_eq!((p.already_there, p.not_present, p.query_failed), (1, 1, 1));
+    assert!(p.hinting.is_empty());
     assert_eq!(
         p.to_move,
         vec![
@@ -70,6 +71,37 @@ fn plan_moves_only_what_is_elsewhere_and_resident() {
     );
     assert_eq!(p.pages_to_move(), 3);
     assert_eq!(p.addresses(), vec![0x4000, 0x5000, 0x9000]);
+}
+
+/// Pages hidden between NUMA-balancing hinting faults are resident: listed
+/// apart from the ones move_pages sees, never called "not resident"; the
+/// zero page, never-touched pages and holes are each counted as what they
+/// are.
+#[test]
+fn plan_lists_hidden_pages_apart() {
+    let pages = [0x4000, 0x5000, 0x6000, 0x7000, 0x8000, 0x9000, 0xa000];
+    let states = [
+        Residency::HintingFault,
+        Residency::HintingFault,
+        Residency::Node(1),
+        Residency::ZeroPage,
+        Residency::Unmapped,
+        Residency::SwappedOut,
+        Residency::HintingFault,
+    ];
+    let p = plan(&pages, &states, 0, PAGE);
+    assert_eq!(p.pages_hinting(), 3);
+    assert_eq!(p.hinting_addresses(), vec![0x4000, 0x5000, 0xa000]);
+    assert_eq!(
+        p.hinting[0],
+        PageRun {
+            start: 0x4000,
+            pages: 2,
+            node: None
+        }
+    );
+    assert_eq!(p.pages_to_move(), 1);
+    assert_eq!((p.zero_page, p.unmapped, p.swapped_out, p.not_present), (1, 1, 1, 0));
 }
 
 #[test]

@@ -37,20 +37,52 @@ fn nodes_text(counts: &NodeCounts, unit: &str) -> String {
     parts.join(", ")
 }
 
-fn threads_text(model: &ProcessModel) -> String {
-    let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
-    format!(
-        "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
+/// Threads whose last CPU is outside their allowed set, named one by one
+/// up to this many.
+const MOVED_THREADS_SHOWN: usize = 4;
+
+/// Where the threads run, as evidence: the CPUs they last ran on, and
+/// each thread placed by its allowed CPUs instead (its last CPU is one it
+/// may no longer use), said so.
+fn threads_evidence(model: &ProcessModel) -> Vec<String> {
+    let moved: Vec<String> = model.threads.iter().filter_map(|t| t.moved_away()).collect();
+    if moved.is_empty() {
+        let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
+        return vec![format!(
+            "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
+            model.threads.len(),
+            model.thread_nodes,
+            model.pid
+        )];
+    }
+    let mut out = vec![format!(
+        "{} thread(s) run on node {}: {} of them by the CPUs they may use, not the CPU they last ran on \
+         (/proc/{}/task/*/stat `processor`, status `Cpus_allowed_list`)",
         model.threads.len(),
         model.thread_nodes,
+        moved.len(),
         model.pid
-    )
+    )];
+    out.extend(moved.iter().take(MOVED_THREADS_SHOWN).cloned());
+    if moved.len() > MOVED_THREADS_SHOWN {
+        out.push(format!(
+            "… and {} more such thread(s)",
+            moved.len() - MOVED_THREADS_SHOWN
+        ));
+    }
+    out
 }
 
 /// One object's section as the static-data check sees it.
 struct Piece<'a> {
     section: &'a str,
+    /// As listed: a page shared with a neighbouring section is in both.
     counts: &'a NodeCounts,
+    /// What the totals count: each page once.
+    counted: &'a NodeCounts,
+    /// Pages listed here but counted under the neighbouring section.
+    shared: u64,
+    /// Counted pages (each page once) on and off the threads' node.
     local: u64,
     off: u64,
     exact: bool,
@@ -74,12 +106,17 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
             continue;
         };
-        let local = usage.pages_by_node.get(home).copied().unwrap_or(0);
-        let off: u64 = usage.resident_pages() - local;
+        // Counted pages only: the page .data's end shares with .bss's start
+        // is one page, not one per section.
+        let counted = &usage.counted_pages_by_node;
+        let local = counted.get(home).copied().unwrap_or(0);
+        let off: u64 = counted.values().sum::<u64>() - local;
         let exact = usage.accuracy == Accuracy::PerPage;
         remote.entry(object).or_default().push(Piece {
             section,
             counts: &usage.pages_by_node,
+            counted,
+            shared: usage.shared_pages(),
             local,
             off,
             exact,
@@ -99,7 +136,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         .or_else(|| remote.keys().copied().max_by_key(|o| off_pages(o)))?;
     let mut far = NodeCounts::new();
     for piece in &remote[worst] {
-        for (node, pages) in piece.counts.iter().filter(|(n, _)| *n != home) {
+        for (node, pages) in piece.counted.iter().filter(|(n, _)| *n != home) {
             *far.entry(*node).or_default() += pages;
         }
     }
@@ -109,31 +146,39 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         .max_by_key(|p| (p.section == ".bss", p.off))
         .map(|p| p.section)
         .unwrap_or(".bss");
-    let mut evidence = vec![threads_text(model)];
+    let mut evidence = threads_evidence(model);
     // One line per section with pages off the threads' node (a section
     // split over two mappings is summed), the largest first, at most 6.
     let mut lines: Vec<(u64, String)> = Vec::new();
     for (object, sections) in &remote {
-        let mut by_section: BTreeMap<&str, (NodeCounts, bool)> = BTreeMap::new();
+        let mut by_section: BTreeMap<&str, (NodeCounts, bool, u64)> = BTreeMap::new();
         for piece in sections {
-            let (sum, all_exact) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true));
+            let (sum, all_exact, shared) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true, 0));
             *all_exact &= piece.exact;
+            *shared += piece.shared;
             for (node, pages) in piece.counts.iter() {
                 *sum.entry(*node).or_default() += pages;
             }
         }
-        for (section, (counts, exact)) in by_section {
+        for (section, (counts, exact, shared)) in by_section {
             let off: u64 = counts.iter().filter(|(n, _)| *n != home).map(|(_, p)| p).sum();
             let how = if exact {
                 "per page via move_pages"
             } else {
                 "per mapping"
             };
+            // Listed per section, a page two sections share shows in both
+            // lines: say so, so the lines are not added up.
+            let sharing = match shared {
+                0 => String::new(),
+                1 => ", 1 page shared with a neighbouring section and counted there".into(),
+                n => format!(", {n} pages shared with neighbouring sections and counted there"),
+            };
             if off > 0 {
                 lines.push((
                     off,
                     format!(
-                        "{object} {section}: {} (/proc/{}/numa_maps, {how})",
+                        "{object} {section}: {}{sharing} (/proc/{}/numa_maps, {how})",
                         nodes_text(&counts, "pages"),
                         model.pid
                     ),
@@ -147,6 +192,22 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     evidence.extend(lines.iter().take(shown).map(|(_, line)| line.clone()));
     if lines.len() > shown {
         evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
+    }
+    let hinting: u64 = model
+        .mappings
+        .iter()
+        .filter(|m| m.object.as_deref() == Some(worst) && m.kind.group() == KindGroup::WritableStatic)
+        .map(|m| m.hinting_fault_pages)
+        .sum();
+    if hinting > 0 {
+        // Without this, the remedy's `move` looked as if it could not
+        // move them; it can, and says how.
+        evidence.push(format!(
+            "{hinting} of these pages are between NUMA-balancing hinting faults: resident (/proc/{}/pagemap) but \
+             invisible to move_pages until the process touches them; `numasleuth move --apply` reads each once to \
+             end the fault, then moves it",
+            model.pid
+        ));
     }
     Some(Finding {
         id: "static-data-remote",

@@ -1,7 +1,7 @@
 //! Process findings on models built the way `inspect` builds them: a
 //! stream of mappings, section spans, and per-page answers.
 
-use numasleuth_kernel::pages::PageStatus;
+use numasleuth_kernel::pages::Residency;
 use numasleuth_kernel::procfs::maps::parse_line as map_line;
 use numasleuth_kernel::procfs::numa_maps::parse_line as numa_line;
 use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
@@ -89,13 +89,27 @@ enum Answers {
     None,
     All,
     /// "Not present" for the anonymous .bss tail, as move_pages says on
-    /// some kernels for pages under NUMA-balancing hinting faults.
+    /// some kernels for pages under NUMA-balancing hinting faults, without
+    /// pagemap to tell them from untouched pages.
     HideTail,
+    /// The same, with pagemap saying they are present: between hinting
+    /// faults.
+    HintTail,
 }
 
 /// `static_node` is where the static pages are; `answers` says what
 /// move_pages answered.
 fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
+    let threads: Vec<ThreadReading> = cpus
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| thread(4242 + i as u32, c))
+        .collect();
+    victim_with(static_node, &threads, answers, extra)
+}
+
+/// [`victim`] with the threads given as read.
+fn victim_with(static_node: u32, threads: &[ThreadReading], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
     let spans = [
         span(".text", SectionClass::Text, 0x555555555000, 0x555555556000),
         span(".data", SectionClass::Data, 0x555555558000, 0x555555558100),
@@ -136,28 +150,26 @@ fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str
     if answers != Answers::None {
         for range in builder.pages_to_query() {
             let pages = ((range.end - range.start) / 4096) as usize;
-            let hide = answers == Answers::HideTail && range.start == 0x555555559000;
-            let status = if hide {
-                PageStatus::NotPresent
-            } else {
-                PageStatus::Node(n)
+            let tail = range.start == 0x555555559000;
+            let status = match answers {
+                Answers::HideTail if tail => Residency::NotYetTouched,
+                Answers::HintTail if tail => Residency::HintingFault,
+                _ => Residency::Node(n),
             };
             builder.set_page_nodes(range.start, vec![status; pages]);
         }
     }
-    let threads: Vec<ThreadReading> = cpus
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| thread(4242 + i as u32, c))
-        .collect();
     builder.finish(
         &threads[0].stat,
         Some(EXE.into()),
-        &threads,
+        threads,
         &topology(&[&[0, 1], &[2, 3]]),
         Vec::new(),
     )
 }
+
+#[path = "process_tests_placement.rs"]
+mod placement;
 
 #[test]
 fn the_incident_static_data_on_node_1_threads_on_node_0() {

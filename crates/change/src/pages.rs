@@ -8,11 +8,20 @@
 //! `move_pages` query after moving either way. A page that something else
 //! moved in the meantime (AutoNUMA, another tool) is left where it is on
 //! undo and reported, never moved blindly.
+//!
+//! A resident page the NUMA-balancing scanner has marked PROT_NONE is
+//! invisible to move_pages on 6.1-era kernels, for moves and queries alike,
+//! until the process touches it. Such pages (move_pages: "not present",
+//! pagemap: present) are read once through process_vm_readv, which ends
+//! the hinting fault without migrating them, and then moved or queried
+//! again; otherwise a move would leave them behind and call them "not
+//! resident".
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use numasleuth_kernel::pages::{self, PageStatus};
+use numasleuth_kernel::pages::{self, PageStatus, Residency};
+use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use serde::Serialize;
@@ -29,6 +38,9 @@ pub const KIND: &str = "pages";
 pub struct PageState {
     pub address: u64,
     pub status: PageStatus,
+    /// The status read with pagemap: "not yet touched" and "between
+    /// hinting faults" are both "not present" to move_pages.
+    pub residency: Residency,
 }
 
 /// What an apply or undo did.
@@ -47,6 +59,11 @@ pub struct PagesOutcome {
     /// (the first 4,096 of `left_alone_pages`).
     pub left_alone: Vec<PageState>,
     pub left_alone_pages: u64,
+    /// Pages read once to end a NUMA-balancing hinting fault, so that
+    /// move_pages could see them.
+    pub revealed: u64,
+    /// Why hidden pages could not be read, when they could not.
+    pub reveal_failed: Option<String>,
 }
 
 /// The process each move names must be the very one: alive, same start.
@@ -71,6 +88,86 @@ fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
     Ok(())
 }
 
+/// Pages revealed, and why revealing failed, over one apply or undo.
+#[derive(Default)]
+struct Reveals {
+    pages: u64,
+    failed: Option<String>,
+}
+
+impl Reveals {
+    /// Ends the hinting faults of the `hidden` pages of `pid`; a refusal
+    /// (ptrace rights) is remembered, not fatal: those pages stay unmoved
+    /// and are reported as between hinting faults.
+    fn reveal(&mut self, pid: u32, hidden: &[u64], node: u32) {
+        if hidden.is_empty() {
+            return;
+        }
+        match pages::reveal(pid, hidden, node) {
+            Ok(done) => self.pages += done.read,
+            Err(e) => self.failed = Some(format!("reading the pages to end their hinting faults: {e}")),
+        }
+    }
+}
+
+/// The pages among `addrs` whose `statuses` say "not present" while
+/// pagemap says present: hidden between NUMA-balancing hinting faults.
+fn hidden(root: &Root, pid: u32, addrs: &[u64], statuses: &[PageStatus]) -> Vec<u64> {
+    let absent: Vec<u64> = addrs
+        .iter()
+        .zip(statuses)
+        .filter(|(_, s)| **s == PageStatus::NotPresent)
+        .map(|(a, _)| *a)
+        .collect();
+    if absent.is_empty() {
+        return absent;
+    }
+    let Ok(entries) = pagemap::read(root, pid, &absent, pages::page_size_bytes()) else {
+        return Vec::new();
+    };
+    absent
+        .into_iter()
+        .zip(entries)
+        .filter(|(_, e)| e.present)
+        .map(|(a, _)| a)
+        .collect()
+}
+
+/// A query of `addrs` that sees hidden pages too: those are revealed and
+/// asked again. Each answer comes with its residency.
+fn query_revealing(
+    root: &Root,
+    pid: u32,
+    addrs: &[u64],
+    node: u32,
+    reveals: &mut Reveals,
+) -> Result<Vec<PageState>, ChangeError> {
+    let mut statuses = pages::query(pid, addrs)?;
+    let hidden = hidden(root, pid, addrs, &statuses);
+    if !hidden.is_empty() {
+        reveals.reveal(pid, &hidden, node);
+        let again = pages::query(pid, &hidden)?;
+        let fresh: BTreeMap<u64, PageStatus> = hidden.into_iter().zip(again).collect();
+        for (address, status) in addrs.iter().zip(statuses.iter_mut()) {
+            if let Some(s) = fresh.get(address) {
+                *status = *s;
+            }
+        }
+    }
+    let entries = pagemap::read(root, pid, addrs, pages::page_size_bytes()).ok();
+    Ok(addrs
+        .iter()
+        .zip(statuses)
+        .enumerate()
+        .map(|(i, (&address, status))| PageState {
+            address,
+            status,
+            // The addresses were planned inside the process's mappings.
+            residency: pages::residency(status, entries.as_ref().map(|e| e[i]), true),
+        })
+        .collect())
+}
+
 /// What sending pages did so far, kept even when a later step fails: the
 /// journal must outlive any page that may have moved.
 #[derive(Default)]
@@ -85,19 +182,29 @@ struct Sent {
 /// Sends runs of pages (one process; a destination each) in batches of
 /// [`pages::BATCH_PAGES`] and checks each batch with a fresh query. Pages
 /// are never materialised beyond one batch, whatever a journal claims.
-fn send(pid: u32, runs: impl Iterator<Item = (u32, Vec<u64>)>, sent: &mut Sent) -> Result<(), ChangeError> {
+/// Pages the move could not see because they were between hinting faults
+/// are revealed and sent once more.
+fn send(
+    root: &Root,
+    pid: u32,
+    runs: impl Iterator<Item = (u32, Vec<u64>)>,
+    sent: &mut Sent,
+    reveals: &mut Reveals,
+) -> Result<(), ChangeError> {
     for (node, addrs) in runs {
-        pages::move_to(pid, &addrs, node, false)?;
+        let moved = pages::move_to(pid, &addrs, node, false)?;
         sent.calls_returned += 1;
+        let hidden = hidden(root, pid, &addrs, &moved);
+        if !hidden.is_empty() {
+            reveals.reveal(pid, &hidden, node);
+            pages::move_to(pid, &hidden, node, false)?;
+        }
         sent.attempted += addrs.len() as u64;
-        for (address, status) in addrs.iter().zip(pages::query(pid, &addrs)?) {
-            if status == PageStatus::Node(node) {
+        for state in query_revealing(root, pid, &addrs, node, reveals)? {
+            if state.status == PageStatus::Node(node) {
                 sent.verified += 1;
             } else if sent.not_moved.len() < MAX_LISTED_PAGES {
-                sent.not_moved.push(PageState {
-                    address: *address,
-                    status,
-                });
+                sent.not_moved.push(state);
             }
         }
     }
@@ -144,7 +251,8 @@ pub fn apply_pages(
     journal.save(journal_path, key)?;
     let pid = journal.page_moves[0].pid;
     let mut sent = Sent::default();
-    let outcome = send(pid, batches(&journal.page_moves), &mut sent);
+    let mut reveals = Reveals::default();
+    let outcome = send(root, pid, batches(&journal.page_moves), &mut sent, &mut reveals);
     let journal_shown = journal_path.display().to_string();
     match outcome {
         Ok(()) if sent.verified > 0 => {}
@@ -175,6 +283,8 @@ pub fn apply_pages(
         not_moved: sent.not_moved,
         left_alone: Vec::new(),
         left_alone_pages: 0,
+        revealed: reveals.pages,
+        reveal_failed: reveals.failed,
     })
 }
 
@@ -185,11 +295,10 @@ fn total_pages(moves: &[PageMove]) -> u64 {
 fn describe(states: &[PageState]) -> String {
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     for s in states {
-        let what = match s.status {
-            PageStatus::Node(n) => format!("still on node {n}"),
-            PageStatus::NotPresent => "not present (not resident)".into(),
-            PageStatus::ZeroOrUnmapped => "the zero page or unmapped".into(),
-            PageStatus::Failed(errno) => format!("refused ({})", std::io::Error::from_raw_os_error(errno)),
+        let what = match s.residency {
+            Residency::Node(n) => format!("still on node {n}"),
+            Residency::Unknown(errno) => format!("refused ({})", std::io::Error::from_raw_os_error(errno)),
+            other => other.describe(),
         };
         *counts.entry(what).or_insert(0) += 1;
     }
@@ -207,27 +316,27 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
     let mut left_alone = Vec::new();
     let mut left_alone_pages = 0u64;
     let mut sent = Sent::default();
+    let mut reveals = Reveals::default();
     for (m, (_, addrs)) in journal
         .page_moves
         .iter()
         .flat_map(|m| batches(std::slice::from_ref(m)).map(move |b| (m, b)))
     {
         let mut back = Vec::new();
-        for (address, status) in addrs.iter().zip(pages::query(pid, &addrs)?) {
-            if status == PageStatus::Node(m.to_node) {
-                back.push(*address);
+        // A page the move put there may since be between hinting faults:
+        // it is still there, and must go back too.
+        for state in query_revealing(root, pid, &addrs, m.to_node, &mut reveals)? {
+            if state.status == PageStatus::Node(m.to_node) {
+                back.push(state.address);
             } else {
                 left_alone_pages += 1;
                 if left_alone.len() < MAX_LISTED_PAGES {
-                    left_alone.push(PageState {
-                        address: *address,
-                        status,
-                    });
+                    left_alone.push(state);
                 }
             }
         }
         if !back.is_empty() {
-            send(pid, std::iter::once((m.from_node, back)), &mut sent)?;
+            send(root, pid, std::iter::once((m.from_node, back)), &mut sent, &mut reveals)?;
         }
     }
     Ok(PagesOutcome {
@@ -237,5 +346,7 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
         not_moved: sent.not_moved,
         left_alone,
         left_alone_pages,
+        revealed: reveals.pages,
+        reveal_failed: reveals.failed,
     })
 }

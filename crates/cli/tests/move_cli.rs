@@ -79,6 +79,54 @@ fn dry_run_plans_the_bss_and_a_symbol() {
     assert!(!journal.exists());
 }
 
+/// A page inside a mapping that was never touched is "not yet touched";
+/// only an address outside every mapping is "unmapped".
+#[test]
+fn untouched_pages_and_holes_are_named_apart() {
+    use numasleuth_kernel::procfs::maps::{parse_line, Backing};
+    let dir = tempfile::tempdir().unwrap();
+    let Some(victim) = victim(dir.path()) else { return };
+    let pid = victim.pid.to_string();
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let maps: Vec<_> = maps.lines().map(|l| parse_line(l).unwrap()).collect();
+    // The worker's pthread stack: megabytes of anonymous memory used from
+    // the top down, so its lowest page is untouched.
+    let stack = maps
+        .iter()
+        .find(|m| m.perms.write && m.backing == Backing::Anonymous && m.end - m.start >= 1 << 20)
+        .expect("a pthread stack mapping");
+    let hole = maps
+        .windows(2)
+        .find(|w| w[0].end < w[1].start)
+        .expect("a gap between mappings")[0]
+        .end;
+    let range = |start: u64| format!("{start:#x}-{:#x}", start + 4096);
+    let doc = json(&["move", &pid, "--range", &range(stack.start), "--to-node", "0"]);
+    assert_eq!(
+        (doc["not_present"].as_u64(), doc["unmapped"].as_u64()),
+        (Some(1), Some(0)),
+        "{doc:#}"
+    );
+    // A hole has no pages at all: pages come only from the mappings.
+    let output = numasleuth()
+        .args(["move", &pid, "--range", &range(hole), "--to-node", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("maps nothing in the pages asked for"),
+        "{}",
+        stderr(&output)
+    );
+    let output = numasleuth()
+        .args(["move", &pid, "--range", &range(stack.start), "--to-node", "0"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("not yet touched: 1 page"), "{text}");
+    assert!(!text.contains("unmapped"), "{text}");
+}
+
 #[test]
 fn refusals_are_clear() {
     let dir = tempfile::tempdir().unwrap();

@@ -9,6 +9,7 @@ pub mod cpulist;
 pub mod error;
 pub mod gather;
 pub mod pages;
+mod pages_reveal;
 pub mod procfs;
 pub mod read;
 pub mod root;

@@ -12,6 +12,10 @@
 use serde::Serialize;
 use thiserror::Error;
 
+use crate::procfs::pagemap::PagemapEntry;
+
+pub use crate::pages_reveal::{reveal, Revealed};
+
 /// Pages per system call: bounds the kernel's temporary arrays and ours.
 pub const BATCH_PAGES: usize = 4096;
 
@@ -19,18 +23,97 @@ pub const BATCH_PAGES: usize = 4096;
 const MPOL_MF_MOVE: libc::c_int = 1 << 1;
 const MPOL_MF_MOVE_ALL: libc::c_int = 1 << 2;
 
-/// Where one page is, as move_pages reports it.
+/// Where one page is, as move_pages reports it. The errors are ambiguous
+/// on their own; [`residency`] reads them with pagemap and the mappings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PageStatus {
     Node(u32),
-    /// -ENOENT: never touched, or swapped out. Not resident anywhere.
+    /// -ENOENT: no page the kernel will name: never touched, swapped out,
+    /// or (6.1-era kernels) marked PROT_NONE for a NUMA-balancing hinting
+    /// fault.
     NotPresent,
-    /// -EFAULT: the shared zero page, or no longer mapped.
+    /// -EFAULT: the shared zero page, no mapping at that address, or (6.1
+    /// and older) a never-touched anonymous page.
     ZeroOrUnmapped,
     /// Any other negative status (e.g. -EBUSY, -EACCES when moving), as a
     /// positive errno.
     Failed(i32),
+}
+
+/// What a page is, from move_pages' answer, pagemap's entry and whether
+/// its address lies in a mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Residency {
+    /// Resident on this node.
+    Node(u32),
+    /// Resident (pagemap: present) but invisible to move_pages, which says
+    /// "not present": the NUMA-balancing scanner marked it PROT_NONE and
+    /// the process has not touched it since (its hinting fault). On 6.1
+    /// kernels move_pages can neither find nor move it until then.
+    HintingFault,
+    /// Inside a mapping, and nothing was ever put there.
+    NotYetTouched,
+    SwappedOut,
+    /// Read but never written: the shared zero page, on no node of its own.
+    ZeroPage,
+    /// No mapping at this address.
+    Unmapped,
+    /// move_pages could not answer, with the errno.
+    Unknown(i32),
+}
+
+impl Residency {
+    pub fn node(self) -> Option<u32> {
+        match self {
+            Residency::Node(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    /// Resident somewhere, whether or not move_pages can see it.
+    pub fn is_resident(self) -> bool {
+        matches!(self, Residency::Node(_) | Residency::HintingFault)
+    }
+
+    /// In words, for reports and errors.
+    pub fn describe(self) -> String {
+        match self {
+            Residency::Node(n) => format!("on node {n}"),
+            Residency::HintingFault => {
+                "between NUMA-balancing hinting faults (resident, hidden from move_pages)".into()
+            }
+            Residency::NotYetTouched => "not yet touched".into(),
+            Residency::SwappedOut => "swapped out".into(),
+            Residency::ZeroPage => "the shared zero page (read, never written)".into(),
+            Residency::Unmapped => "unmapped (no mapping at that address)".into(),
+            Residency::Unknown(errno) => format!("unknown ({})", std::io::Error::from_raw_os_error(errno)),
+        }
+    }
+}
+
+/// Reads move_pages' `status` with the page's pagemap entry (`None` when
+/// pagemap could not be read) and whether its address is inside a mapping.
+/// Without pagemap, "not present" in a mapping is taken as never touched
+/// and -EFAULT there as the zero page, their usual causes.
+pub fn residency(status: PageStatus, pagemap: Option<PagemapEntry>, mapped: bool) -> Residency {
+    match status {
+        PageStatus::Node(n) => return Residency::Node(n),
+        PageStatus::Failed(errno) => return Residency::Unknown(errno),
+        _ if !mapped => return Residency::Unmapped,
+        _ => {}
+    }
+    match (status, pagemap) {
+        (_, Some(e)) if e.swapped => Residency::SwappedOut,
+        (PageStatus::NotPresent, Some(e)) if e.present => Residency::HintingFault,
+        // -EFAULT on a present entry: the zero page (FOLL_DUMP skips it).
+        (PageStatus::ZeroOrUnmapped, Some(e)) if e.present => Residency::ZeroPage,
+        (PageStatus::ZeroOrUnmapped, None) => Residency::ZeroPage,
+        // Nothing in the page table: on 6.1 an untouched anonymous page
+        // is -EFAULT, on newer kernels -ENOENT; both mean untouched.
+        _ => Residency::NotYetTouched,
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -136,6 +219,41 @@ mod tests {
         assert_eq!(decode(-libc::EFAULT), PageStatus::ZeroOrUnmapped);
         assert_eq!(decode(-libc::EBUSY), PageStatus::Failed(libc::EBUSY));
         assert_eq!(decode(i32::MIN), PageStatus::Failed(i32::MAX));
+    }
+
+    /// Every combination seen on the development VM (6.18) and in the QEMU
+    /// 6.1 guest: status, pagemap bits 63..55 (`>> 55`), inside a mapping.
+    #[test]
+    fn residency_of_real_answers() {
+        use crate::procfs::pagemap::parse_entry;
+        let e = |top: u64| Some(parse_entry(top << 55));
+        let enoent = PageStatus::NotPresent;
+        let efault = PageStatus::ZeroOrUnmapped;
+        // 6.1 guest: a .bss page marked PROT_NONE by the scanner.
+        assert_eq!(residency(enoent, e(0x103), true), Residency::HintingFault);
+        // 6.18: untouched anonymous page and untouched .bss.
+        assert_eq!(residency(enoent, e(0), true), Residency::NotYetTouched);
+        // 6.1: an untouched anonymous page is -EFAULT (FOLL_DUMP).
+        assert_eq!(residency(efault, e(0), true), Residency::NotYetTouched);
+        // Read, never written.
+        assert_eq!(residency(efault, e(0x100), true), Residency::ZeroPage);
+        // A hole between mappings, whatever the status says.
+        assert_eq!(residency(efault, e(0), false), Residency::Unmapped);
+        assert_eq!(residency(enoent, None, false), Residency::Unmapped);
+        // Swapped out.
+        let swapped = Some(parse_entry(1 << 62));
+        assert_eq!(residency(enoent, swapped, true), Residency::SwappedOut);
+        // No pagemap: the usual reading of each error.
+        assert_eq!(residency(enoent, None, true), Residency::NotYetTouched);
+        assert_eq!(residency(efault, None, true), Residency::ZeroPage);
+        // An answer is an answer.
+        assert_eq!(residency(PageStatus::Node(1), e(0), false), Residency::Node(1));
+        assert_eq!(
+            residency(PageStatus::Failed(16), e(0x102), true),
+            Residency::Unknown(16)
+        );
+        assert!(Residency::HintingFault.is_resident() && !Residency::ZeroPage.is_resident());
+        assert_eq!(Residency::NotYetTouched.describe(), "not yet touched");
     }
 
     #[test]

@@ -125,6 +125,14 @@ pub struct MappingUsage {
     /// Resident pages of `page_size_bytes` per node. A page shared by two
     /// sections is listed under both; totals count it once.
     pub pages_by_node: NodeCounts,
+    /// The pages this range is counted for in the totals: `pages_by_node`
+    /// less any page shared with a section that covers more of it. Sums
+    /// over several ranges must use these, or a shared page counts twice.
+    pub counted_pages_by_node: NodeCounts,
+    /// Of `counted_pages_by_node`, pages between NUMA-balancing hinting
+    /// faults: resident (pagemap), invisible to move_pages, placed by
+    /// numa_maps.
+    pub hinting_fault_pages: u64,
     pub page_size_bytes: u64,
     pub accuracy: Accuracy,
 }
@@ -133,6 +141,26 @@ impl MappingUsage {
     pub fn resident_pages(&self) -> u64 {
         self.pages_by_node.values().sum()
     }
+
+    /// Pages listed here but counted under a neighbouring section.
+    pub fn shared_pages(&self) -> u64 {
+        self.resident_pages().saturating_sub(total(&self.counted_pages_by_node))
+    }
+}
+
+/// How a thread's node was decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlacedBy {
+    /// The CPU it last ran on (`stat`'s `processor`), which it may still use.
+    LastCpu,
+    /// Its allowed CPUs: it last ran on a CPU it may no longer use. A thread
+    /// that sleeps while its affinity is changed from outside (`taskset -a
+    /// -p`) keeps its old CPU in `stat` until it wakes, yet it can only wake
+    /// on an allowed CPU, so the allowed set is where it will run.
+    AllowedCpus,
+    /// Neither is known.
+    Unknown,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -141,7 +169,12 @@ pub struct ThreadPlacement {
     pub comm: String,
     /// The CPU it last ran on.
     pub cpu: Option<u32>,
+    /// The node it runs on; `None` when unknown, or when it may only run on
+    /// CPUs of several nodes (then `allowed_cpu_nodes` lists them).
     pub node: Option<u32>,
+    pub placed_by: PlacedBy,
+    /// Nodes of the CPUs it may use, when its last CPU is not one of them.
+    pub allowed_cpu_nodes: Option<IdList>,
     pub allowed_cpus: Option<IdList>,
     pub allowed_nodes: Option<IdList>,
     pub nr_migrations: Option<u64>,
@@ -151,17 +184,66 @@ pub struct ThreadPlacement {
 impl ThreadPlacement {
     pub fn from_reading(reading: &ThreadReading, topology: &Topology) -> Self {
         let cpu = reading.stat.processor;
-        let node = cpu.and_then(|cpu| topology.cpus.iter().find(|c| c.id == cpu)?.node);
+        let node_of = |cpu: u32| topology.cpus.iter().find(|c| c.id == cpu)?.node;
+        let allowed = reading.allowed_cpus.as_ref().filter(|a| !a.is_empty());
+        let outside = matches!((cpu, allowed), (Some(c), Some(a)) if !a.contains(c));
+        let (node, placed_by, allowed_cpu_nodes) = if outside {
+            // The last CPU is history: place it where it may run now.
+            let nodes: IdList = allowed.into_iter().flat_map(|a| a.iter()).filter_map(node_of).collect();
+            let node = match nodes.ids() {
+                [only] => Some(*only),
+                _ => None,
+            };
+            (node, PlacedBy::AllowedCpus, Some(nodes))
+        } else {
+            let node = cpu.and_then(node_of);
+            let how = if node.is_some() {
+                PlacedBy::LastCpu
+            } else {
+                PlacedBy::Unknown
+            };
+            (node, how, None)
+        };
         ThreadPlacement {
             tid: reading.stat.tid,
             comm: reading.stat.comm.clone(),
             cpu,
             node,
+            placed_by,
+            allowed_cpu_nodes,
             allowed_cpus: reading.allowed_cpus.clone(),
             allowed_nodes: reading.allowed_mems.clone(),
             nr_migrations: reading.sched.as_ref().and_then(|s| s.nr_migrations),
             numa_preferred_node: reading.sched.as_ref().and_then(|s| s.numa_preferred_nid),
         }
+    }
+
+    /// Nodes this thread runs on: its node, or every node it may run on
+    /// when its allowed CPUs span several.
+    pub fn nodes(&self) -> Vec<u32> {
+        match (self.node, &self.allowed_cpu_nodes) {
+            (Some(node), _) => vec![node],
+            (None, Some(nodes)) => nodes.ids().to_vec(),
+            (None, None) => Vec::new(),
+        }
+    }
+
+    /// Said in plain words when the last CPU is outside the allowed set,
+    /// e.g. "thread 114 last ran on CPU 2 but may now run only on 0-1
+    /// (node 0)".
+    pub fn moved_away(&self) -> Option<String> {
+        let nodes = self.allowed_cpu_nodes.as_ref()?;
+        let cpus = self.allowed_cpus.as_ref()?;
+        let cpu = self.cpu?;
+        let nodes = match nodes.len() {
+            0 => "node unknown".to_string(),
+            1 => format!("node {nodes}"),
+            _ => format!("nodes {nodes}: several, so no single node is assumed"),
+        };
+        Some(format!(
+            "thread {} last ran on CPU {cpu} but may now run only on {cpus} ({nodes})",
+            self.tid
+        ))
     }
 }
 
@@ -193,7 +275,7 @@ pub struct ProcessModel {
     /// The program's path, when known.
     pub program: Option<String>,
     pub threads: Vec<ThreadPlacement>,
-    /// Nodes where the threads last ran.
+    /// Nodes where the threads run: each one's [`ThreadPlacement::nodes`].
     pub thread_nodes: IdList,
     /// Every static-section range, the heap and the stack, and the largest
     /// of the other mappings; the rest are only in the totals.
@@ -282,3 +364,7 @@ pub(crate) fn base_kind(vma: &Vma) -> MemoryKind {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+mod tests;

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::pages::PageStatus;
+use numasleuth_kernel::pages::Residency;
 use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
 use numasleuth_kernel::procfs::task::TaskStat;
 use numasleuth_symbols::SectionSpan;
@@ -22,15 +22,21 @@ use crate::process::{
 };
 use crate::Topology;
 
+#[path = "process_split.rs"]
+mod split;
+
 /// Largest number of static pages asked per page; beyond it counts stay
 /// per mapping (a 256 MiB `.bss` is not "small static data").
 pub const STATIC_QUERY_LIMIT_PAGES: u64 = 65_536;
+
+/// Threads placed by their allowed CPUs named in the notes, at most.
+const MOVED_THREADS_NOTED: usize = 8;
 
 struct StaticVma {
     usage: MappingUsage,
     pieces: Vec<SectionSpan>,
     query: std::ops::Range<u64>,
-    page_nodes: Option<Vec<PageStatus>>,
+    page_nodes: Option<Vec<Residency>>,
 }
 
 pub struct ProcessBuilder {
@@ -47,6 +53,8 @@ pub struct ProcessBuilder {
     policies: BTreeMap<String, PolicyUsage>,
     last_policy: Option<(numasleuth_kernel::procfs::numa_maps::Policy, String)>,
     hidden_pages_note: Vec<String>,
+    /// Some static mapping fell back to numa_maps' per-mapping count.
+    split_per_vma: bool,
     vmas: u64,
 }
 
@@ -68,6 +76,7 @@ impl ProcessBuilder {
             policies: BTreeMap::new(),
             last_policy: None,
             hidden_pages_note: Vec::new(),
+            split_per_vma: false,
             vmas: 0,
         }
     }
@@ -134,6 +143,8 @@ impl ProcessBuilder {
             section: dominant.map(|s| s.section.clone()),
             perms: m.perms.to_string(),
             policy: policy.map(|p| p.to_string()),
+            counted_pages_by_node: pages_by_node.clone(),
+            hinting_fault_pages: 0,
             pages_by_node,
             page_size_bytes,
             accuracy: Accuracy::PerVma,
@@ -178,9 +189,10 @@ impl ProcessBuilder {
         out
     }
 
-    /// The answer for a range from [`Self::pages_to_query`], one status
-    /// per base page.
-    pub fn set_page_nodes(&mut self, range_start: u64, statuses: Vec<PageStatus>) {
+    /// The answer for a range from [`Self::pages_to_query`], one per base
+    /// page: move_pages' status read with pagemap
+    /// ([`numasleuth_kernel::pages::residency`]).
+    pub fn set_page_nodes(&mut self, range_start: u64, statuses: Vec<Residency>) {
         if let Some(s) = self.statics.iter_mut().find(|s| s.query.start == range_start) {
             if statuses.len() as u64 == (s.query.end - s.query.start) / self.base_page_bytes {
                 s.page_nodes = Some(statuses);
@@ -245,7 +257,7 @@ impl ProcessBuilder {
         for s in statics {
             self.split(s);
         }
-        per_page_static &= self.hidden_pages_note.is_empty();
+        per_page_static &= !self.split_per_vma;
         notes.append(&mut self.hidden_pages_note);
         self.trim_others();
         let mut mappings = self.listed;
@@ -255,13 +267,27 @@ impl ProcessBuilder {
             .iter()
             .map(|t| ThreadPlacement::from_reading(t, topology))
             .collect();
+        // A thread that slept through an affinity change still shows its
+        // old CPU: say which threads were placed by their allowed CPUs.
+        let moved: Vec<String> = threads.iter().filter_map(ThreadPlacement::moved_away).collect();
+        for line in moved.iter().take(MOVED_THREADS_NOTED) {
+            notes.push(format!(
+                "{line}: placed by the CPUs it may use (it has not run since its affinity changed)"
+            ));
+        }
+        if moved.len() > MOVED_THREADS_NOTED {
+            notes.push(format!(
+                "… and {} more thread(s) placed by the CPUs they may use",
+                moved.len() - MOVED_THREADS_NOTED
+            ));
+        }
         ProcessModel {
             pid: stat.tid,
             comm: stat.comm.clone(),
             state: stat.state,
             kernel_thread: stat.is_kernel_thread(),
             program,
-            thread_nodes: threads.iter().filter_map(|t| t.node).collect(),
+            thread_nodes: threads.iter().flat_map(ThreadPlacement::nodes).collect(),
             threads,
             mappings,
             mappings_total: self.vmas,
@@ -273,107 +299,6 @@ impl ProcessBuilder {
             per_page_static,
             notes,
         }
-    }
-
-    fn split(&mut self, s: StaticVma) {
-        let page = self.base_page_bytes;
-        let mut listed: Vec<(NodeCounts, NodeCounts)> = vec![Default::default(); s.pieces.len()];
-        // Some kernels hide pages under NUMA-balancing hinting faults from
-        // move_pages (it answers "not present"): when it saw fewer pages of
-        // the mapping than numa_maps counts, do not trust it.
-        let seen = s
-            .page_nodes
-            .as_ref()
-            .map_or(0, |p| p.iter().filter(|s| matches!(s, PageStatus::Node(_))).count());
-        let statuses = s
-            .page_nodes
-            .as_ref()
-            .filter(|_| seen as u64 >= s.usage.resident_pages());
-        if s.page_nodes.is_some() && statuses.is_none() {
-            self.hidden_pages_note.push(format!(
-                "move_pages saw {seen} of the {} resident pages numa_maps counts in {:#x}-{:#x} (pages under NUMA-balancing hinting faults are invisible to it on some kernels): that mapping is counted per mapping",
-                s.usage.resident_pages(),
-                s.usage.start,
-                s.usage.end
-            ));
-        }
-        let Some(statuses) = statuses else {
-            // Per-VMA: everything to the section covering most of it.
-            let owner = (0..s.pieces.len())
-                .max_by_key(|&i| s.pieces[i].end - s.pieces[i].start)
-                .unwrap_or(0);
-            for (i, piece) in s.pieces.iter().enumerate() {
-                let pages = if i == owner {
-                    s.usage.pages_by_node.clone()
-                } else {
-                    NodeCounts::new()
-                };
-                self.push_piece(&s.usage, piece, pages.clone(), pages, Accuracy::PerVma);
-            }
-            return;
-        };
-        let mut rest = NodeCounts::new();
-        for (index, status) in statuses.iter().enumerate() {
-            let PageStatus::Node(node) = *status else { continue };
-            let start = s.query.start + index as u64 * page;
-            let overlap = |p: &SectionSpan| p.end.min(start + page).saturating_sub(p.start.max(start));
-            let owner = (0..s.pieces.len()).max_by_key(|&i| overlap(&s.pieces[i]));
-            if owner.is_none_or(|i| overlap(&s.pieces[i]) == 0) {
-                *rest.entry(node).or_default() += 1;
-                continue;
-            }
-            for (i, piece) in s.pieces.iter().enumerate() {
-                if overlap(piece) > 0 {
-                    *listed[i].0.entry(node).or_default() += 1;
-                    if Some(i) == owner {
-                        *listed[i].1.entry(node).or_default() += 1;
-                    }
-                }
-            }
-        }
-        for (i, piece) in s.pieces.iter().enumerate() {
-            let (shown, owned) = std::mem::take(&mut listed[i]);
-            self.push_piece(&s.usage, piece, shown, owned, Accuracy::PerPage);
-        }
-        if total(&rest) > 0 {
-            let usage = MappingUsage {
-                kind: if s.usage.kind.group() == crate::process::KindGroup::WritableStatic {
-                    MemoryKind::Anon
-                } else {
-                    s.usage.kind
-                },
-                section: None,
-                pages_by_node: rest,
-                accuracy: Accuracy::PerPage,
-                ..s.usage
-            };
-            self.fold(&usage, usage.kind, &usage.pages_by_node);
-            self.listed.push(usage);
-        }
-    }
-
-    fn push_piece(
-        &mut self,
-        vma: &MappingUsage,
-        piece: &SectionSpan,
-        shown: NodeCounts,
-        owned: NodeCounts,
-        accuracy: Accuracy,
-    ) {
-        let usage = MappingUsage {
-            start: piece.start,
-            end: piece.end,
-            kind: MemoryKind::from_class(piece.class),
-            object: Some(piece.object.clone()),
-            section: Some(piece.section.clone()),
-            perms: vma.perms.clone(),
-            policy: vma.policy.clone(),
-            pages_by_node: shown,
-            page_size_bytes: self.base_page_bytes,
-            accuracy,
-        };
-        self.fold(&usage, usage.kind, &owned);
-        self.listed.push(usage);
     }
 }
 

@@ -64,6 +64,12 @@ pub struct MappingJson<'a> {
     pub perms: &'a str,
     pub policy: Option<&'a str>,
     pub pages_by_node: &'a NodeCounts,
+    /// `pages_by_node` less pages shared with a neighbouring section and
+    /// counted under it: these add up to the totals.
+    pub counted_pages_by_node: &'a NodeCounts,
+    /// Of the counted pages, those between NUMA-balancing hinting faults
+    /// (resident, invisible to move_pages; node from numa_maps).
+    pub hinting_fault_pages: u64,
     pub page_size_bytes: u64,
     pub accuracy: Accuracy,
 }
@@ -83,6 +89,8 @@ pub fn build<'a>(model: &'a ProcessModel, findings: &'a [Finding]) -> InspectJso
             perms: &m.perms,
             policy: m.policy.as_deref(),
             pages_by_node: &m.pages_by_node,
+            counted_pages_by_node: &m.counted_pages_by_node,
+            hinting_fault_pages: m.hinting_fault_pages,
             page_size_bytes: m.page_size_bytes,
             accuracy: m.accuracy,
         })

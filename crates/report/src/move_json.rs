@@ -6,6 +6,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::page_move::{MovePlan, PageRun, TargetNode};
+use numasleuth_kernel::pages::Residency;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.move/1";
@@ -24,8 +25,12 @@ pub struct TargetJson {
 pub struct RunJson {
     pub start: String,
     pub pages: u64,
-    /// `null`: not resident.
+    /// `null`: on no node move_pages can name (`state` says why, when known).
     pub node: Option<u32>,
+    /// What the pages are when not on a node: `hinting-fault`,
+    /// `not-yet-touched`, `swapped-out`, `zero-page`, `unmapped`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<Residency>,
 }
 
 /// Resident pages per node of one mapping, from numa_maps.
@@ -43,6 +48,9 @@ pub struct AppliedJson {
     pub attempted: u64,
     /// Pages a move_pages query afterwards finds on the target node.
     pub verified: u64,
+    /// Pages read once to end a NUMA-balancing hinting fault so they could
+    /// move (and be verified).
+    pub revealed: u64,
     /// Pages not found on the target node afterwards, and where they are.
     pub not_moved: Vec<RunJson>,
     /// Pages gained on the target node in the mappings holding them, per
@@ -63,9 +71,20 @@ pub struct MoveDocument {
     pub pages_total: u64,
     pub pages_by_node: BTreeMap<String, u64>,
     pub already_there: u64,
+    /// Never touched (inside a mapping): nothing to move.
     pub not_present: u64,
+    pub swapped_out: u64,
+    /// Read, never written: the shared zero page.
+    pub zero_page: u64,
+    /// Outside every mapping.
     pub unmapped: u64,
     pub query_failed: u64,
+    /// Resident pages hidden from move_pages between NUMA-balancing hinting
+    /// faults; `--apply` ends the fault and moves them.
+    pub hinting_faults: u64,
+    pub hinting: Vec<RunJson>,
+    /// Pages move_pages can see that would move; with `--apply`, after any
+    /// hidden page was made visible.
     pub pages_to_move: u64,
     pub to_move: Vec<RunJson>,
     pub numa_maps_before: Vec<VmaJson>,
@@ -81,6 +100,26 @@ pub fn runs(runs: &[PageRun]) -> Vec<RunJson> {
             start: format!("{:#x}", r.start),
             pages: r.pages,
             node: r.node,
+            state: None,
+        })
+        .collect()
+}
+
+/// Runs of consecutive pages in one state, from `(address, residency)`.
+pub fn state_runs(pages: &[(u64, Residency)], page_bytes: u64) -> Vec<RunJson> {
+    let mut out: Vec<(u64, u64, Residency)> = Vec::new();
+    for &(address, state) in pages {
+        match out.last_mut() {
+            Some((start, n, s)) if *s == state && *start + *n * page_bytes == address => *n += 1,
+            _ => out.push((address, 1, state)),
+        }
+    }
+    out.into_iter()
+        .map(|(start, pages, state)| RunJson {
+            start: format!("{start:#x}"),
+            pages,
+            node: state.node(),
+            state: state.node().is_none().then_some(state),
         })
         .collect()
 }
@@ -108,8 +147,18 @@ pub fn plan(
         pages_by_node: plan.by_node.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
         already_there: plan.already_there,
         not_present: plan.not_present,
+        swapped_out: plan.swapped_out,
+        zero_page: plan.zero_page,
         unmapped: plan.unmapped,
         query_failed: plan.query_failed,
+        hinting_faults: plan.pages_hinting(),
+        hinting: runs(&plan.hinting)
+            .into_iter()
+            .map(|r| RunJson {
+                state: Some(Residency::HintingFault),
+                ..r
+            })
+            .collect(),
         pages_to_move: plan.pages_to_move(),
         to_move: runs(&plan.to_move),
         numa_maps_before,

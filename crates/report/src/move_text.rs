@@ -27,9 +27,10 @@ fn run_rows(runs: &[RunJson], prefix: &str) -> String {
             vec![
                 r.start.clone(),
                 pages(r.pages),
-                match r.node {
-                    Some(n) => format!("{prefix} node {n}"),
-                    None => "not resident".into(),
+                match (r.node, r.state) {
+                    (Some(n), _) => format!("{prefix} node {n}"),
+                    (None, Some(state)) => state.describe(),
+                    (None, None) => "on no node".into(),
                 },
             ]
         })
@@ -59,14 +60,33 @@ pub fn render(doc: &MoveDocument) -> String {
         bytes(doc.page_bytes),
         by_node(&doc.pages_by_node)
     ));
+    if doc.hinting_faults > 0 {
+        out.push_str(&format!(
+            "  between NUMA-balancing hinting faults: {} (resident, but hidden from move_pages until touched)\n",
+            pages(doc.hinting_faults)
+        ));
+        out.push_str(&run_rows(&doc.hinting, "on"));
+    }
     if doc.not_present > 0 {
         out.push_str(&format!(
-            "  not resident: {} (never touched or swapped out; placed on the node where first touched)\n",
+            "  not yet touched: {} (nothing to move: placed on the node where first touched)\n",
             pages(doc.not_present)
         ));
     }
+    if doc.swapped_out > 0 {
+        out.push_str(&format!("  swapped out: {}\n", pages(doc.swapped_out)));
+    }
+    if doc.zero_page > 0 {
+        out.push_str(&format!(
+            "  the shared zero page: {} (read, never written: nothing of this process to move)\n",
+            pages(doc.zero_page)
+        ));
+    }
     if doc.unmapped > 0 {
-        out.push_str(&format!("  zero page or unmapped: {}\n", pages(doc.unmapped)));
+        out.push_str(&format!(
+            "  unmapped: {} (no mapping at those addresses)\n",
+            pages(doc.unmapped)
+        ));
     }
     if doc.query_failed > 0 {
         out.push_str(&format!("  could not be queried: {}\n", pages(doc.query_failed)));
@@ -79,9 +99,14 @@ pub fn render(doc: &MoveDocument) -> String {
         ));
     }
     let verb = if doc.applied.is_some() { "moved" } else { "would move" };
-    if doc.pages_to_move == 0 {
+    if doc.pages_to_move == 0 && doc.hinting_faults == 0 {
         out.push_str(&format!(
             "  nothing to move: no resident page is off node {}\n",
+            doc.to_node
+        ));
+    } else if doc.pages_to_move == 0 {
+        out.push_str(&format!(
+            "  nothing move_pages can see is off node {}; the pages between hinting faults may be\n",
             doc.to_node
         ));
     } else {
@@ -100,11 +125,17 @@ pub fn render(doc: &MoveDocument) -> String {
         out.push_str(&format!("note: {note}\n"));
     }
     match &doc.applied {
-        None if doc.pages_to_move > 0 => {
+        None if doc.pages_to_move > 0 || doc.hinting_faults > 0 => {
             out.push_str("dry run: nothing was moved; add --apply to move them (an undo journal is written first)\n")
         }
         None => {}
         Some(a) => {
+            if a.revealed > 0 {
+                out.push_str(&format!(
+                    "read once to end a NUMA-balancing hinting fault: {}\n",
+                    pages(a.revealed)
+                ));
+            }
             out.push_str(&format!(
                 "verified with move_pages: {} of {} on node {}",
                 a.verified, a.attempted, doc.to_node
@@ -131,4 +162,80 @@ pub fn render(doc: &MoveDocument) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use numasleuth_analyze::page_move::{plan, TargetNode};
+    use numasleuth_kernel::pages::Residency;
+
+    use super::*;
+    use crate::move_json::{self, AppliedJson};
+
+    fn doc(states: &[Residency]) -> MoveDocument {
+        let pages: Vec<u64> = (0..states.len() as u64).map(|i| 0x4000 + i * 4096).collect();
+        let target = TargetNode {
+            node: 0,
+            has_cpus: true,
+            memory_total_bytes: None,
+            note: None,
+        };
+        let plan = plan(&pages, states, 0, 4096);
+        move_json::plan(7, "victim", &target, Vec::new(), &plan, Vec::new(), Vec::new())
+    }
+
+    #[test]
+    fn each_kind_of_page_is_named_for_what_it_is() {
+        let text = render(&doc(&[
+            Residency::HintingFault,
+            Residency::HintingFault,
+            Residency::NotYetTouched,
+            Residency::ZeroPage,
+            Residency::Unmapped,
+            Residency::Node(1),
+        ]));
+        assert!(
+            text.contains("  between NUMA-balancing hinting faults: 2 pages (resident, but hidden from move_pages until touched)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("0x4000  2 pages  between NUMA-balancing hinting faults"),
+            "{text}"
+        );
+        assert!(text.contains("  not yet touched: 1 page (nothing to move"), "{text}");
+        assert!(text.contains("  the shared zero page: 1 page"), "{text}");
+        assert!(
+            text.contains("  unmapped: 1 page (no mapping at those addresses)"),
+            "{text}"
+        );
+        assert!(text.contains("would move 1 page to node 0"), "{text}");
+        assert!(!text.contains("not resident"), "{text}");
+    }
+
+    #[test]
+    fn only_hidden_pages_still_make_a_dry_run_worth_applying() {
+        let text = render(&doc(&[Residency::HintingFault]));
+        assert!(!text.contains("nothing to move: no resident page"), "{text}");
+        assert!(text.contains("add --apply"), "{text}");
+    }
+
+    #[test]
+    fn pages_left_behind_say_why() {
+        let mut d = doc(&[Residency::Node(1)]);
+        d.applied = Some(AppliedJson {
+            journal: "j".into(),
+            attempted: 1,
+            verified: 0,
+            not_moved: move_json::state_runs(&[(0x4000, Residency::NotYetTouched)], 4096),
+            revealed: 3,
+            numa_maps_gained: 0,
+            numa_maps_agrees: true,
+        });
+        let text = render(&d);
+        assert!(
+            text.contains("read once to end a NUMA-balancing hinting fault: 3 pages"),
+            "{text}"
+        );
+        assert!(text.contains("0x4000  1 page  not yet touched"), "{text}");
+    }
 }

@@ -161,8 +161,8 @@ const VICTIM_PID: &str = "$(cat /tmp/victim.pid)";
 /// fix it, `undo` restore it, and `watch` count the writes.
 ///
 /// AutoNUMA is turned off first: it would migrate the hot page by itself
-/// (racing the test), and on the 6.1 kernel its NUMA-hinting PTEs make
-/// move_pages report resident pages as not present.
+/// (racing the test). Pages hidden from move_pages by its hinting faults
+/// are the subject of [`two_nodes_detective`].
 pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     let mut g = two_nodes();
     g.name = "two-nodes-victim".to_string();
@@ -203,6 +203,86 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
             "move-bad-node",
             format!("numasleuth move {pid} --section .bss --to-node 5"),
         ),
+    ]);
+    g
+}
+
+/// Prints `mm->numa_scan_seq` from a `sched` file named next: how many
+/// whole NUMA-balancing scan passes the process's memory has had.
+const SCAN_SEQ: &str = "awk '/numa_scan_seq/ {print $3}'";
+/// The same, for a command wrapped in `sh -c '…'` (no single quotes).
+const SCAN_SEQ_SH: &str = "awk \"/numa_scan_seq/ {print \\$3}\"";
+
+/// (f) The detective on real process states, two nodes with AutoNUMA left
+/// on (`kernel.numa_balancing=1`, the multi-node default):
+/// - a "sleeper" victim first-touches its globals on CPU 2 (node 1) and
+///   sleeps; it is then re-pinned to node 0 with `taskset -a -p -c 0-1`,
+///   as a service is pinned after it starts. Asleep, it keeps CPU 2 in
+///   `stat`; `inspect` must place it on node 0 and raise
+///   `static-data-remote`, saying why.
+/// - a "spinner" victim first-touches its globals on node 1, then runs a
+///   worker on CPU 0 that touches no global: the scanner marks the globals'
+///   pages PROT_NONE and nothing ends those hinting faults, so on 6.1
+///   move_pages calls them "not present". `inspect` must say so, `move
+///   --apply` must move them all, and `undo` must move them back once the
+///   scanner has hidden them again.
+pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
+    let mut g = two_nodes();
+    g.name = "two-nodes-detective".to_string();
+    g.extra_files = vec![("victim".to_string(), victim.to_path_buf())];
+    let wait_pid = |name: &str| {
+        format!(
+            "n=0; until grep -q pid= /tmp/{name}.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done; \
+             sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/{name}.out > /tmp/{name}.pid"
+        )
+    };
+    g.setup = vec![
+        "/victim --workers 0 --start-cpu 2 > /tmp/sleeper.out 2>&1 &".to_string(),
+        wait_pid("sleeper"),
+        "taskset -a -p -c 0-1 $(cat /tmp/sleeper.pid) > /dev/null".to_string(),
+        "/victim --workers 1 --start-cpu 2 --worker-cpus 0 --quiet-workers > /tmp/spinner.out 2>&1 &".to_string(),
+        wait_pid("spinner"),
+        // The scanner starts about a second after the process and marks
+        // its pages one pass at a time; the kernel counts finished passes in
+        // `mm->numa_scan_seq` (sched). Wait (at most 90 s) for one whole
+        // pass, judged by the kernel, not by numasleuth.
+        format!("n=0; until [ \"$({SCAN_SEQ} /proc/$(cat /tmp/spinner.pid)/sched)\" -ge 1 ]; do n=$((n+1)); [ $n -lt 90 ]; sleep 1; done"),
+    ];
+    let sh = |name: &str, cmd: String| (name.to_string(), format!("sh -c '{cmd}'"));
+    let (sleeper, spinner) = ("$(cat /tmp/sleeper.pid)", "$(cat /tmp/spinner.pid)");
+    g.commands.extend([
+        (
+            "numa-balancing".to_string(),
+            "cat /proc/sys/kernel/numa_balancing".to_string(),
+        ),
+        sh("sleeper-cpu", format!("cut -d\" \" -f39 /proc/{sleeper}/stat")),
+        sh("sleeper-pid", "cat /tmp/sleeper.pid".to_string()),
+        sh("inspect-sleeper", format!("numasleuth inspect {sleeper} --json")),
+        sh("inspect-hinting", format!("numasleuth inspect {spinner} --json")),
+        sh(
+            "move-dry-hinting",
+            format!("numasleuth move {spinner} --section .bss --to-node 0 --json"),
+        ),
+        sh(
+            "move-apply-hinting",
+            format!("numasleuth move {spinner} --section .bss --to-node 0 --apply --journal /tmp/h.json --json"),
+        ),
+        sh("inspect-hinting-moved", format!("numasleuth inspect {spinner} --json")),
+        // The scanner marks the moved pages again (the process has two
+        // threads, so pages already on their node are marked too): wait for
+        // two more whole passes (one may have been under way during the
+        // move), then undo must read them back into view to move them back.
+        sh(
+            "wait-scan-again",
+            format!(
+                "s=$({SCAN_SEQ_SH} /proc/{spinner}/sched); n=0; \
+                 until [ $({SCAN_SEQ_SH} /proc/{spinner}/sched) -ge $((s+2)) ]; \
+                 do n=$((n+1)); [ $n -lt 90 ] || exit 1; sleep 1; done; echo $n"
+            ),
+        ),
+        sh("inspect-hinting-again", format!("numasleuth inspect {spinner} --json")),
+        ("undo-hinting".to_string(), "numasleuth undo /tmp/h.json".to_string()),
+        sh("inspect-hinting-undone", format!("numasleuth inspect {spinner} --json")),
     ]);
     g
 }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use numasleuth_kernel::pages;
+use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, read_threads, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_model::process::{ProcessBuilder, ProcessModel};
@@ -93,14 +94,36 @@ fn query_static_pages(root: &Root, pid: u32, page_bytes: u64, builder: &mut Proc
         notes.push("static sections are split per mapping: a per-page query (move_pages) needs the live system".into());
         return;
     }
+    let mut pagemap_refused = None;
     for range in ranges {
         let addresses: Vec<u64> = (range.start..range.end).step_by(page_bytes as usize).collect();
-        match pages::query(pid, &addresses).context("per-page query of static sections") {
-            Ok(statuses) => builder.set_page_nodes(range.start, statuses),
+        let statuses = match pages::query(pid, &addresses).context("per-page query of static sections") {
+            Ok(statuses) => statuses,
             Err(e) => {
                 notes.push(format!("{e:#}"));
                 return;
             }
-        }
+        };
+        // pagemap tells a page between NUMA-balancing hinting faults
+        // (present) from a never-touched one: move_pages calls both "not
+        // present". Each range is one mapping, so every page is mapped.
+        let entries = match pagemap::read(root, pid, &addresses, page_bytes) {
+            Ok(entries) => Some(entries),
+            Err(e) => {
+                pagemap_refused.get_or_insert(e);
+                None
+            }
+        };
+        let states = statuses
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| pages::residency(s, entries.as_ref().map(|e| e[i]), true))
+            .collect();
+        builder.set_page_nodes(range.start, states);
+    }
+    if let Some(e) = pagemap_refused {
+        notes.push(format!(
+            "{e}: pages hidden from move_pages between NUMA-balancing hinting faults cannot be told from untouched ones"
+        ));
     }
 }

@@ -13,7 +13,8 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use numasleuth_analyze::page_move::{self, MovePlan};
 use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
-use numasleuth_kernel::pages;
+use numasleuth_kernel::pages::{self, Residency};
+use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
 use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, TargetJson, VmaJson};
@@ -86,6 +87,9 @@ struct Mapped {
     mappings: u64,
     /// numa_maps of every mapping touched.
     vmas: Vec<VmaJson>,
+    /// The address ranges of those mappings: an address outside them is
+    /// unmapped, inside them it is at most not yet touched.
+    spans: Vec<Range<u64>>,
 }
 
 fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
@@ -116,6 +120,7 @@ fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyh
                 end: format!("{:#x}", span.end),
                 pages_by_node,
             });
+            found.spans.push(span);
         }
     })?;
     if found.pages > page_move::MAX_PAGES {
@@ -137,6 +142,79 @@ fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyh
         );
     }
     Ok(found)
+}
+
+/// What each page is: move_pages' answer read with pagemap and the
+/// mappings, so "not present" becomes "not yet touched" or "between
+/// hinting faults", and only a hole is "unmapped".
+fn residencies(
+    root: &Root,
+    pid: u32,
+    addresses: &[u64],
+    mapped: &[Range<u64>],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<Residency>> {
+    let statuses = pages::query(pid, addresses).context("where the pages are now")?;
+    let entries = match pagemap::read(root, pid, addresses, pages::page_size_bytes()) {
+        Ok(entries) => Some(entries),
+        Err(e) => {
+            let note = format!(
+                "{e}: a page move_pages calls not present cannot be told apart (never touched, swapped out, or \
+                 resident between NUMA-balancing hinting faults); it is counted as not yet touched"
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            None
+        }
+    };
+    Ok(addresses
+        .iter()
+        .zip(statuses)
+        .enumerate()
+        .map(|(i, (a, status))| {
+            let inside = mapped.iter().any(|r| r.contains(a));
+            pages::residency(status, entries.as_ref().map(|e| e[i]), inside)
+        })
+        .collect())
+}
+
+/// Ends the hinting faults of the plan's hidden pages (`--apply` only:
+/// reading them is a change, however small) and plans again.
+fn reveal_and_replan(
+    root: &Root,
+    args: &MoveArgs,
+    addresses: &[u64],
+    mapped: &[Range<u64>],
+    plan: MovePlan,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<MovePlan> {
+    let hidden = plan.hinting_addresses();
+    match pages::reveal(args.pid, &hidden, args.to_node) {
+        Ok(done) => {
+            notes.push(format!(
+                "{} of {} page(s) between NUMA-balancing hinting faults were read once (process_vm_readv) to end the \
+                 fault, so move_pages can see and move them{}",
+                done.read,
+                hidden.len(),
+                if done.placement_kept {
+                    ""
+                } else {
+                    " (the reading thread's memory policy was refused: a fault may have moved a page first)"
+                }
+            ));
+            let states = residencies(root, args.pid, addresses, mapped, notes)?;
+            Ok(page_move::plan(addresses, &states, args.to_node, plan.page_bytes))
+        }
+        Err(e) => {
+            notes.push(format!(
+                "{} resident page(s) between NUMA-balancing hinting faults could not be read to end the fault ({e}); \
+                 they stay where they are until the process touches them",
+                hidden.len()
+            ));
+            Ok(plan)
+        }
+    }
 }
 
 fn on_node(vmas: &[VmaJson], node: u32) -> i64 {
@@ -188,10 +266,22 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         bail!("process {pid} maps nothing in the pages asked for (see /proc/{pid}/maps)");
     }
     let addresses = page_move::pages_of(&found.parts, page_bytes);
-    let statuses = pages::query(pid, &addresses).context("where the pages are now")?;
-    let plan = page_move::plan(&addresses, &statuses, args.to_node, page_bytes);
     let before = found.vmas;
     let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
+    let states = residencies(root, pid, &addresses, &found.spans, &mut notes)?;
+    let mut plan = page_move::plan(&addresses, &states, args.to_node, page_bytes);
+    if plan.pages_hinting() > 0 {
+        if args.apply {
+            plan = reveal_and_replan(root, args, &addresses, &found.spans, plan, &mut notes)?;
+        } else {
+            notes.push(format!(
+                "{} resident page(s) are between NUMA-balancing hinting faults: move_pages can neither see nor move \
+                 them until the process touches them again (numa_maps counts them); --apply first reads one byte of \
+                 each (process_vm_readv; the page stays where it is) to end the fault, then moves them",
+                plan.pages_hinting()
+            ));
+        }
+    }
     let asked_bytes = ranges
         .iter()
         .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
@@ -201,7 +291,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             format::bytes(asked_bytes - found.mapped_bytes)
         ));
     }
-    if args.apply && plan.pages_to_move() == 0 {
+    if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
         notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
     }
     if root
@@ -234,22 +324,17 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("cannot move the pages of process {pid}"))?;
         let after = mapped(root, pid, &ranges, page_bytes)?.vmas;
         let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
-        let not_moved = page_move::runs(
-            outcome.not_moved.iter().map(|s| {
-                let node = match s.status {
-                    pages::PageStatus::Node(n) => Some(n),
-                    _ => None,
-                };
-                (s.address, node)
-            }),
-            page_bytes,
-        );
+        if let Some(why) = &outcome.reveal_failed {
+            doc.notes.push(why.clone());
+        }
+        let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
         doc.numa_maps_after = Some(after);
         doc.applied = Some(AppliedJson {
             journal: path.display().to_string(),
             attempted: outcome.attempted,
             verified: outcome.verified,
-            not_moved: move_json::runs(&not_moved),
+            not_moved: move_json::state_runs(&not_moved, page_bytes),
+            revealed: outcome.revealed,
             numa_maps_gained: gained,
             numa_maps_agrees: gained >= outcome.verified as i64,
         });
@@ -269,6 +354,13 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
                 applied.journal
             );
         }
+    }
+    if args.apply && plan.pages_hinting() > 0 {
+        bail!(
+            "{} resident page(s) between NUMA-balancing hinting faults could not be moved (see the note above): run as \
+             root or the process's user with ptrace rights, or retry once the process has touched them",
+            plan.pages_hinting()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -4,8 +4,8 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use numasleuth_change::pages::PageState;
 use numasleuth_change::{JournalKey, PagesOutcome, Undone};
-use numasleuth_kernel::pages::PageStatus;
 use numasleuth_kernel::Root;
 
 use crate::cli::UndoArgs;
@@ -54,13 +54,10 @@ pub fn run(root: &Root, args: &UndoArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn status(s: PageStatus) -> String {
-    match s {
-        PageStatus::Node(n) => format!("on node {n}"),
-        PageStatus::NotPresent => "not resident".into(),
-        PageStatus::ZeroOrUnmapped => "unmapped".into(),
-        PageStatus::Failed(errno) => format!("unknown ({})", std::io::Error::from_raw_os_error(errno)),
-    }
+/// What the page is now, in words: read with pagemap, so a page never
+/// touched is "not yet touched" and only a hole is "unmapped".
+fn status(s: &PageState) -> String {
+    s.residency.describe()
 }
 
 fn pages_summary(o: &PagesOutcome) -> String {
@@ -68,12 +65,17 @@ fn pages_summary(o: &PagesOutcome) -> String {
         "moved back {} of {} page(s), verified with move_pages: {} where they came from\n",
         o.attempted, o.pages, o.verified
     );
-    for s in &o.not_moved {
+    if o.revealed > 0 {
         text.push_str(&format!(
-            "  {:#x}: did not move back, {}\n",
-            s.address,
-            status(s.status)
+            "{} page(s) were between NUMA-balancing hinting faults and were read once to end the fault, so they could move\n",
+            o.revealed
         ));
+    }
+    if let Some(why) = &o.reveal_failed {
+        text.push_str(&format!("note: {why}\n"));
+    }
+    for s in &o.not_moved {
+        text.push_str(&format!("  {:#x}: did not move back, {}\n", s.address, status(s)));
     }
     if o.left_alone_pages > 0 {
         text.push_str(&format!(
@@ -81,7 +83,7 @@ fn pages_summary(o: &PagesOutcome) -> String {
             o.left_alone_pages
         ));
         for s in o.left_alone.iter().take(20) {
-            text.push_str(&format!("  {:#x}: {}\n", s.address, status(s.status)));
+            text.push_str(&format!("  {:#x}: {}\n", s.address, status(s)));
         }
         if o.left_alone_pages > 20 {
             text.push_str(&format!("  … and {} more\n", o.left_alone_pages - 20));

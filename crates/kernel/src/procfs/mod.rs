@@ -4,6 +4,7 @@ pub mod interrupts;
 pub mod maps;
 pub mod meminfo;
 pub mod numa_maps;
+pub mod pagemap;
 pub mod process;
 pub mod processes;
 pub mod settings;

@@ -1,0 +1,226 @@
+//! QEMU guest `two-nodes-detective`: inspect and move on real process
+//! states, on a two-node 6.1 kernel with AutoNUMA left on.
+//!
+//! - A process started on node 1 and re-pinned to node 0 with `taskset -a
+//!   -p` while asleep still shows its old CPU in `stat`: `inspect` must
+//!   place it on node 0 by its allowed CPUs, raise `static-data-remote`
+//!   and say why.
+//! - A process whose globals sit between NUMA-balancing hinting faults
+//!   (move_pages: "not present"; pagemap: present): `inspect` must say so
+//!   and still count them on node 1, `move --apply` must move every one
+//!   and verify it, `inspect` must then be clean, and `undo` must move
+//!   them back.
+//!
+//! Needs the same inputs as `guests.rs` (or NUMASLEUTH_SKIP_QEMU=1 to skip
+//! visibly), plus gcc for the static victim (skipped loudly without it):
+//!     eval "$(scripts/qemu-kernel.sh)"
+//!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
+//!     cargo test -p numasleuth-testbed --test detective_guest
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
+use numasleuth_testbed::{env, guests};
+use serde_json::Value;
+
+fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// Compiles tests/victim/victim.c statically for the guest; `None` (said
+/// loudly) without gcc.
+fn static_victim() -> Option<std::path::PathBuf> {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2)?;
+    // Its own name: victim_guest builds the same source in parallel.
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static-detective");
+    let status = std::process::Command::new("gcc")
+        .args(["-O1", "-g", "-pthread", "-fno-toplevel-reorder", "-static"])
+        .arg(repo.join("tests/victim/victim.c"))
+        .arg("-o")
+        .arg(&out)
+        .status();
+    match status {
+        Ok(s) if s.success() => Some(out),
+        Ok(s) => panic!("gcc -static failed on the victim: {s}"),
+        Err(e) => {
+            env::report(&format!(
+                "\n*** SKIPPED: qemu guest two-nodes-detective: gcc not found ({e}); install gcc ***\n"
+            ));
+            None
+        }
+    }
+}
+
+/// Pages of the victim's .bss per node, and those between hinting faults,
+/// each page once.
+fn bss(inspect: &Value) -> (BTreeMap<String, u64>, u64) {
+    let mut nodes = BTreeMap::new();
+    let mut hinting = 0;
+    for m in array(inspect, "mappings") {
+        if m["section"] == ".bss" && m["object"] == "/victim" {
+            for (node, pages) in m["counted_pages_by_node"].as_object().into_iter().flatten() {
+                *nodes.entry(node.clone()).or_insert(0) += pages.as_u64().unwrap_or(0);
+            }
+            hinting += m["hinting_fault_pages"].as_u64().unwrap_or(0);
+        }
+    }
+    (nodes, hinting)
+}
+
+fn finding<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
+    array(doc, "findings").iter().find(|f| f["id"] == id)
+}
+
+fn section<'a>(o: &'a Outcome, name: &str) -> &'a str {
+    o.run.transcript.sections.get(name).map_or("", |s| s.text.trim())
+}
+
+/// The sleeper: placed on node 0 by its allowed CPUs, with the incident.
+fn expect_sleeper(o: &Outcome, c: &mut Checks) {
+    c.eq(
+        "test bed: sleeper's stat still says CPU 2",
+        section(o, "sleeper-cpu"),
+        "2",
+    );
+    let pid = section(o, "sleeper-pid");
+    let Some(doc) = command_json(c, &o.run.transcript.sections, "inspect-sleeper") else {
+        return;
+    };
+    c.eq(
+        "inspect sleeper: thread_nodes",
+        doc["thread_nodes"].clone(),
+        serde_json::json!([0]),
+    );
+    let thread = &doc["threads"][0];
+    c.eq("inspect sleeper: thread cpu", thread["cpu"].as_u64(), Some(2));
+    c.eq("inspect sleeper: thread node", thread["node"].as_u64(), Some(0));
+    c.eq(
+        "inspect sleeper: placed_by",
+        thread["placed_by"].as_str(),
+        Some("allowed-cpus"),
+    );
+    let want = format!("thread {pid} last ran on CPU 2 but may now run only on 0-1 (node 0)");
+    match finding(&doc, "static-data-remote") {
+        Some(f) => {
+            let evidence: Vec<&str> = array(f, "evidence").iter().filter_map(Value::as_str).collect();
+            c.check(evidence.contains(&want.as_str()), || {
+                format!("inspect sleeper: no evidence line {want:?} in {evidence:?}")
+            });
+        }
+        None => c.fail(format!("inspect sleeper: no static-data-remote: {}", doc["findings"])),
+    }
+}
+
+/// The spinner: pages between hinting faults seen, moved, verified, undone.
+fn expect_hinting(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    let mut hidden_before = 0;
+    let mut nodes_before = BTreeMap::new();
+    if let Some(doc) = command_json(c, sections, "inspect-hinting") {
+        let (nodes, hinting) = bss(&doc);
+        hidden_before = hinting;
+        c.check(hinting > 0, || {
+            format!("inspect: no .bss page between hinting faults: {}", doc["notes"])
+        });
+        // The worker may first-touch a page of the C library's .bss on
+        // node 0; the main thread put nearly all of it on node 1.
+        c.check(nodes.get("1") > nodes.get("0"), || {
+            format!("inspect: .bss not mostly on node 1: {nodes:?}")
+        });
+        nodes_before = nodes;
+        c.check(finding(&doc, "static-data-remote").is_some(), || {
+            format!("inspect: no static-data-remote with hidden pages: {}", doc["findings"])
+        });
+        c.eq("inspect: per_page_static", doc["per_page_static"].as_bool(), Some(true));
+    }
+    let mut resident = 0;
+    if let Some(dry) = command_json(c, sections, "move-dry-hinting") {
+        let hinting = dry["hinting_faults"].as_u64().unwrap_or(0);
+        resident = hinting + dry["pages_to_move"].as_u64().unwrap_or(0) + dry["already_there"].as_u64().unwrap_or(0);
+        c.check(hinting >= hidden_before && hinting > 0, || {
+            format!("move dry run: hinting_faults {hinting}, inspect saw {hidden_before}: {dry}")
+        });
+        c.eq("move dry run applied", dry["applied"].clone(), Value::Null);
+    }
+    if let Some(moved) = command_json(c, sections, "move-apply-hinting") {
+        let applied = &moved["applied"];
+        c.eq(
+            "move --apply: hinting_faults left",
+            moved["hinting_faults"].as_u64(),
+            Some(0),
+        );
+        c.check(applied["attempted"].as_u64() >= Some(resident) && resident > 0, || {
+            format!("move --apply attempted fewer than the {resident} resident pages: {applied}")
+        });
+        c.eq(
+            "move --apply verified all",
+            applied["verified"].clone(),
+            applied["attempted"].clone(),
+        );
+        c.eq(
+            "move --apply numa_maps agrees",
+            applied["numa_maps_agrees"].as_bool(),
+            Some(true),
+        );
+        let notes: Vec<&str> = array(&moved, "notes").iter().filter_map(Value::as_str).collect();
+        c.check(
+            notes.iter().any(|n| n.contains("were read once (process_vm_readv)")),
+            || format!("move --apply: no note on reading the hidden pages: {notes:?}"),
+        );
+    }
+    if let Some(after) = command_json(c, sections, "inspect-hinting-moved") {
+        let (nodes, _) = bss(&after);
+        c.check(finding(&after, "static-data-remote").is_none(), || {
+            format!("static-data-remote still raised after the move: {}", after["findings"])
+        });
+        c.check(
+            nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
+            || format!("spinner .bss after the move: {nodes:?}"),
+        );
+    }
+    match sections.get("wait-scan-again") {
+        Some(s) if s.rc == 0 => {}
+        other => c.fail(format!(
+            "test bed: no two more NUMA-balancing scan passes within 90 s: {:?}",
+            other.map(|s| (s.rc, &s.text))
+        )),
+    }
+    if let Some(again) = command_json(c, sections, "inspect-hinting-again") {
+        let (nodes, hinting) = bss(&again);
+        c.check(
+            hinting > 0 && nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
+            || format!("inspect after two more scan passes: {hinting} hidden pages, {nodes:?}"),
+        );
+    }
+    match sections.get("undo-hinting") {
+        Some(s) if s.rc == 0 && s.text.contains("moved back") => {
+            c.check(
+                s.text
+                    .contains("were between NUMA-balancing hinting faults and were read once"),
+                || format!("undo did not read the hidden pages back into view: {:?}", s.text),
+            );
+        }
+        other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
+    }
+    if let Some(undone) = command_json(c, sections, "inspect-hinting-undone") {
+        let (nodes, _) = bss(&undone);
+        c.eq("spinner .bss after undo = before the move", nodes, nodes_before);
+    }
+}
+
+#[test]
+fn qemu_two_nodes_detective_repinned_sleeper_and_hinting_faults() {
+    let Some(victim) = static_victim() else { return };
+    let spec = guests::two_nodes_detective(&victim);
+    let Some(host) = env::require(&format!("qemu guest {}", spec.name)) else {
+        return;
+    };
+    let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
+    run_checked(&host, &spec, &workdir, None, |o, c| {
+        // The premise: AutoNUMA is on, as on any multi-node machine.
+        c.eq("test bed: kernel.numa_balancing", section(o, "numa-balancing"), "1");
+        expect_sleeper(o, c);
+        expect_hinting(o, c);
+    });
+}
