@@ -60,11 +60,14 @@ impl IdList {
 
     /// Parses `0-3,8,10-11`. Whitespace around the list (the trailing
     /// newline of a sysfs file) is ignored; an empty list is valid and empty.
+    ///
+    /// Ranges are merged before they are expanded, so repeating a long range
+    /// (`0-1048576,0-1048576,…`) costs its ids once, not once per repeat.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
         let text = text.trim();
-        let mut ids = Vec::new();
+        let mut ranges = Vec::new();
         if text.is_empty() {
-            return Ok(IdList(ids));
+            return Ok(IdList(Vec::new()));
         }
         for part in text.split(',') {
             let part = part.trim();
@@ -78,9 +81,21 @@ impl IdList {
             if first > last {
                 return Err(ParseError::new(format!("range `{part}` runs backwards")));
             }
-            ids.extend(first..=last);
+            ranges.push((first, last));
         }
-        Ok(IdList::new(ids))
+        ranges.sort_unstable();
+        let mut ids: Vec<u32> = Vec::new();
+        for (first, last) in ranges {
+            // Ids are at most MAX_ID, so `top + 1` cannot overflow.
+            let from = match ids.last() {
+                Some(&top) if top >= first => top + 1,
+                _ => first,
+            };
+            if from <= last {
+                ids.extend(from..=last);
+            }
+        }
+        Ok(IdList(ids))
     }
 
     /// Parses a kernel bitmap such as `00000000,0000000f`: comma-separated
@@ -203,5 +218,20 @@ mod tests {
             let list = IdList::new(ids);
             prop_assert_eq!(IdList::parse(&list.to_string()).unwrap(), list);
         }
+    }
+
+    /// Found while writing the `cpulist` fuzz harness, and confirmed with it
+    /// (fuzz/regressions/cpulist/repeated-long-range): 400 copies of the
+    /// longest allowed range, a 4 KB file, expanded every copy before
+    /// deduplicating and asked for more than 2 GB.
+    #[test]
+    fn repeated_ranges_cost_their_ids_once() {
+        let text = vec!["0-1048576"; 400].join(",");
+        let list = IdList::parse(&text).unwrap();
+        assert_eq!(list.len(), 1_048_577);
+        // Before the fix the vector held every copy: 400 × 1048577 slots.
+        assert!(list.0.capacity() <= 2 * list.len(), "capacity {}", list.0.capacity());
+        let overlapping = IdList::parse("8-10,0-3,2-9,3,12").unwrap();
+        assert_eq!(overlapping.ids(), &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
     }
 }
