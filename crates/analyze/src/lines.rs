@@ -127,7 +127,9 @@ pub fn around(symbols: &[LineSymbol], line_size: u64, wanted: &str) -> Option<(L
     // A huge array: show its first and last line, not every line between.
     let last = last.min(first + 3);
     let from = first.saturating_sub(1);
-    let to = last.saturating_add(1);
+    // No line after the last one in the address space (a symbol there
+    // would make `line * line_size` overflow).
+    let to = last.saturating_add(1).min(u64::MAX / line_size);
     let lines = (from..=to)
         .map(|line| Line {
             address: line * line_size,
@@ -239,5 +241,19 @@ mod tests {
         );
         assert!(around(&symbols, 64, "no_such_symbol").is_none());
         assert!(around(&symbols, 64, "main").is_none(), "functions are not data");
+    }
+
+    /// Found while writing the `elf_symbols` fuzz harness, and confirmed
+    /// with it (fuzz/regressions/elf_symbols/symbol-in-last-line, the seed
+    /// object with `counter` moved to 0xffffffffffffffc8): a data symbol in
+    /// the address space's last cache line made the line after it overflow.
+    #[test]
+    fn around_a_symbol_in_the_last_line() {
+        let symbols = data_symbols(&[sym("top", u64::MAX - 55, 4, ".bss")], 0);
+        let (found, lines) = around(&symbols, 64, "top").unwrap();
+        assert_eq!(found.name, "top");
+        let last = lines.last().unwrap();
+        assert_eq!(last.address, u64::MAX - 63);
+        assert_eq!(last.symbols.len(), 1);
     }
 }

@@ -343,4 +343,19 @@ mod tests {
             prop_assert_eq!(IdList::parse(&list.to_string()).unwrap(), list);
         }
     }
+
+    /// Found while writing the `cpulist` fuzz harness, and confirmed with it
+    /// (fuzz/regressions/cpulist/repeated-long-range): 400 copies of the
+    /// longest allowed range, a 4 KB file, expanded every copy before
+    /// deduplicating and asked for more than 2 GB.
+    #[test]
+    fn repeated_ranges_cost_their_ids_once() {
+        let text = vec!["0-65535"; 400].join(",");
+        let list = IdList::parse(&text).unwrap();
+        assert_eq!(list.len(), 65_536);
+        // Before the fix the vector held every copy: 400 × 65536 slots.
+        assert!(list.0.capacity() <= 2 * list.len(), "capacity {}", list.0.capacity());
+        let overlapping = IdList::parse("8-10,0-3,2-9,3,12").unwrap();
+        assert_eq!(overlapping.ids(), &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12]);
+    }
 }

@@ -30,8 +30,9 @@ pub struct InterruptLine {
 }
 
 impl InterruptLine {
+    /// Saturates: a corrupt file's counts must not overflow the sum.
     pub fn total(&self) -> u64 {
-        self.counts.iter().map(|(_, c)| c).sum()
+        self.counts.iter().fold(0u64, |sum, (_, c)| sum.saturating_add(*c))
     }
 }
 
@@ -187,5 +188,14 @@ ERR:          0
         fn never_panics(text in "( *CPU[0-9]){0,3}\n[ A-Za-z0-9:-]{0,60}\n?") {
             let _ = parse(&text);
         }
+    }
+
+    /// Found by fuzzing (`interrupts` target; the crasher is in
+    /// fuzz/regressions/interrupts/): two counts that add past u64::MAX
+    /// made `total` panic with overflow checks on and wrap without them.
+    #[test]
+    fn total_of_huge_counts_saturates() {
+        let lines = parse("CPU0 CPU1\n0: 18446744073709551615 1\n").unwrap();
+        assert_eq!(lines[0].total(), u64::MAX);
     }
 }

@@ -112,8 +112,11 @@ pub struct NumaMapsEntry {
 }
 
 impl NumaMapsEntry {
+    /// Saturates: a corrupt line's counts must not overflow the sum.
     pub fn resident_pages(&self) -> u64 {
-        self.pages_by_node.iter().map(|(_, n)| n).sum()
+        self.pages_by_node
+            .iter()
+            .fold(0u64, |sum, (_, n)| sum.saturating_add(*n))
     }
 
     /// Bytes per counted page; 4 KiB when the kernel did not say (a VMA
@@ -393,5 +396,14 @@ mod tests {
         ) {
             let _ = parse_line(&format!("7f00 {}", words.join(" ")));
         }
+    }
+
+    /// Found by fuzzing (`numa_maps` target; crashers in
+    /// fuzz/regressions/numa_maps/): per-node counts adding past u64::MAX
+    /// made `resident_pages` panic with overflow checks on and wrap without.
+    #[test]
+    fn resident_pages_of_huge_counts_saturate() {
+        let entry = parse_line("0 default N0=18446744073709551615 N1=1").unwrap();
+        assert_eq!(entry.resident_pages(), u64::MAX);
     }
 }

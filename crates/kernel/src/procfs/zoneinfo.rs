@@ -32,8 +32,10 @@ pub struct Zone {
 
 impl Zone {
     /// Free pages above the low watermark; negative when below it.
+    /// Computed wide and clamped, so absurd counts cannot overflow.
     pub fn headroom_over_low_pages(&self) -> i64 {
-        self.free_pages as i64 - self.low_pages as i64
+        let headroom = i128::from(self.free_pages) - i128::from(self.low_pages);
+        headroom.clamp(i64::MIN.into(), i64::MAX.into()) as i64
     }
 }
 
@@ -219,5 +221,17 @@ Node 0, zone    DMA32
         fn never_panics(text in "(Node [0-9], zone [A-Za-z]{1,6}\n)?(  pages free [0-9]{0,5}\n)?[ a-z:()0-9,]{0,60}\n?") {
             let _ = parse(&text);
         }
+    }
+
+    /// Found while writing the `zoneinfo` fuzz harness, which calls this on
+    /// every parsed zone (fuzz/regressions/zoneinfo/headroom-overflow): a
+    /// low mark of 2^63 made the subtraction overflow (a panic in debug
+    /// builds, a positive headroom in release ones).
+    #[test]
+    fn headroom_of_absurd_marks_clamps() {
+        let zones = parse("Node 0, zone Normal\npages free 0\nlow 9223372036854775808\n").unwrap();
+        assert_eq!(zones[0].headroom_over_low_pages(), i64::MIN);
+        let zones = parse("Node 0, zone Normal\npages free 18446744073709551615\nlow 0\n").unwrap();
+        assert_eq!(zones[0].headroom_over_low_pages(), i64::MAX);
     }
 }

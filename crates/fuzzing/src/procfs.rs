@@ -1,0 +1,85 @@
+//! The smaller `/proc` parsers behind one target, chosen by the first byte
+//! of the input (the rest is the file), so one 20-second CI smoke covers
+//! them all. numa_maps, zoneinfo, interrupts and maps have targets of their
+//! own because their formats are the richest.
+
+use numasleuth_kernel::cgroup;
+use numasleuth_kernel::procfs::{cpuinfo, meminfo, settings, status, task};
+
+use crate::{select, text, Choice};
+
+type TextParser = fn(&str);
+
+/// Selector byte → parser. Other bytes pick by `byte % len`.
+pub const PARSERS: [Choice<TextParser>; 9] = [
+    (b'c', cpuinfo),
+    (b'm', meminfo),
+    (b's', status),
+    (b't', stat),
+    (b'h', sched),
+    (b'w', swaps),
+    (b'e', choice),
+    (b'g', mounts),
+    (b'v', cgroup_path),
+];
+
+pub fn run(data: &[u8]) {
+    let Some((parse, rest)) = select(data, &PARSERS) else {
+        return;
+    };
+    parse(&text(rest));
+}
+
+fn cpuinfo(text: &str) {
+    let info = cpuinfo::parse(text);
+    assert!(info.processors <= text.lines().count());
+}
+
+fn meminfo(text: &str) {
+    if let Ok(info) = meminfo::parse(text) {
+        assert!(!info.values.is_empty());
+        let _ = (info.total_bytes(), info.free_bytes(), info.hugetlb_bytes());
+    }
+}
+
+fn status(text: &str) {
+    let _ = status::parse_allowed(text);
+}
+
+fn stat(text: &str) {
+    if let Ok(stat) = task::parse_stat(text) {
+        let _ = stat.is_kernel_thread();
+        assert!(
+            text.contains(&format!("({})", stat.comm)),
+            "comm `{}` is not in the text",
+            stat.comm
+        );
+    }
+}
+
+fn sched(text: &str) {
+    let _ = task::parse_sched(text);
+}
+
+fn swaps(text: &str) {
+    if let Ok(areas) = settings::parse_swaps(text) {
+        assert!(areas < text.lines().count().max(1));
+    }
+}
+
+fn choice(text: &str) {
+    if let Ok(chosen) = settings::parse_choice(text) {
+        assert!(text.contains(&format!("[{chosen}]")));
+    }
+}
+
+fn mounts(text: &str) {
+    let mounts = cgroup::parse_mounts(text);
+    assert!(mounts.len() <= text.lines().count());
+}
+
+fn cgroup_path(text: &str) {
+    if let Some(path) = cgroup::parse_v2_path(text) {
+        assert!(text.contains(&path));
+    }
+}
