@@ -216,3 +216,34 @@ fn key_value_files_of_endless_keys_are_malformed() {
     let many: String = (0..5000).map(|i| format!("key{i} : 1\n")).collect();
     assert!(crate::procfs::task::parse_sched(&format!("x (1, #threads: 1)\n{many}")).is_err());
 }
+
+/// Each list is capped alone; thousands of CPUs sharing one full-width
+/// list through links must not multiply it past the budget for all.
+#[test]
+fn many_cpus_sharing_a_full_width_list_stay_within_the_budget() {
+    let dir = tree();
+    let base = dir.path().join("sys/devices/system/cpu");
+    let shared = base.join("shared-cache");
+    fs::create_dir_all(&shared).unwrap();
+    fs::write(shared.join("level"), "3\n").unwrap();
+    fs::write(shared.join("shared_cpu_list"), "0-65535\n").unwrap();
+    for cpu in 0..700 {
+        let cache = base.join(format!("cpu{cpu}/cache"));
+        fs::create_dir_all(&cache).unwrap();
+        fs::write(base.join(format!("cpu{cpu}/online")), "1\n").unwrap();
+        std::os::unix::fs::symlink("../../shared-cache", cache.join("index0")).unwrap();
+    }
+    let root = Root::directory(dir.path()).unwrap();
+    let mut gaps = crate::unread::Gaps::default();
+    let cpus = crate::sysfs::cpu::read(&root, &mut gaps).unwrap();
+    let ids: usize = cpus
+        .cpus
+        .iter()
+        .flat_map(|c| c.caches.iter().filter_map(|k| k.shared_cpus.as_ref()))
+        .map(|l| l.len())
+        .sum();
+    assert!(ids <= crate::sysfs::cpu::MAX_LIST_IDS_IN_ALL, "{ids} ids kept");
+    assert!(ids > 0, "lists within the budget are still read");
+    let err = gaps.first().unwrap().to_string();
+    assert!(err.contains("more than 33554432 CPU ids in all"), "{err}");
+}

@@ -82,6 +82,42 @@ pub fn cpu_ids(names: &[String]) -> Vec<u32> {
     ids
 }
 
+/// Ids held by all per-CPU lists together (siblings and cache sharing).
+/// Each list is capped by itself, but a hostile tree can give thousands of
+/// CPUs the same full-width list through links: 65,536 CPUs × 32 caches ×
+/// 65,536 ids would be 500 GiB. 2^25 ids (128 MiB) is far beyond a real
+/// machine: 8,192 CPUs whose every cache is shared by 512 of them hold 25M.
+pub const MAX_LIST_IDS_IN_ALL: usize = 1 << 25;
+
+/// What is left of [`MAX_LIST_IDS_IN_ALL`] while one tree is read.
+struct ListBudget {
+    ids_left: usize,
+    noted: bool,
+}
+
+impl ListBudget {
+    /// Keeps `list` if it fits what is left; past the budget, lists are
+    /// dropped (read as unknown) and the first drop is noted.
+    fn admit(&mut self, path: &str, list: Option<IdList>, gaps: &mut Gaps) -> Option<IdList> {
+        let list = list?;
+        if list.len() <= self.ids_left {
+            self.ids_left -= list.len();
+            return Some(list);
+        }
+        if !self.noted {
+            self.noted = true;
+            gaps.note(&ReadError::malformed(
+                path,
+                format!(
+                    "the per-CPU lists hold more than {MAX_LIST_IDS_IN_ALL} CPU ids in all, more than any machine; \
+                     this and later lists are left out"
+                ),
+            ));
+        }
+        None
+    }
+}
+
 /// `None` when there is no CPU sysfs at all (a stripped container) or it
 /// cannot be listed (noted in `gaps`). An unusable per-CPU file is noted
 /// and read as unknown.
@@ -101,11 +137,18 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<CpuSysfs> {
             format!("cpu{id} is beyond the kernel's limit of {MAX_CPU_IDS} CPUs"),
         ));
     }
-    let cpus = ids.into_iter().map(|id| read_cpu(root, id, gaps)).collect();
+    let mut budget = ListBudget {
+        ids_left: MAX_LIST_IDS_IN_ALL,
+        noted: false,
+    };
+    let cpus = ids
+        .into_iter()
+        .map(|id| read_cpu(root, id, gaps, &mut budget))
+        .collect();
     Some(CpuSysfs { states, cpus })
 }
 
-fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps) -> CpuFiles {
+fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps, budget: &mut ListBudget) -> CpuFiles {
     let dir = format!("{CPU_DIR}/cpu{id}");
     let topo = format!("{dir}/topology");
     // Some kernels (ia64) leave the file empty: unknown, read as online.
@@ -126,6 +169,12 @@ fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps) -> CpuFiles {
         id_of("cluster_id").filter(|id| *id != 0xffff),
         id_of("core_id"),
     );
+    let siblings_path = format!("{topo}/thread_siblings_list");
+    let siblings = gaps.keep(read::list_or_mask(
+        root,
+        &siblings_path,
+        &format!("{topo}/thread_siblings"),
+    ));
     CpuFiles {
         id,
         online,
@@ -133,21 +182,17 @@ fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps) -> CpuFiles {
         die,
         cluster,
         core,
-        thread_siblings: gaps.keep(read::list_or_mask(
-            root,
-            &format!("{topo}/thread_siblings_list"),
-            &format!("{topo}/thread_siblings"),
-        )),
+        thread_siblings: budget.admit(&siblings_path, siblings, gaps),
         node: gaps
             .keep(root.list(&dir))
             .unwrap_or_default()
             .iter()
             .find_map(|n| n.strip_prefix("node")?.parse().ok()),
-        caches: read_caches(root, &dir, gaps),
+        caches: read_caches(root, &dir, gaps, budget),
     }
 }
 
-fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps) -> Vec<CacheFiles> {
+fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps, budget: &mut ListBudget) -> Vec<CacheFiles> {
     let cache_dir = format!("{cpu_dir}/cache");
     let Some(names) = gaps.keep(root.list(&cache_dir)) else {
         return Vec::new();
@@ -169,6 +214,8 @@ fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps) -> Vec<CacheFiles> {
         let Some(level) = gaps.keep(read::id(root, &format!("{dir}/level"))) else {
             continue;
         };
+        let shared_path = format!("{dir}/shared_cpu_list");
+        let shared = gaps.keep(read::list_or_mask(root, &shared_path, &format!("{dir}/shared_cpu_map")));
         caches.push(CacheFiles {
             level,
             kind: gaps
@@ -177,11 +224,7 @@ fn read_caches(root: &Root, cpu_dir: &str, gaps: &mut Gaps) -> Vec<CacheFiles> {
                 .unwrap_or_else(|| "Unified".into()),
             size_bytes: gaps.keep(read::parsed(root, &format!("{dir}/size"), parse_size)),
             line_size_bytes: gaps.keep(read::id(root, &format!("{dir}/coherency_line_size"))),
-            shared_cpus: gaps.keep(read::list_or_mask(
-                root,
-                &format!("{dir}/shared_cpu_list"),
-                &format!("{dir}/shared_cpu_map"),
-            )),
+            shared_cpus: budget.admit(&shared_path, shared, gaps),
         });
     }
     caches
