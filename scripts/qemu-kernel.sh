@@ -51,6 +51,11 @@ ensure_host_packages() {
         missing+=(busybox-static)
     fi
     command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
+    # Host tests that never skip: the victim program (gcc, strip) and runs
+    # as another user (setpriv).
+    command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+    command -v strip >/dev/null 2>&1 || missing+=(binutils)
+    command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
     [ ${#missing[@]} = 0 ] && return 0
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
