@@ -32,6 +32,20 @@ pub fn grouped(value: f64) -> String {
     out
 }
 
+/// An argument as a shell would need it typed: bare when plain, else in
+/// single quotes.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 fn headline(s: &PmuSummary) -> String {
     match &s.target {
         TargetRaw::Command {
@@ -45,9 +59,10 @@ fn headline(s: &PmuSummary) -> String {
                 (Some(code), None) => format!("exited {code}"),
                 (None, None) => "ended".to_string(),
             };
+            let command: Vec<String> = argv.iter().map(|a| shell_word(a)).collect();
             format!(
                 "pmu: `{}` (pid {pid}) {ended} after {:.3} s\n",
-                argv.join(" "),
+                command.join(" "),
                 s.duration_s
             )
         }
@@ -134,6 +149,14 @@ mod tests {
             scaled: running < enabled,
             threads: 1,
         }
+    }
+
+    #[test]
+    fn arguments_are_quoted_as_a_shell_needs() {
+        assert_eq!(shell_word("python3"), "python3");
+        assert_eq!(shell_word("b=bytearray(1)"), "'b=bytearray(1)'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
     }
 
     #[test]

@@ -205,8 +205,8 @@ fn target_notes(raw: &PmuRaw) -> Vec<String> {
             ..
         } => {
             notes.push(
-                "threads the process creates after attaching are counted (inherited); a thread that exists \
-                 before is counted only if it was listed in /proc/PID/task"
+                "threads the process creates after attaching are counted too (inherited); events count a \
+                 thread only while it runs, so a sleeping process shows little"
                     .into(),
             );
             if *threads_not_attached > 0 {
