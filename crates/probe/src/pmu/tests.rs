@@ -185,3 +185,77 @@ fn an_event_the_kernel_does_not_know_fails_with_its_errno() {
     assert!(raw.counted.is_empty());
     assert_eq!(raw.failed[0].errno_name, "ENOENT", "{raw:#?}");
 }
+
+#[test]
+fn threads_of_a_running_process_are_attached_and_new_ones_inherited() {
+    // Three threads exist at attach; 0.5 s later a fourth spins for 0.4 s
+    // of CPU. Only inheritance can count that thread's time.
+    let script = "import threading, time\n\
+        def spin():\n    end = time.process_time() + 0.4\n    while time.process_time() < end: pass\n\
+        for _ in range(2): threading.Thread(target=time.sleep, args=(3,)).start()\n\
+        time.sleep(0.5)\n\
+        t = threading.Thread(target=spin); t.start(); t.join()\n\
+        time.sleep(3)\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .spawn()
+        .unwrap();
+    // Wait until the two sleeping threads are there.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while list_tids(child.id()).map_or(0, |t| t.len()) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let raw = count(&CountSpec {
+        target: Target::Pid {
+            pid: child.id(),
+            duration: Duration::from_millis(2000),
+        },
+        events: software(),
+        max_threads: 16,
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let raw = raw.unwrap();
+    let TargetRaw::Pid { threads_attached, .. } = raw.target else {
+        panic!("{raw:#?}")
+    };
+    assert_eq!(threads_attached, 3, "{raw:#?}");
+    let task_clock_ns = value(&raw, "task-clock");
+    assert!(
+        task_clock_ns >= 300_000_000,
+        "the spinning thread's 0.4 s was not inherited: {task_clock_ns} ns"
+    );
+}
+
+#[test]
+fn a_thread_cap_is_applied_and_said() {
+    let script = "import threading, time\nfor _ in range(3): threading.Thread(target=time.sleep, args=(3,)).start()\ntime.sleep(3)\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while list_tids(child.id()).map_or(0, |t| t.len()) < 4 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let raw = count(&CountSpec {
+        target: Target::Pid {
+            pid: child.id(),
+            duration: Duration::from_millis(50),
+        },
+        events: software(),
+        max_threads: 2,
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let TargetRaw::Pid {
+        threads_listed,
+        threads_attached,
+        threads_not_attached,
+        ..
+    } = raw.unwrap().target
+    else {
+        panic!()
+    };
+    assert_eq!((threads_listed, threads_attached, threads_not_attached), (4, 2, 2));
+}
