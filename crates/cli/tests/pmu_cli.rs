@@ -333,6 +333,30 @@ fn bad_commands_pids_and_flags_are_one_line_errors() {
 }
 
 #[test]
+fn another_users_process_is_refused_with_the_reason() {
+    common::require_root("it runs numasleuth as another user");
+    let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(assert_cmd::cargo::cargo_bin("numasleuth"))
+        .args(["pmu", "--pid", &sleeper.id().to_string(), "--duration", "100ms"])
+        .output()
+        .expect("setpriv (util-linux) runs");
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    let last = err.lines().last().unwrap();
+    assert!(last.starts_with("numasleuth: error: none of the "), "{err}");
+    assert!(last.contains(" events could be counted; "), "{err}");
+    assert!(
+        last.contains(": permission denied (EACCES): kernel.perf_event_paranoid is"),
+        "{err}"
+    );
+    assert!(last.contains("ptrace rights"), "{err}");
+}
+
+#[test]
 fn a_closed_pipe_exits_zero() {
     let bin = assert_cmd::cargo::cargo_bin("numasleuth");
     let script = format!(

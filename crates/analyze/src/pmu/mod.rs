@@ -94,6 +94,29 @@ pub fn ipc(events: &[EventCount]) -> Option<f64> {
     (cycles > 0.0).then(|| instructions / cycles)
 }
 
+/// Why not one event could be counted, when none was: a report of
+/// nothing would read as a clean bill. The reason of a software event is
+/// preferred, since those exist on every kernel.
+pub fn nothing_counted(s: &PmuSummary) -> Option<String> {
+    if !s.events.is_empty() {
+        return None;
+    }
+    let first = s
+        .unavailable
+        .iter()
+        .find(|u| u.pmu == catalog::PMU_SOFTWARE)
+        .or_else(|| s.unavailable.first());
+    Some(match first {
+        Some(u) => format!(
+            "none of the {} events could be counted; {}: {}",
+            s.unavailable.len(),
+            u.name,
+            u.why
+        ),
+        None => "no event was asked for".to_string(),
+    })
+}
+
 /// What `summarize` needs besides the raw counts.
 #[derive(Debug, Clone, Default)]
 pub struct Context {

@@ -201,3 +201,27 @@ fn a_failing_command_and_a_user_only_count_are_noted() {
         "{notes:?}"
     );
 }
+
+#[test]
+fn nothing_counted_is_said_with_the_software_reason() {
+    let summary = summarize(
+        &raw(
+            vec![],
+            vec![
+                failed("cycles", "hardware", "ENOENT"),
+                failed("task-clock", "software", "EACCES"),
+            ],
+        ),
+        Context::default(),
+    );
+    let why = nothing_counted(&summary).unwrap();
+    assert!(
+        why.starts_with("none of the 2 events could be counted; task-clock: permission denied (EACCES)"),
+        "{why}"
+    );
+    let some = summarize(
+        &raw(vec![counted("task-clock", "software", &[(1, 1, 1)])], vec![]),
+        Context::default(),
+    );
+    assert_eq!(nothing_counted(&some), None);
+}

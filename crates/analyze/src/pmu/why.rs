@@ -17,7 +17,8 @@ pub fn why_unavailable(failure: &OpenFailure, paranoid: Option<i32>, fd_limit: u
             let level = paranoid.map_or_else(|| "unknown".into(), |p| p.to_string());
             format!(
                 "permission denied ({name}): kernel.perf_event_paranoid is {level}; this event needs root or \
-                 CAP_PERFMON (or `sysctl kernel.perf_event_paranoid=1`)"
+                 CAP_PERFMON (or `sysctl kernel.perf_event_paranoid=1`), and another user's process also needs \
+                 ptrace rights over it"
             )
         }
         "EINVAL" => format!(

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context as _};
 use numasleuth_analyze::pmu::plan::{plan, Selection};
-use numasleuth_analyze::pmu::{summarize, Context};
+use numasleuth_analyze::pmu::{nothing_counted, summarize, Context};
 use numasleuth_kernel::sysfs::pmu::read_pmus;
 use numasleuth_kernel::Root;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
@@ -72,6 +72,9 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
             paranoid,
         },
     );
+    if let Some(why) = nothing_counted(&summary) {
+        bail!("{why}");
+    }
     if args.json {
         output::print_json(&pmu_json::build(&summary))?;
     } else {
