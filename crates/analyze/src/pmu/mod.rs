@@ -13,7 +13,7 @@ pub mod diff;
 pub mod plan;
 mod why;
 
-use numasleuth_probe::pmu::{catalog, PmuRaw, TargetRaw};
+use numasleuth_probe::pmu::{catalog, PmuRaw, TargetRaw, MAX_COUNTERS};
 use serde::Serialize;
 
 pub use why::why_unavailable;
@@ -234,8 +234,9 @@ fn target_notes(raw: &PmuRaw) -> Vec<String> {
             );
             if *threads_not_attached > 0 {
                 notes.push(format!(
-                    "{threads_not_attached} thread(s) of process {pid} were not attached (thread cap); their work \
-                     is missing"
+                    "{threads_not_attached} thread(s) of process {pid} were not attached (a thread cap, and at most \
+                     {MAX_COUNTERS} counters = events × threads); their work is missing: count fewer events \
+                     (--events) to attach more threads"
                 ));
             }
             if *threads_started_while_attaching > 0 {

@@ -95,7 +95,8 @@ pub enum TargetRaw {
         pid: u32,
         threads_listed: usize,
         threads_attached: usize,
-        /// Threads beyond `max_threads`, not attached.
+        /// Threads beyond `max_threads` or [`MAX_COUNTERS`] / events, not
+        /// attached.
         threads_not_attached: usize,
         /// Threads that appeared while events were being attached: counted
         /// only if a thread already attached created them.
@@ -132,6 +133,12 @@ pub enum PmuError {
     Io(String),
 }
 
+/// Counters (events × threads) open at once, at most: each is a kernel
+/// perf_event of about a kilobyte plus a descriptor, so a process with
+/// thousands of threads times every event would cost the machine more
+/// than the answer is worth.
+pub const MAX_COUNTERS: usize = 65_536;
+
 /// How often a watched process is checked for having exited.
 const POLL: Duration = Duration::from_millis(20);
 
@@ -164,9 +171,19 @@ fn has_exited(pid: u32) -> bool {
     }
 }
 
+/// Threads attached at most: the caller's cap, and no more than
+/// [`MAX_COUNTERS`] counters in all; always at least one.
+pub fn threads_to_attach(max_threads: usize, events: usize) -> usize {
+    max_threads.min(MAX_COUNTERS / events.max(1)).max(1)
+}
+
 fn count_pid(spec: &CountSpec, pid: u32, duration: Duration, fd_limit: u64) -> Result<PmuRaw, PmuError> {
     let listed = list_tids(pid).ok_or(PmuError::NoSuchProcess { pid })?;
-    let attached_tids: Vec<u32> = listed.iter().copied().take(spec.max_threads.max(1)).collect();
+    let attached_tids: Vec<u32> = listed
+        .iter()
+        .copied()
+        .take(threads_to_attach(spec.max_threads, spec.events.len()))
+        .collect();
     let how = Attach {
         include_kernel: kernel_allowed(attached_tids[0] as libc::pid_t, false),
         enable_on_exec: false,

@@ -259,3 +259,12 @@ fn a_thread_cap_is_applied_and_said() {
     };
     assert_eq!((threads_listed, threads_attached, threads_not_attached), (4, 2, 2));
 }
+
+#[test]
+fn counters_are_capped_by_events_times_threads() {
+    assert_eq!(threads_to_attach(4096, 62), 1057);
+    assert_eq!(threads_to_attach(4096, 1), 4096);
+    assert_eq!(threads_to_attach(4096, 0), 4096);
+    assert_eq!(threads_to_attach(4096, MAX_COUNTERS * 2), 1);
+    assert_eq!(threads_to_attach(0, 1), 1);
+}
