@@ -10,12 +10,21 @@ use numasleuth_probe::pmu::TargetRaw;
 
 use crate::format::columns;
 
-/// `1234567` → `1,234,567`; fractions keep two decimals below 1000.
+/// `1234567` → `1,234,567`; fractions keep two decimals below 1000, and
+/// three significant digits below 1 (a per-instruction rate is tiny).
 pub fn grouped(value: f64) -> String {
     if !value.is_finite() {
         return value.to_string();
     }
-    if value.abs() < 1000.0 && value.fract() != 0.0 {
+    let magnitude = value.abs();
+    if magnitude > 0.0 && magnitude < 1e-9 {
+        return format!("{value:.2e}");
+    }
+    if magnitude > 0.0 && magnitude < 1.0 {
+        let decimals = (2 - magnitude.log10().floor() as i32).clamp(2, 12) as usize;
+        return format!("{value:.decimals$}");
+    }
+    if magnitude < 1000.0 && value.fract() != 0.0 {
         return format!("{value:.2}");
     }
     let digits = format!("{:.0}", value.abs());
@@ -163,7 +172,12 @@ mod tests {
     fn numbers_are_grouped() {
         assert_eq!(grouped(1234567.0), "1,234,567");
         assert_eq!(grouped(999.0), "999");
-        assert_eq!(grouped(0.75), "0.75");
+        assert_eq!(grouped(0.75), "0.750");
+        assert_eq!(grouped(0.0000807), "0.0000807");
+        assert_eq!(grouped(0.0123456), "0.0123");
+        assert_eq!(grouped(3e-12), "3.00e-12");
+        assert_eq!(grouped(0.0), "0");
+        assert_eq!(grouped(12.5), "12.50");
         assert_eq!(grouped(-1000.0), "-1,000");
         assert_eq!(grouped(f64::INFINITY), "inf");
     }

@@ -228,8 +228,9 @@ fn target_notes(raw: &PmuRaw) -> Vec<String> {
             ..
         } => {
             notes.push(
-                "threads the process creates after attaching are counted too (inherited); events count a \
-                 thread only while it runs, so a sleeping process shows little"
+                "threads and children the process creates after attaching are counted too (inherited), \
+                 children it had before are not (count them by their own PID); events count a thread only while \
+                 it runs, so a sleeping process shows little"
                     .into(),
             );
             if *threads_not_attached > 0 {
