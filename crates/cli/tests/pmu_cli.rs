@@ -357,6 +357,36 @@ fn another_users_process_is_refused_with_the_reason() {
 }
 
 #[test]
+fn ctrl_c_stops_the_command_and_the_report_still_comes() {
+    use std::os::unix::process::CommandExt;
+    // Its own process group, like a shell's foreground job, so the SIGINT
+    // reaches numasleuth and the command both, as Ctrl-C would.
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
+        .args(["pmu", "--json", "--events", "task-clock", "--", "sleep", "30"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let group = child.id() as libc::pid_t;
+    // Wait until the command is running under numasleuth.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let has_child =
+        || std::fs::read_to_string(format!("/proc/{group}/task/{group}/children")).is_ok_and(|c| !c.trim().is_empty());
+    while !has_child() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: signals our own child's process group.
+    assert_eq!(unsafe { libc::killpg(group, libc::SIGINT) }, 0);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["target"]["signal"], libc::SIGINT, "{doc:#}");
+    assert!(doc["duration_s"].as_f64().unwrap() < 20.0);
+}
+
+#[test]
 fn a_closed_pipe_exits_zero() {
     let bin = assert_cmd::cargo::cargo_bin("numasleuth");
     let script = format!(
