@@ -9,6 +9,7 @@ pub mod lab;
 pub mod lines;
 pub mod memwatch;
 pub mod page_move;
+pub mod pmu;
 pub mod process;
 pub mod stats;
 pub mod topology;

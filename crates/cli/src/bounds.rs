@@ -13,6 +13,9 @@ use std::time::Duration;
 pub const WATCH_MAX: Duration = Duration::from_secs(7 * 24 * 3600);
 /// Below this a watch cannot attach to a thread before it ends.
 pub const WATCH_MIN: Duration = Duration::from_millis(1);
+/// `pmu --duration`: below this, attaching every event to every thread
+/// takes longer than the count.
+pub const PMU_MIN: Duration = Duration::from_millis(10);
 /// `memwatch --duration`: the same week.
 pub const MEMWATCH_MAX: Duration = WATCH_MAX;
 /// `memwatch --interval`: sampling faster would start to cost what it
@@ -69,6 +72,10 @@ fn show(d: Duration) -> String {
 
 pub fn watch_duration(text: &str) -> Result<Duration, String> {
     duration_in(text, WATCH_MIN, WATCH_MAX)
+}
+
+pub fn pmu_duration(text: &str) -> Result<Duration, String> {
+    duration_in(text, PMU_MIN, WATCH_MAX)
 }
 
 pub fn memwatch_duration(text: &str) -> Result<Duration, String> {
@@ -159,6 +166,8 @@ mod tests {
         }
         assert!(memwatch_interval("99ms").unwrap_err().contains("from 100ms to 1h"));
         assert!(memwatch_interval("61m").is_err());
+        assert!(pmu_duration("9ms").unwrap_err().contains("from 10ms to 7 days (168h)"));
+        assert_eq!(pmu_duration("200ms"), Ok(Duration::from_millis(200)));
     }
 
     #[test]

@@ -60,6 +60,10 @@ pub enum Command {
     /// Move pages of a live process to a node (dry run unless --apply;
     /// `undo JOURNAL` moves them back).
     Move(crate::cmd::process_args::MoveArgs),
+    /// Count every PMU event (hardware, cache, software, sysfs aliases) on
+    /// a process or a command, scaled for multiplexing, with IPC; `pmu
+    /// diff` ranks what changed between a good and a bad run.
+    Pmu(crate::cmd::pmu_args::PmuArgs),
 }
 
 #[derive(Debug, Args)]

@@ -1,4 +1,6 @@
-//! Collectors built on `perf_event_open(2)` that watch another process.
+//! Collectors built on `perf_event_open(2)` that watch another process:
+//! write watchpoints (`watch`) and counts of every event the kernel offers
+//! (`pmu`).
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -12,6 +14,7 @@
 //! are computed in `analyze`, symbol names are found in `symbols`.
 
 pub mod error;
+pub mod pmu;
 pub mod watch;
 
 pub use error::ProbeError;

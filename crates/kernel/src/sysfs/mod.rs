@@ -2,3 +2,5 @@
 pub mod cpu;
 pub mod node;
 pub mod pci;
+pub mod pmu;
+pub mod pmu_format;

@@ -1,0 +1,84 @@
+//! `numasleuth pmu (--pid PID --duration D | -- CMD ARGS…)`: count every
+//! event the kernel offers on a process or a command, scaled for
+//! multiplexing, with IPC when the CPU counts cycles, and why each other
+//! event could not be counted.
+//!
+//! Wiring only: read the PMUs (`kernel`), choose the events (`analyze`),
+//! count (`probe`), scale and explain (`analyze`), print (`report`).
+
+use std::process::ExitCode;
+
+use anyhow::{bail, Context as _};
+use numasleuth_analyze::pmu::plan::{plan, Selection};
+use numasleuth_analyze::pmu::{nothing_counted, summarize, Context};
+use numasleuth_kernel::sysfs::pmu::read_pmus;
+use numasleuth_kernel::Root;
+use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
+use numasleuth_report::{pmu_json, pmu_text};
+
+use super::pmu_args::{EventsArg, PmuArgs, PmuSub};
+use crate::output;
+
+pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
+    if let Some(PmuSub::Diff(diff)) = &args.sub {
+        return super::pmu_diff::run(diff);
+    }
+    if !root.is_live() {
+        bail!("pmu counts events on the live system; --root names a snapshot, where nothing runs to count");
+    }
+    let readings = read_pmus(root).context("cannot list the PMUs")?;
+    let selection = match &args.events {
+        EventsArg::All => Selection::All,
+        EventsArg::List(names) => Selection::List(names.clone()),
+    };
+    let plan = plan(&readings, &selection).map_err(anyhow::Error::msg)?;
+    let paranoid = root
+        .read("proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let target = match (args.pid, args.duration) {
+        (Some(pid), Some(duration)) => Target::Pid { pid, duration },
+        _ if !args.command.is_empty() => Target::Command {
+            argv: args.command.clone(),
+        },
+        _ => bail!("give --pid PID --duration D, or a command after `--`"),
+    };
+    // Checked before the progress line, so a typo is one error line.
+    match &target {
+        Target::Pid { pid, .. } if !root.exists(&format!("proc/{pid}")) => {
+            bail!("no such process: {pid} (it does not exist or has exited)")
+        }
+        Target::Command { argv } => {
+            spawn::resolve(&argv[0], std::env::var_os("PATH").as_deref())
+                .map_err(|why| anyhow::anyhow!("cannot run `{}`: {why}", argv[0].to_string_lossy()))?;
+        }
+        Target::Pid { .. } => {}
+    }
+    let what = match &target {
+        Target::Pid { pid, duration } => format!("process {pid} for {:.3} s", duration.as_secs_f64()),
+        Target::Command { argv } => format!("`{}` until it exits", argv[0].to_string_lossy()),
+    };
+    eprintln!("numasleuth: counting {} events on {what}…", plan.events.len());
+    let raw = count(&CountSpec {
+        target,
+        events: plan.events,
+        max_threads: crate::bounds::THREADS_MAX as usize,
+    })?;
+    let summary = summarize(
+        &raw,
+        Context {
+            not_tried: plan.not_tried,
+            notes: plan.notes,
+            paranoid,
+        },
+    );
+    if let Some(why) = nothing_counted(&summary) {
+        bail!("{why}");
+    }
+    if args.json {
+        output::print_json(&pmu_json::build(&summary))?;
+    } else {
+        output::print(&pmu_text::render(&summary))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,113 @@
+//! `numasleuth pmu diff GOOD.json BAD.json`: read two `pmu --json` files
+//! and rank every event by how much it changed.
+//!
+//! The files are untrusted input: each must be a regular file (a FIFO or
+//! device is refused without blocking on it), at most 16 MiB (a real one
+//! is a few hundred KiB even with thousands of events), and of schema
+//! `numasleuth.pmu/1`.
+
+use std::io::Read;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::anyhow;
+use numasleuth_analyze::pmu::diff::{diff, Per};
+use numasleuth_report::pmu_diff_json::{self, RunJson};
+use numasleuth_report::{pmu_diff_text, pmu_json};
+
+use super::pmu_args::PmuDiffArgs;
+use crate::output;
+
+pub const MAX_FILE_BYTES: u64 = 16 << 20;
+
+fn kind(meta: &std::fs::Metadata) -> &'static str {
+    let t = meta.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// The file's text, or why it is not one `pmu diff` reads.
+fn read_document(path: &Path) -> Result<String, String> {
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err(format!("is {}, not a regular file", kind(&meta)));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(format!(
+            "is {} bytes, more than any numasleuth.pmu/1 file (16 MiB)",
+            meta.len()
+        ));
+    }
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err("grew past 16 MiB while being read".into());
+    }
+    String::from_utf8(bytes).map_err(|_| "is not UTF-8 text, so not JSON".to_string())
+}
+
+pub fn run(args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
+    let load = |path: &Path, side: &str| {
+        read_document(path)
+            .and_then(|text| pmu_json::parse(&text))
+            .map_err(|why| anyhow!("{side} {}: {why}", path.display()))
+    };
+    let good = load(&args.good, "GOOD")?;
+    let bad = load(&args.bad, "BAD")?;
+    let per = match args.per.as_str() {
+        "second" => Per::Second,
+        "op" => match (args.ops_good, args.ops_bad) {
+            (Some(good), Some(bad)) => Per::Op {
+                ops_a: good as f64,
+                ops_b: bad as f64,
+            },
+            _ => return Err(anyhow!("--per op needs --ops-good N and --ops-bad N")),
+        },
+        event => Per::Event(event.to_string()),
+    };
+    if !matches!(per, Per::Op { .. }) && (args.ops_good.is_some() || args.ops_bad.is_some()) {
+        return Err(anyhow!("--ops-good and --ops-bad apply only with --per op"));
+    }
+    let result = diff(&good, &bad, &per, args.min_count as f64).map_err(|why| {
+        anyhow!(
+            "{why} (A is GOOD {}, B is BAD {})",
+            args.good.display(),
+            args.bad.display()
+        )
+    })?;
+    let (a_name, b_name) = (args.good.display().to_string(), args.bad.display().to_string());
+    if args.json {
+        let a = RunJson {
+            file: &a_name,
+            duration_s: good.duration_s,
+        };
+        let b = RunJson {
+            file: &b_name,
+            duration_s: bad.duration_s,
+        };
+        output::print_json(&pmu_diff_json::build(&result, a, b))?;
+    } else {
+        let a = format!("{a_name} ({:.3} s)", good.duration_s);
+        let b = format!("{b_name} ({:.3} s)", bad.duration_s);
+        output::print(&pmu_diff_text::render(&result, &a, &b))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,282 @@
+//! Counting every event we can, on a running process or on a command we
+//! start, and saying which events could not be opened and the errno why.
+//!
+//! Each event is its own perf event (never a group), opened with `inherit`
+//! so threads and children created later are counted into it. When there
+//! are more hardware events than counters the kernel rotates them every
+//! `perf_event_mux_interval_ms`; `time_enabled_ns` and `time_running_ns`
+//! tell how long each was wanted and how long it really counted, and
+//! `analyze` scales from them. This module only returns raw readings.
+//!
+//! A command is forked stopped, every event is attached with
+//! `enable_on_exec`, and only then does it run (see `spawn`). A running
+//! process gets one event per thread listed in `/proc/PID/task` (the live
+//! `/proc`: perf needs the live system); threads those threads create
+//! afterwards are inherited.
+
+pub mod catalog;
+mod open;
+pub mod spawn;
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use perf_event::Counter;
+use serde::Serialize;
+use thiserror::Error;
+
+pub use open::errno_name;
+use open::{for_each_counter, kernel_allowed, open_all, raise_fd_limit, read_all, Attach};
+
+/// One event to count: a generic one from [`catalog`] or a sysfs alias.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EventSpec {
+    pub name: String,
+    /// `hardware`, `hw-cache`, `software`, or the sysfs PMU's name.
+    pub pmu: String,
+    pub type_id: u32,
+    pub config: u64,
+    pub config1: u64,
+    pub config2: u64,
+    pub config3: u64,
+}
+
+#[derive(Debug, Clone)]
+pub enum Target {
+    Pid {
+        pid: u32,
+        duration: Duration,
+    },
+    /// argv[0] is looked up on PATH.
+    Command {
+        argv: Vec<OsString>,
+    },
+}
+
+#[derive(Debug, Clone)]
+pub struct CountSpec {
+    pub target: Target,
+    pub events: Vec<EventSpec>,
+    /// Threads of a running process attached at most (each costs one
+    /// descriptor per event).
+    pub max_threads: usize,
+}
+
+/// One counter's final reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Reading {
+    pub tid: u32,
+    pub value: u64,
+    pub time_enabled_ns: u64,
+    pub time_running_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EventRaw {
+    pub spec: EventSpec,
+    /// One per thread it was opened on (one for a command: inherited
+    /// children are summed by the kernel).
+    pub readings: Vec<Reading>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OpenFailure {
+    pub spec: EventSpec,
+    pub errno: Option<i32>,
+    /// `ENOENT`, `EACCES`, … (`errno` when it has no name here).
+    pub errno_name: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum TargetRaw {
+    Pid {
+        pid: u32,
+        threads_listed: usize,
+        threads_attached: usize,
+        /// Threads beyond `max_threads` or [`MAX_COUNTERS`] / events, not
+        /// attached.
+        threads_not_attached: usize,
+        /// Threads that appeared while events were being attached: counted
+        /// only if a thread already attached created them.
+        threads_started_while_attaching: usize,
+        process_exited: bool,
+    },
+    Command {
+        argv: Vec<String>,
+        pid: u32,
+        exit_code: Option<i32>,
+        signal: Option<i32>,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PmuRaw {
+    pub target: TargetRaw,
+    /// From enabling to reading (a command: from its exec to its exit).
+    pub duration_ns: u64,
+    pub counted: Vec<EventRaw>,
+    pub failed: Vec<OpenFailure>,
+    /// False when perf_event_paranoid made us count user space only.
+    pub kernel_included: bool,
+    pub fd_limit: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PmuError {
+    #[error("no such process: {pid} (it does not exist or has exited)")]
+    NoSuchProcess { pid: u32 },
+    #[error("cannot run `{program}`: {why}")]
+    Command { program: String, why: String },
+    #[error("{0}")]
+    Io(String),
+}
+
+/// Counters (events × threads) open at once, at most: each is a kernel
+/// perf_event of about a kilobyte plus a descriptor, so a process with
+/// thousands of threads times every event would cost the machine more
+/// than the answer is worth.
+pub const MAX_COUNTERS: usize = 65_536;
+
+/// How often a watched process is checked for having exited.
+const POLL: Duration = Duration::from_millis(20);
+
+pub fn count(spec: &CountSpec) -> Result<PmuRaw, PmuError> {
+    let fd_limit = raise_fd_limit();
+    match &spec.target {
+        Target::Pid { pid, duration } => count_pid(spec, *pid, *duration, fd_limit),
+        Target::Command { argv } => count_command(spec, argv, fd_limit),
+    }
+}
+
+/// The threads of `pid` now; `None` when the process is gone.
+fn list_tids(pid: u32) -> Option<Vec<u32>> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let mut tids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    tids.sort_unstable();
+    (!tids.is_empty()).then_some(tids)
+}
+
+/// A zombie still has /proc/PID; its state letter says it is done.
+fn has_exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next())
+            .is_none_or(|state| state == "Z" || state == "X"),
+        Err(_) => true,
+    }
+}
+
+/// Threads attached at most: the caller's cap, and no more than
+/// [`MAX_COUNTERS`] counters in all; always at least one.
+pub fn threads_to_attach(max_threads: usize, events: usize) -> usize {
+    max_threads.min(MAX_COUNTERS / events.max(1)).max(1)
+}
+
+fn count_pid(spec: &CountSpec, pid: u32, duration: Duration, fd_limit: u64) -> Result<PmuRaw, PmuError> {
+    let listed = list_tids(pid).ok_or(PmuError::NoSuchProcess { pid })?;
+    let attached_tids: Vec<u32> = listed
+        .iter()
+        .copied()
+        .take(threads_to_attach(spec.max_threads, spec.events.len()))
+        .collect();
+    let how = Attach {
+        include_kernel: kernel_allowed(attached_tids[0] as libc::pid_t, false),
+        enable_on_exec: false,
+    };
+    let mut opened = open_all(&spec.events, &attached_tids, how);
+    let any_open = opened.iter().any(|o| o.as_ref().is_ok_and(|c| !c.is_empty()));
+    let all_gone = opened
+        .iter()
+        .all(|o| matches!(o, Err(e) if e.raw_os_error() == Some(libc::ESRCH)));
+    if !any_open && all_gone {
+        return Err(PmuError::NoSuchProcess { pid });
+    }
+    let after = list_tids(pid).unwrap_or_default();
+    let started_meanwhile = after.iter().filter(|t| listed.binary_search(t).is_err()).count();
+    for_each_counter(&mut opened, Counter::enable);
+    let start = Instant::now();
+    let deadline = start
+        .checked_add(duration)
+        .ok_or_else(|| PmuError::Io(format!("a count of {} s cannot be scheduled", duration.as_secs())))?;
+    let mut exited = false;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            break;
+        }
+        if has_exited(pid) {
+            exited = true;
+            break;
+        }
+        std::thread::sleep(POLL.min(deadline - now));
+    }
+    let elapsed = start.elapsed();
+    let threads_attached = {
+        let mut tids: Vec<u32> = opened.iter().flatten().flatten().map(|(t, _)| *t).collect();
+        tids.sort_unstable();
+        tids.dedup();
+        tids.len()
+    };
+    let (counted, failed) = read_all(&spec.events, opened);
+    Ok(PmuRaw {
+        target: TargetRaw::Pid {
+            pid,
+            threads_listed: listed.len(),
+            threads_attached,
+            threads_not_attached: listed.len() - attached_tids.len(),
+            threads_started_while_attaching: started_meanwhile,
+            process_exited: exited,
+        },
+        duration_ns: elapsed.as_nanos().min(u128::from(u64::MAX)) as u64,
+        counted,
+        failed,
+        kernel_included: how.include_kernel,
+        fd_limit,
+    })
+}
+
+fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64) -> Result<PmuRaw, PmuError> {
+    let name = argv.first().ok_or_else(|| PmuError::Io("no command given".into()))?;
+    let shown = name.to_string_lossy().into_owned();
+    let command_error = |why: String| PmuError::Command {
+        program: shown.clone(),
+        why,
+    };
+    let program = spawn::resolve(name, std::env::var_os("PATH").as_deref()).map_err(command_error)?;
+    let stopped = spawn::spawn_stopped(&program, argv).map_err(command_error)?;
+    let child = stopped.pid;
+    let how = Attach {
+        include_kernel: kernel_allowed(child, true),
+        enable_on_exec: true,
+    };
+    let opened = open_all(&spec.events, &[child as u32], how);
+    let interrupts = spawn::IgnoreInterrupts::install();
+    let start = Instant::now();
+    let pid = stopped.release().map_err(|e| command_error(e.to_string()))?;
+    let ended = spawn::wait(pid).map_err(|e| PmuError::Io(format!("waiting for `{shown}`: {e}")))?;
+    let elapsed = start.elapsed();
+    drop(interrupts);
+    let (counted, failed) = read_all(&spec.events, opened);
+    Ok(PmuRaw {
+        target: TargetRaw::Command {
+            argv: argv.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+            pid: pid as u32,
+            exit_code: ended.exit_code,
+            signal: ended.signal,
+        },
+        duration_ns: elapsed.as_nanos().min(u128::from(u64::MAX)) as u64,
+        counted,
+        failed,
+        kernel_included: how.include_kernel,
+        fd_limit,
+    })
+}
+
+#[cfg(test)]
+#[path = "tests.rs"]
+mod tests;
