@@ -5,9 +5,10 @@
 //! nobody else, in a directory where nobody else can swap it; and reading
 //! it must neither block (a FIFO) nor cost more memory than a real journal.
 
-use std::io::Read;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+use numasleuth_kernel::untrusted;
 
 /// A journal of the largest change we make (every page of a 64 GiB
 /// section as separate runs, or every IRQ of a large machine) stays well
@@ -16,54 +17,13 @@ pub const MAX_JOURNAL_BYTES: u64 = 16 << 20;
 
 /// Reads a journal file after checking who could have written it.
 pub fn read_journal_file(path: &Path) -> Result<String, String> {
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ELOOP) => "is a symlink; give the journal's own path".to_string(),
-            _ => e.to_string(),
-        })?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err(format!("is a {}, not a regular file", kind_of(&meta)));
-    }
+    // The last component is never followed: a link could point anywhere.
+    let (file, meta) = untrusted::open_regular(path, false).map_err(|e| e.to_string())?;
     check_owner_and_mode(&meta, "the journal")?;
     check_directory(path)?;
-    if meta.len() > MAX_JOURNAL_BYTES {
-        return Err(format!(
-            "is {} bytes, more than any journal numasleuth writes ({} MiB)",
-            meta.len(),
-            MAX_JOURNAL_BYTES >> 20
-        ));
-    }
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(MAX_JOURNAL_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_JOURNAL_BYTES {
-        return Err(format!("grew past {} MiB while being read", MAX_JOURNAL_BYTES >> 20));
-    }
+    let bytes = untrusted::read_capped(file, meta.len(), MAX_JOURNAL_BYTES)
+        .map_err(|e| format!("{e} (no journal numasleuth writes is that large)"))?;
     String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())
-}
-
-fn kind_of(meta: &std::fs::Metadata) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    if t.is_dir() {
-        "directory"
-    } else if t.is_fifo() {
-        "FIFO"
-    } else if t.is_socket() {
-        "socket"
-    } else if t.is_char_device() {
-        "character device"
-    } else if t.is_block_device() {
-        "block device"
-    } else {
-        "special file"
-    }
 }
 
 fn euid() -> u32 {
@@ -167,7 +127,7 @@ mod tests {
         let dir = private_dir();
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
-        assert!(read_journal_file(&link).unwrap_err().contains("symlink"));
+        assert!(read_journal_file(&link).unwrap_err().contains("is a symbolic link"));
 
         let fifo = dir.path().join("fifo.json");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
@@ -181,6 +141,6 @@ mod tests {
         let file = fs::File::create(&huge).unwrap();
         file.set_len(1 << 40).unwrap();
         let err = read_journal_file(&huge).unwrap_err();
-        assert!(err.contains("more than any journal"), "{err}");
+        assert!(err.contains("larger than 16 MiB"), "{err}");
     }
 }

@@ -181,7 +181,7 @@ fn journals_others_could_have_written_are_refused() {
 
     let link = s.dir.path().join("link.json");
     std::os::unix::fs::symlink(s.dir.path().join("mode.json"), &link).unwrap();
-    s.refused(&link, "is a symlink");
+    s.refused(&link, "is a symbolic link");
 }
 
 #[test]
@@ -197,7 +197,7 @@ fn special_and_huge_files_are_refused_without_hanging() {
 
     let huge = s.dir.path().join("huge.json");
     fs::File::create(&huge).unwrap().set_len(1 << 36).unwrap();
-    s.refused(&huge, "more than any journal");
+    s.refused(&huge, "larger than 16 MiB");
 
     // A small journal that claims 2^40 pages is refused from its counts,
     // before anything is sized from them.

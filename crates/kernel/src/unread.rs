@@ -106,6 +106,20 @@ impl Gaps {
     }
 }
 
+/// Ids of `cpuN`/`nodeN` directories below `limit`; a directory beyond it
+/// (a tree claiming `cpu70000`) is noted as malformed and left out, so the
+/// rest of the tree is still read.
+pub fn ids_below(ids: Vec<u32>, limit: u32, dir: &str, (prefix, plural): (&str, &str), gaps: &mut Gaps) -> Vec<u32> {
+    let (kept, beyond): (Vec<u32>, Vec<u32>) = ids.into_iter().partition(|id| *id < limit);
+    if let Some(id) = beyond.first() {
+        gaps.note(&ReadError::malformed(
+            dir,
+            format!("{prefix}{id} is beyond the kernel's limit of {limit} {plural}"),
+        ));
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,13 +6,12 @@
 //! is a few hundred KiB even with thousands of events), and of schema
 //! `numasleuth.pmu/1`.
 
-use std::io::Read;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::anyhow;
 use numasleuth_analyze::pmu::diff::{diff, Per};
+use numasleuth_kernel::untrusted;
 use numasleuth_report::pmu_diff_json::{self, RunJson};
 use numasleuth_report::{pmu_diff_text, pmu_json};
 
@@ -21,46 +20,12 @@ use crate::output;
 
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
-fn kind(meta: &std::fs::Metadata) -> &'static str {
-    let t = meta.file_type();
-    if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() || t.is_block_device() {
-        "a device"
-    } else {
-        "not a regular file"
-    }
-}
-
-/// The file's text, or why it is not one `pmu diff` reads.
+/// The file's text, or why it is not one `pmu diff` reads: only a regular
+/// file (a FIFO would block), at most 16 MiB.
 fn read_document(path: &Path) -> Result<String, String> {
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|e| e.to_string())?;
-    let meta = file.metadata().map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err(format!("is {}, not a regular file", kind(&meta)));
-    }
-    if meta.len() > MAX_FILE_BYTES {
-        return Err(format!(
-            "is {} bytes, more than any numasleuth.pmu/1 file (16 MiB)",
-            meta.len()
-        ));
-    }
-    let mut bytes = Vec::new();
-    (&mut file)
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err("grew past 16 MiB while being read".into());
-    }
+    let (file, meta) = untrusted::open_regular(path, true).map_err(|e| e.to_string())?;
+    let bytes = untrusted::read_capped(file, meta.len(), MAX_FILE_BYTES)
+        .map_err(|e| format!("{e} (no numasleuth.pmu/1 file is that large)"))?;
     String::from_utf8(bytes).map_err(|_| "is not UTF-8 text, so not JSON".to_string())
 }
 

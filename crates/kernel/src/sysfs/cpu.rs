@@ -130,13 +130,7 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<CpuSysfs> {
         present: list("present"),
         possible: list("possible"),
     };
-    let (ids, beyond): (Vec<u32>, Vec<u32>) = cpu_ids(&names).into_iter().partition(|id| *id < MAX_CPU_IDS);
-    if let Some(id) = beyond.first() {
-        gaps.note(&ReadError::malformed(
-            CPU_DIR,
-            format!("cpu{id} is beyond the kernel's limit of {MAX_CPU_IDS} CPUs"),
-        ));
-    }
+    let ids = crate::unread::ids_below(cpu_ids(&names), MAX_CPU_IDS, CPU_DIR, ("cpu", "CPUs"), gaps);
     let mut budget = ListBudget {
         ids_left: MAX_LIST_IDS_IN_ALL,
         noted: false,

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::cpulist::{IdList, MAX_NODE_IDS};
-use crate::error::{quote, ParseError, ReadError};
+use crate::error::{quote, ParseError};
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
 use crate::root::Root;
@@ -117,13 +117,7 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<NodeSysfs> {
         has_memory: list("has_memory"),
         has_normal_memory: list("has_normal_memory"),
     };
-    let (ids, beyond): (Vec<u32>, Vec<u32>) = node_ids(&names).into_iter().partition(|id| *id < MAX_NODE_IDS);
-    if let Some(id) = beyond.first() {
-        gaps.note(&ReadError::malformed(
-            NODE_DIR,
-            format!("node{id} is beyond the kernel's limit of {MAX_NODE_IDS} nodes"),
-        ));
-    }
+    let ids = crate::unread::ids_below(node_ids(&names), MAX_NODE_IDS, NODE_DIR, ("node", "nodes"), gaps);
     let nodes = ids.into_iter().filter_map(|id| read_node(root, id, gaps)).collect();
     Some(NodeSysfs { states, nodes })
 }
