@@ -10,6 +10,7 @@ pub mod lines;
 pub mod memwatch;
 pub mod page_move;
 pub mod process;
+pub mod runs;
 pub mod stats;
 pub mod topology;
 pub mod watch;
