@@ -60,6 +60,10 @@ pub enum Command {
     /// Move pages of a live process to a node (dry run unless --apply;
     /// `undo JOURNAL` moves them back).
     Move(crate::cmd::process_args::MoveArgs),
+    /// Run a workload N times from different start CPUs, decide whether
+    /// its metric is bimodal, and explain the modes by start node or
+    /// placement.
+    Runs(crate::cmd::runs_args::RunsArgs),
 }
 
 #[derive(Debug, Args)]

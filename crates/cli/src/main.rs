@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Lines(args) => cmd::lines::run(&root, args),
         Command::Watch(args) => cmd::watch::run(&root, args),
         Command::Move(args) => cmd::moves::run(&root, args),
+        Command::Runs(args) => cmd::runs::run(&root, args),
     });
     match result {
         Ok(code) => code,

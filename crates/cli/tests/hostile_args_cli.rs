@@ -158,7 +158,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "ADDR" => Kind::Address,
         "START-END" => Kind::Range,
         "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" => Kind::Choice,
-        "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" => return Some(None),
+        "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" => return Some(None),
         _ => return None,
     }))
 }
@@ -206,7 +206,10 @@ fn slots(command: Vec<String>, out: &mut Vec<Slot>) {
         out.push(Slot {
             command: command.clone(),
             flag: None,
-            value_name: name.trim_matches(|c| "<>[]".contains(c)).to_string(),
+            value_name: name
+                .trim_end_matches("...")
+                .trim_matches(|c| "<>[]".contains(c))
+                .to_string(),
         });
     }
     for line in section(&text, "Commands:") {

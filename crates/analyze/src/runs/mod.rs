@@ -20,6 +20,29 @@ pub use explain::Explanation;
 /// The schema `runs --json` prints.
 pub const SCHEMA: &str = "numasleuth.runs/1";
 
+/// One run as the report shows it: what was observed, in units.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunRow {
+    pub index: usize,
+    pub start_cpu: u32,
+    pub start_node: Option<u32>,
+    pub metric: f64,
+    pub exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    pub wall_s: f64,
+    /// Categorical observations compared across runs (`start_node`,
+    /// `bss_node`, …).
+    pub attributes: BTreeMap<String, String>,
+    /// Software counters (`minor_faults`, `cpu_migrations`, …); a counter
+    /// that could not be read is absent, never 0.
+    pub counters: BTreeMap<String, u64>,
+    /// Whether placement was sampled at the settle time (the workload was
+    /// still running).
+    pub placement_sampled: bool,
+    pub notes: Vec<String>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Label {

@@ -18,6 +18,8 @@ pub mod mem_curves;
 pub mod memwatch;
 pub mod moves;
 pub mod process_args;
+pub mod runs;
+pub mod runs_args;
 pub mod sizes;
 pub mod snapshot;
 pub mod topo;
