@@ -121,14 +121,14 @@ fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
     // AutoNUMA would move the hot page by itself, racing the experiment.
     spec.setup =
         vec!["if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi".into()];
-    spec.commands = vec![
+    spec.commands.extend([
         ("runs".into(), format!("{RUNS} --json --svg /tmp/runs.svg -- /bimodal")),
         ("svg".into(), "cat /tmp/runs.svg".into()),
         (
             "never-matches".into(),
             "numasleuth runs -n 2 --metric nosuchline -- /bimodal --seconds 0.1".into(),
         ),
-    ];
+    ]);
     if std::env::var("NUMASLEUTH_RUNS_TEXT").is_ok_and(|v| v == "1") {
         spec.commands.push(("runs.text".into(), format!("{RUNS} -- /bimodal")));
     }

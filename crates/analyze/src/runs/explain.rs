@@ -53,8 +53,28 @@ struct Tally {
     fast: usize,
 }
 
+/// Among equally good attributes, the order a person reads a cause in:
+/// where the run started, then where its memory landed, then the finer
+/// or incidental facts. Unlisted attributes follow, by name.
+const READING_ORDER: [&str; 7] = [
+    "start_node",
+    "bss_node",
+    "data_node",
+    "heap_node",
+    "thread_nodes",
+    "start_cpu",
+    "exit_code",
+];
+
+fn reading_rank(attribute: &str) -> usize {
+    READING_ORDER
+        .iter()
+        .position(|a| *a == attribute)
+        .unwrap_or(READING_ORDER.len())
+}
+
 /// Every attribute any run has, ranked by separation (then by fewer
-/// values, then by name). `slow[i]` says whether run `i` is in the slow
+/// values, then in [`READING_ORDER`], then by name). `slow[i]` says whether run `i` is in the slow
 /// cluster; `attributes[i]` are run `i`'s observations.
 pub fn explain(attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Vec<Explanation> {
     let names: BTreeSet<&String> = attributes.iter().flat_map(|a| a.keys()).collect();
@@ -63,6 +83,7 @@ pub fn explain(attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Vec<Ex
         b.separation
             .total_cmp(&a.separation)
             .then((a.slow_values.len() + a.fast_values.len()).cmp(&(b.slow_values.len() + b.fast_values.len())))
+            .then(reading_rank(&a.attribute).cmp(&reading_rank(&b.attribute)))
             .then(a.attribute.cmp(&b.attribute))
     });
     ranked

@@ -42,7 +42,7 @@ fn the_incident_is_explained_by_start_node_and_bss_node() {
     assert_eq!(analysis.labels[1], Label::Slow);
     assert_eq!(analysis.labels[0], Label::Fast);
     let explaining: Vec<&str> = analysis.explaining().map(|e| e.attribute.as_str()).collect();
-    assert_eq!(explaining, ["bss_node", "start_cpu", "start_node"]);
+    assert_eq!(explaining, ["start_node", "bss_node", "start_cpu"]);
     let node = analysis
         .explanations
         .iter()
