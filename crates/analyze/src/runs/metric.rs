@@ -44,7 +44,9 @@ impl MetricPattern {
             .map_err(|e| {
                 // The regex crate's message spans lines; keep the one-line
                 // error promise and name the pattern.
-                let detail = e.to_string().lines().last().unwrap_or_default().trim().to_string();
+                let message = e.to_string();
+                let last = message.lines().last().unwrap_or_default().trim();
+                let detail = last.strip_prefix("error:").unwrap_or(last).trim().to_string();
                 format!("invalid --metric pattern `{pattern}`: {detail}")
             })?;
         let has_value_group = regex.capture_names().any(|n| n == Some("value"));
@@ -89,7 +91,7 @@ mod tests {
     #[test]
     fn bad_patterns_are_one_line_errors() {
         let error = MetricPattern::new("ops(").unwrap_err();
-        assert!(error.starts_with("invalid --metric pattern `ops(`"), "{error}");
+        assert_eq!(error, "invalid --metric pattern `ops(`: unclosed group");
         assert!(!error.contains('\n'), "{error}");
         let huge = MetricPattern::new("(a{1000}){1000}").unwrap_err();
         assert!(huge.contains("invalid --metric pattern"), "{huge}");
