@@ -256,6 +256,7 @@ fn placement_is_sampled_while_the_workload_runs() {
             "{run}"
         );
         assert!(run["counters"]["cpu_migrations"].is_u64(), "{run}");
+        assert!(run["counters"]["cpu_migrations_at_settle"].is_u64(), "{run}");
         assert!(
             run["notes"]
                 .as_array()

@@ -47,7 +47,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
     let mut rows = Vec::new();
     let mut program_path = None;
-    let mut migrations_seen = false;
+    let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
     for index in 0..args.runs as usize {
         let cpu = start_cpus[index % start_cpus.len()];
         let node = node_of(&topology, cpu);
@@ -74,7 +74,9 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         let metric = metric_of(&record, pattern.as_ref(), index, args.runs)?;
         if let Some(Ok(p)) = &record.sample {
             program_path = program_path.or(p.program.clone());
-            migrations_seen |= p.cpu_migrations.is_some();
+        }
+        if let Err(why) = &record.cpu_migrations {
+            *perf_refusals.entry(why.clone()).or_default() += 1;
         }
         rows.push(row(index, node, metric, record));
     }
@@ -82,12 +84,10 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
     let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
     let analysis = analyze(&metrics, &attributes, lower_is_better);
-    let mut missing = vec![
-        "CPU migrations after the settle time and of threads gone by then (counted from /proc/PID/task/*/sched at settle)".to_string(),
-    ];
-    if !migrations_seen {
-        missing.push("CPU migrations: no run was sampled, or the kernel shows no sched statistics".into());
-    }
+    let mut missing: Vec<String> = perf_refusals
+        .iter()
+        .map(|(why, runs)| format!("CPU migrations of {runs} run(s): {why}"))
+        .collect();
     let unsampled = rows.iter().filter(|r| !r.placement_sampled).count();
     if unsampled > 0 {
         missing.push(format!(
@@ -214,6 +214,9 @@ fn row(index: usize, start_node: Option<u32>, metric: f64, record: RunRecord<Sam
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    if let Ok(m) = record.cpu_migrations {
+        counters.insert("cpu_migrations".into(), m);
+    }
     let mut attributes = BTreeMap::from([("start_cpu".to_string(), record.start_cpu.to_string())]);
     if let Some(node) = start_node {
         attributes.insert("start_node".into(), node.to_string());
@@ -226,7 +229,7 @@ fn row(index: usize, start_node: Option<u32>, metric: f64, record: RunRecord<Sam
         Some(Ok(p)) => {
             attributes.extend(p.attributes);
             if let Some(m) = p.cpu_migrations {
-                counters.insert("cpu_migrations".into(), m);
+                counters.insert("cpu_migrations_at_settle".into(), m);
             }
             notes.extend(p.notes);
             true

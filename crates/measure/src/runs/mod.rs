@@ -7,6 +7,7 @@
 //! and why is decided in `numasleuth-analyze`.
 
 pub mod child;
+pub mod migrations;
 pub mod output;
 
 use std::ffi::OsStr;
@@ -45,6 +46,8 @@ pub struct RunRecord<S> {
     /// settle time came.
     pub sample: Option<S>,
     pub sample_after_ms: Option<u64>,
+    /// CPU migrations over the whole run (perf, inherited), or why not.
+    pub cpu_migrations: Result<u64, String>,
 }
 
 enum Event {
@@ -68,6 +71,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
             reason: spawn_reason(&e),
         })?;
     let pid = child.id();
+    let migrations = migrations::start(pid);
     // The child is reaped by wait4 below, not by `Child`, so that its
     // resource usage comes back with it.
     drop(child);
@@ -129,6 +133,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         release,
         sample,
         sample_after_ms,
+        cpu_migrations: migrations::finish(migrations),
     })
 }
 

@@ -58,6 +58,12 @@ fn release_widens_the_threads_back_to_every_allowed_cpu() {
     let mut run = spec(&args, all[0]);
     run.release = Some((Duration::from_millis(50), &all));
     let record = run_once(&run, |_| ()).unwrap();
+    // Started pinned, released: whatever the count, it is a count (we run
+    // as root here) or a stated refusal, never a silent zero.
+    match &record.cpu_migrations {
+        Ok(_) => {}
+        Err(why) => assert!(why.contains("perf"), "{why}"),
+    }
     let release = record.release.expect("released");
     assert_eq!(release.threads_widened, 1, "{release:?}");
     let widened = allowed_line(&record.output);
@@ -123,4 +129,28 @@ fn a_missing_command_and_an_impossible_cpu_are_errors() {
     let args = sh("true");
     let error = run_once(&spec(&args, 1 << 19), |_| ()).unwrap_err().to_string();
     assert!(error.contains("offline or outside"), "{error}");
+}
+
+#[test]
+fn a_workload_that_moves_itself_counts_its_migrations() {
+    let all = allowed_cpus().unwrap();
+    assert!(all.len() >= 2, "this test needs two allowed CPUs, has {all:?}");
+    // The shell starts on the first CPU and moves itself to the second,
+    // after a pause: moves in the microseconds before the counter is
+    // attached are not counted (see migrations.rs).
+    let script = format!(
+        "sleep 0.2; taskset -pc {} $$ > /dev/null; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done",
+        all[1]
+    );
+    let args = sh(&script);
+    let record = run_once(&spec(&args, all[0]), |_| ()).unwrap();
+    assert_eq!(record.exit.code, Some(0), "{:?}", record.output.tail);
+    let migrations = record
+        .cpu_migrations
+        .expect("root may count kernel-side software events");
+    assert!(migrations >= 1, "{migrations}");
+    // Pinned and never moved: nothing to count.
+    let args = sh("i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done");
+    let record = run_once(&spec(&args, all[0]), |_| ()).unwrap();
+    assert_eq!(record.cpu_migrations, Ok(0));
 }
