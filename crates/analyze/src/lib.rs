@@ -11,6 +11,7 @@ pub mod memwatch;
 pub mod page_move;
 pub mod pmu;
 pub mod process;
+pub mod runs;
 pub mod stats;
 pub mod topology;
 pub mod watch;

@@ -375,4 +375,4 @@ pub fn interleave_in_use(model: &ProcessModel) -> Option<Finding> {
 
 #[cfg(test)]
 #[path = "process_tests.rs"]
-mod tests;
+pub(crate) mod tests;

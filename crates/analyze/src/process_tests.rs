@@ -85,7 +85,7 @@ fn span(section: &str, class: SectionClass, start: u64, end: u64) -> SectionSpan
 /// The victim's layout: .text, then a file-backed RW page holding .data
 /// and the start of .bss, then the anonymous rest of .bss; heap; stack.
 #[derive(Clone, Copy, PartialEq)]
-enum Answers {
+pub(crate) enum Answers {
     None,
     All,
     /// "Not present" for the anonymous .bss tail, as move_pages says on
@@ -99,7 +99,7 @@ enum Answers {
 
 /// `static_node` is where the static pages are; `answers` says what
 /// move_pages answered.
-fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
+pub(crate) fn victim(static_node: u32, cpus: &[u32], answers: Answers, extra: &[(&str, &str)]) -> ProcessModel {
     let threads: Vec<ThreadReading> = cpus
         .iter()
         .enumerate()

@@ -64,6 +64,10 @@ pub enum Command {
     /// a process or a command, scaled for multiplexing, with IPC; `pmu
     /// diff` ranks what changed between a good and a bad run.
     Pmu(crate::cmd::pmu_args::PmuArgs),
+    /// Run a workload N times from different start CPUs, decide whether
+    /// its metric is bimodal, and explain the modes by start node or
+    /// placement.
+    Runs(crate::cmd::runs_args::RunsArgs),
 }
 
 #[derive(Debug, Args)]

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Watch(args) => cmd::watch::run(&root, args),
         Command::Move(args) => cmd::moves::run(&root, args),
         Command::Pmu(args) => cmd::pmu::run(&root, args),
+        Command::Runs(args) => cmd::runs::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -25,6 +25,8 @@ pub enum MeasureError {
     Prefault { bytes: usize, node: u32, reason: String },
     #[error("cannot start a measurement thread: {0}")]
     Thread(String),
+    #[error("cannot run `{program}`: {reason}")]
+    Spawn { program: String, reason: String },
     #[error("{0}")]
     Invalid(String),
 }

@@ -20,6 +20,7 @@ pub mod lab;
 pub mod latency;
 pub mod loaded;
 pub mod rng;
+pub mod runs;
 pub mod stream;
 mod sys;
 

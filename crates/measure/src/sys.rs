@@ -51,6 +51,17 @@ pub(crate) fn set_affinity(cpu: u32) -> io::Result<()> {
     check(ret).map(drop)
 }
 
+/// Sets the affinity of thread `tid` (0: the calling one) to a mask built
+/// beforehand. Async-signal-safe: no allocation, so it may run between
+/// fork and exec.
+pub(crate) fn set_affinity_raw(tid: u32, mask: &[libc::c_ulong]) -> io::Result<()> {
+    let bytes = std::mem::size_of_val(mask);
+    // SAFETY: the kernel reads `bytes` bytes from `mask`, which owns exactly
+    // that many; an unknown tid is an error (ESRCH), not undefined behaviour.
+    let ret = unsafe { libc::syscall(libc::SYS_sched_setaffinity, tid as libc::pid_t, bytes, mask.as_ptr()) };
+    check(ret).map(drop)
+}
+
 /// The calling thread's allowed CPUs, growing the mask until the kernel's
 /// fits (it refuses a buffer smaller than its `nr_cpu_ids` with EINVAL).
 pub(crate) fn get_affinity() -> io::Result<Vec<u32>> {

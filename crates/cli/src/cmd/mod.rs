@@ -21,6 +21,8 @@ pub mod pmu;
 pub mod pmu_args;
 pub mod pmu_diff;
 pub mod process_args;
+pub mod runs;
+pub mod runs_args;
 pub mod sizes;
 pub mod snapshot;
 pub mod topo;

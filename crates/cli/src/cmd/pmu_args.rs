@@ -72,14 +72,14 @@ pub struct PmuDiffArgs {
     #[arg(long, value_name = "second|op|EVENT", default_value = "second", value_parser = parse_per)]
     pub per: String,
     /// Operations the good run did (with --per op), 1 to 10^18.
-    #[arg(long, value_name = "N", value_parser = parse_count)]
+    #[arg(long, value_name = "OPS", value_parser = parse_count)]
     pub ops_good: Option<u64>,
     /// Operations the bad run did (with --per op), 1 to 10^18.
-    #[arg(long, value_name = "N", value_parser = parse_count)]
+    #[arg(long, value_name = "OPS", value_parser = parse_count)]
     pub ops_bad: Option<u64>,
     /// Events below this count in both runs are listed as too few to rank
     /// rather than ranked on noise (0 to 10^18).
-    #[arg(long, value_name = "N", default_value_t = 100, value_parser = parse_min_count)]
+    #[arg(long, value_name = "COUNT", default_value_t = 100, value_parser = parse_min_count)]
     pub min_count: u64,
     /// Print JSON (schema numasleuth.pmu_diff/1) instead of text.
     #[arg(long)]

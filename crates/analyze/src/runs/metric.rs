@@ -1,0 +1,102 @@
+//! The metric a workload prints: the group named `value`, or else the
+//! first number, of the last output line `--metric` matches.
+
+use regex::{Regex, RegexBuilder};
+
+/// A pattern longer than this is not a metric line anyone types.
+pub const PATTERN_MAX_CHARS: usize = 1000;
+/// Compiled-program budget: a pattern like `(a{1000}){1000}` is refused
+/// instead of eating memory.
+const COMPILED_MAX_BYTES: usize = 1 << 20;
+
+#[derive(Debug, Clone)]
+pub struct MetricPattern {
+    regex: Regex,
+    has_value_group: bool,
+}
+
+/// A decimal number as benchmarks print it: sign, digits, fraction,
+/// exponent (`-1.5e3`, `.25`, `42`).
+fn number() -> &'static Regex {
+    static NUMBER: std::sync::OnceLock<Regex> = std::sync::OnceLock::new();
+    NUMBER.get_or_init(|| {
+        Regex::new(r"[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?").expect("a fixed, valid pattern")
+    })
+}
+
+/// The first finite number in `text`.
+pub fn first_number(text: &str) -> Option<f64> {
+    number()
+        .find_iter(text)
+        .find_map(|m| m.as_str().parse::<f64>().ok().filter(|v| v.is_finite()))
+}
+
+impl MetricPattern {
+    pub fn new(pattern: &str) -> Result<Self, String> {
+        if pattern.chars().count() > PATTERN_MAX_CHARS {
+            return Err(format!(
+                "the --metric pattern is longer than {PATTERN_MAX_CHARS} characters"
+            ));
+        }
+        let regex = RegexBuilder::new(pattern)
+            .size_limit(COMPILED_MAX_BYTES)
+            .build()
+            .map_err(|e| {
+                // The regex crate's message spans lines; keep the one-line
+                // error promise and name the pattern.
+                let message = e.to_string();
+                let last = message.lines().last().unwrap_or_default().trim();
+                let detail = last.strip_prefix("error:").unwrap_or(last).trim().to_string();
+                format!("invalid --metric pattern `{pattern}`: {detail}")
+            })?;
+        let has_value_group = regex.capture_names().any(|n| n == Some("value"));
+        Ok(MetricPattern { regex, has_value_group })
+    }
+
+    pub fn matches(&self, line: &str) -> bool {
+        self.regex.is_match(line)
+    }
+
+    /// The metric of a matching line: the first number inside the group
+    /// `value` when the pattern has one (and it took part in the match),
+    /// else the first number of the whole line.
+    pub fn value(&self, line: &str) -> Option<f64> {
+        if self.has_value_group {
+            let group = self.regex.captures(line)?.name("value")?;
+            return first_number(group.as_str());
+        }
+        first_number(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_number_or_the_value_group() {
+        let plain = MetricPattern::new("ops/s").unwrap();
+        assert_eq!(plain.value("ops/s: 51234.5 (run 3)"), Some(51234.5));
+        assert_eq!(plain.value("run 3: 51234 ops/s"), Some(3.0));
+        let named = MetricPattern::new(r"run \d+: (?P<value>\S+) ops/s").unwrap();
+        assert_eq!(named.value("run 3: 51234 ops/s"), Some(51234.0));
+        assert_eq!(named.value("run 3: -1.5e3 ops/s"), Some(-1500.0));
+        assert_eq!(named.value("run 3: fast ops/s"), None);
+        assert_eq!(first_number("x .25 y"), Some(0.25));
+        assert_eq!(first_number("no digits here"), None);
+        // Too large for f64 is not a number we can compare.
+        assert_eq!(first_number("1e999 then 7"), Some(7.0));
+    }
+
+    #[test]
+    fn bad_patterns_are_one_line_errors() {
+        let error = MetricPattern::new("ops(").unwrap_err();
+        assert_eq!(error, "invalid --metric pattern `ops(`: unclosed group");
+        assert!(!error.contains('\n'), "{error}");
+        let huge = MetricPattern::new("(a{1000}){1000}").unwrap_err();
+        assert!(huge.contains("invalid --metric pattern"), "{huge}");
+        assert!(MetricPattern::new(&"a".repeat(1001))
+            .unwrap_err()
+            .contains("longer than 1000"));
+    }
+}

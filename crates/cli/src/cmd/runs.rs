@@ -1,0 +1,276 @@
+//! `numasleuth runs -n N -- CMD`: run a workload N times, each started
+//! pinned on a CPU taken in turn, sample where its memory and threads are
+//! after a settle time (inspect's model), and say whether the metric is
+//! bimodal and which observation explains the modes.
+//!
+//! Wiring only: resolve the start CPUs against this process's affinity,
+//! collect raw runs (measure), turn them into rows, analyse, report.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::runs::attributes::{placement, Placement};
+use numasleuth_analyze::runs::metric::MetricPattern;
+use numasleuth_analyze::runs::{analyze, RunRow};
+use numasleuth_kernel::{IdList, Root};
+use numasleuth_measure::affinity::allowed_cpus;
+use numasleuth_measure::runs::{run_once, RunRecord, RunSpec};
+use numasleuth_model::Topology;
+use numasleuth_report::runs_text::RunsReport;
+use numasleuth_report::{runs_json, runs_svg, runs_text};
+
+use super::runs_args::{RunsArgs, StartCpus};
+use crate::output;
+
+/// Output lines shown with an error about a run's output.
+const ERROR_TAIL_LINES: usize = 10;
+
+/// The placement sample of a run, or why there is none.
+type Sample = Result<Placement, String>;
+
+pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
+    super::refuse_under_snapshot(root, "runs")?;
+    let pattern = args
+        .metric
+        .as_deref()
+        .map(MetricPattern::new)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let topology = super::topology(root)?;
+    let allowed = allowed_cpus().context("cannot read which CPUs this process may use")?;
+    let start_cpus = resolve_start_cpus(&args.start_cpus, &allowed, &topology)?;
+    let matches = |line: &str| pattern.as_ref().is_some_and(|p| p.matches(line));
+    let (program, rest) = args.command.split_first().context("no command given after --")?;
+    let rest: Vec<&OsStr> = rest.iter().map(|a| a.as_os_str()).collect();
+    let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    let mut rows = Vec::new();
+    let mut program_path = None;
+    let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
+    for index in 0..args.runs as usize {
+        let cpu = start_cpus[index % start_cpus.len()];
+        let node = node_of(&topology, cpu);
+        eprintln!(
+            "numasleuth: run {}/{} on CPU {cpu} (node {})…",
+            index + 1,
+            args.runs,
+            node.map_or("?".into(), |n| n.to_string())
+        );
+        let spec = RunSpec {
+            program,
+            args: &rest,
+            start_cpu: cpu,
+            release: args.release_after.map(|d| (d, allowed.as_slice())),
+            settle: args.settle,
+            matches: &matches,
+        };
+        let record = run_once(&spec, |pid| sample(root, pid, &topology))?;
+        if args.verbose {
+            for line in &record.output.tail {
+                eprintln!("  run {index} | {line}");
+            }
+        }
+        let metric = metric_of(&record, pattern.as_ref(), index, args.runs)?;
+        if let Some(Ok(p)) = &record.sample {
+            program_path = program_path.or(p.program.clone());
+        }
+        if let Err(why) = &record.cpu_migrations {
+            *perf_refusals.entry(why.clone()).or_default() += 1;
+        }
+        rows.push(row(index, node, metric, record));
+    }
+    let lower_is_better = pattern.is_none() || args.lower_is_better;
+    let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
+    let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
+    let analysis = analyze(&metrics, &attributes, lower_is_better);
+    let mut missing: Vec<String> = perf_refusals
+        .iter()
+        .map(|(why, runs)| format!("CPU migrations of {runs} run(s): {why}"))
+        .collect();
+    let unsampled = rows.iter().filter(|r| !r.placement_sampled).count();
+    if unsampled > 0 {
+        missing.push(format!(
+            "placement of {unsampled} of {} runs (exited before --settle {} ms, or could not be read; see notes)",
+            rows.len(),
+            args.settle.as_millis()
+        ));
+    }
+    let report = RunsReport {
+        command: &command,
+        metric_name: args.metric.as_deref().unwrap_or("wall_s"),
+        from_output: pattern.is_some(),
+        lower_is_better,
+        rows: &rows,
+        analysis: &analysis,
+        program: program_path.as_deref(),
+        missing: &missing,
+    };
+    if let Some(path) = &args.svg {
+        std::fs::write(path, runs_svg::render(&report)).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if args.json {
+        output::print_json(&runs_json::build(&report))?;
+    } else {
+        output::print(&runs_text::render(&report))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn node_of(topology: &Topology, cpu: u32) -> Option<u32> {
+    topology.cpus.iter().find(|c| c.id == cpu)?.node
+}
+
+/// The start CPUs in the order runs take them. `spread` deals the allowed
+/// CPUs out node by node (node 0's first, node 1's first, node 0's
+/// second, …) so consecutive runs start on different nodes.
+fn resolve_start_cpus(wanted: &StartCpus, allowed: &[u32], topology: &Topology) -> anyhow::Result<Vec<u32>> {
+    let allowed_list = IdList::new(allowed.to_vec());
+    match wanted {
+        StartCpus::List(cpus) => {
+            if let Some(bad) = cpus.iter().find(|c| !allowed_list.contains(**c)) {
+                bail!("start CPU {bad} is not one this process may run on ({allowed_list})");
+            }
+            Ok(cpus.clone())
+        }
+        StartCpus::Spread => Ok(spread(allowed, |cpu| node_of(topology, cpu))),
+    }
+}
+
+fn spread(allowed: &[u32], node_of: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
+    let mut by_node: BTreeMap<Option<u32>, Vec<u32>> = BTreeMap::new();
+    for cpu in allowed {
+        by_node.entry(node_of(*cpu)).or_default().push(*cpu);
+    }
+    let deepest = by_node.values().map(Vec::len).max().unwrap_or(0);
+    (0..deepest)
+        .flat_map(|i| by_node.values().filter_map(move |cpus| cpus.get(i).copied()))
+        .collect()
+}
+
+/// Where the workload's memory and threads are, from the same model
+/// `inspect` builds; a run that is exiting has nothing left to place.
+fn sample(root: &Root, pid: u32, topology: &Topology) -> Sample {
+    match super::inspect::model(root, pid, false, topology) {
+        Ok(model) if model.state == 'Z' => Err("exited before the settle time".into()),
+        Ok(model) => Ok(placement(&model)),
+        Err(e) => Err(format!("could not sample placement: {e:#}")),
+    }
+}
+
+fn show_tail(record: &RunRecord<Sample>) -> String {
+    let tail = &record.output.tail;
+    let shown = &tail[tail.len().saturating_sub(ERROR_TAIL_LINES)..];
+    for line in shown {
+        eprintln!("  | {line}");
+    }
+    format!(
+        "its last {} of {} output lines are above",
+        shown.len(),
+        record.output.lines_total
+    )
+}
+
+fn metric_of(
+    record: &RunRecord<Sample>,
+    pattern: Option<&MetricPattern>,
+    index: usize,
+    runs: u32,
+) -> anyhow::Result<f64> {
+    let Some(pattern) = pattern else {
+        return Ok(record.wall_ns as f64 / 1e9);
+    };
+    let exit = match (record.exit.code, record.exit.signal) {
+        (Some(code), _) => format!("exit code {code}"),
+        (_, Some(signal)) => format!("killed by signal {signal}"),
+        _ => "unknown exit".into(),
+    };
+    match &record.output.last_match {
+        None => {
+            let where_ = show_tail(record);
+            bail!("run {index} (of {runs}, {exit}) printed no line matching --metric; {where_}")
+        }
+        Some((number, line)) => match pattern.value(line) {
+            Some(value) => Ok(value),
+            None => bail!("run {index} ({exit}): output line {number} matches --metric but holds no number: `{line}`"),
+        },
+    }
+}
+
+fn row(index: usize, start_node: Option<u32>, metric: f64, record: RunRecord<Sample>) -> RunRow {
+    let usage = record.exit.usage;
+    let mut counters: BTreeMap<String, u64> = [
+        ("minor_faults", usage.minor_faults),
+        ("major_faults", usage.major_faults),
+        ("voluntary_switches", usage.voluntary_switches),
+        ("involuntary_switches", usage.involuntary_switches),
+        (
+            "context_switches",
+            usage.voluntary_switches + usage.involuntary_switches,
+        ),
+        ("user_us", usage.user_us),
+        ("system_us", usage.system_us),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    if let Ok(m) = record.cpu_migrations {
+        counters.insert("cpu_migrations".into(), m);
+    }
+    let mut attributes = BTreeMap::from([("start_cpu".to_string(), record.start_cpu.to_string())]);
+    if let Some(node) = start_node {
+        attributes.insert("start_node".into(), node.to_string());
+    }
+    if let Some(code) = record.exit.code {
+        attributes.insert("exit_code".into(), code.to_string());
+    }
+    let mut notes = Vec::new();
+    let placement_sampled = match record.sample {
+        Some(Ok(p)) => {
+            attributes.extend(p.attributes);
+            if let Some(m) = p.cpu_migrations {
+                counters.insert("cpu_migrations_at_settle".into(), m);
+            }
+            notes.extend(p.notes);
+            true
+        }
+        Some(Err(why)) => {
+            notes.push(why);
+            false
+        }
+        None => {
+            notes.push("exited before the settle time: placement not sampled".into());
+            false
+        }
+    };
+    if let Some(release) = &record.release {
+        notes.extend(release.failed.iter().map(|f| format!("release: {f}")));
+    }
+    notes.extend(record.output.note.clone());
+    RunRow {
+        index,
+        start_cpu: record.start_cpu,
+        start_node,
+        metric,
+        exit_code: record.exit.code,
+        signal: record.exit.signal,
+        wall_s: record.wall_ns as f64 / 1e9,
+        attributes,
+        counters,
+        placement_sampled,
+        notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spread_alternates_nodes_and_keeps_every_cpu() {
+        let node = |cpu: u32| Some(if cpu < 4 { 0 } else { 1 });
+        assert_eq!(spread(&[0, 1, 2, 3, 4, 5], node), [0, 4, 1, 5, 2, 3]);
+        assert_eq!(spread(&[0, 1], |_| None), [0, 1]);
+        assert_eq!(spread(&[1, 6], node), [1, 6]);
+    }
+}

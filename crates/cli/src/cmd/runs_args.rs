@@ -1,0 +1,125 @@
+//! What the user may type for `runs`; nothing here looks at the system
+//! (whether the start CPUs are allowed is checked in `runs.rs`).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use numasleuth_kernel::IdList;
+
+use crate::bounds;
+
+/// Runs per series: two is the least that can differ; a thousand runs of
+/// even a one-second benchmark is already a quarter of an hour.
+pub const RUNS_MAX: u64 = 1000;
+/// Entries in a `--start-cpus` list.
+pub const START_CPUS_MAX: usize = 4096;
+/// `--settle` and `--release-after`: a workload is placed within seconds;
+/// an hour is far past any start-up.
+pub const DELAY_MAX: Duration = Duration::from_secs(3600);
+pub const DELAY_MIN: Duration = Duration::from_millis(1);
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StartCpus {
+    /// Every allowed CPU, alternating nodes.
+    Spread,
+    /// In the order typed, repeats allowed.
+    List(Vec<u32>),
+}
+
+/// `spread`, or numactl list items kept in the order typed: `2,0` starts
+/// run 0 on CPU 2 and run 1 on CPU 0.
+fn start_cpus(text: &str) -> Result<StartCpus, String> {
+    if text.trim() == "spread" {
+        return Ok(StartCpus::Spread);
+    }
+    let mut cpus = Vec::new();
+    for item in text.split(',') {
+        let list = IdList::parse(item).map_err(|e| e.to_string())?;
+        if list.is_empty() {
+            return Err(format!(
+                "`{text}` has an empty item; give `spread` or CPUs like 0,2 or 0-3"
+            ));
+        }
+        cpus.extend(list.iter());
+        if cpus.len() > START_CPUS_MAX {
+            return Err(format!("more than {START_CPUS_MAX} start CPUs given"));
+        }
+    }
+    Ok(StartCpus::List(cpus))
+}
+
+fn runs_count(text: &str) -> Result<u32, String> {
+    bounds::whole_in(text, 2, RUNS_MAX, "a run count").map(|n| n as u32)
+}
+
+fn delay(text: &str) -> Result<Duration, String> {
+    bounds::duration_in(text, DELAY_MIN, DELAY_MAX)
+}
+
+#[derive(Debug, Args)]
+pub struct RunsArgs {
+    /// How many times to run the workload: 2 to 1000.
+    #[arg(short = 'n', long = "runs", value_name = "N", value_parser = runs_count)]
+    pub runs: u32,
+    /// Start run i pinned on the i-th of these CPUs, in turn: a list in
+    /// numactl syntax in the order typed (`2,0`, `0-3`), or `spread`: every
+    /// CPU this process may use, alternating nodes.
+    #[arg(long, value_name = "LIST", default_value = "spread", value_parser = start_cpus)]
+    pub start_cpus: StartCpus,
+    /// After this long, widen every thread of the workload back to every
+    /// CPU this process may use (from outside), as a service that starts on
+    /// one core and then spreads: 1ms to 1h.
+    #[arg(long, value_name = "DURATION", value_parser = delay)]
+    pub release_after: Option<Duration>,
+    /// The metric: the group named `value`, or else the first number, of
+    /// the last output line (stdout or stderr) matching this regular
+    /// expression. Default: wall time in seconds, lower is better.
+    #[arg(long, value_name = "REGEX")]
+    pub metric: Option<String>,
+    /// A lower metric is better (wall time always is).
+    #[arg(long)]
+    pub lower_is_better: bool,
+    /// When to sample where the workload's memory and threads are (if it
+    /// still runs): 1ms to 1h.
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = delay)]
+    pub settle: Duration,
+    /// Print JSON (schema numasleuth.runs/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write a strip plot of the runs, coloured by mode, as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+    /// Copy each run's last output lines to stderr.
+    #[arg(short, long)]
+    pub verbose: bool,
+    /// The workload and its arguments, after `--`.
+    #[arg(value_name = "CMD", required = true, last = true, value_parser = clap::value_parser!(OsString))]
+    pub command: Vec<OsString>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_cpu_lists_keep_their_order() {
+        assert_eq!(start_cpus("spread"), Ok(StartCpus::Spread));
+        assert_eq!(start_cpus("2,0"), Ok(StartCpus::List(vec![2, 0])));
+        assert_eq!(start_cpus("3,0-1,0"), Ok(StartCpus::List(vec![3, 0, 1, 0])));
+        for bad in ["", "1,,2", "x", "5-1", "0-4294967296", "sprea"] {
+            assert!(start_cpus(bad).is_err(), "{bad}");
+        }
+        assert!(start_cpus("0-5000").unwrap_err().contains("more than 4096"));
+    }
+
+    #[test]
+    fn counts_and_delays_have_limits() {
+        assert_eq!(runs_count("2"), Ok(2));
+        assert!(runs_count("1").unwrap_err().contains("from 2 to 1000"));
+        assert!(runs_count("1001").is_err());
+        assert_eq!(delay("200ms"), Ok(Duration::from_millis(200)));
+        assert!(delay("0").is_err() && delay("61m").is_err());
+    }
+}

@@ -1,0 +1,201 @@
+//! The side effects of one run: a pipe for the workload's output, a child
+//! pinned to its start CPU before it executes a single instruction of the
+//! workload, its exit with resource usage (wait4), and widening every
+//! thread's affinity from outside.
+//!
+//! Live only: this reads `/proc/PID/task` directly, like the watch
+//! collector, because it acts on a process it started itself.
+
+use std::ffi::OsStr;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::output::LineSink;
+use crate::sys;
+
+/// How long the output pipe may stay open after the workload exited: a
+/// background grandchild holding it must not hang the whole series.
+pub const OUTPUT_GRACE: Duration = Duration::from_secs(1);
+/// How often the reader wakes to check for that.
+const POLL_MS: libc::c_int = 100;
+
+/// A pipe whose ends are closed on exec (the child gets the write end as
+/// its stdout and stderr through dup2, which clears the flag).
+pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 writes two descriptors into `fds`, which has room for two.
+    let ret = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if ret < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both descriptors were just created and are owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// Starts `program args` with stdout and stderr on `output`, stdin empty,
+/// and its affinity set to `cpu` between fork and exec, so the workload's
+/// first touch of its memory happens on that CPU.
+pub fn spawn_pinned(program: &OsStr, args: &[&OsStr], cpu: u32, output: OwnedFd) -> io::Result<Child> {
+    let mask = sys::mask_with(&[cpu], 0);
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(output.try_clone()?))
+        .stderr(Stdio::from(output));
+    // SAFETY: the hook runs in the forked child before exec, where only
+    // async-signal-safe calls are allowed: it makes one raw syscall on a
+    // mask allocated before the fork, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || sys::set_affinity_raw(0, &mask));
+    }
+    // `command` (and with it our copies of the pipe's write end) is
+    // dropped here, so the reader sees end of file when the child is done.
+    command.spawn()
+}
+
+/// Resource usage of the finished child and its waited-for descendants.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Usage {
+    pub minor_faults: u64,
+    pub major_faults: u64,
+    pub voluntary_switches: u64,
+    pub involuntary_switches: u64,
+    pub user_us: u64,
+    pub system_us: u64,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Exit {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    pub usage: Usage,
+}
+
+fn micros(t: libc::timeval) -> u64 {
+    (t.tv_sec.max(0) as u64).saturating_mul(1_000_000) + t.tv_usec.max(0) as u64
+}
+
+/// Waits for `pid` (our child) to end, with its resource usage.
+pub fn wait(pid: u32) -> io::Result<Exit> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: rusage is plain old data, valid when zeroed.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: wait4 writes only into `status` and `usage`, both owned here.
+        let ret = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+        if ret < 0 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(error);
+        }
+        let count = |v: libc::c_long| v.max(0) as u64;
+        return Ok(Exit {
+            code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+            signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+            usage: Usage {
+                minor_faults: count(usage.ru_minflt),
+                major_faults: count(usage.ru_majflt),
+                voluntary_switches: count(usage.ru_nvcsw),
+                involuntary_switches: count(usage.ru_nivcsw),
+                user_us: micros(usage.ru_utime),
+                system_us: micros(usage.ru_stime),
+            },
+        });
+    }
+}
+
+/// What widening the threads' affinity did.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Release {
+    pub after_ms: u64,
+    pub threads_widened: u32,
+    /// Threads that could not be widened, with the reason (most often one
+    /// that exited meanwhile).
+    pub failed: Vec<String>,
+}
+
+/// Sets every thread of `pid` to `cpus`. Threads created while we work
+/// inherit the old mask from their creator, so the task list is read
+/// again until a pass finds no new thread (at most a few passes).
+pub fn widen_threads(pid: u32, cpus: &[u32], after: Duration) -> Release {
+    let mask = sys::mask_with(cpus, 0);
+    let mut release = Release {
+        after_ms: after.as_millis() as u64,
+        ..Release::default()
+    };
+    let mut done: Vec<u32> = Vec::new();
+    for _pass in 0..4 {
+        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            break;
+        };
+        let tids: Vec<u32> = entries
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .filter(|tid| !done.contains(tid))
+            .collect();
+        if tids.is_empty() {
+            break;
+        }
+        for tid in tids {
+            done.push(tid);
+            match sys::set_affinity_raw(tid, &mask) {
+                Ok(()) => release.threads_widened += 1,
+                Err(e) => release.failed.push(format!("thread {tid}: {e}")),
+            }
+        }
+    }
+    release
+}
+
+/// Reads `fd` into `sink` until end of file, or until the output has
+/// stayed open [`OUTPUT_GRACE`] past the workload's exit (`exited_at`).
+/// Returns why it stopped early, if it did.
+pub fn read_output(fd: &OwnedFd, sink: &mut LineSink<'_>, exited_at: &OnceLock<Instant>) -> Option<String> {
+    let mut buffer = vec![0u8; 64 * 1024];
+    loop {
+        if exited_at.get().is_some_and(|t| t.elapsed() > OUTPUT_GRACE) {
+            return Some(format!(
+                "output still open {} ms after the workload exited (a background child holds it); stopped reading",
+                OUTPUT_GRACE.as_millis()
+            ));
+        }
+        let mut poll = libc::pollfd {
+            fd: fd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, owned here, for the duration of the call.
+        let ready = unsafe { libc::poll(&mut poll, 1, POLL_MS) };
+        if ready == 0 {
+            continue;
+        }
+        if ready < 0 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Some(format!("reading the output failed: {error}"));
+        }
+        // SAFETY: the kernel writes at most `buffer.len()` bytes into `buffer`.
+        let n = unsafe { libc::read(fd.as_raw_fd(), buffer.as_mut_ptr().cast(), buffer.len()) };
+        match n {
+            0 => return None,
+            n if n > 0 => sink.feed(&buffer[..n as usize]),
+            _ => {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Some(format!("reading the output failed: {error}"));
+                }
+            }
+        }
+    }
+}

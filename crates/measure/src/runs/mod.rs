@@ -1,0 +1,150 @@
+//! One run of a workload for `runs`: started pinned on a CPU, optionally
+//! released to the original CPUs after a delay, sampled once after a
+//! settle time by a caller-supplied probe (inspect's model, in the CLI),
+//! and waited for with its resource usage.
+//!
+//! Returns the raw record and never prints; whether the runs are bimodal
+//! and why is decided in `numasleuth-analyze`.
+
+pub mod child;
+pub mod migrations;
+pub mod output;
+
+use std::ffi::OsStr;
+use std::sync::{mpsc, OnceLock};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+pub use child::{Exit, Release, Usage};
+pub use output::Output;
+
+use crate::error::MeasureError;
+
+/// What to run and how.
+pub struct RunSpec<'a> {
+    pub program: &'a OsStr,
+    pub args: &'a [&'a OsStr],
+    pub start_cpu: u32,
+    /// Widen every thread to these CPUs after this delay.
+    pub release: Option<(Duration, &'a [u32])>,
+    /// When to call the probe.
+    pub settle: Duration,
+    /// Whether an output line is a metric line.
+    pub matches: &'a (dyn Fn(&str) -> bool + Sync),
+}
+
+/// The raw record of one run; `S` is whatever the probe returned.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord<S> {
+    pub start_cpu: u32,
+    pub wall_ns: u64,
+    pub exit: Exit,
+    pub output: Output,
+    pub release: Option<Release>,
+    /// The probe's answer, or `None` when the workload exited before the
+    /// settle time came.
+    pub sample: Option<S>,
+    pub sample_after_ms: Option<u64>,
+    /// CPU migrations over the whole run (perf, inherited), or why not.
+    pub cpu_migrations: Result<u64, String>,
+}
+
+enum Event {
+    Release(Duration),
+    Settle,
+}
+
+/// Runs the workload once. `probe(pid)` is called at the settle time if
+/// the workload still runs then; it is our unwaited child, so the PID
+/// cannot be reused under the probe, though the process may be exiting.
+pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Result<RunRecord<S>, MeasureError> {
+    let program = spec.program.to_string_lossy().into_owned();
+    let (read, write) = child::pipe().map_err(|e| MeasureError::Spawn {
+        program: program.clone(),
+        reason: format!("cannot create a pipe: {e}"),
+    })?;
+    let start = Instant::now();
+    let child =
+        child::spawn_pinned(spec.program, spec.args, spec.start_cpu, write).map_err(|e| MeasureError::Spawn {
+            program: program.clone(),
+            reason: spawn_reason(&e),
+        })?;
+    let pid = child.id();
+    let migrations = migrations::start(pid);
+    // The child is reaped by wait4 below, not by `Child`, so that its
+    // resource usage comes back with it.
+    drop(child);
+    let exited_at = OnceLock::new();
+    let mut events: Vec<(Duration, Event)> = Vec::new();
+    if let Some((after, _)) = spec.release {
+        events.push((after, Event::Release(after)));
+    }
+    events.push((spec.settle, Event::Settle));
+    events.sort_by_key(|(at, _)| *at);
+    let mut events = events.into_iter().peekable();
+    let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
+    let (waited, output) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut sink = output::LineSink::new(spec.matches);
+            let note = child::read_output(&read, &mut sink, &exited_at);
+            sink.finish(note)
+        });
+        let (tx, rx) = mpsc::channel();
+        let exited = &exited_at;
+        scope.spawn(move || {
+            let result = child::wait(pid);
+            let end = Instant::now();
+            let _ = exited.set(end);
+            let _ = tx.send((result, end));
+        });
+        let waited = loop {
+            let received = match events.peek() {
+                Some((at, _)) => rx.recv_timeout(at.saturating_sub(start.elapsed())),
+                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(done) => break Some(done),
+                Err(mpsc::RecvTimeoutError::Disconnected) => break None,
+                Err(mpsc::RecvTimeoutError::Timeout) => match events.next() {
+                    Some((_, Event::Release(after))) => {
+                        let cpus = spec.release.map_or(&[][..], |(_, cpus)| cpus);
+                        release = Some(child::widen_threads(pid, cpus, after));
+                    }
+                    Some((_, Event::Settle)) => {
+                        sample_after_ms = Some(start.elapsed().as_millis() as u64);
+                        sample = Some(probe(pid));
+                    }
+                    None => {}
+                },
+            }
+        };
+        let output = reader.join().unwrap_or_default();
+        (waited, output)
+    });
+    let (result, end) =
+        waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
+    let exit = result.map_err(|e| MeasureError::Invalid(format!("cannot wait for `{program}` (pid {pid}): {e}")))?;
+    Ok(RunRecord {
+        start_cpu: spec.start_cpu,
+        wall_ns: end.duration_since(start).as_nanos() as u64,
+        exit,
+        output,
+        release,
+        sample,
+        sample_after_ms,
+        cpu_migrations: migrations::finish(migrations),
+    })
+}
+
+fn spawn_reason(error: &std::io::Error) -> String {
+    match error.raw_os_error() {
+        Some(libc::ENOENT) => "no such command (not a file, and not found in PATH)".into(),
+        Some(libc::EACCES) => "permission denied (not executable?)".into(),
+        Some(libc::EINVAL) => "the start CPU is offline or outside this process's cpuset".into(),
+        _ => error.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

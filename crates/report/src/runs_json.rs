@@ -1,0 +1,107 @@
+//! `runs --json`: schema `numasleuth.runs/1`. The names in the issue
+//! (`schema`, `metric{name, lower_is_better}`, `runs[]{index, start_cpu,
+//! start_node, metric, exit_code, wall_s, attributes}`, `bimodal`,
+//! `clusters[]{label, runs, median}`, `explanations[]{attribute,
+//! separation, slow, fast}`) keep their meaning; others may be added.
+
+use numasleuth_analyze::runs::bimodal::{ALPHA, MIN_CLUSTER_FRACTION, MIN_CLUSTER_RUNS, RELATIVE_GAP_FLOOR};
+use numasleuth_analyze::runs::explain::EXPLAINS;
+use numasleuth_analyze::runs::SCHEMA;
+use serde_json::{json, Value};
+
+use crate::runs_text::{verdict, RunsReport};
+
+/// A number JSON can hold (`null` for NaN or infinity).
+fn finite(value: f64) -> Value {
+    if value.is_finite() {
+        json!(value)
+    } else {
+        Value::Null
+    }
+}
+
+pub fn build(report: &RunsReport<'_>) -> Value {
+    let analysis = report.analysis;
+    let b = &analysis.bimodality;
+    let runs: Vec<Value> = report
+        .rows
+        .iter()
+        .map(|row| {
+            json!({
+                "index": row.index,
+                "start_cpu": row.start_cpu,
+                "start_node": row.start_node,
+                "metric": finite(row.metric),
+                "exit_code": row.exit_code,
+                "signal": row.signal,
+                "wall_s": row.wall_s,
+                "cluster": analysis.labels.get(row.index).map(|l| l.as_str()),
+                "attributes": row.attributes,
+                "counters": row.counters,
+                "placement_sampled": row.placement_sampled,
+                "notes": row.notes,
+            })
+        })
+        .collect();
+    let clusters: Vec<Value> = analysis
+        .clusters
+        .iter()
+        .map(|c| {
+            json!({
+                "label": c.label.as_str(),
+                "runs": c.runs,
+                "median": finite(c.median),
+                "min": finite(c.min),
+                "max": finite(c.max),
+            })
+        })
+        .collect();
+    let explanations: Vec<Value> = analysis
+        .explanations
+        .iter()
+        .map(|e| {
+            json!({
+                "attribute": e.attribute,
+                "separation": e.separation,
+                "slow": e.slow_values.join(","),
+                "fast": e.fast_values.join(","),
+                "explains": e.explains(),
+                "constant": e.constant,
+                "slow_matching": e.slow_matching,
+                "slow_total": e.slow_total,
+                "fast_matching": e.fast_matching,
+                "fast_total": e.fast_total,
+                "unknown": e.unknown,
+            })
+        })
+        .collect();
+    let split = b.split.as_ref();
+    json!({
+        "schema": SCHEMA,
+        "command": report.command,
+        "program": report.program,
+        "metric": {
+            "name": report.metric_name,
+            "source": if report.from_output { "output" } else { "wall_time" },
+            "lower_is_better": report.lower_is_better,
+        },
+        "runs": runs,
+        "bimodal": b.bimodal,
+        "bimodality": {
+            "method": "optimal two-cluster split; separation d against a simulated normal null; relative gap floor",
+            "separation": split.map(|s| finite(s.separation)),
+            "critical_separation": finite(b.critical_separation),
+            "relative_gap": split.map(|s| finite(s.relative_gap)),
+            "alpha": ALPHA,
+            "relative_gap_floor": RELATIVE_GAP_FLOOR,
+            "min_cluster_runs": MIN_CLUSTER_RUNS,
+            "min_cluster_fraction": MIN_CLUSTER_FRACTION,
+            "reason": b.reason,
+        },
+        "clusters": clusters,
+        "explanations": explanations,
+        "explains_threshold": EXPLAINS,
+        "verdict": verdict(report),
+        "not_observed": report.missing,
+    })
+}
