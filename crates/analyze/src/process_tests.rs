@@ -72,6 +72,19 @@ fn vma(maps: &str, numa: &str) -> Vma {
     }
 }
 
+/// A builder fed `stream` (maps line, numa_maps line), every mapping of
+/// the executable, with the sections of `spans` over them.
+fn built(spans: &[SectionSpan], stream: &[(&str, &str)]) -> ProcessBuilder {
+    let mut builder = ProcessBuilder::new(4096, 100);
+    for (maps, numa) in stream {
+        let vma = vma(maps, numa);
+        let (start, end) = (vma.mapping.start, vma.mapping.end);
+        let over: Vec<&SectionSpan> = spans.iter().filter(|s| s.start < end && s.end > start).collect();
+        builder.add(&vma, Some(EXE), &over);
+    }
+    builder
+}
+
 fn span(section: &str, class: SectionClass, start: u64, end: u64) -> SectionSpan {
     SectionSpan {
         object: EXE.into(),
@@ -373,13 +386,7 @@ fn read_only_relro_is_not_writable_static_data() {
             "55555555c000 default anon=2 dirty=2 N0=2 kernelpagesize_kB=4",
         ),
     ];
-    let mut builder = ProcessBuilder::new(4096, 100);
-    for (maps, numa) in stream {
-        let vma = vma(maps, numa);
-        let (start, end) = (vma.mapping.start, vma.mapping.end);
-        let over: Vec<&SectionSpan> = spans.iter().filter(|s| s.start < end && s.end > start).collect();
-        builder.add(&vma, Some(EXE), &over);
-    }
+    let builder = built(&spans, &stream);
     let threads = vec![thread(4242, 0), thread(4243, 1)];
     let model = builder.finish(
         &threads[0].stat,

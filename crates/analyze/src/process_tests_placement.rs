@@ -91,13 +91,7 @@ fn a_page_two_sections_share_is_counted_once() {
             "555555559000 default anon=2 dirty=2 N0=2 kernelpagesize_kB=4",
         ),
     ];
-    let mut builder = ProcessBuilder::new(4096, 100);
-    for (maps, numa) in stream {
-        let vma = vma(maps, numa);
-        let (start, end) = (vma.mapping.start, vma.mapping.end);
-        let over: Vec<&SectionSpan> = spans.iter().filter(|s| s.start < end && s.end > start).collect();
-        builder.add(&vma, Some(EXE), &over);
-    }
+    let mut builder = built(&spans, &stream);
     for range in builder.pages_to_query() {
         let node = if range.start == 0x555555558000 { 1 } else { 0 };
         let pages = ((range.end - range.start) / 4096) as usize;
