@@ -22,4 +22,5 @@ pub mod guest;
 pub mod guests;
 pub mod initramfs;
 pub mod lock;
+pub mod program;
 pub mod topo;

@@ -12,7 +12,7 @@
 //!   them back.
 //!
 //! Needs the same inputs as `guests.rs` (or NUMASLEUTH_SKIP_QEMU=1 to skip
-//! visibly), plus gcc for the static victim (skipped loudly without it):
+//! visibly), plus gcc for the static victim (the test fails without it):
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test detective_guest
@@ -21,35 +21,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
-use numasleuth_testbed::{env, guests};
+use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// Compiles tests/victim/victim.c statically for the guest; `None` (said
-/// loudly) without gcc.
-fn static_victim() -> Option<std::path::PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2)?;
-    // Its own name: victim_guest builds the same source in parallel.
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static-detective");
-    let status = std::process::Command::new("gcc")
-        .args(["-O1", "-g", "-pthread", "-fno-toplevel-reorder", "-static"])
-        .arg(repo.join("tests/victim/victim.c"))
-        .arg("-o")
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        Ok(s) => panic!("gcc -static failed on the victim: {s}"),
-        Err(e) => {
-            env::report(&format!(
-                "\n*** SKIPPED: qemu guest two-nodes-detective: gcc not found ({e}); install gcc ***\n"
-            ));
-            None
-        }
-    }
 }
 
 /// Pages of the victim's .bss per node, and those between hinting faults,
@@ -211,7 +187,12 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
 
 #[test]
 fn qemu_two_nodes_detective_repinned_sleeper_and_hinting_faults() {
-    let Some(victim) = static_victim() else { return };
+    let victim = program::build_static(
+        "qemu guest two-nodes-detective",
+        "victim.c",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static-detective"),
+        &["-pthread", "-fno-toplevel-reorder"],
+    );
     let spec = guests::two_nodes_detective(&victim);
     let Some(host) = env::require(&format!("qemu guest {}", spec.name)) else {
         return;

@@ -16,31 +16,13 @@
 //! With NUMASLEUTH_RUNS_TEXT=1 the guest also prints the text report, for
 //! the README.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks};
-use numasleuth_testbed::{env, guests};
+use numasleuth_testbed::{env, guests, program};
 use serde_json::{json, Value};
 
 const RUNS: &str = "numasleuth runs -n 6 --start-cpus 0,2 --release-after 200ms --metric ops/s";
-
-/// Compiles tests/victim/bimodal.c statically for the guest; a missing gcc
-/// fails the test (scripts/test-all installs it).
-fn static_bimodal() -> PathBuf {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2).unwrap();
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("bimodal-static");
-    let status = std::process::Command::new("gcc")
-        .args(["-O1", "-g", "-static"])
-        .arg(repo.join("tests/victim/bimodal.c"))
-        .arg("-o")
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => out,
-        Ok(s) => panic!("gcc -static failed on bimodal.c: {s}"),
-        Err(e) => panic!("qemu guest two-nodes-runs: gcc not found ({e}); scripts/test-all installs it"),
-    }
-}
 
 fn column(doc: &Value, key: &str) -> Vec<Value> {
     doc["runs"]
@@ -114,7 +96,12 @@ fn check_runs(c: &mut Checks, doc: &Value) {
 
 #[test]
 fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
-    let bimodal = static_bimodal();
+    let bimodal = program::build_static(
+        "qemu guest two-nodes-runs",
+        "bimodal.c",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("bimodal-static"),
+        &[],
+    );
     let mut spec = guests::two_nodes();
     spec.name = "two-nodes-runs".into();
     spec.extra_files = vec![("bimodal".into(), bimodal)];

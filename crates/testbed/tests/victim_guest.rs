@@ -6,7 +6,7 @@
 //! `nil_root` under TCG and name `apply_op`.
 //!
 //! Needs the same inputs as `guests.rs` (leave them out with `cargo test -- --skip qemu_`, to skip
-//! visibly), plus gcc for the static victim (skipped loudly without it):
+//! visibly), plus gcc for the static victim (the test fails without it):
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test victim_guest
@@ -14,29 +14,11 @@
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
-use numasleuth_testbed::{env, guests};
+use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
 fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// Compiles tests/victim/victim.c statically for the guest; `None` (said
-/// loudly) without gcc.
-fn static_victim() -> Option<std::path::PathBuf> {
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2)?;
-    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static");
-    let status = std::process::Command::new("gcc")
-        .args(["-O1", "-g", "-pthread", "-fno-toplevel-reorder", "-static"])
-        .arg(repo.join("tests/victim/victim.c"))
-        .arg("-o")
-        .arg(&out)
-        .status();
-    match status {
-        Ok(s) if s.success() => Some(out),
-        Ok(s) => panic!("gcc -static failed on the victim: {s}"),
-        Err(e) => panic!("qemu guest two-nodes-victim: gcc not found ({e}); scripts/test-all installs it"),
-    }
 }
 
 /// The .bss mappings of the victim, summed per node, from `inspect --json`.
@@ -58,7 +40,12 @@ fn has_finding(doc: &Value, id: &str) -> bool {
 
 #[test]
 fn qemu_two_nodes_victim_incident_move_undo_watch() {
-    let Some(victim) = static_victim() else { return };
+    let victim = program::build_static(
+        "qemu guest two-nodes-victim",
+        "victim.c",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static"),
+        &["-pthread", "-fno-toplevel-reorder"],
+    );
     run(&victim, |o, c| {
         let sections = &o.run.transcript.sections;
         let line = sections.get("victim").map_or("", |s| s.text.as_str());
