@@ -173,17 +173,7 @@ fn unreadable_inputs_skip_checks_with_the_reason() {
 #[test]
 fn html_report_is_self_contained() {
     let dir = host_tree_with(&[("proc/irq/40/effective_affinity_list", Some("0\n"))]);
-    let out = tempfile::tempdir().unwrap();
-    let page = out.path().join("report.html");
-    let output = numasleuth()
-        .arg("--root")
-        .arg(dir.path())
-        .args(["doctor", "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", stderr(&output));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = doctor_html(dir.path());
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("irq-off-node") && html.contains("<svg"));
     for external in ["http://", "https://", "<script", "<link"] {

@@ -91,17 +91,7 @@ fn an_unreadable_irq_affinity_makes_irq_off_node_partial_not_clean() {
         "{out}"
     );
 
-    let report = tempfile::tempdir().unwrap();
-    let page = report.path().join("r.html");
-    let html = numasleuth()
-        .arg("--root")
-        .arg(dir.path())
-        .args(["doctor", "--html"])
-        .arg(&page)
-        .output()
-        .unwrap();
-    assert!(html.status.success(), "{}", stderr(&html));
-    let html = std::fs::read_to_string(&page).unwrap();
+    let html = doctor_html(dir.path());
     assert!(html.contains("partial check") && html.contains("/proc/irq/40/smp_affinity_list"));
     assert!(!html.contains("every check that ran is clean"));
 }

@@ -150,6 +150,21 @@ pub fn require_root(what: &str) {
     assert_eq!(uid.as_deref(), Some("0"), "this test needs root: {what}");
 }
 
+/// `doctor --html` of a tree: the report's text, after a successful run.
+pub fn doctor_html(root: &Path) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("report.html");
+    let output = numasleuth()
+        .arg("--root")
+        .arg(root)
+        .args(["doctor", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    fs::read_to_string(&page).unwrap()
+}
+
 pub fn numasleuth() -> Command {
     Command::cargo_bin("numasleuth").unwrap()
 }
