@@ -114,7 +114,7 @@ fn write_all_or_nothing(root: &impl KernelFiles, writes: &[Write]) -> Result<(),
                 Ok(found) => Some(format!(
                     "/{} reads `{}` after writing `{}`: the kernel refused the value",
                     w.path,
-                    crate::shown(found.trim()),
+                    numasleuth_kernel::error::quote(found.trim()),
                     w.to
                 )),
                 Err(cause) => Some(format!("reading back /{} failed: {cause}", w.path)),
@@ -140,7 +140,7 @@ fn restore(root: &impl KernelFiles, w: &Write) -> Option<String> {
         Ok(found) => Some(format!(
             "/{} (reads `{}`, was `{}`)",
             w.path,
-            crate::shown(found.trim()),
+            numasleuth_kernel::error::quote(found.trim()),
             w.from
         )),
         Err(e) => Some(format!("/{} (unreadable: {e}; was `{}`)", w.path, w.from)),
@@ -210,7 +210,7 @@ fn check_current(root: &impl KernelFiles, path: &str, expected: &str) -> Result<
     Err(ChangeError::Drifted {
         path: path.to_string(),
         expected: expected.to_string(),
-        found: crate::shown(found.trim()),
+        found: numasleuth_kernel::error::quote(found.trim()),
     })
 }
 
@@ -228,7 +228,7 @@ pub(crate) fn check_machine(root: &Root, journal: &Journal, journal_path: &Path)
             return Err(ChangeError::OtherMachine {
                 path,
                 what,
-                theirs: crate::shown(theirs.as_deref().unwrap_or("none")),
+                theirs: numasleuth_kernel::error::quote(theirs.as_deref().unwrap_or("none")),
                 ours: ours.clone().unwrap_or_default(),
             });
         }
@@ -274,7 +274,7 @@ pub(crate) fn undo_files_to(
             return Err(ChangeError::Drifted {
                 path: c.path.clone(),
                 expected: c.after.clone(),
-                found: crate::shown(found.trim()),
+                found: numasleuth_kernel::error::quote(found.trim()),
             });
         }
     }

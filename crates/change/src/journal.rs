@@ -168,7 +168,7 @@ impl Journal {
         if self.schema != SCHEMA {
             return Err(format!(
                 "unknown journal schema `{}` (expected {SCHEMA})",
-                crate::shown(&self.schema)
+                numasleuth_kernel::error::quote(&self.schema)
             ));
         }
         if let Some(what) = self.machine.missing() {
@@ -182,7 +182,7 @@ impl Journal {
             KIND_IRQ | crate::pages::KIND => Err(format!("a `{}` journal with entries of the other kind", self.kind)),
             other => Err(format!(
                 "kind `{}` is not one numasleuth makes ({KIND_IRQ}, {})",
-                crate::shown(other),
+                numasleuth_kernel::error::quote(other),
                 crate::pages::KIND
             )),
         }
@@ -266,7 +266,10 @@ fn validate_cpu_list(value: &str) -> Result<(), String> {
     }
     match IdList::parse(value) {
         Ok(list) if !list.is_empty() => Ok(()),
-        _ => Err(format!("`{}` is not a CPU list", crate::shown(value))),
+        _ => Err(format!(
+            "`{}` is not a CPU list",
+            numasleuth_kernel::error::quote(value)
+        )),
     }
 }
 
@@ -282,7 +285,7 @@ fn validate_file_changes(changes: &[FileChange]) -> Result<(), String> {
         if !is_writable_target(&change.path) {
             return Err(format!(
                 "it names /{}, which is not a file numasleuth ever writes (only /proc/irq/N/smp_affinity_list)",
-                crate::shown(&change.path)
+                numasleuth_kernel::error::quote(&change.path)
             ));
         }
         if !seen.insert(change.path.as_str()) {

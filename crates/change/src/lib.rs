@@ -45,23 +45,3 @@ pub fn undo_any(root: &Root, journal_path: &Path, key: &JournalKey) -> Result<Un
     let undone = undo_files(root, &journal, journal_path)?;
     Ok(Undone::Files(journal, undone))
 }
-
-/// Quotes untrusted text (a journal field, a kernel file's content) for a
-/// one-line message: control bytes escaped, so a terminal escape sequence
-/// in a hostile file never reaches the terminal, and cut to 200 characters.
-pub(crate) fn shown(text: &str) -> String {
-    const MAX_CHARS: usize = 200;
-    let mut out = String::new();
-    for (i, c) in text.chars().enumerate() {
-        if i == MAX_CHARS {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
