@@ -110,8 +110,7 @@ fn default_state_dir() -> Result<PathBuf, ChangeError> {
     if let Some(dir) = std::env::var_os(STATE_DIR_ENV).filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
+    if crate::trust::euid() == 0 {
         return Ok(PathBuf::from(ROOT_STATE_DIR));
     }
     if let Some(state) = std::env::var_os("XDG_STATE_HOME").filter(|d| Path::new(d).is_absolute()) {
@@ -162,8 +161,7 @@ fn open_private_dir(dir: &Path) -> Result<OwnedFd, String> {
 
 /// Ours, and neither readable nor writable by group or others.
 fn check_private(meta: &std::fs::Metadata, what: &str) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = crate::trust::euid();
     if meta.uid() != euid {
         return Err(format!("{what} belongs to uid {}, not to us (uid {euid})", meta.uid()));
     }

@@ -26,7 +26,8 @@ pub fn read_journal_file(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())
 }
 
-fn euid() -> u32 {
+/// The user whose journals and key these are.
+pub(crate) fn euid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
