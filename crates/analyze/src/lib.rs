@@ -1,6 +1,7 @@
 //! Judgements over the model: pure functions from what was read to what a
 //! person should be told. No I/O happens here.
 
+pub mod bisect;
 pub mod doctor;
 pub mod findings;
 pub mod interconnect;

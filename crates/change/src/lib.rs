@@ -14,6 +14,7 @@
 
 mod apply;
 pub mod journal;
+pub mod page_session;
 pub mod pages;
 pub mod seal;
 mod trust;
@@ -24,6 +25,7 @@ use numasleuth_kernel::Root;
 
 pub use apply::{apply, undo, undo_files, ChangeError, FilesUndone};
 pub use journal::{FileChange, Journal, MachineIdentity, PageMove, KIND_IRQ};
+pub use page_session::{PageSession, Restored, SetMoved};
 pub use pages::{apply_pages, undo_pages, PagesOutcome};
 pub use seal::JournalKey;
 pub use trust::MAX_JOURNAL_BYTES;

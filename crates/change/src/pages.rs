@@ -67,7 +67,7 @@ pub struct PagesOutcome {
 }
 
 /// The process each move names must be the very one: alive, same start.
-fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
+pub(crate) fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
     let processes: BTreeSet<(u32, u64)> = moves.iter().map(|m| (m.pid, m.pid_start_time)).collect();
     for (pid, start) in processes {
         match read_process_stat(root, pid) {
@@ -90,7 +90,7 @@ fn check_processes(root: &Root, moves: &[PageMove]) -> Result<(), ChangeError> {
 
 /// Pages revealed, and why revealing failed, over one apply or undo.
 #[derive(Default)]
-struct Reveals {
+pub(crate) struct Reveals {
     pages: u64,
     failed: Option<String>,
 }
@@ -135,7 +135,7 @@ fn hidden(root: &Root, pid: u32, addrs: &[u64], statuses: &[PageStatus]) -> Vec<
 
 /// A query of `addrs` that sees hidden pages too: those are revealed and
 /// asked again. Each answer comes with its residency.
-fn query_revealing(
+pub(crate) fn query_revealing(
     root: &Root,
     pid: u32,
     addrs: &[u64],
@@ -171,12 +171,12 @@ fn query_revealing(
 /// What sending pages did so far, kept even when a later step fails: the
 /// journal must outlive any page that may have moved.
 #[derive(Default)]
-struct Sent {
-    attempted: u64,
-    verified: u64,
-    not_moved: Vec<PageState>,
+pub(crate) struct Sent {
+    pub(crate) attempted: u64,
+    pub(crate) verified: u64,
+    pub(crate) not_moved: Vec<PageState>,
     /// move_pages calls that returned: each may have moved pages.
-    calls_returned: u64,
+    pub(crate) calls_returned: u64,
 }
 
 /// Sends runs of pages (one process; a destination each) in batches of
@@ -184,7 +184,7 @@ struct Sent {
 /// are never materialised beyond one batch, whatever a journal claims.
 /// Pages the move could not see because they were between hinting faults
 /// are revealed and sent once more.
-fn send(
+pub(crate) fn send(
     root: &Root,
     pid: u32,
     runs: impl Iterator<Item = (u32, Vec<u64>)>,
@@ -215,7 +215,7 @@ fn send(
 const MAX_LISTED_PAGES: usize = 4096;
 
 /// One batch at a time: each run of pages, cut into batches.
-fn batches(moves: &[PageMove]) -> impl Iterator<Item = (u32, Vec<u64>)> + '_ {
+pub(crate) fn batches(moves: &[PageMove]) -> impl Iterator<Item = (u32, Vec<u64>)> + '_ {
     moves.iter().flat_map(move |m| {
         let node = m.to_node;
         let batch = pages::BATCH_PAGES as u64;

@@ -68,6 +68,10 @@ pub enum Command {
     /// its metric is bimodal, and explain the modes by start node or
     /// placement.
     Runs(crate::cmd::runs_args::RunsArgs),
+    /// Find the page whose placement changes a live workload's rate:
+    /// move halves of a section's pages to the other node and back,
+    /// reading a metric command, down to one page, then name its symbols.
+    Bisect(crate::cmd::bisect_args::BisectArgs),
 }
 
 #[derive(Debug, Args)]

@@ -143,6 +143,9 @@ fn corpus(kind: Kind) -> &'static [&'static str] {
             "0x0x1000-0x2000",
         ],
         Kind::Choice => &["nan", "1e23", "", "-1"],
+        Kind::Percent => &[
+            "nan", "inf", "", "-5%", "0", "0%", "101%", "1e309", "5%%", "0x5", "five",
+        ],
     }
 }
 
@@ -158,6 +161,8 @@ enum Kind {
     Address,
     Range,
     Choice,
+    /// `5%` or `5`: a share from a small floor to 100%.
+    Percent,
 }
 
 /// What each value name in `--help` is; `None` for names whose values are
@@ -167,6 +172,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "DURATION" | "INTERVAL" => Kind::Duration,
         "BYTES" | "SIZES" => Kind::Size,
         "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" => Kind::Count,
+        "PERCENT" => Kind::Percent,
         "OPS" | "COUNT" => Kind::BigCount,
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" => Kind::List,
@@ -309,7 +315,7 @@ fn every_number_flag_refuses_hostile_values() {
             "{flag} not found in any help"
         );
     }
-    assert_eq!(kinds_seen.len(), 9, "{kinds_seen:?}");
+    assert_eq!(kinds_seen.len(), 10, "{kinds_seen:?}");
     assert!(fed > 300, "only {fed} values fed");
 }
 

@@ -21,6 +21,7 @@ pub mod latency;
 pub mod loaded;
 pub mod rng;
 pub mod runs;
+pub mod shell_metric;
 pub mod stream;
 mod sys;
 

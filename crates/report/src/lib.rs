@@ -2,6 +2,8 @@
 //!
 //! One module per output format; nothing here reads the system.
 
+pub mod bisect_json;
+pub mod bisect_text;
 pub mod c2c_json;
 pub mod c2c_text;
 pub mod csv;

@@ -1,5 +1,8 @@
 //! One module per subcommand; each wires layers and picks a reporter.
 
+pub mod bisect;
+pub mod bisect_args;
+pub mod bisect_live;
 pub mod c2c;
 pub mod doctor;
 pub mod doctor_measure;
@@ -17,6 +20,7 @@ pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;
 pub mod moves;
+pub mod page_targets;
 pub mod pmu;
 pub mod pmu_args;
 pub mod pmu_diff;

@@ -14,170 +14,14 @@ use anyhow::{bail, Context};
 use numasleuth_analyze::page_move::{self, MovePlan};
 use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
-use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
+use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
-use numasleuth_report::move_json::{self, AppliedJson, TargetJson, VmaJson};
+use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
 use numasleuth_report::{format, move_text};
-use numasleuth_symbols::ProcessObjects;
 
+use super::page_targets::{mapped, residencies, targets, Asked};
 use super::process_args::MoveArgs;
 use crate::output;
-
-/// The ranges asked for, each described for the plan.
-fn targets(root: &Root, args: &MoveArgs) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
-    let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
-    let target = |what: String, object: Option<String>, r: Range<u64>| {
-        let (start, end) = hex(&r);
-        (
-            TargetJson {
-                what,
-                object,
-                start,
-                end,
-            },
-            r,
-        )
-    };
-    if let Some((start, end)) = args.range {
-        return Ok(vec![target("range".into(), None, start..end)]);
-    }
-    let objects = ProcessObjects::load(root, args.pid)?;
-    if let Some(name) = &args.symbol {
-        let found = objects.find_symbol(name, args.object.as_deref())?;
-        let placed: Vec<_> = found
-            .into_iter()
-            .filter_map(|l| {
-                let r = l.runtime?;
-                Some(target(
-                    format!("symbol {} of {}", l.symbol.name, l.object),
-                    Some(l.object),
-                    r,
-                ))
-            })
-            .collect();
-        if placed.is_empty() {
-            bail!(
-                "symbol `{name}` is thread-local: each thread's copy lives in its own TLS block; move it with --range"
-            );
-        }
-        return Ok(placed);
-    }
-    let section = args.section.as_deref().unwrap_or(".bss");
-    let found = objects.section_ranges(section, args.object.as_deref())?;
-    Ok(found
-        .into_iter()
-        .map(|s| target(format!("{} of {}", s.section, s.object), Some(s.object), s.runtime))
-        .collect())
-}
-
-/// Mappings listed in the plan (`numa_maps_before` / `_after`); a range
-/// spanning more is refused, so the listing stays bounded too.
-const MAX_MAPPINGS: u64 = 65_536;
-
-/// What the process maps inside the asked ranges, read from one streaming
-/// pass over maps and numa_maps: memory stays bounded by the caps however
-/// many mappings the process has and however wide the range is.
-#[derive(Default)]
-struct Mapped {
-    /// The asked ranges clipped to the mappings: only these become pages.
-    parts: Vec<Range<u64>>,
-    pages: u64,
-    mapped_bytes: u64,
-    mappings: u64,
-    /// numa_maps of every mapping touched.
-    vmas: Vec<VmaJson>,
-    /// The address ranges of those mappings: an address outside them is
-    /// unmapped, inside them it is at most not yet touched.
-    spans: Vec<Range<u64>>,
-}
-
-fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
-    let mut found = Mapped::default();
-    for_each_vma(root, pid, |vma| {
-        let span = vma.mapping.start..vma.mapping.end;
-        let mut touched = false;
-        for part in page_move::clip(ranges, &span) {
-            touched = true;
-            found.pages = found.pages.saturating_add(page_move::page_count(&part, page_bytes));
-            found.mapped_bytes = found.mapped_bytes.saturating_add(part.end - part.start);
-            // Past the cap the answer is a refusal: keep counting, stop storing.
-            if found.pages <= page_move::MAX_PAGES {
-                found.parts.push(part);
-            }
-        }
-        if !touched {
-            return;
-        }
-        found.mappings += 1;
-        if found.mappings <= MAX_MAPPINGS {
-            let pages_by_node = vma
-                .numa
-                .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
-                .unwrap_or_default();
-            found.vmas.push(VmaJson {
-                start: format!("{:#x}", span.start),
-                end: format!("{:#x}", span.end),
-                pages_by_node,
-            });
-            found.spans.push(span);
-        }
-    })?;
-    if found.pages > page_move::MAX_PAGES {
-        bail!(
-            "the pages asked for cover {} page(s) ({}) that process {pid} maps; one move considers at most {} \
-             pages ({} of {} pages): narrow --range or move a --section or --symbol",
-            found.pages,
-            format::bytes(found.mapped_bytes),
-            page_move::MAX_PAGES,
-            format::bytes(page_move::MAX_PAGES.saturating_mul(page_bytes)),
-            format::bytes(page_bytes)
-        );
-    }
-    if found.mappings > MAX_MAPPINGS {
-        bail!(
-            "the pages asked for span {} mappings of process {pid}; one move lists at most {MAX_MAPPINGS}: narrow \
-             --range",
-            found.mappings
-        );
-    }
-    Ok(found)
-}
-
-/// What each page is: move_pages' answer read with pagemap and the
-/// mappings, so "not present" becomes "not yet touched" or "between
-/// hinting faults", and only a hole is "unmapped".
-fn residencies(
-    root: &Root,
-    pid: u32,
-    addresses: &[u64],
-    mapped: &[Range<u64>],
-    notes: &mut Vec<String>,
-) -> anyhow::Result<Vec<Residency>> {
-    let statuses = pages::query(pid, addresses).context("where the pages are now")?;
-    let entries = match pagemap::read(root, pid, addresses, pages::page_size_bytes()) {
-        Ok(entries) => Some(entries),
-        Err(e) => {
-            let note = format!(
-                "{e}: a page move_pages calls not present cannot be told apart (never touched, swapped out, or \
-                 resident between NUMA-balancing hinting faults); it is counted as not yet touched"
-            );
-            if !notes.contains(&note) {
-                notes.push(note);
-            }
-            None
-        }
-    };
-    Ok(addresses
-        .iter()
-        .zip(statuses)
-        .enumerate()
-        .map(|(i, (a, status))| {
-            let inside = mapped.iter().any(|r| r.contains(a));
-            pages::residency(status, entries.as_ref().map(|e| e[i]), inside)
-        })
-        .collect())
-}
 
 /// Ends the hinting faults of the plan's hidden pages (`--apply` only:
 /// reading them is a change, however small) and plans again.
@@ -258,7 +102,14 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     let Some(start_time) = stat.start_time_ticks else {
         bail!("/proc/{pid}/stat has no start time: cannot tie a journal to this process");
     };
-    let targets = targets(root, args)?;
+    let asked = Asked {
+        pid,
+        range: args.range,
+        symbol: args.symbol.as_deref(),
+        section: args.section.as_deref(),
+        object: args.object.as_deref(),
+    };
+    let targets = targets(root, &asked)?;
     let ranges: Vec<Range<u64>> = targets.iter().map(|(_, r)| r.clone()).collect();
     let page_bytes = pages::page_size_bytes();
     let found = mapped(root, pid, &ranges, page_bytes)?;

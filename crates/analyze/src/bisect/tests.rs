@@ -1,0 +1,248 @@
+use std::ops::Range;
+
+use super::*;
+
+/// A workload whose metric drops by `effect` when its culprit pages are
+/// moved: all of them (`together`) or any of them.
+struct Model {
+    moved: Vec<bool>,
+    culprits: Vec<usize>,
+    together: bool,
+    effect: f64,
+    noise: f64,
+    seed: u64,
+    /// Fail the n-th measure call (0-based).
+    fail_at: Option<usize>,
+    measures: usize,
+    max_moved_at_once: usize,
+}
+
+impl Model {
+    fn new(pages: usize, culprits: &[usize]) -> Self {
+        Model {
+            moved: vec![false; pages],
+            culprits: culprits.to_vec(),
+            together: false,
+            effect: 0.5,
+            noise: 0.0,
+            seed: 7,
+            fail_at: None,
+            measures: 0,
+            max_moved_at_once: 0,
+        }
+    }
+
+    fn jitter(&mut self) -> f64 {
+        // xorshift: deterministic noise in [-1, 1).
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 7;
+        self.seed ^= self.seed << 17;
+        (self.seed % 2_000_001) as f64 / 1_000_000.0 - 1.0
+    }
+
+    fn all_home(&self) -> bool {
+        self.moved.iter().all(|m| !m)
+    }
+}
+
+impl Experiment for Model {
+    type Error = String;
+
+    fn move_away(&mut self, pages: Range<usize>) -> Result<u64, String> {
+        for i in pages.clone() {
+            assert!(!self.moved[i], "page {i} moved twice");
+            self.moved[i] = true;
+        }
+        self.max_moved_at_once = self.max_moved_at_once.max(self.moved.iter().filter(|m| **m).count());
+        Ok(pages.len() as u64)
+    }
+
+    fn move_back(&mut self, pages: Range<usize>) -> Result<(), String> {
+        for i in pages {
+            self.moved[i] = false;
+        }
+        Ok(())
+    }
+
+    fn measure(&mut self) -> Result<Readings, String> {
+        let call = self.measures;
+        self.measures += 1;
+        if self.fail_at == Some(call) {
+            return Err(format!("metric command failed at call {call}"));
+        }
+        let hit = |i: &usize| self.moved[*i];
+        let slow = if self.together {
+            !self.culprits.is_empty() && self.culprits.iter().all(hit)
+        } else {
+            self.culprits.iter().any(hit)
+        };
+        let base = if slow {
+            100_000.0 * (1.0 - self.effect)
+        } else {
+            100_000.0
+        };
+        let values = (0..3).map(|_| base * (1.0 + self.noise * self.jitter())).collect();
+        Ok(Readings::new(values).unwrap())
+    }
+}
+
+#[test]
+fn finds_every_single_culprit_and_leaves_every_page_home() {
+    for pages in 1..=40 {
+        for culprit in 0..pages {
+            let mut model = Model::new(pages, &[culprit]);
+            let search = bisect(&mut model, pages, DEFAULT_MIN_CHANGE).unwrap();
+            assert_eq!(search.verdict, Some(Verdict::Page { index: culprit }), "{pages} pages");
+            assert!(model.all_home());
+            assert!(search.steps.len() <= max_steps(pages), "{} steps", search.steps.len());
+            assert!(search.steps[0].change.significant);
+            assert_eq!(search.steps[0].pages, 0..pages);
+        }
+    }
+}
+
+#[test]
+fn no_effect_stops_after_moving_everything_once() {
+    let mut model = Model::new(16, &[]);
+    let search = bisect(&mut model, 16, DEFAULT_MIN_CHANGE).unwrap();
+    assert_eq!(search.verdict, Some(Verdict::NoEffect));
+    assert_eq!(search.steps.len(), 1);
+    assert!(model.all_home());
+}
+
+#[test]
+fn no_candidates_is_no_effect_without_moving() {
+    let mut model = Model::new(0, &[]);
+    let search = bisect(&mut model, 0, DEFAULT_MIN_CHANGE).unwrap();
+    assert_eq!(search.verdict, Some(Verdict::NoEffect));
+    assert!(search.steps.is_empty());
+}
+
+#[test]
+fn an_effect_needing_two_pages_in_different_halves_is_reported_together() {
+    let mut model = Model::new(16, &[3, 12]);
+    model.together = true;
+    let search = bisect(&mut model, 16, DEFAULT_MIN_CHANGE).unwrap();
+    match search.verdict {
+        Some(Verdict::Together { pages }) => assert!(pages.contains(&3) && pages.contains(&12), "{pages:?}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(model.all_home());
+}
+
+#[test]
+fn either_of_two_culprits_is_found() {
+    let mut model = Model::new(32, &[5, 20]);
+    let search = bisect(&mut model, 32, DEFAULT_MIN_CHANGE).unwrap();
+    assert!(
+        matches!(search.verdict, Some(Verdict::Page { index: 5 | 20 })),
+        "{:?}",
+        search.verdict
+    );
+}
+
+#[test]
+fn noisy_readings_still_find_a_large_effect() {
+    for seed in 1..50 {
+        let mut model = Model::new(24, &[17]);
+        model.noise = 0.01;
+        model.seed = seed;
+        let search = bisect(&mut model, 24, DEFAULT_MIN_CHANGE).unwrap();
+        assert_eq!(search.verdict, Some(Verdict::Page { index: 17 }), "seed {seed}");
+    }
+}
+
+#[test]
+fn an_effect_below_min_change_is_not_a_finding() {
+    // 2% effect, ±1% noise: the medians are at most ~4% apart, under 5%.
+    for seed in 1..50 {
+        let mut model = Model::new(24, &[17]);
+        model.noise = 0.01;
+        model.effect = 0.02;
+        model.seed = seed;
+        let search = bisect(&mut model, 24, DEFAULT_MIN_CHANGE).unwrap();
+        assert_eq!(search.verdict, Some(Verdict::NoEffect), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_failure_part_way_keeps_the_record_and_moves_the_pages_back_first() {
+    for fail_at in 0..8 {
+        let mut model = Model::new(64, &[40]);
+        model.fail_at = Some(fail_at);
+        let stopped = bisect(&mut model, 64, DEFAULT_MIN_CHANGE).unwrap_err();
+        assert!(stopped.error.contains("failed"));
+        assert_eq!(stopped.search.verdict, None);
+        assert_eq!(stopped.search.baseline.is_some(), fail_at > 0);
+        assert_eq!(stopped.search.steps.len(), fail_at.saturating_sub(1));
+        assert!(model.all_home(), "fail at {fail_at}");
+    }
+}
+
+#[test]
+fn only_one_set_is_ever_moved_at_a_time() {
+    let mut model = Model::new(33, &[32]);
+    bisect(&mut model, 33, DEFAULT_MIN_CHANGE).unwrap();
+    assert_eq!(model.max_moved_at_once, 33);
+    let mut model = Model::new(33, &[]);
+    bisect(&mut model, 33, DEFAULT_MIN_CHANGE).unwrap();
+    assert_eq!(model.max_moved_at_once, 33);
+}
+
+#[test]
+fn a_move_that_moved_nothing_is_not_significant() {
+    struct Stuck;
+    impl Experiment for Stuck {
+        type Error = ();
+        fn move_away(&mut self, _: Range<usize>) -> Result<u64, ()> {
+            Ok(0)
+        }
+        fn move_back(&mut self, _: Range<usize>) -> Result<(), ()> {
+            Ok(())
+        }
+        fn measure(&mut self) -> Result<Readings, ()> {
+            // A drifting workload: each reading lower than the last.
+            static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+            let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) as f64;
+            Ok(Readings::new(vec![1000.0 - 300.0 * n]).unwrap())
+        }
+    }
+    let search = bisect(&mut Stuck, 8, DEFAULT_MIN_CHANGE).unwrap();
+    assert_eq!(search.verdict, Some(Verdict::NoEffect));
+}
+
+#[test]
+fn readings_refuse_non_finite_and_empty_sets() {
+    assert!(Readings::new(vec![]).is_none());
+    assert!(Readings::new(vec![1.0, f64::NAN]).is_none());
+    assert!(Readings::new(vec![f64::INFINITY]).is_none());
+    let r = Readings::new(vec![3.0, 1.0, 2.0, 10.0]).unwrap();
+    assert_eq!((r.median, r.min, r.max, r.spread()), (2.5, 1.0, 10.0, 9.0));
+}
+
+#[test]
+fn the_rule_needs_both_more_than_the_noise_and_more_than_min_change() {
+    let base = Readings::new(vec![100.0, 100.0, 100.0]).unwrap();
+    let small = Readings::new(vec![97.0, 97.0, 97.0]).unwrap();
+    assert!(!changed(&base, &small, 0.05).significant);
+    assert!(changed(&base, &small, 0.01).significant);
+    let noisy = Readings::new(vec![80.0, 90.0, 100.0]).unwrap();
+    let lower = Readings::new(vec![75.0, 78.0, 79.0]).unwrap();
+    // Medians 90 vs 78: a gap of 12 inside the noise of 20 + 4.
+    assert!(!changed(&noisy, &lower, 0.05).significant);
+    let much_lower = Readings::new(vec![50.0, 51.0, 52.0]).unwrap();
+    let c = changed(&noisy, &much_lower, 0.05);
+    assert!(c.significant);
+    assert!((c.relative + 39.0 / 90.0).abs() < 1e-9, "{c:?}");
+    let zero = Readings::new(vec![0.0]).unwrap();
+    assert!(changed(&zero, &Readings::new(vec![1.0]).unwrap(), 0.05).significant);
+    assert!(!changed(&zero, &zero, 0.05).significant);
+}
+
+#[test]
+fn max_steps_counts_the_full_move_and_two_per_halving() {
+    assert_eq!(max_steps(1), 1);
+    assert_eq!(max_steps(2), 3);
+    assert_eq!(max_steps(3), 5);
+    assert_eq!(max_steps(1 << 24), 49);
+}

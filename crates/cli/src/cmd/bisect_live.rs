@@ -1,0 +1,219 @@
+//! The live side of `bisect`: moving real pages through the journalled
+//! session, reading the user's metric command, Ctrl-C, and naming the
+//! symbols on the culprit page.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use numasleuth_analyze::bisect::{Candidates, Experiment, Readings, Verdict};
+use numasleuth_analyze::lines::data_symbols;
+use numasleuth_analyze::runs::metric::first_number;
+use numasleuth_change::{ChangeError, PageSession};
+use numasleuth_kernel::Root;
+use numasleuth_measure::shell_metric::run_shell;
+use numasleuth_report::bisect_json::CulpritJson;
+use numasleuth_symbols::ProcessObjects;
+
+/// Set by SIGINT, SIGTERM and SIGHUP: the search stops at the next check
+/// and every page goes back before numasleuth exits.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// How often a settle wait checks for an interrupt.
+const SETTLE_CHECK: Duration = Duration::from_millis(50);
+/// Culprit pages listed one by one (a `together` verdict may hold many).
+const CULPRITS_LISTED: usize = 64;
+/// Symbols named per page; the count says how many more.
+const SYMBOLS_LISTED: usize = 32;
+
+extern "C" fn on_signal(_: libc::c_int) {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Routes Ctrl-C (and SIGTERM, SIGHUP) to [`INTERRUPTED`] instead of
+/// killing numasleuth with pages away from home.
+pub fn catch_interrupts() {
+    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the action is zeroed and then filled with a handler that
+        // only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(signal, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Why the search stopped.
+#[derive(Debug)]
+pub enum Stop {
+    Interrupted,
+    Metric(String),
+    Pages(ChangeError),
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Stop::Interrupted => f.write_str("interrupted"),
+            Stop::Metric(why) => f.write_str(why),
+            Stop::Pages(e) => write!(f, "moving pages failed: {e}"),
+        }
+    }
+}
+
+impl Stop {
+    pub fn into_error(self) -> anyhow::Error {
+        anyhow::anyhow!("{self}")
+    }
+}
+
+fn last_lines(tail: &[String]) -> String {
+    let shown: Vec<&str> = tail.iter().rev().take(3).rev().map(String::as_str).collect();
+    if shown.is_empty() {
+        "it printed nothing".into()
+    } else {
+        format!("its last lines: {}", shown.join(" | "))
+    }
+}
+
+/// One reading: the first number of the last line of output holding one.
+pub fn read_metric(command: &str, timeout: Duration, cancel: &AtomicBool) -> Result<f64, Stop> {
+    let has_number = |line: &str| first_number(line).is_some();
+    let run = run_shell(command, timeout, cancel, &has_number).map_err(|e| Stop::Metric(e.to_string()))?;
+    if run.cancelled {
+        return Err(Stop::Interrupted);
+    }
+    let shown = format!("the metric command `{command}`");
+    if run.timed_out {
+        return Err(Stop::Metric(format!(
+            "{shown} did not finish within {} ms (--metric-timeout) and was killed",
+            timeout.as_millis()
+        )));
+    }
+    if run.exit.code != Some(0) {
+        let how = match (run.exit.code, run.exit.signal) {
+            (Some(code), _) => format!("exit status {code}"),
+            (None, Some(signal)) => format!("signal {signal}"),
+            (None, None) => "an unknown status".into(),
+        };
+        return Err(Stop::Metric(format!(
+            "{shown} failed ({how}); {}",
+            last_lines(&run.output.tail)
+        )));
+    }
+    run.output
+        .last_match
+        .as_ref()
+        .and_then(|(_, line)| first_number(line))
+        .ok_or_else(|| Stop::Metric(format!("{shown} printed no number; {}", last_lines(&run.output.tail))))
+}
+
+/// The real experiment: pages of a live process, the user's metric.
+pub struct Live<'a> {
+    pub root: &'a Root,
+    pub session: PageSession,
+    pub addresses: &'a [u64],
+    pub metric_cmd: &'a str,
+    pub metric_timeout: Duration,
+    pub settle: Duration,
+    pub rounds: u32,
+}
+
+fn check_interrupt() -> Result<(), Stop> {
+    if INTERRUPTED.load(Ordering::Relaxed) {
+        return Err(Stop::Interrupted);
+    }
+    Ok(())
+}
+
+impl Experiment for Live<'_> {
+    type Error = Stop;
+
+    fn move_away(&mut self, pages: Range<usize>) -> Result<u64, Stop> {
+        check_interrupt()?;
+        let moved = self
+            .session
+            .send_away(self.root, &self.addresses[pages])
+            .map_err(Stop::Pages)?;
+        Ok(moved.verified)
+    }
+
+    fn move_back(&mut self, pages: Range<usize>) -> Result<(), Stop> {
+        // Runs even after an interrupt: a set is never left away.
+        self.session
+            .bring_back(self.root, &self.addresses[pages])
+            .map(|_| ())
+            .map_err(Stop::Pages)
+    }
+
+    fn measure(&mut self) -> Result<Readings, Stop> {
+        let start = Instant::now();
+        while start.elapsed() < self.settle {
+            check_interrupt()?;
+            std::thread::sleep(SETTLE_CHECK.min(self.settle.saturating_sub(start.elapsed())));
+        }
+        let mut values = Vec::with_capacity(self.rounds as usize);
+        for _ in 0..self.rounds {
+            check_interrupt()?;
+            values.push(read_metric(self.metric_cmd, self.metric_timeout, &INTERRUPTED)?);
+        }
+        Readings::new(values)
+            .ok_or_else(|| Stop::Metric("the metric command printed a number that is not finite".into()))
+    }
+}
+
+/// The culprit page(s) with the data symbols on them.
+pub fn culprits(verdict: &Verdict, found: &Candidates, objects: &ProcessObjects, page_bytes: u64) -> Vec<CulpritJson> {
+    let indices = match verdict {
+        Verdict::NoEffect => 0..0,
+        Verdict::Page { index } => *index..index + 1,
+        Verdict::Together { pages } => pages.clone(),
+    };
+    let mut tables = BTreeMap::new();
+    indices
+        .take(CULPRITS_LISTED)
+        .filter_map(|i| {
+            let address = *found.addresses.get(i)?;
+            let end = address.saturating_add(page_bytes);
+            let mut culprit = CulpritJson {
+                address: format!("{address:#x}"),
+                home_node: found.home[i],
+                away_node: found.away[i],
+                symbols: Vec::new(),
+                symbol_details: Vec::new(),
+                object: None,
+            };
+            let Some(placed) = objects.object_at(address, end) else {
+                culprit.object = Some("no ELF object (heap or anonymous memory)".into());
+                return Some(culprit);
+            };
+            culprit.object = Some(placed.source.shown.clone());
+            let symbols = tables.entry(placed.path.clone()).or_insert_with(|| {
+                placed
+                    .source
+                    .image_and_symbols()
+                    .map(|(_, table)| data_symbols(&table.symbols, placed.bias))
+                    .unwrap_or_default()
+            });
+            let on_page: Vec<_> = symbols
+                .iter()
+                .filter(|s| !s.tls && s.address < end && s.address.saturating_add(s.size) > address)
+                .collect();
+            for s in on_page.iter().take(SYMBOLS_LISTED) {
+                culprit.symbols.push(s.name.clone());
+                culprit
+                    .symbol_details
+                    .push(format!("{} ({}, {} bytes)", s.name, s.section, s.size));
+            }
+            if on_page.len() > SYMBOLS_LISTED {
+                culprit
+                    .symbol_details
+                    .push(format!("and {} more", on_page.len() - SYMBOLS_LISTED));
+            }
+            Some(culprit)
+        })
+        .collect()
+}

@@ -1,0 +1,179 @@
+//! The pages a user names for `move` and `bisect`: a range, a symbol or
+//! a section of a live process, clipped to what it maps, with where each
+//! page is now.
+
+use std::ops::Range;
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::page_move;
+use numasleuth_kernel::pages::{self, Residency};
+use numasleuth_kernel::procfs::pagemap;
+use numasleuth_kernel::procfs::process::for_each_vma;
+use numasleuth_kernel::Root;
+use numasleuth_report::format;
+use numasleuth_report::move_json::{TargetJson, VmaJson};
+use numasleuth_symbols::ProcessObjects;
+
+/// What to move, as typed: one of range, symbol, section (default .bss).
+pub struct Asked<'a> {
+    pub pid: u32,
+    pub range: Option<(u64, u64)>,
+    pub symbol: Option<&'a str>,
+    pub section: Option<&'a str>,
+    pub object: Option<&'a str>,
+}
+
+/// The ranges asked for, each described for the plan.
+pub fn targets(root: &Root, args: &Asked<'_>) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
+    let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
+    let target = |what: String, object: Option<String>, r: Range<u64>| {
+        let (start, end) = hex(&r);
+        (
+            TargetJson {
+                what,
+                object,
+                start,
+                end,
+            },
+            r,
+        )
+    };
+    if let Some((start, end)) = args.range {
+        return Ok(vec![target("range".into(), None, start..end)]);
+    }
+    let objects = ProcessObjects::load(root, args.pid)?;
+    if let Some(name) = args.symbol {
+        let found = objects.find_symbol(name, args.object)?;
+        let placed: Vec<_> = found
+            .into_iter()
+            .filter_map(|l| {
+                let r = l.runtime?;
+                Some(target(
+                    format!("symbol {} of {}", l.symbol.name, l.object),
+                    Some(l.object),
+                    r,
+                ))
+            })
+            .collect();
+        if placed.is_empty() {
+            bail!(
+                "symbol `{name}` is thread-local: each thread's copy lives in its own TLS block; move it with --range"
+            );
+        }
+        return Ok(placed);
+    }
+    let section = args.section.unwrap_or(".bss");
+    let found = objects.section_ranges(section, args.object)?;
+    Ok(found
+        .into_iter()
+        .map(|s| target(format!("{} of {}", s.section, s.object), Some(s.object), s.runtime))
+        .collect())
+}
+
+/// Mappings listed in the plan (`numa_maps_before` / `_after`); a range
+/// spanning more is refused, so the listing stays bounded too.
+const MAX_MAPPINGS: u64 = 65_536;
+
+/// What the process maps inside the asked ranges, read from one streaming
+/// pass over maps and numa_maps: memory stays bounded by the caps however
+/// many mappings the process has and however wide the range is.
+#[derive(Default)]
+pub struct Mapped {
+    /// The asked ranges clipped to the mappings: only these become pages.
+    pub parts: Vec<Range<u64>>,
+    pub pages: u64,
+    pub mapped_bytes: u64,
+    pub mappings: u64,
+    /// numa_maps of every mapping touched.
+    pub vmas: Vec<VmaJson>,
+    /// The address ranges of those mappings: an address outside them is
+    /// unmapped, inside them it is at most not yet touched.
+    pub spans: Vec<Range<u64>>,
+}
+
+pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
+    let mut found = Mapped::default();
+    for_each_vma(root, pid, |vma| {
+        let span = vma.mapping.start..vma.mapping.end;
+        let mut touched = false;
+        for part in page_move::clip(ranges, &span) {
+            touched = true;
+            found.pages = found.pages.saturating_add(page_move::page_count(&part, page_bytes));
+            found.mapped_bytes = found.mapped_bytes.saturating_add(part.end - part.start);
+            // Past the cap the answer is a refusal: keep counting, stop storing.
+            if found.pages <= page_move::MAX_PAGES {
+                found.parts.push(part);
+            }
+        }
+        if !touched {
+            return;
+        }
+        found.mappings += 1;
+        if found.mappings <= MAX_MAPPINGS {
+            let pages_by_node = vma
+                .numa
+                .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+                .unwrap_or_default();
+            found.vmas.push(VmaJson {
+                start: format!("{:#x}", span.start),
+                end: format!("{:#x}", span.end),
+                pages_by_node,
+            });
+            found.spans.push(span);
+        }
+    })?;
+    if found.pages > page_move::MAX_PAGES {
+        bail!(
+            "the pages asked for cover {} page(s) ({}) that process {pid} maps; one move considers at most {} \
+             pages ({} of {} pages): narrow --range or move a --section or --symbol",
+            found.pages,
+            format::bytes(found.mapped_bytes),
+            page_move::MAX_PAGES,
+            format::bytes(page_move::MAX_PAGES.saturating_mul(page_bytes)),
+            format::bytes(page_bytes)
+        );
+    }
+    if found.mappings > MAX_MAPPINGS {
+        bail!(
+            "the pages asked for span {} mappings of process {pid}; one move lists at most {MAX_MAPPINGS}: narrow \
+             --range",
+            found.mappings
+        );
+    }
+    Ok(found)
+}
+
+/// What each page is: move_pages' answer read with pagemap and the
+/// mappings, so "not present" becomes "not yet touched" or "between
+/// hinting faults", and only a hole is "unmapped".
+pub fn residencies(
+    root: &Root,
+    pid: u32,
+    addresses: &[u64],
+    mapped: &[Range<u64>],
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<Residency>> {
+    let statuses = pages::query(pid, addresses).context("where the pages are now")?;
+    let entries = match pagemap::read(root, pid, addresses, pages::page_size_bytes()) {
+        Ok(entries) => Some(entries),
+        Err(e) => {
+            let note = format!(
+                "{e}: a page move_pages calls not present cannot be told apart (never touched, swapped out, or \
+                 resident between NUMA-balancing hinting faults); it is counted as not yet touched"
+            );
+            if !notes.contains(&note) {
+                notes.push(note);
+            }
+            None
+        }
+    };
+    Ok(addresses
+        .iter()
+        .zip(statuses)
+        .enumerate()
+        .map(|(i, (a, status))| {
+            let inside = mapped.iter().any(|r| r.contains(a));
+            pages::residency(status, entries.as_ref().map(|e| e[i]), inside)
+        })
+        .collect())
+}

@@ -1,0 +1,122 @@
+//! `bisect --json`, schema `numasleuth.bisect/1`: the candidate pages, the
+//! baseline, every step (which pages moved, the readings, the change), the
+//! culprit page(s) with the symbols on them, and whether every page went
+//! back where it was. Addresses are hex strings. Fields may be added,
+//! never renamed.
+
+use std::collections::BTreeMap;
+
+use numasleuth_analyze::bisect::{Readings, Step};
+use serde::Serialize;
+
+use crate::move_json::TargetJson;
+
+pub const SCHEMA: &str = "numasleuth.bisect/1";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ReadingsJson {
+    pub values: Vec<f64>,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl From<&Readings> for ReadingsJson {
+    fn from(r: &Readings) -> Self {
+        ReadingsJson {
+            values: r.values.clone(),
+            median: r.median,
+            min: r.min,
+            max: r.max,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepJson {
+    /// The candidate pages moved: `pages` of them from `first_address`.
+    pub first_address: String,
+    pub pages: u64,
+    /// Pages a fresh query found on the other node after the move.
+    pub pages_moved: u64,
+    /// The median reading with those pages moved.
+    pub metric: f64,
+    pub readings: ReadingsJson,
+    /// (metric − baseline) / baseline.
+    pub change: f64,
+    /// The change the rule required (relative to the baseline).
+    pub threshold: f64,
+    pub changed: bool,
+}
+
+impl StepJson {
+    pub fn new(step: &Step, addresses: &[u64]) -> Self {
+        StepJson {
+            first_address: format!("{:#x}", addresses.get(step.pages.start).copied().unwrap_or(0)),
+            pages: step.pages.len() as u64,
+            pages_moved: step.pages_moved,
+            metric: step.readings.median,
+            readings: (&step.readings).into(),
+            change: step.change.relative,
+            threshold: step.change.threshold,
+            changed: step.change.significant,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CulpritJson {
+    pub address: String,
+    /// Where the page was, and where moving it changed the metric.
+    pub home_node: u32,
+    pub away_node: u32,
+    /// Data symbols on the page, demangled.
+    pub symbols: Vec<String>,
+    /// `name (section, N bytes)` for each symbol, for people.
+    pub symbol_details: Vec<String>,
+    /// The object the page belongs to, or what it is (heap, anon).
+    pub object: Option<String>,
+}
+
+/// Where every page was at the end.
+#[derive(Debug, Clone, Serialize)]
+pub struct RestoreJson {
+    pub pages: u64,
+    pub home: u64,
+    pub sent_home_at_end: u64,
+    pub still_away: u64,
+    pub elsewhere: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BisectDocument {
+    pub schema: &'static str,
+    pub pid: u32,
+    pub comm: String,
+    pub targets: Vec<TargetJson>,
+    pub metric_cmd: String,
+    pub lower_is_better: bool,
+    pub settle_ms: u64,
+    pub rounds: u32,
+    /// The smallest relative change of the median that counts.
+    pub min_change: f64,
+    pub page_bytes: u64,
+    pub candidate_pages: u64,
+    /// Pages of the targets that cannot take part, counted by why.
+    pub left_out: BTreeMap<String, u64>,
+    /// False for the dry run (no `--apply`): nothing moved.
+    pub applied: bool,
+    pub baseline: Option<ReadingsJson>,
+    pub steps: Vec<StepJson>,
+    /// `page`, `together`, `no_effect`, or `null` when the search stopped.
+    pub verdict: Option<String>,
+    pub culprit_pages: Vec<CulpritJson>,
+    /// Every page is where it was before the first move.
+    pub restored: bool,
+    pub restore: Option<RestoreJson>,
+    /// The journal, when it was kept (a page may still be away).
+    pub journal: Option<String>,
+    /// Why the search stopped early, if it did.
+    pub stopped: Option<String>,
+    pub notes: Vec<String>,
+}
