@@ -118,5 +118,8 @@ pub struct BisectDocument {
     pub journal: Option<String>,
     /// Why the search stopped early, if it did.
     pub stopped: Option<String>,
+    /// Sets of pages sent away and back, including one whose step an
+    /// interrupt or error cut short.
+    pub sets_moved: u64,
     pub notes: Vec<String>,
 }

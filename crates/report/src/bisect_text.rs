@@ -138,7 +138,8 @@ fn restore(doc: &BisectDocument, out: &mut String) {
         if let Some(journal) = &doc.journal {
             let _ = writeln!(
                 out,
-                "pages may still be away: the journal {journal} is kept; `numasleuth undo {journal}` moves them back"
+                "the final check of where the pages are failed: the journal {journal} is kept; `numasleuth undo {journal}` \
+                 moves back any page still away"
             );
         }
         return;

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use numasleuth_analyze::bisect::{self, Candidates, Readings, Search, Verdict};
 use numasleuth_analyze::page_move;
-use numasleuth_change::{Journal, JournalKey, MachineIdentity, PageMove, PageSession, Restored};
+use numasleuth_change::{ChangeError, Journal, JournalKey, MachineIdentity, PageMove, PageSession, Restored};
 use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
@@ -155,6 +155,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
         restore: None,
         journal: None,
         stopped: None,
+        sets_moved: 0,
         notes,
     };
     if found.addresses.is_empty() {
@@ -212,9 +213,11 @@ fn apply(
         metric_timeout: args.metric_timeout,
         settle: args.settle,
         rounds: args.rounds,
+        sets_moved: 0,
     };
     let outcome = bisect::bisect(&mut live, found.addresses.len(), args.min_change);
     let journal_shown = live.session.journal_path().display().to_string();
+    doc.sets_moved = live.sets_moved;
     let (search, stop) = match outcome {
         Ok(search) => (search, None),
         Err(stopped) => (stopped.search, Some(stopped.error)),
@@ -241,7 +244,7 @@ fn apply(
 /// The exit: success only when the search ended and every page is home.
 fn finish_status(
     stop: Option<Stop>,
-    finished: Result<Restored, numasleuth_change::ChangeError>,
+    finished: Result<Restored, ChangeError>,
     journal: &str,
     pid: u32,
 ) -> anyhow::Result<ExitCode> {
@@ -249,14 +252,17 @@ fn finish_status(
     match (stop, finished) {
         (None, Ok(r)) if r.still_away == 0 => Ok(ExitCode::SUCCESS),
         (None, Ok(r)) => bail!("{} page(s) could not be moved back; {undo}", r.still_away),
-        (Some(stop), Ok(r)) if r.still_away == 0 => Err(stop.into_error()),
+        (Some(stop), Ok(r)) if r.still_away == 0 => bail!("{stop}; every page moved is back where it was"),
         (Some(stop), Ok(r)) => bail!("{stop}; {} page(s) could not be moved back; {undo}", r.still_away),
         (stop, Err(e)) => {
-            let why = stop.map_or(String::new(), |s| format!("{s}; "));
-            let gone = read_process_stat(&Root::live(), pid).is_err();
-            if gone {
-                bail!("{why}process {pid} exited during the bisection, so its pages are gone; {undo}")
+            if matches!(e, ChangeError::ProcessGone { .. } | ChangeError::PidReused { .. }) {
+                bail!(
+                    "process {pid} exited during the bisection: its pages went with it, so none is left away; the \
+                     journal {journal} is kept for the record (`numasleuth undo {journal}` checks, and moves back \
+                     any page still away)"
+                )
             }
+            let why = stop.map_or(String::new(), |s| format!("{s}; "));
             bail!("{why}moving the pages back failed: {e}; {undo}")
         }
     }

@@ -120,6 +120,9 @@ pub struct Live<'a> {
     pub metric_timeout: Duration,
     pub settle: Duration,
     pub rounds: u32,
+    /// Sets of pages sent away so far (each is brought back before the
+    /// next): the interrupted step too, which has no reading.
+    pub sets_moved: u64,
 }
 
 fn check_interrupt() -> Result<(), Stop> {
@@ -134,6 +137,7 @@ impl Experiment for Live<'_> {
 
     fn move_away(&mut self, pages: Range<usize>) -> Result<u64, Stop> {
         check_interrupt()?;
+        self.sets_moved += 1;
         let moved = self
             .session
             .send_away(self.root, &self.addresses[pages])
