@@ -15,7 +15,11 @@
  * the kernel says, not measured.
  *
  * Build: gcc -O1 -g -static hotpage.c -o hotpage
- * Usage: hotpage [--work-cpu N] [--seconds S] [--rate-file PATH]
+ * With --touch-cpu N the pages are first touched on CPU N and the work
+ * then moves to --work-cpu: the incident's service that started on one
+ * socket and serves from the other, with its .bss left behind.
+ *
+ * Usage: hotpage [--work-cpu N] [--touch-cpu N] [--seconds S] [--rate-file PATH]
  * Prints: hotpage pid=123 hot=0x4c7000
  */
 #define _GNU_SOURCE
@@ -70,31 +74,41 @@ static void write_rate(const char *path, double rate) {
     rename(tmp, path);
 }
 
+static int pin(int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    if (sched_setaffinity(0, sizeof set, &set) != 0) {
+        perror("hotpage: sched_setaffinity");
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    int work_cpu = 0;
+    int work_cpu = 0, touch_cpu = -1;
     double seconds = 600;
     const char *rate_file = "/tmp/rate";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--work-cpu"))
             work_cpu = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--touch-cpu"))
+            touch_cpu = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--seconds"))
             seconds = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--rate-file"))
             rate_file = argv[i + 1];
     }
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(work_cpu, &set);
-    if (sched_setaffinity(0, sizeof set, &set) != 0) {
-        perror("hotpage: sched_setaffinity");
+    /* First touch of every page, on the touch CPU's node. */
+    if (pin(touch_cpu >= 0 ? touch_cpu : work_cpu) != 0)
         return 1;
-    }
-    /* First touch of every page, on the work CPU's node. */
     for (int p = 0; p < 6; p++)
         cold_before[p][0] = 1;
     for (int p = 0; p < 5; p++)
         cold_after[p][0] = 1;
     hot_counter = 1;
+    if (pin(work_cpu) != 0)
+        return 1;
     printf("hotpage pid=%d hot=%p\n", getpid(), (void *)&hot_counter);
     fflush(stdout);
     double start = now_s();

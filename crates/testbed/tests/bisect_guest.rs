@@ -16,8 +16,9 @@
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test bisect_guest
-//! With NUMASLEUTH_BISECT_TEXT=1 the guest also prints the text report,
-//! for the README.
+//! With NUMASLEUTH_BISECT_TEXT=1 the guest also walks the incident in text
+//! (inspect, bisect, lines, watch, move, undo on a service whose .bss was
+//! first touched on node 1), for the README.
 
 use std::path::Path;
 
@@ -74,9 +75,40 @@ fn commands(text: bool) -> Vec<(String, String)> {
         sh("placement-after-interrupt", format!("numasleuth move {PID} --section .bss --to-node 1 --json")),
     ];
     if text {
-        commands.push(sh("bisect.text", format!("{BISECT} --apply --journal /tmp/t.json")));
+        commands.extend(walkthrough());
     }
     commands
+}
+
+/// The README's walk through the incident, in text: a service that
+/// first-touched its .bss on node 1 and serves from node 0.
+fn walkthrough() -> Vec<(String, String)> {
+    let w = "$(cat /tmp/walk.pid)";
+    vec![
+        sh(
+            "walk-start",
+            "/hotpage --touch-cpu 2 --work-cpu 0 --rate-file /tmp/wrate > /tmp/walk.out 2>&1 & echo $! > /tmp/walk.pid; \
+             usleep 500000; cat /tmp/walk.out"
+                .into(),
+        ),
+        sh("walk-rate-before", "cat /tmp/wrate".into()),
+        sh("walk-inspect", format!("numasleuth inspect {w}")),
+        sh(
+            "walk-bisect",
+            format!(
+                "numasleuth bisect {w} --section .bss --metric-cmd \"cat /tmp/wrate\" --settle 300ms --apply \
+                 --journal /tmp/w.json"
+            ),
+        ),
+        sh("walk-lines", format!("numasleuth lines --pid {w} --symbol hot_counter")),
+        sh("walk-watch", format!("numasleuth watch {w} --symbol hot_counter --duration 1s")),
+        sh(
+            "walk-move",
+            format!("numasleuth move {w} --symbol hot_counter --to-node 0 --apply --journal /tmp/wm.json"),
+        ),
+        sh("walk-rate-after", "usleep 300000; cat /tmp/wrate".into()),
+        sh("walk-undo", "numasleuth undo /tmp/wm.json".into()),
+    ]
 }
 
 /// Pages of .bss per node, and the runs of pages not on node 1 with
@@ -225,8 +257,8 @@ fn qemu_two_nodes_bisect_names_the_hot_page_and_restores_every_page() {
             err.contains("exited during the bisection") && err.contains("numasleuth undo /tmp/x.json"),
             || format!("exits stderr: {err:?}"),
         );
-        if let Some(text) = sections.get("bisect.text") {
-            env::report(&format!("[testbed] bisect text report:\n{}", text.text));
+        for (name, section) in sections.iter().filter(|(name, _)| name.starts_with("walk-")) {
+            env::report(&format!("[testbed] {name} (exit {}):\n{}", section.rc, section.text));
         }
     });
 }
