@@ -64,8 +64,16 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
             release: args.release_after.map(|d| (d, allowed.as_slice())),
             settle: args.settle,
             matches: &matches,
+            timeout: args.timeout,
         };
         let record = run_once(&spec, |pid| sample(root, pid, &topology))?;
+        if record.timed_out {
+            bail!(
+                "run {index} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
+                args.runs,
+                args.timeout.map_or(0, |t| t.as_millis())
+            );
+        }
         if args.verbose {
             for line in &record.output.tail {
                 eprintln!("  run {index} | {line}");

@@ -58,6 +58,10 @@ fn delay(text: &str) -> Result<Duration, String> {
     bounds::duration_in(text, DELAY_MIN, DELAY_MAX)
 }
 
+fn run_timeout(text: &str) -> Result<Duration, String> {
+    bounds::duration_in(text, DELAY_MIN, Duration::from_secs(7 * 86_400))
+}
+
 #[derive(Debug, Args)]
 pub struct RunsArgs {
     /// How many times to run the workload: 2 to 1000.
@@ -85,6 +89,10 @@ pub struct RunsArgs {
     /// still runs): 1ms to 1h.
     #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = delay)]
     pub settle: Duration,
+    /// Kill a run (SIGKILL) that takes longer than this, and stop the
+    /// series with an error: 1ms to 7 days. Default: no limit.
+    #[arg(long, value_name = "DURATION", value_parser = run_timeout)]
+    pub timeout: Option<Duration>,
     /// Print JSON (schema numasleuth.runs/1) instead of text.
     #[arg(long)]
     pub json: bool,

@@ -32,6 +32,8 @@ pub struct RunSpec<'a> {
     pub settle: Duration,
     /// Whether an output line is a metric line.
     pub matches: &'a (dyn Fn(&str) -> bool + Sync),
+    /// Kill the workload (SIGKILL) if it runs longer than this.
+    pub timeout: Option<Duration>,
 }
 
 /// The raw record of one run; `S` is whatever the probe returned.
@@ -48,11 +50,14 @@ pub struct RunRecord<S> {
     pub sample_after_ms: Option<u64>,
     /// CPU migrations over the whole run (perf, inherited), or why not.
     pub cpu_migrations: Result<u64, String>,
+    /// Killed at `timeout`.
+    pub timed_out: bool,
 }
 
 enum Event {
     Release(Duration),
     Settle,
+    Timeout,
 }
 
 /// Runs the workload once. `probe(pid)` is called at the settle time if
@@ -81,9 +86,13 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         events.push((after, Event::Release(after)));
     }
     events.push((spec.settle, Event::Settle));
+    if let Some(limit) = spec.timeout {
+        events.push((limit, Event::Timeout));
+    }
     events.sort_by_key(|(at, _)| *at);
     let mut events = events.into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
+    let mut timed_out = false;
     let (waited, output) = std::thread::scope(|scope| {
         let reader = scope.spawn(|| {
             let mut sink = output::LineSink::new(spec.matches);
@@ -115,6 +124,12 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
                         sample_after_ms = Some(start.elapsed().as_millis() as u64);
                         sample = Some(probe(pid));
                     }
+                    Some((_, Event::Timeout)) => {
+                        timed_out = true;
+                        // SAFETY: kill has no memory effects; `pid` is our
+                        // unreaped child, so it cannot name another process.
+                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                    }
                     None => {}
                 },
             }
@@ -134,6 +149,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         sample,
         sample_after_ms,
         cpu_migrations: migrations::finish(migrations),
+        timed_out,
     })
 }
 

@@ -20,7 +20,19 @@ fn spec<'a>(args: &'a [&'a OsStr], cpu: u32) -> RunSpec<'a> {
         release: None,
         settle: Duration::from_secs(30),
         matches: &has_value,
+        timeout: None,
     }
+}
+
+#[test]
+fn a_workload_past_its_timeout_is_killed() {
+    let script = sh("echo value 1; sleep 30");
+    let mut run = spec(&script, allowed_cpus().unwrap()[0]);
+    run.timeout = Some(Duration::from_millis(300));
+    let record = run_once(&run, |_| ()).unwrap();
+    assert!(record.timed_out);
+    assert_eq!(record.exit.signal, Some(libc::SIGKILL));
+    assert_eq!(record.output.last_match.map(|(_, l)| l), Some("value 1".to_string()));
 }
 
 fn sh(script: &str) -> [&OsStr; 2] {
