@@ -38,15 +38,25 @@ pub const LIST_MAX: usize = 64;
 pub const DELAY_MAX_NS: u64 = 1_000_000;
 
 /// `500ms`, `1s`, `1.5s`, `2m`, `1h`: what a person types for a duration,
-/// between `min` and `max`. The range is checked on the number before any
-/// `Duration` is built, so no input can overflow or panic.
+/// between `min` and `max`. The unit is required: a bare `500` meant
+/// milliseconds to some users and seconds to others. The range is checked
+/// on the number before any `Duration` is built, so no input can overflow
+/// or panic.
 pub fn duration_in(text: &str, min: Duration, max: Duration) -> Result<Duration, String> {
     let text = text.trim();
     let range = || format!("a duration from {} to {}", show(min), show(max));
-    let (number, seconds_per_unit) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
+    let Some((number, seconds_per_unit)) = [("ms", 1e-3), ("s", 1.0), ("m", 60.0), ("h", 3600.0)]
         .into_iter()
         .find_map(|(unit, scale)| Some((text.strip_suffix(unit)?, scale)))
-        .unwrap_or((text, 1.0));
+    else {
+        return Err(match text.parse::<f64>() {
+            Ok(_) => format!(
+                "`{text}` has no unit: write {text}ms or {text}s (units: ms, s, m, h); give {}",
+                range()
+            ),
+            Err(_) => format!("`{text}` is not a duration like 500ms, 1s, 2m or 1h; give {}", range()),
+        });
+    };
     let value: f64 = number
         .trim()
         .parse()
@@ -56,6 +66,16 @@ pub fn duration_in(text: &str, min: Duration, max: Duration) -> Result<Duration,
         return Err(format!("`{text}` is out of range: give {}", range()));
     }
     Ok(Duration::from_secs_f64(seconds))
+}
+
+/// `--sample-ms`: milliseconds, as its name says (`40`), or any duration
+/// with its unit (`40ms`, `0.5s`), from 1 ms to 60 s.
+pub fn sample_ms(text: &str) -> Result<u64, String> {
+    let trimmed = text.trim();
+    if !trimmed.is_empty() && trimmed.bytes().all(|b| b.is_ascii_digit()) {
+        return whole_in(trimmed, 1, 60_000, "a sample length in milliseconds");
+    }
+    duration_in(trimmed, Duration::from_millis(1), Duration::from_secs(60)).map(|d| d.as_millis() as u64)
 }
 
 /// How a limit reads in a message: `100ms`, `1h`, `7 days (168h)`.
@@ -132,7 +152,10 @@ mod tests {
     fn durations_in_every_unit() {
         assert_eq!(watch_duration("500ms"), Ok(Duration::from_millis(500)));
         assert_eq!(watch_duration("1.5s"), Ok(Duration::from_millis(1500)));
-        assert_eq!(watch_duration("2"), Ok(Duration::from_secs(2)));
+        assert!(watch_duration("2")
+            .unwrap_err()
+            .contains("`2` has no unit: write 2ms or 2s"));
+        assert!(watch_duration("500").unwrap_err().contains("has no unit"));
         assert_eq!(watch_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(watch_duration("168h"), Ok(WATCH_MAX));
         assert_eq!(memwatch_interval("1h"), Ok(INTERVAL_MAX));
@@ -168,6 +191,16 @@ mod tests {
         assert!(memwatch_interval("61m").is_err());
         assert!(pmu_duration("9ms").unwrap_err().contains("from 10ms to 7 days (168h)"));
         assert_eq!(pmu_duration("200ms"), Ok(Duration::from_millis(200)));
+    }
+
+    #[test]
+    fn sample_ms_takes_milliseconds_or_a_duration() {
+        assert_eq!(sample_ms("40"), Ok(40));
+        assert_eq!(sample_ms("40ms"), Ok(40));
+        assert_eq!(sample_ms("0.5s"), Ok(500));
+        for bad in ["0", "60001", "61s", "0.1ms", "-1", "nan", "", "40us"] {
+            assert!(sample_ms(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -113,7 +113,7 @@ pub struct DoctorArgs {
     pub measure: bool,
     /// Also judge this process's placement (the `inspect` findings, e.g.
     /// static data on another node than its threads). 1 to 4194304.
-    #[arg(long, value_name = "PID", value_parser = crate::bounds::pid)]
+    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: Option<u32>,
 }
 

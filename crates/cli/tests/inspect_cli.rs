@@ -229,7 +229,7 @@ fn incident_root(binary: &std::path::Path) -> tempfile::TempDir {
 }
 
 /// `doctor --pid` adds the inspect findings of that process to the
-/// diagnosis; a process that cannot be read is a skipped check.
+/// diagnosis; a PID that does not exist is an error.
 #[test]
 fn doctor_pid_adds_the_process_findings() {
     let build_dir = tempfile::tempdir().unwrap();
@@ -258,10 +258,16 @@ fn doctor_pid_adds_the_process_findings() {
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("[static-data-remote]"), "{text}");
-    let doc = inspect_json(&["--root", root_arg, "doctor", "--pid", "4243"]);
-    let skipped = doc["checks_skipped"].to_string();
+    // A PID that does not exist is the user's mistake: exit 2, one line.
+    let output = numasleuth()
+        .args(["--root", root_arg, "doctor", "--pid", "4243"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        skipped.contains("process-placement") && skipped.contains("no such process: 4243"),
-        "{skipped}"
+        stderr.starts_with("numasleuth: error: doctor --pid 4243: no such process: 4243")
+            && stderr.lines().count() == 1,
+        "{stderr}"
     );
 }

@@ -106,7 +106,7 @@ fn print(doc: &BisectDocument, json: bool) -> anyhow::Result<()> {
 
 pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     super::refuse_under_snapshot(root, "bisect")?;
-    let pid = args.pid;
+    let pid = args.pid();
     let stat = read_process_stat(root, pid)?;
     if stat.is_kernel_thread() {
         bail!("process {pid} is a kernel thread: it has no user memory to bisect");
@@ -188,7 +188,7 @@ fn apply(
     start_time: u64,
     mut doc: BisectDocument,
 ) -> anyhow::Result<ExitCode> {
-    let pid = args.pid;
+    let pid = args.pid();
     // Symbols are read before the first move: the culprit is named even
     // if the process exits during the search.
     let objects = numasleuth_symbols::ProcessObjects::load(root, pid).ok();

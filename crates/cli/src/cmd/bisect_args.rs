@@ -56,9 +56,9 @@ fn min_change(text: &str) -> Result<f64, String> {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["range", "section"])))]
 pub struct BisectArgs {
-    /// The process whose pages are bisected (1 to 4194304).
-    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: u32,
+    /// The process whose pages are bisected.
+    #[command(flatten)]
+    pub process: super::pid_arg::PidArg,
     /// A shell command (`sh -c`) that prints the workload's current rate:
     /// the first number of the last output line holding one is read. It
     /// must exit 0.

@@ -8,7 +8,7 @@ use anyhow::Context;
 use numasleuth_analyze::doctor::{diagnose, uncertain_at};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
-use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::{ReadError, Root};
 use numasleuth_model::Topology;
 use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_json};
@@ -23,6 +23,13 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let read = super::read_degraded(root)?;
     let host = numasleuth_kernel::gather::read_host(root, &read.readings);
     let topo = read.topology;
+    if let Some(pid) = args.pid {
+        // A PID the user named that is not there is a mistake to report,
+        // not a check to skip.
+        if let Err(e @ ProcessError::NoSuchProcess { .. }) = read_process_stat(root, pid) {
+            anyhow::bail!("doctor --pid {pid}: {e}");
+        }
+    }
     let mut diagnosis = diagnose(&topo, &host);
     if let Some(pid) = args.pid {
         // The inspect findings for one process; a process that cannot be

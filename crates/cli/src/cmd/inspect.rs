@@ -25,7 +25,7 @@ const LISTED_MAPPINGS: usize = 200;
 
 pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let topology = super::topology(root)?;
-    let model = model(root, args.pid, args.all_mappings, &topology)?;
+    let model = model(root, args.pid(), args.all_mappings, &topology)?;
     let findings = numasleuth_analyze::process::findings(&model, &topology);
     if args.json {
         output::print_json(&inspect_json::build(&model, &findings))?;

@@ -63,8 +63,9 @@ pub struct CommonArgs {
     /// always dropped).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: u32,
-    /// Length of one sample, in milliseconds (1 to 60000).
-    #[arg(long, value_name = "MS", default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    /// Length of one sample: milliseconds (`40`) or a duration (`40ms`,
+    /// `0.5s`), 1ms to 60s.
+    #[arg(long, value_name = "MS", default_value_t = 40, value_parser = crate::bounds::sample_ms)]
     pub sample_ms: u64,
     /// Allow more threads than CPUs this process may use. Threads then
     /// share CPUs and spinning waiters sleep after a while, so spinlock

@@ -33,7 +33,13 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
             };
             (placed.source.clone(), placed.bias)
         }
-        (None, Some(path)) => (ObjectSource::file(&path.to_string_lossy()), 0),
+        (None, Some(path)) => {
+            let shown = path.to_string_lossy();
+            if !path.exists() && !shown.is_empty() && shown.bytes().all(|b| b.is_ascii_digit()) {
+                bail!("`{shown}` is not a file; to read process {shown}, use `numasleuth lines -p {shown}`");
+            }
+            (ObjectSource::file(&shown), 0)
+        }
         (None, None) => bail!("give a BINARY or --pid PID"),
     };
     let (_, table) = source.image_and_symbols()?;

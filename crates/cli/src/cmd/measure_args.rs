@@ -77,8 +77,9 @@ pub struct MemOptions {
     /// discarded).
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub samples: Option<u32>,
-    /// Target duration of one sample, in milliseconds (1 to 60000).
-    #[arg(long, global = true, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    /// Target duration of one sample: milliseconds (`40`) or a duration
+    /// (`40ms`, `0.5s`), 1ms to 60s.
+    #[arg(long, global = true, value_name = "MS", value_parser = crate::bounds::sample_ms)]
     pub sample_ms: Option<u64>,
     /// Buffer size per latency cell, and in total per bandwidth cell
     /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.

@@ -21,6 +21,7 @@ pub mod mem_curves;
 pub mod memwatch;
 pub mod moves;
 pub mod page_targets;
+pub mod pid_arg;
 pub mod pmu;
 pub mod pmu_args;
 pub mod pmu_diff;

@@ -34,7 +34,7 @@ fn reveal_and_replan(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<MovePlan> {
     let hidden = plan.hinting_addresses();
-    match pages::reveal(args.pid, &hidden, args.to_node) {
+    match pages::reveal(args.pid(), &hidden, args.to_node) {
         Ok(done) => {
             notes.push(format!(
                 "{} of {} page(s) between NUMA-balancing hinting faults were read once (process_vm_readv) to end the \
@@ -47,7 +47,7 @@ fn reveal_and_replan(
                     " (the reading thread's memory policy was refused: a fault may have moved a page first)"
                 }
             ));
-            let states = residencies(root, args.pid, addresses, mapped, notes)?;
+            let states = residencies(root, args.pid(), addresses, mapped, notes)?;
             Ok(page_move::plan(addresses, &states, args.to_node, plan.page_bytes))
         }
         Err(e) => {
@@ -94,7 +94,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     }
     let topology = super::topology(root)?;
     let target_node = page_move::target_node(&topology, args.to_node).map_err(anyhow::Error::msg)?;
-    let pid = args.pid;
+    let pid = args.pid();
     let stat = read_process_stat(root, pid)?;
     if stat.is_kernel_thread() {
         bail!("process {pid} is a kernel thread: it has no user memory to move");

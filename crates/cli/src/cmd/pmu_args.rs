@@ -25,7 +25,7 @@ pub struct PmuArgs {
     pub sub: Option<PmuSub>,
     /// Count this running process, every thread, for --duration
     /// (1 to 4194304).
-    #[arg(long, value_name = "PID", value_parser = crate::bounds::pid, requires = "duration")]
+    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid, requires = "duration")]
     pub pid: Option<u32>,
     /// How long to count --pid: 10ms to 7 days (168h).
     #[arg(long, value_name = "DURATION", value_parser = crate::bounds::pmu_duration, requires = "pid")]

@@ -5,11 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::pid_arg::PidArg;
+
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// The process to inspect (1 to 4194304).
-    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: u32,
+    #[command(flatten)]
+    pub process: PidArg,
     /// Print JSON (schema numasleuth.inspect/1) instead of text.
     #[arg(long)]
     pub json: bool,
@@ -27,7 +28,7 @@ pub struct LinesArgs {
     pub binary: Option<PathBuf>,
     /// Use the program (or BINARY) as mapped by this process, with
     /// run-time addresses (1 to 4194304).
-    #[arg(long, value_name = "PID", value_parser = crate::bounds::pid)]
+    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: Option<u32>,
     /// Cache-line size in bytes: a power of two from 8 to 4096 (128 covers
     /// adjacent-line prefetch pairs).
@@ -89,10 +90,10 @@ fn parse_len(text: &str) -> Result<u64, String> {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["symbol", "addr"])))]
 pub struct WatchArgs {
-    /// The process to watch (1 to 4194304); every thread, including ones
-    /// started during the watch. It is never stopped.
-    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: u32,
+    /// The process to watch: every thread, including ones started during
+    /// the watch. It is never stopped.
+    #[command(flatten)]
+    pub process: PidArg,
     /// Watch this symbol (a global variable), found in the program first,
     /// then in its libraries.
     #[arg(long, value_name = "NAME")]
@@ -121,9 +122,9 @@ pub struct WatchArgs {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["range", "symbol", "section"])))]
 pub struct MoveArgs {
-    /// The process whose pages move (1 to 4194304).
-    #[arg(value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: u32,
+    /// The process whose pages move.
+    #[command(flatten)]
+    pub process: PidArg,
     /// Pages of this address range (hex, END exclusive).
     #[arg(long, value_name = "START-END", value_parser = parse_range)]
     pub range: Option<(u64, u64)>,
@@ -150,3 +151,15 @@ pub struct MoveArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+macro_rules! pid_accessor {
+    ($($args:ty),*) => {$(
+        impl $args {
+            pub fn pid(&self) -> u32 {
+                self.process.get()
+            }
+        }
+    )*};
+}
+
+pid_accessor!(InspectArgs, WatchArgs, MoveArgs, super::bisect_args::BisectArgs);

@@ -90,7 +90,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     if !root.is_live() {
         bail!("watch needs the live system: a hardware watchpoint cannot be set on a snapshot (--root)");
     }
-    let pid = args.pid;
+    let pid = args.pid();
     if read_process_stat(root, pid)?.is_kernel_thread() {
         bail!("process {pid} is a kernel thread: it has no user memory to watch");
     }
