@@ -54,7 +54,8 @@ pub struct Finding {
     pub evidence: Vec<String>,
     /// The exact command or setting that fixes it.
     pub remedy: String,
-    pub incident: &'static str,
+    /// The incident this guards against, when one fits.
+    pub incident: Option<&'static str>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -130,7 +130,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                                  C-states) and whether every socket link trained at full width; in the incident, \
                                  changing the snoop mode gained 30% throughput"
                                 .into(),
-                        incident: incident::INTERCONNECT,
+                        incident: Some(incident::INTERCONNECT),
                     });
                 }
                 if r > 1.1 {
@@ -166,7 +166,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                             remedy: "trust the measured figures for placement decisions; report the SLIT to the \
                                      platform vendor if it is far off"
                                 .into(),
-                            incident: incident::INTERCONNECT,
+                            incident: Some(incident::INTERCONNECT),
                         });
                     }
                 }
@@ -186,7 +186,7 @@ fn inverted(i: u32, t: u32, what: &str, ratio: f64, noisy: &str) -> Finding {
         remedy: "check that the placement was verified (placement_verified) and that the node numbering matches the \
                  hardware; otherwise rerun on a quiet machine"
             .into(),
-        incident: incident::INTERCONNECT,
+        incident: Some(incident::INTERCONNECT),
     }
 }
 

@@ -224,7 +224,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
              `numasleuth move {} --section {hottest} --to-node {home} --apply`",
             model.pid
         ),
-        incident: incident::REMOTE_GLOBAL,
+        incident: Some(incident::REMOTE_GLOBAL),
     })
 }
 
@@ -285,7 +285,7 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
                 "Every access to that memory is remote. Bind to the nodes the process runs on (`numactl --membind={cpu_nodes} CMD`), \
                  or, if the far node is intentional capacity memory (CXL, HBM), use `--preferred` and keep hot data local"
             ),
-            incident: incident::REMOTE_GLOBAL,
+            incident: Some(incident::REMOTE_GLOBAL),
         });
     }
     out
@@ -334,7 +334,7 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
              (`numactl --cpunodebind={node} --membind={node} CMD`), have each thread first-touch the data it uses, \
              or interleave data every thread shares (`numactl --interleave=all CMD`)"
         ),
-        incident: incident::REMOTE_GLOBAL,
+        incident: Some(incident::REMOTE_GLOBAL),
     })
 }
 
@@ -369,7 +369,7 @@ pub fn interleave_in_use(model: &ProcessModel) -> Option<Finding> {
         remedy: "Interleaving spreads bandwidth for data all threads share; data one thread uses is better local \
                  (`numactl --localalloc`, or first touch in that thread)"
             .into(),
-        incident: incident::INTERCONNECT,
+        incident: Some(incident::INTERCONNECT),
     })
 }
 

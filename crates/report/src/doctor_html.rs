@@ -43,10 +43,13 @@ pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: 
             body.push_str(&format!("<li>{}</li>", escape(line)));
         }
         body.push_str(&format!(
-            "</ul><p><strong>Remedy:</strong> {}</p><p class=\"muted\">Guards against: {}</p></div>",
-            escape(&finding.remedy),
-            escape(finding.incident)
+            "</ul><p><strong>Remedy:</strong> {}</p>",
+            escape(&finding.remedy)
         ));
+        if let Some(incident) = finding.incident {
+            body.push_str(&format!("<p class=\"muted\">Guards against: {}</p>", escape(incident)));
+        }
+        body.push_str("</div>");
     }
     body.push_str("<h2>Topology</h2>");
     body.push_str(&nodes_table(topo));

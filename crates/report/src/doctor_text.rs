@@ -46,7 +46,10 @@ pub fn render(headline: &str, diagnosis: &Diagnosis, color: bool) -> String {
             out.push_str(&format!("    evidence: {line}\n"));
         }
         out.push_str(&format!("    remedy:   {}\n", finding.remedy));
-        out.push_str(&format!("    guards against: {}\n\n", finding.incident));
+        if let Some(incident) = finding.incident {
+            out.push_str(&format!("    guards against: {incident}\n"));
+        }
+        out.push('\n');
     }
     out.push_str(&format!(
         "{} checks run: {}\n",

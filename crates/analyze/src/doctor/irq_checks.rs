@@ -47,22 +47,25 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
                     r.irq
                 )
             }));
+            // An IRQ that never fired costs nothing yet: worth knowing, not a warning.
+            let busy = bad.iter().any(|r| r.count > 0);
             Finding {
                 id: IRQ_OFF_NODE,
-                severity: Severity::Warning,
+                severity: if busy { Severity::Warning } else { Severity::Info },
                 title: format!(
-                    "{} of {} IRQs of {} {} are served off its node {node}",
+                    "{} of {} IRQs of {} {} are served off its node {node}{}",
                     bad.len(),
                     device.irqs.len(),
                     device.kind,
-                    device.name
+                    device.name,
+                    if busy { "" } else { " (no interrupts since boot yet)" }
                 ),
                 evidence,
                 remedy: format!(
                     "`numasleuth irq --fix` shows a plan spreading them over CPUs {local}; `numasleuth irq --apply` \
                      applies it with an undo journal. Stop irqbalance or give it a policy, or it will move them back."
                 ),
-                incident: incident::REMOTE_IRQ,
+                incident: Some(incident::REMOTE_IRQ),
             }
         })
         .collect()
@@ -76,10 +79,13 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
         id: "irqbalance-running",
         severity: Severity::Info,
         title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),
-        evidence: vec![format!("process irqbalance, pid {:?} (/proc/<pid>/comm)", pids)],
+        evidence: vec![format!(
+            "process irqbalance, pid {} (/proc/<pid>/comm)",
+            pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+        )],
         remedy: "Before pinning IRQs by hand, `systemctl stop irqbalance` or ban the IRQs \
                  (IRQBALANCE_BANNED_CPULIST / --banirq), or your fix is undone within seconds."
             .into(),
-        incident: incident::REMOTE_IRQ,
+        incident: Some(incident::REMOTE_IRQ),
     }]
 }

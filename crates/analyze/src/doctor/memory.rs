@@ -73,7 +73,7 @@ pub fn watermarks(zones: &[Zone]) -> Vec<Finding> {
                      /proc/slabinfo, which takes the slab lock that reclaim needs.",
                     z.node
                 ),
-                incident: incident::ZONE_RECLAIM,
+                incident: Some(incident::ZONE_RECLAIM),
             }
         })
         .collect()
@@ -128,6 +128,6 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
              drop stale page cache with care.",
             emptiest.0
         ),
-        incident: incident::ZONE_RECLAIM,
+        incident: Some(incident::ZONE_RECLAIM),
     }]
 }

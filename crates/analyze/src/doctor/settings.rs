@@ -80,7 +80,7 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
                  and for services that pin threads and bind memory themselves: its hinting faults and page \
                  migrations then cost CPU and add latency, and explicit `numactl` policy usually does better."
             .into(),
-        incident: incident::REMOTE_GLOBAL,
+        incident: None,
     }]
 }
 
@@ -99,7 +99,7 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
                  node and prefers local reclaim; with it on, page-cache-heavy services stall in reclaim while another \
                  node has free memory."
             .into(),
-        incident: incident::ZONE_RECLAIM,
+        incident: Some(incident::ZONE_RECLAIM),
     }]
 }
 
@@ -118,7 +118,7 @@ fn thp(enabled: &str, defrag: &str) -> Vec<Finding> {
         remedy: "`echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag` so faults never wait for \
                  compaction (khugepaged collapses later), keeping huge pages where madvise asks for them."
             .into(),
-        incident: incident::ZONE_RECLAIM,
+        incident: Some(incident::ZONE_RECLAIM),
     }]
 }
 
@@ -160,6 +160,6 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
         remedy: "Lower vm.min_free_kbytes towards the kernel default (about 4·sqrt(lowmem KiB)); a large reserve \
                  raises every watermark, wakes kswapd early and makes small nodes look full."
             .into(),
-        incident: incident::ZONE_RECLAIM,
+        incident: Some(incident::ZONE_RECLAIM),
     }]
 }

@@ -55,7 +55,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                  `numactl --membind=<cpu nodes>` for latency-bound work, or `numactl --preferred-many`/`--interleave` \
                  to add their capacity or bandwidth; check memory tiering with `cat /sys/kernel/mm/numa/demotion_enabled`."
             .into(),
-        incident: incident::REMOTE_GLOBAL,
+        incident: None,
     }]
 }
 
@@ -78,7 +78,7 @@ fn offline(topo: &Topology) -> Vec<Finding> {
              (check nosmt/maxcpus= on the kernel command line)",
             offline.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
         ),
-        incident: incident::CONTENTION,
+        incident: None,
     }]
 }
 
@@ -109,7 +109,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
             "Pin and bind per node, not per socket: `numactl --cpunodebind=N --membind=N`. Cross-node traffic inside \
                  a package is cheaper than across sockets but not free; measure it with `numasleuth mem`."
                 .into(),
-        incident: incident::REMOTE_GLOBAL,
+        incident: Some(incident::REMOTE_GLOBAL),
     }]
 }
 
@@ -129,7 +129,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
             remedy: "Remove numa=off from the kernel command line (and enable NUMA in firmware, not node \
                      interleaving) so the kernel can place memory near the CPUs that use it."
                 .into(),
-            incident: incident::REMOTE_GLOBAL,
+            incident: Some(incident::REMOTE_GLOBAL),
         });
     }
     if let Some(fake) = words.iter().find(|w| w.starts_with("numa=fake")) {
@@ -141,27 +141,43 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
             remedy: "Do not read measured node-to-node differences as hardware effects; remove numa=fake for \
                      production."
                 .into(),
-            incident: incident::REMOTE_GLOBAL,
+            incident: Some(incident::REMOTE_GLOBAL),
         });
     }
     out
 }
 
+/// Who narrowed this process's CPUs: the cpuset cgroup (the container or
+/// the service unit), or its own affinity mask (taskset, numactl,
+/// sched_setaffinity, inherited from the parent). The remedies differ.
 fn cgroup(topo: &Topology) -> Vec<Finding> {
     let r = &topo.restrictions;
     let online = topo.online_cpus();
     let mut evidence = Vec::new();
+    let mut by_cpuset = false;
+    let mut by_affinity = false;
     if let Some(allowed) = &r.allowed_cpus {
-        let outside = online.difference(allowed);
-        if !outside.is_empty() {
+        if !online.difference(allowed).is_empty() {
             evidence.push(format!(
                 "Cpus_allowed_list {allowed} of online {online} (/proc/self/status)"
             ));
+            // Whatever the cpuset allows beyond the mask was narrowed by affinity.
+            let cpuset = r
+                .cgroup_cpus
+                .as_ref()
+                .map_or(online.clone(), |c| c.intersection(&online));
+            by_cpuset = !online.difference(&cpuset).is_empty();
+            by_affinity = !cpuset.difference(allowed).is_empty();
+            if let Some(cpus) = &r.cgroup_cpus {
+                evidence.push(format!("the cpuset cgroup allows CPUs {cpus} (cpuset.cpus.effective)"));
+            }
         }
     }
     let all_nodes: numasleuth_kernel::IdList = topo.nodes.iter().map(|n| n.id).collect();
     if let Some(mems) = &r.allowed_mems {
         if !all_nodes.difference(mems).is_empty() {
+            // Mems_allowed comes from the cpuset alone; memory policies do not change it.
+            by_cpuset = true;
             evidence.push(format!(
                 "Mems_allowed_list {mems} of nodes {all_nodes} (/proc/self/status)"
             ));
@@ -173,15 +189,31 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
     if let (Some(version), Some(path)) = (r.cgroup_version, &r.cgroup_path) {
         evidence.push(format!("cpuset cgroup v{version}: {path}"));
     }
+    let mut remedy = String::from("Results from this session cover only the allowed CPUs and nodes. ");
+    if by_affinity {
+        remedy.push_str(
+            "The CPU limit is this process's own affinity mask (taskset, numactl --cpunodebind or \
+             sched_setaffinity, inherited from the shell that started it): run it from an unrestricted shell, or \
+             widen the mask (`taskset -a -p -c <cpus> <pid>`). ",
+        );
+    }
+    if by_cpuset {
+        remedy.push_str(
+            "The cpuset cgroup (container or service unit) limits it: widen the cpuset (e.g. `systemctl \
+             set-property <unit> AllowedCPUs=… AllowedMemoryNodes=…`) or run outside the container.",
+        );
+    }
+    let title = match (by_affinity, by_cpuset) {
+        (true, false) => "this process is confined to part of the machine by its CPU affinity (taskset)",
+        (false, true) => "this process is confined to part of the machine by its cpuset cgroup",
+        _ => "this process is confined to part of the machine (cpuset cgroup and CPU affinity)",
+    };
     vec![Finding {
         id: "cgroup-restricted",
         severity: Severity::Info,
-        title: "this process is confined to part of the machine (cpuset / affinity)".into(),
+        title: title.into(),
         evidence,
-        remedy: "Results from this session cover only the allowed CPUs and nodes. Widen the cpuset (e.g. \
-                 `systemctl set-property <unit> AllowedCPUs=… AllowedMemoryNodes=…`) or run outside the container to \
-                 see the whole machine."
-            .into(),
-        incident: incident::REMOTE_GLOBAL,
+        remedy: remedy.trim_end().to_string(),
+        incident: None,
     }]
 }
