@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(
     name = "numasleuth",
-    version,
+    version = env!("NUMASLEUTH_LONG_VERSION"),
     about = "Find, prove and explain NUMA and cache-coherence performance problems",
     after_help = "Exit status: 0 success, 1 findings at or above --fail-on, 2 error."
 )]

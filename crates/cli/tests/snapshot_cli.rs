@@ -72,7 +72,61 @@ fn snapshot_of_a_tree_replays_exactly() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("tree.tgz");
     snapshot(&["--root", tree.path().to_str().unwrap()], &archive);
-    assert_eq!(topo_json(&archive), topo_json(tree.path()));
+    let (replayed, original) = (topo_json(&archive), topo_json(tree.path()));
+    assert_eq!(without_volatile(replayed.clone()), without_volatile(original));
+    // The replay says it read a snapshot, which one, and when it was taken.
+    let provenance = &replayed["provenance"];
+    assert_eq!(provenance["source"], "snapshot");
+    assert_eq!(provenance["snapshot"]["path"], archive.to_str().unwrap());
+    assert!(provenance["snapshot"]["created_utc"].as_str().unwrap().ends_with("UTC"));
+}
+
+#[test]
+fn reports_say_where_they_came_from() {
+    let tree = common::tree_with(&[
+        ("proc/sys/kernel/hostname", Some("db7\n")),
+        ("proc/sys/kernel/osrelease", Some("6.1.0-test\n")),
+    ]);
+    let root = tree.path().to_str().unwrap();
+    let text = |args: &[&str]| {
+        let out = numasleuth().args(["--root", root]).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for args in [&["topo"][..], &["doctor"][..]] {
+        let first = text(args).lines().next().unwrap_or_default().to_string();
+        assert!(
+            first.starts_with(&format!("reading snapshot {root} of db7 (Linux 6.1.0-test) taken")),
+            "{args:?}: {first}"
+        );
+    }
+    let topo: serde_json::Value = serde_json::from_str(&text(&["topo", "--json"])).unwrap();
+    let doctor: serde_json::Value = serde_json::from_str(&text(&["doctor", "--json"])).unwrap();
+    for doc in [&topo, &doctor] {
+        let p = &doc["provenance"];
+        assert_eq!(
+            (p["hostname"].as_str(), p["kernel_release"].as_str()),
+            (Some("db7"), Some("6.1.0-test"))
+        );
+        assert_eq!(p["source"], "snapshot");
+        assert!(p["numasleuth_version"]
+            .as_str()
+            .unwrap()
+            .starts_with(env!("CARGO_PKG_VERSION")));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let out = numasleuth()
+        .args(["--root", root, "doctor", "--html"])
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<td>db7</td>") && html.contains("6.1.0-test") && html.contains("snapshot"),
+        "{html}"
+    );
+    assert!(!html.contains("numasleuth doctor: numasleuth doctor"));
 }
 
 #[test]

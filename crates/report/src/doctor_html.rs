@@ -6,6 +6,7 @@ use numasleuth_model::Topology;
 
 use crate::format::optional_bytes;
 use crate::html::{escape, heatmap_svg, table};
+use crate::provenance::Provenance;
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:70em;color:#222}\
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em;border-bottom:1px solid #ccc}\
@@ -21,8 +22,18 @@ pub struct Section {
     pub html: String,
 }
 
-pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: &[Section]) -> String {
-    let mut body = format!("<h1>numasleuth doctor</h1><p>{}</p>", escape(headline));
+pub fn render(
+    provenance: &Provenance,
+    headline: &str,
+    topo: &Topology,
+    diagnosis: &Diagnosis,
+    sections: &[Section],
+) -> String {
+    let mut body = format!(
+        "<h1>numasleuth doctor</h1><p>{}</p>",
+        escape(headline).replace('\n', "<br>")
+    );
+    body.push_str(&provenance_table(provenance));
     body.push_str(&summary(diagnosis));
     body.push_str("<h2>Findings</h2>");
     if diagnosis.findings.is_empty() {
@@ -40,11 +51,11 @@ pub fn render(headline: &str, topo: &Topology, diagnosis: &Diagnosis, sections: 
             escape(finding.id)
         ));
         for line in &finding.evidence {
-            body.push_str(&format!("<li>{}</li>", escape(line)));
+            body.push_str(&format!("<li>{}</li>", code_spans(&escape(line))));
         }
         body.push_str(&format!(
             "</ul><p><strong>Remedy:</strong> {}</p>",
-            escape(&finding.remedy)
+            code_spans(&escape(&finding.remedy))
         ));
         if let Some(incident) = finding.incident {
             body.push_str(&format!("<p class=\"muted\">Guards against: {}</p>", escape(incident)));
@@ -160,4 +171,56 @@ fn distance_heatmap(topo: &Topology) -> String {
         &matrix,
         "relative distance, 10 = local",
     )
+}
+
+/// `text` (already escaped) with each `quoted` span as `<code>`, as the
+/// remedies write commands; an unpaired backtick stays as it is.
+fn code_spans(text: &str) -> String {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len() % 2 == 0 {
+        return text.to_string();
+    }
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("<code>{part}</code>")
+            } else {
+                part.to_string()
+            }
+        })
+        .collect()
+}
+
+fn provenance_table(p: &Provenance) -> String {
+    let unknown = || "unknown".to_string();
+    let source = match &p.snapshot {
+        Some(s) => format!(
+            "snapshot {} taken {}",
+            s.path,
+            s.created_utc.as_deref().unwrap_or("at an unknown time")
+        ),
+        None => "live system".to_string(),
+    };
+    let rows = vec![
+        vec!["host".to_string(), p.hostname.clone().unwrap_or_else(unknown)],
+        vec!["kernel".to_string(), p.kernel_release.clone().unwrap_or_else(unknown)],
+        vec!["generated".to_string(), p.generated_utc.clone()],
+        vec!["numasleuth".to_string(), p.numasleuth_version.clone()],
+        vec!["source".to_string(), source],
+    ];
+    format!("<div class=\"muted\">{}</div>", table(&["report", ""], &rows))
+}
+
+#[cfg(test)]
+mod code_span_tests {
+    use super::code_spans;
+
+    #[test]
+    fn backticks_become_code_only_in_pairs() {
+        assert_eq!(code_spans("run `irq --fix` now"), "run <code>irq --fix</code> now");
+        assert_eq!(code_spans("a ` alone"), "a ` alone");
+        assert_eq!(code_spans("`a` and `b`"), "<code>a</code> and <code>b</code>");
+    }
 }

@@ -5,6 +5,7 @@
 //! `checks_partial[]` (id, unread[] of path and why) are a contract; fields
 //! may be added, none renamed.
 
+use crate::provenance::Provenance;
 use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
 use numasleuth_kernel::Unread;
 use serde::Serialize;
@@ -17,6 +18,8 @@ pub const SCHEMA: &str = "numasleuth.doctor/1";
 #[derive(Debug, Serialize)]
 pub struct DoctorJson<'a> {
     pub schema: &'static str,
+    /// Which machine, kernel, time, numasleuth and source (live or snapshot).
+    pub provenance: &'a Provenance,
     pub findings: &'a [Finding],
     pub checks_run: &'a [&'static str],
     pub checks_skipped: &'a [Skipped],
@@ -37,6 +40,7 @@ pub struct DoctorJson<'a> {
 }
 
 pub fn build<'a>(
+    provenance: &'a Provenance,
     diagnosis: &'a Diagnosis,
     unread: &'a [Unread],
     topology: &'a TopoJson,
@@ -44,6 +48,7 @@ pub fn build<'a>(
 ) -> DoctorJson<'a> {
     DoctorJson {
         schema: SCHEMA,
+        provenance,
         findings: &diagnosis.findings,
         checks_run: &diagnosis.checks_run,
         checks_skipped: &diagnosis.checks_skipped,

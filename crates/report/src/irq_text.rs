@@ -52,7 +52,12 @@ pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32]) -> String {
     let mut out = columns(&rows);
     if !irqbalance_pids.is_empty() {
         out.push_str(&format!(
-            "\nnote: irqbalance is running (pid {irqbalance_pids:?}); it will move IRQs again unless stopped.\n"
+            "\nnote: irqbalance is running (pid {}); it will move IRQs again unless stopped.\n",
+            irqbalance_pids
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
     out

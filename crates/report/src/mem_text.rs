@@ -154,8 +154,10 @@ pub fn render(doc: &MemDocument, colour: bool) -> String {
     }
     if let Some(loaded) = &doc.loaded_latency {
         out.push_str(&format!(
-            "Loaded latency: CPU {} chasing, CPUs {:?} reading, memory on node {}\n",
-            loaded.latency_cpu, loaded.load_cpus, loaded.node
+            "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
+            loaded.latency_cpu,
+            numasleuth_kernel::IdList::new(loaded.load_cpus.clone()),
+            loaded.node
         ));
         let mut rows = vec![vec![
             "delay ns".to_string(),

@@ -12,6 +12,10 @@ pub const SCHEMA: &str = "numasleuth.topo/1";
 #[derive(Debug, Serialize)]
 pub struct TopoJson {
     pub schema: &'static str,
+    /// Where the data came from (set by `topo`; inside `doctor --json` the
+    /// document's own `provenance` says it).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<crate::provenance::Provenance>,
     /// `sysfs`, or `implicit` when the kernel has no node sysfs.
     pub numa_source: NumaSource,
     pub cpu_model: Option<String>,
@@ -98,6 +102,7 @@ pub fn build(topo: &Topology, warnings: Vec<String>) -> TopoJson {
     let r = &topo.restrictions;
     TopoJson {
         schema: SCHEMA,
+        provenance: None,
         numa_source: topo.numa,
         cpu_model: topo.cpu_model.clone(),
         cpu_vendor: topo.cpu_vendor.clone(),

@@ -17,7 +17,8 @@ use crate::env::HostEnv;
 
 /// Fields that legitimately change between the live run and the replay.
 pub fn is_volatile_key(key: &str) -> bool {
-    key == "memory_free_bytes" || key.contains("timestamp")
+    // `provenance` says live vs snapshot and when: different by design.
+    key == "memory_free_bytes" || key.contains("timestamp") || key == "provenance"
 }
 
 /// Removes volatile fields at any depth.

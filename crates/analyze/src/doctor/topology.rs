@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_kernel::gather::HostReadings;
+use numasleuth_kernel::IdList;
 use numasleuth_model::{NumaSource, Topology};
 
 use crate::findings::{incident, Diagnosis, Finding, Severity};
@@ -95,7 +96,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
     let split: Vec<String> = by_package
         .iter()
         .filter(|(_, nodes)| nodes.len() > 1)
-        .map(|(package, nodes)| format!("package {package} spans nodes {nodes:?}"))
+        .map(|(package, nodes)| format!("package {package} spans nodes {}", IdList::new(nodes.clone())))
         .collect();
     if split.is_empty() {
         return Vec::new();
@@ -124,7 +125,13 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
             title: format!("NUMA is off, yet the machine has {packages} package(s)"),
             evidence: vec![
                 format!("/proc/cmdline: {}", cmdline.unwrap_or("(unreadable)")),
-                format!("numa source: {:?}", topo.numa),
+                format!(
+                    "numa source: {}",
+                    match topo.numa {
+                        NumaSource::Sysfs => "/sys/devices/system/node",
+                        NumaSource::Implicit => "none (no /sys/devices/system/node: one implicit node)",
+                    }
+                ),
             ],
             remedy: "Remove numa=off from the kernel command line (and enable NUMA in firmware, not node \
                      interleaving) so the kernel can place memory near the CPUs that use it."

@@ -35,7 +35,10 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     };
     let (cpus, sampling) = select(&machine, chosen, args.sample);
     if cpus.len() < 2 {
-        bail!("c2c needs at least two CPUs, and the selection leaves {:?}", cpus);
+        bail!(
+            "c2c needs at least two CPUs, and the selection leaves {}",
+            numasleuth_kernel::IdList::new(cpus.clone())
+        );
     }
     let home_node = args.home_node.unwrap_or_else(|| machine.node_of_cpu(cpus[0]));
     machine.check_node(home_node)?;

@@ -49,8 +49,9 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         .unwrap_or_default();
     diagnosis.rank();
     let headline = headline(&topo);
+    let provenance = super::provenance::read(root);
     if let Some(path) = &args.html {
-        let page = doctor_html::render(&headline, &topo, &diagnosis, &sections);
+        let page = doctor_html::render(&provenance, &headline, &topo, &diagnosis, &sections);
         std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("numasleuth: wrote {}", path.display());
     }
@@ -59,6 +60,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         all.extend(warnings(&topo));
         let topology = topo_json::build(&topo, all);
         output::print_json(&doctor_json::build(
+            &provenance,
             &diagnosis,
             &host.unread,
             &topology,
@@ -66,7 +68,12 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         ))?;
     } else {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        let mut text = doctor_text::render(&headline, &diagnosis, color);
+        let mut text = format!("{}\n", provenance.line());
+        text.push_str(&doctor_text::render(
+            &format!("numasleuth doctor: {headline}"),
+            &diagnosis,
+            color,
+        ));
         if let Some(doc) = &measured {
             text.push_str("\nMeasurements (doctor --measure, quick settings)\n");
             text.push_str(&mem_text::render(doc, color));
@@ -110,7 +117,7 @@ fn unreadable(error: &anyhow::Error) -> bool {
 fn headline(topo: &Topology) -> String {
     let cpu = topo.cpu_model.as_deref().unwrap_or("unknown CPU");
     let mut line = format!(
-        "numasleuth doctor: {} node(s), {} CPUs ({} online), {cpu}",
+        "{} node(s), {} CPUs ({} online), {cpu}",
         topo.nodes.len(),
         topo.cpus.len(),
         topo.online_cpus().len()

@@ -26,6 +26,7 @@ pub mod pmu;
 pub mod pmu_args;
 pub mod pmu_diff;
 pub mod process_args;
+pub mod provenance;
 pub mod runs;
 pub mod runs_args;
 pub mod sizes;
@@ -54,7 +55,10 @@ pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
 pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
     match path {
         None => Ok(Root::live()),
-        Some(path) => snap::open(path).with_context(|| format!("cannot use --root {}", path.display())),
+        Some(path) => {
+            provenance::remember_root(path);
+            snap::open(path).with_context(|| format!("cannot use --root {}", path.display()))
+        }
     }
 }
 

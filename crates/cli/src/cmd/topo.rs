@@ -16,10 +16,17 @@ pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
         // What could not be read goes with the rest of the warnings.
         let mut all = read.warnings;
         all.extend(warnings(topo));
-        output::print_json(&topo_json::build(topo, all))?;
+        let mut doc = topo_json::build(topo, all);
+        doc.provenance = Some(super::provenance::read(root));
+        output::print_json(&doc)?;
     } else {
         super::warn(&read.warnings);
-        output::print(&topo_text::render(topo, &warnings(topo)))?;
+        let provenance = super::provenance::read(root);
+        output::print(&format!(
+            "{}\n{}",
+            provenance.line(),
+            topo_text::render(topo, &warnings(topo))
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
