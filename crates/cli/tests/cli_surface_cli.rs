@@ -109,3 +109,25 @@ fn doctor_with_a_pid_that_does_not_exist_is_an_error() {
     let err = exit_2_stderr(&["doctor", "-p", "4194303"]);
     assert!(err.contains("no such process: 4194303"), "{err}");
 }
+
+#[test]
+fn inspect_fits_a_screen_by_default_and_lists_every_section_on_request() {
+    let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+    let pid = sleeper.id().to_string();
+    let text = |extra: &[&str]| {
+        let out = numasleuth().arg("inspect").arg(&pid).args(extra).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (concise, detail) = (text(&[]), text(&["--sections"]));
+    let _ = sleeper.kill();
+    let _ = sleeper.wait();
+    assert!(concise.lines().count() <= 40, "{concise}");
+    assert!(concise.contains("writable static data by object") && concise.contains("libc"), "{concise}");
+    // The summary and findings come before the per-object listing.
+    let findings_at = concise.find("No findings").or_else(|| concise.find("  [")).unwrap();
+    assert!(findings_at < concise.find("writable static data by object").unwrap(), "{concise}");
+    // Every section of libc, page by page, only on request.
+    assert!(detail.contains("writable static sections (") && detail.contains(".got"), "{detail}");
+    assert!(detail.lines().count() > concise.lines().count());
+}

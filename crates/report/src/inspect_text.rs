@@ -1,5 +1,7 @@
-//! `inspect` for people: threads and where they run, memory per node by
-//! kind, the static sections page by page, then findings.
+//! `inspect` for people. By default it fits a screen: threads (the first
+//! few), memory per node by kind, the findings, then the writable static
+//! data grouped by object. `detail` (`--sections`) lists every thread and
+//! every section page by page, as the JSON does.
 
 use std::collections::BTreeSet;
 
@@ -11,6 +13,10 @@ use crate::format::{bytes, columns};
 
 /// How many non-static mappings the text lists (JSON lists more).
 const TEXT_OTHER_MAPPINGS: usize = 8;
+/// Threads and objects listed by default; `--sections` lists them all.
+const CONCISE_THREADS: usize = 8;
+const CONCISE_OBJECTS: usize = 8;
+const CONCISE_OTHER_MAPPINGS: usize = 4;
 
 fn group_label(group: KindGroup) -> &'static str {
     match group {
@@ -37,7 +43,7 @@ fn pages(counts: &NodeCounts) -> String {
         .join(" ")
 }
 
-pub fn render(model: &ProcessModel, findings: &[Finding]) -> String {
+pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool) -> String {
     let mut out = format!(
         "process {} ({}){}: {} thread(s)\n",
         model.pid,
@@ -60,7 +66,8 @@ pub fn render(model: &ProcessModel, findings: &[Finding]) -> String {
     .map(String::from)
     .to_vec()];
     let opt = |v: Option<u32>| v.map_or("?".to_string(), |v| v.to_string());
-    for t in &model.threads {
+    let shown = if detail { model.threads.len() } else { CONCISE_THREADS };
+    for t in model.threads.iter().take(shown) {
         rows.push(vec![
             t.tid.to_string(),
             opt(t.cpu),
@@ -72,15 +79,33 @@ pub fn render(model: &ProcessModel, findings: &[Finding]) -> String {
         ]);
     }
     out.push_str(&indent(&columns(&rows)));
+    if model.threads.len() > shown {
+        out.push_str(&format!(
+            "  … {} more thread(s) (--sections lists all)\n",
+            model.threads.len() - shown
+        ));
+    }
     out.push_str(&format!("threads run on node(s): {}\n\n", model.thread_nodes));
     if !model.kernel_thread {
         out.push_str(&memory_table(model));
-        out.push_str(&mappings_table(model));
+    }
+    out.push_str(&findings_text(findings));
+    if !model.kernel_thread {
+        if detail {
+            out.push_str(&mappings_table(model));
+        } else {
+            out.push_str(&static_by_object(model));
+            out.push_str(&other_mappings(model, CONCISE_OTHER_MAPPINGS));
+        }
     }
     for note in &model.notes {
         out.push_str(&format!("note: {note}\n"));
     }
-    out.push('\n');
+    out
+}
+
+fn findings_text(findings: &[Finding]) -> String {
+    let mut out = String::new();
     if findings.is_empty() {
         out.push_str("No findings: the process's memory and threads are where they should be.\n");
     }
@@ -96,6 +121,57 @@ pub fn render(model: &ProcessModel, findings: &[Finding]) -> String {
         }
         out.push_str(&format!("    remedy:   {}\n\n", f.remedy));
     }
+    out
+}
+
+/// The writable static sections summed per object: how many, how big,
+/// and on which nodes their pages are. (Pages are not summed: small
+/// sections share pages.)
+fn static_by_object(model: &ProcessModel) -> String {
+    let mut objects: Vec<(String, usize, u64, BTreeSet<u32>)> = Vec::new();
+    for m in model
+        .mappings
+        .iter()
+        .filter(|m| m.kind.group() == KindGroup::WritableStatic)
+    {
+        let name = m.object.clone().unwrap_or_else(|| "-".into());
+        let index = match objects.iter().position(|(o, ..)| *o == name) {
+            Some(i) => i,
+            None => {
+                objects.push((name, 0, 0, BTreeSet::new()));
+                objects.len() - 1
+            }
+        };
+        let entry = &mut objects[index];
+        entry.1 += 1;
+        entry.2 += m.end.saturating_sub(m.start);
+        entry
+            .3
+            .extend(m.pages_by_node.iter().filter(|(_, c)| **c > 0).map(|(n, _)| *n));
+    }
+    if objects.is_empty() {
+        return String::new();
+    }
+    // The program first (it is mapped first), then the largest.
+    let program = model.program.clone();
+    objects.sort_by_key(|(name, _, size, _)| (Some(name) != program.as_ref(), std::cmp::Reverse(*size)));
+    let mut rows = vec![["object", "sections", "size", "pages on nodes"]
+        .map(String::from)
+        .to_vec()];
+    for (name, sections, size, nodes) in objects.iter().take(CONCISE_OBJECTS) {
+        let on = if nodes.is_empty() {
+            "none resident".to_string()
+        } else {
+            IdList::new(nodes.iter().copied().collect()).to_string()
+        };
+        rows.push(vec![name.clone(), sections.to_string(), bytes(*size), on]);
+    }
+    let mut out = String::from("writable static data by object (--sections: every section, page by page):\n");
+    out.push_str(&indent(&columns(&rows)));
+    if objects.len() > CONCISE_OBJECTS {
+        out.push_str(&format!("  … {} more object(s)\n", objects.len() - CONCISE_OBJECTS));
+    }
+    out.push('\n');
     out
 }
 
@@ -134,6 +210,27 @@ fn memory_table(model: &ProcessModel) -> String {
     out
 }
 
+fn mapping_header() -> Vec<String> {
+    ["range", "kind", "object", "section", "pages", "accuracy"]
+        .map(String::from)
+        .to_vec()
+}
+
+fn mapping_line(m: &numasleuth_model::process::MappingUsage) -> Vec<String> {
+    vec![
+        format!("{:#x}-{:#x}", m.start, m.end),
+        m.kind.as_str().to_string(),
+        m.object.clone().unwrap_or_else(|| "-".into()),
+        m.section.clone().unwrap_or_else(|| "-".into()),
+        pages(&m.pages_by_node),
+        match m.accuracy {
+            Accuracy::PerPage => "per page".into(),
+            Accuracy::PerVma => "per mapping".into(),
+        },
+    ]
+}
+
+/// Every writable static section, page by page (`--sections`).
 fn mappings_table(model: &ProcessModel) -> String {
     let static_rows: Vec<_> = model
         .mappings
@@ -146,48 +243,37 @@ fn mappings_table(model: &ProcessModel) -> String {
         "pages per node, per mapping from numa_maps"
     };
     let mut out = String::new();
-    let header = || {
-        ["range", "kind", "object", "section", "pages", "accuracy"]
-            .map(String::from)
-            .to_vec()
-    };
-    let line = |m: &numasleuth_model::process::MappingUsage| {
-        vec![
-            format!("{:#x}-{:#x}", m.start, m.end),
-            m.kind.as_str().to_string(),
-            m.object.clone().unwrap_or_else(|| "-".into()),
-            m.section.clone().unwrap_or_else(|| "-".into()),
-            pages(&m.pages_by_node),
-            match m.accuracy {
-                Accuracy::PerPage => "per page".into(),
-                Accuracy::PerVma => "per mapping".into(),
-            },
-        ]
-    };
     if !static_rows.is_empty() {
         out.push_str(&format!("writable static sections ({how}):\n"));
-        let mut rows = vec![header()];
-        rows.extend(static_rows.iter().map(|m| line(m)));
+        let mut rows = vec![mapping_header()];
+        rows.extend(static_rows.iter().map(|m| mapping_line(m)));
         out.push_str(&indent(&columns(&rows)));
         out.push('\n');
     }
+    out.push_str(&other_mappings(model, TEXT_OTHER_MAPPINGS));
+    out
+}
+
+/// The largest resident mappings that are not writable static data.
+fn other_mappings(model: &ProcessModel, limit: usize) -> String {
     let mut others: Vec<_> = model
         .mappings
         .iter()
         .filter(|m| m.kind.group() != KindGroup::WritableStatic && m.resident_pages() > 0)
         .collect();
-    others.sort_by_key(|m| std::cmp::Reverse(m.resident_pages() * m.page_size_bytes));
-    if !others.is_empty() {
-        out.push_str(&format!(
-            "largest other mappings ({} of {} mappings; --json lists more):\n",
-            others.len().min(TEXT_OTHER_MAPPINGS),
-            model.mappings_total
-        ));
-        let mut rows = vec![header()];
-        rows.extend(others.iter().take(TEXT_OTHER_MAPPINGS).map(|m| line(m)));
-        out.push_str(&indent(&columns(&rows)));
-        out.push('\n');
+    if others.is_empty() {
+        return String::new();
     }
+    others.sort_by_key(|m| std::cmp::Reverse(m.resident_pages() * m.page_size_bytes));
+    let mut out = format!(
+        "largest other mappings ({} of {} mappings; --json lists more):\n",
+        others.len().min(limit),
+        model.mappings_total
+    );
+    let mut rows = vec![mapping_header()];
+    rows.extend(others.iter().take(limit).map(|m| mapping_line(m)));
+    out.push_str(&indent(&columns(&rows)));
+    out.push('\n');
     out
 }
 

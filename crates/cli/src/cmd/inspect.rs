@@ -30,7 +30,7 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         output::print_json(&inspect_json::build(&model, &findings))?;
     } else {
-        output::print(&inspect_text::render(&model, &findings))?;
+        output::print(&inspect_text::render(&model, &findings, args.sections))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -18,6 +18,10 @@ pub struct InspectArgs {
     /// 200 largest others (memory then grows with the mapping count).
     #[arg(long)]
     pub all_mappings: bool,
+    /// Text: every thread and every writable static section page by page,
+    /// instead of the one-screen summary grouped by object.
+    #[arg(short = 'v', long = "sections", alias = "verbose")]
+    pub sections: bool,
 }
 
 #[derive(Debug, Args)]
