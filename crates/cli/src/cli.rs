@@ -145,7 +145,7 @@ pub struct MemwatchArgs {
     /// How long to watch, 100ms to 7 days (168h); at most 100000 samples.
     #[arg(long, default_value = "60s", value_parser = crate::bounds::memwatch_duration)]
     pub duration: std::time::Duration,
-    /// Print JSON lines (schema numasleuth.memwatch/1), one per sample.
+    /// Print JSON lines (schema numasleuth.memwatch/2), one per sample.
     #[arg(long)]
     pub json: bool,
     /// Also write an SVG chart of free pages against the low and min
