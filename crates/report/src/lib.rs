@@ -24,6 +24,7 @@ pub mod mem_text;
 pub mod memwatch_text;
 pub mod move_json;
 pub mod move_text;
+pub mod openmetrics;
 pub mod pmu_diff_json;
 pub mod pmu_diff_text;
 pub mod pmu_json;
