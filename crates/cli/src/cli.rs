@@ -68,6 +68,9 @@ pub enum Command {
     /// its metric is bimodal, and explain the modes by start node or
     /// placement.
     Runs(crate::cmd::runs_args::RunsArgs),
+    /// Prometheus/OpenMetrics exporter: /metrics on 127.0.0.1:9464, or
+    /// --textfile DIR for node_exporter's textfile collector.
+    Serve(crate::cmd::serve_args::ServeArgs),
 }
 
 #[derive(Debug, Args)]

@@ -111,7 +111,11 @@ fn as_i64(value: u64) -> i64 {
 fn node_metrics(registry: &mut Registry, e: &Exposition) {
     let free = GaugeFamily::default();
     let total = GaugeFamily::default();
-    let (hit, miss, foreign) = (CounterFamily::default(), CounterFamily::default(), CounterFamily::default());
+    let (hit, miss, foreign) = (
+        CounterFamily::default(),
+        CounterFamily::default(),
+        CounterFamily::default(),
+    );
     for n in &e.nodes {
         let node = labels(&[("node", n.node.to_string())]);
         let pairs = [(&free, n.free_bytes), (&total, n.total_bytes)];
@@ -126,19 +130,47 @@ fn node_metrics(registry: &mut Registry, e: &Exposition) {
             }
         }
     }
-    registry.register("numasleuth_node_memory_free_bytes", "Free memory of the node (nodeN/meminfo MemFree)", free);
-    registry.register("numasleuth_node_memory_total_bytes", "Memory of the node (nodeN/meminfo MemTotal)", total);
-    registry.register("numasleuth_node_numa_hit", "Allocations meant for and served by this node (numastat)", hit);
-    registry.register("numasleuth_node_numa_miss", "Allocations served here though meant for another node", miss);
-    registry.register("numasleuth_node_numa_foreign", "Allocations meant for this node served elsewhere", foreign);
+    registry.register(
+        "numasleuth_node_memory_free_bytes",
+        "Free memory of the node (nodeN/meminfo MemFree)",
+        free,
+    );
+    registry.register(
+        "numasleuth_node_memory_total_bytes",
+        "Memory of the node (nodeN/meminfo MemTotal)",
+        total,
+    );
+    registry.register(
+        "numasleuth_node_numa_hit",
+        "Allocations meant for and served by this node (numastat)",
+        hit,
+    );
+    registry.register(
+        "numasleuth_node_numa_miss",
+        "Allocations served here though meant for another node",
+        miss,
+    );
+    registry.register(
+        "numasleuth_node_numa_foreign",
+        "Allocations meant for this node served elsewhere",
+        foreign,
+    );
     let marks = GaugeFamily::default();
     for w in &e.watermarks {
         for (level, bytes) in [("min", w.min_bytes), ("low", w.low_bytes), ("high", w.high_bytes)] {
-            let l = labels(&[("node", w.node.to_string()), ("zone", w.zone.clone()), ("level", level.into())]);
+            let l = labels(&[
+                ("node", w.node.to_string()),
+                ("zone", w.zone.clone()),
+                ("level", level.into()),
+            ]);
             marks.get_or_create(&l).set(as_i64(bytes));
         }
     }
-    registry.register("numasleuth_node_watermark_bytes", "Zone watermark (/proc/zoneinfo)", marks);
+    registry.register(
+        "numasleuth_node_watermark_bytes",
+        "Zone watermark (/proc/zoneinfo)",
+        marks,
+    );
 }
 
 fn reclaim_metrics(registry: &mut Registry, r: &ReclaimMetrics) {
@@ -150,15 +182,31 @@ fn reclaim_metrics(registry: &mut Registry, r: &ReclaimMetrics) {
         scan.get_or_create(&labels(&[("kind", kind.into())])).inc_by(scanned);
         steal.get_or_create(&labels(&[("kind", kind.into())])).inc_by(stolen);
     }
-    registry.register("numasleuth_reclaim_scan", "Pages scanned by reclaim, machine-wide (/proc/vmstat)", scan);
-    registry.register("numasleuth_reclaim_steal", "Pages reclaimed, machine-wide (/proc/vmstat)", steal);
+    registry.register(
+        "numasleuth_reclaim_scan",
+        "Pages scanned by reclaim, machine-wide (/proc/vmstat)",
+        scan,
+    );
+    registry.register(
+        "numasleuth_reclaim_steal",
+        "Pages reclaimed, machine-wide (/proc/vmstat)",
+        steal,
+    );
     let stalls = Counter::<u64>::default();
     stalls.inc_by(r.allocstall);
-    registry.register("numasleuth_allocstall", "Allocations that entered direct reclaim, machine-wide", stalls);
+    registry.register(
+        "numasleuth_allocstall",
+        "Allocations that entered direct reclaim, machine-wide",
+        stalls,
+    );
     if let Some(kills) = r.oom_kill {
         let oom = Counter::<u64>::default();
         oom.inc_by(kills);
-        registry.register("numasleuth_oom_kill", "OOM kills, machine-wide (/proc/vmstat oom_kill)", oom);
+        registry.register(
+            "numasleuth_oom_kill",
+            "OOM kills, machine-wide (/proc/vmstat oom_kill)",
+            oom,
+        );
     }
 }
 
@@ -168,7 +216,11 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
         let l = labels(&[("irq", number.to_string()), ("device", device.clone())]);
         irq.get_or_create(&l).set(i64::from(*off_node));
     }
-    registry.register("numasleuth_irq_off_node", "1 when the IRQ may run off its device's node", irq);
+    registry.register(
+        "numasleuth_irq_off_node",
+        "1 when the IRQ may run off its device's node",
+        irq,
+    );
     let findings = GaugeFamily::default();
     for (id, severity) in &e.findings {
         findings
@@ -179,7 +231,11 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
     let (memory, ratio) = (GaugeFamily::default(), FloatFamily::default());
     for p in &e.processes {
         for (node, bytes) in &p.bytes_by_node {
-            let l = labels(&[("pid", p.pid.to_string()), ("comm", p.comm.clone()), ("node", node.to_string())]);
+            let l = labels(&[
+                ("pid", p.pid.to_string()),
+                ("comm", p.comm.clone()),
+                ("node", node.to_string()),
+            ]);
             memory.get_or_create(&l).set(as_i64(*bytes));
         }
         if let Some(r) = p.remote_ratio {
@@ -188,12 +244,24 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
                 .set(r);
         }
     }
-    registry.register("numasleuth_process_memory_bytes", "Resident memory of a --pid process per node", memory);
-    registry.register("numasleuth_process_remote_ratio", "Share of a --pid process's memory off its threads' nodes", ratio);
+    registry.register(
+        "numasleuth_process_memory_bytes",
+        "Resident memory of a --pid process per node",
+        memory,
+    );
+    registry.register(
+        "numasleuth_process_remote_ratio",
+        "Share of a --pid process's memory off its threads' nodes",
+        ratio,
+    );
     if let Some(age) = e.refresh_age_seconds {
         let g = Gauge::<f64, AtomicU64>::default();
         g.set(age);
-        registry.register("numasleuth_refresh_age_seconds", "Age of the cached doctor, IRQ and process figures", g);
+        registry.register(
+            "numasleuth_refresh_age_seconds",
+            "Age of the cached doctor, IRQ and process figures",
+            g,
+        );
     }
 }
 
@@ -211,10 +279,18 @@ pub fn encode_text(e: &Exposition) -> String {
             .get_or_create(&labels(&[("source", source.clone())]))
             .set(as_i64(*count));
     }
-    registry.register("numasleuth_collect_errors", "Sources that could not be read this scrape", errors);
+    registry.register(
+        "numasleuth_collect_errors",
+        "Sources that could not be read this scrape",
+        errors,
+    );
     let duration = Gauge::<f64, AtomicU64>::default();
     duration.set(e.scrape_duration_seconds);
-    registry.register("numasleuth_scrape_duration_seconds", "Time this scrape took to collect", duration);
+    registry.register(
+        "numasleuth_scrape_duration_seconds",
+        "Time this scrape took to collect",
+        duration,
+    );
     let mut text = String::new();
     // Writing into a String cannot fail; an error here would be a bug in
     // the encoder, and an empty exposition is the safe answer.
