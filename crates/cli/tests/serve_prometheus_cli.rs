@@ -79,7 +79,15 @@ fn node0_memfree_bytes() -> f64 {
     let text = std::fs::read_to_string("/sys/devices/system/node/node0/meminfo").unwrap();
     let kb: f64 = text
         .lines()
-        .find_map(|l| l.split("MemFree:").nth(1)?.trim().strip_suffix("kB")?.trim().parse().ok())
+        .find_map(|l| {
+            l.split("MemFree:")
+                .nth(1)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
         .unwrap();
     kb * 1024.0
 }
