@@ -143,6 +143,20 @@ fn corpus(kind: Kind) -> &'static [&'static str] {
             "0x0x1000-0x2000",
         ],
         Kind::Choice => &["nan", "1e23", "", "-1"],
+        Kind::Listen => &[
+            "",
+            "nan",
+            "localhost:9464",
+            "127.0.0.1",
+            "127.0.0.1:65536",
+            "127.0.0.1:-1",
+            "1.2.3.4.5:80",
+            "[::1",
+            ":80",
+            "127.0.0.1:9464:1",
+            "0x7f000001:80",
+            "999.0.0.1:80",
+        ],
     }
 }
 
@@ -158,6 +172,7 @@ enum Kind {
     Address,
     Range,
     Choice,
+    Listen,
 }
 
 /// What each value name in `--help` is; `None` for names whose values are
@@ -171,10 +186,11 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" => Kind::List,
         "ADDR" => Kind::Address,
+        "IP:PORT" => Kind::Listen,
         "START-END" => Kind::Range,
         "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" => Kind::Choice,
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
-        | "GOOD.json" | "BAD.json" => return Some(None),
+        | "GOOD.json" | "BAD.json" | "DIR" => return Some(None),
         _ => return None,
     }))
 }
@@ -303,13 +319,14 @@ fn every_number_flag_refuses_hostile_values() {
         "--delays",
         "--sample-ms",
         "--len",
+        "--listen",
     ] {
         assert!(
             all.iter().any(|s| s.flag.as_deref() == Some(flag)),
             "{flag} not found in any help"
         );
     }
-    assert_eq!(kinds_seen.len(), 9, "{kinds_seen:?}");
+    assert_eq!(kinds_seen.len(), 10, "{kinds_seen:?}");
     assert!(fed > 300, "only {fed} values fed");
 }
 
