@@ -84,15 +84,15 @@ fn write_atomically(dir: &Path, text: &str) -> anyhow::Result<()> {
     let tmp = dir.join(format!(".{TEXTFILE_NAME}.{}.tmp", std::process::id()));
     let target = dir.join(TEXTFILE_NAME);
     let _ = std::fs::remove_file(&tmp);
-    let result = OpenOptions::new()
+    let mut file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o644)
         .open(&tmp)
-        .and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        })
+        .with_context(|| format!("cannot create a file in --textfile {}", dir.display()))?;
+    let result = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
         .and_then(|()| std::fs::rename(&tmp, &target));
     if let Err(e) = result {
         let _ = std::fs::remove_file(&tmp);
