@@ -168,3 +168,54 @@ fn textfile_every_interval_stops_on_sigterm() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
 }
+
+fn textfile_of(root: &std::path::Path) -> String {
+    let out = tempfile::tempdir().unwrap();
+    let output = numasleuth()
+        .arg("--root")
+        .arg(root)
+        .args(["serve", "--once", "--textfile"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    std::fs::read_to_string(out.path().join("numasleuth.prom")).unwrap()
+}
+
+#[test]
+fn a_kernel_without_numa_is_node_0_and_broken_files_are_collect_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let zone = "Node 0, zone   Normal\n  pages free     200000\n        min      1000\n        low      1250\n\
+                \x20       high     1500\n        spanned  262144\n        present  262144\n        managed  250000\n";
+    common::write_tree(
+        dir.path(),
+        &[
+            ("proc/zoneinfo".to_string(), zone.to_string()),
+            (
+                "proc/meminfo".to_string(),
+                "MemTotal: 2097152 kB\nMemFree: 1048576 kB\n".to_string(),
+            ),
+            (
+                "proc/vmstat".to_string(),
+                "pgscan_kswapd 7\npgscan_direct 0\n".to_string(),
+            ),
+        ],
+    );
+    let text = textfile_of(dir.path());
+    assert_eq!(
+        sample(&text, "numasleuth_node_memory_free_bytes{node=\"0\"}"),
+        Some(1073741824.0)
+    );
+    assert_eq!(
+        sample(&text, "numasleuth_reclaim_scan_total{kind=\"kswapd\"}"),
+        Some(7.0)
+    );
+    assert!(text.contains("numasleuth_node_watermark_bytes{node=\"0\",zone=\"Normal\",level=\"low\"} 5120000"));
+    // Truncated zoneinfo and garbage vmstat: the exporter keeps going and
+    // says what it could not read.
+    std::fs::write(dir.path().join("proc/zoneinfo"), "Node 0, zone").unwrap();
+    std::fs::write(dir.path().join("proc/vmstat"), "pgscan_kswapd x\n").unwrap();
+    let text = textfile_of(dir.path());
+    assert_eq!(sample(&text, "numasleuth_collect_errors{source=\"vmstat\"}"), Some(1.0));
+    assert!(!text.contains("numasleuth_reclaim_scan_total{"));
+}

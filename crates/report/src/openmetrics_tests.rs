@@ -58,6 +58,10 @@ fn names_and_labels_are_pinned() {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
     // Absent counters are absent, not zero.
+    let mut odd = exposition();
+    odd.processes[0].comm = "a\nb\\".into();
+    let text_odd = encode_text(&odd);
+    assert!(text_odd.contains("comm=\"a\\nb\\\\\""), "{text_odd}");
     assert!(!text.contains("numasleuth_node_numa_foreign_total{"));
     assert!(text.ends_with("# EOF\n"));
 }

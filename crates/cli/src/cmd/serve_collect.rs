@@ -148,7 +148,14 @@ impl Collector {
             node,
             ..NodeMetrics::default()
         };
-        match meminfo::read(&self.root, &format!("{NODE_DIR}/node{node}/meminfo")) {
+        // A kernel built without NUMA has no node directory: everything is
+        // node 0, and /proc/meminfo is its meminfo.
+        let path = if node == 0 && !self.root.exists(NODE_DIR) {
+            "proc/meminfo".to_string()
+        } else {
+            format!("{NODE_DIR}/node{node}/meminfo")
+        };
+        match meminfo::read(&self.root, &path) {
             Ok(info) => {
                 m.free_bytes = info.free_bytes();
                 m.total_bytes = info.total_bytes();
