@@ -2,7 +2,7 @@
 //! kernel under live pressure. `tests/victim/pressure.c` prefers node 1
 //! and touches more memory than node 1 has, so node 1 falls to its low
 //! watermark and the kernel serves the rest from node 0; then it exits and
-//! node 1 recovers. memwatch must report node 1 below low exactly once
+//! node 1 recovers. memwatch must report node 1 below low (or min) exactly once
 //! with the amount that fell back to node 0 (no flapping while it sits at
 //! low), a recovery, machine-wide reclaim once per sample (not per node)
 //! and `null`, never 4294967295, for "no node". `serve --textfile` must
@@ -23,10 +23,10 @@ use serde_json::Value;
 
 /// memwatch in the background, the pressure in the foreground: node 1 has
 /// 512 MiB, so 640 MiB preferring it must spill onto node 0.
-const SCENARIO: &str = "numasleuth memwatch --interval 200ms --duration 10s FORMAT > /tmp/mw.out 2>/tmp/mw.err &
+const SCENARIO: &str = "numasleuth memwatch --interval 200ms --duration 14s FORMAT > /tmp/mw.out 2>/tmp/mw.err &
 mw=$!
 usleep 1000000
-/pressure 640 1 2000 >&2
+/pressure 640 1 1000 >&2
 wait $mw
 rc=$?
 cat /tmp/mw.out
@@ -70,8 +70,11 @@ fn check_memwatch(c: &mut Checks, text: &str) {
             .filter(|e| e["kind"] == kind && e["node"] == node)
             .collect()
     };
-    let below = of("below-low", 1);
-    c.eq("node 1 below-low events", below.len(), 1);
+    // Node 1 drops to about its min watermark within one sample (TCG
+    // touches pages fast enough), so the one event may be either.
+    let mut below = of("below-low", 1);
+    below.extend(of("below-min", 1));
+    c.eq("node 1 below-low/below-min events", below.len(), 1);
     if let Some(e) = below.first() {
         let message = e["message"].as_str().unwrap_or("");
         c.check(
