@@ -2,7 +2,7 @@
 //! kernel under live pressure. `tests/victim/pressure.c` prefers node 1
 //! and touches more memory than node 1 has, so node 1 falls to its low
 //! watermark and the kernel serves the rest from node 0; then it exits and
-//! node 1 recovers. memwatch must report node 1 below low (or min) exactly once
+//! node 1 recovers. memwatch must report each crossing (low, min) at most once
 //! with the amount that fell back to node 0 (no flapping while it sits at
 //! low), a recovery, machine-wide reclaim once per sample (not per node)
 //! and `null`, never 4294967295, for "no node". `serve --textfile` must
@@ -70,18 +70,21 @@ fn check_memwatch(c: &mut Checks, text: &str) {
             .filter(|e| e["kind"] == kind && e["node"] == node)
             .collect()
     };
-    // Node 1 drops to about its min watermark within one sample (TCG
-    // touches pages fast enough), so the one event may be either.
-    let mut below = of("below-low", 1);
-    below.extend(of("below-min", 1));
-    c.eq("node 1 below-low/below-min events", below.len(), 1);
-    if let Some(e) = below.first() {
-        let message = e["message"].as_str().unwrap_or("");
-        c.check(
-            message.contains("of its allocations fell back to node 0") && message.contains(" pages, "),
-            || format!("below-low message: {message}"),
-        );
-    }
+    // Node 1 drops to its low and then its min watermark, sometimes within
+    // one sample: each crossing is reported once (no flapping), and at
+    // least one says how much fell back to node 0.
+    let (low, min) = (of("below-low", 1), of("below-min", 1));
+    c.check(
+        low.len() <= 1 && min.len() <= 1 && !(low.is_empty() && min.is_empty()),
+        || format!("node 1 below-low {low:?}, below-min {min:?}"),
+    );
+    c.check(
+        low.iter().chain(&min).any(|e| {
+            let message = e["message"].as_str().unwrap_or("");
+            message.contains("of its allocations fell back to node 0") && message.contains(" pages, ")
+        }),
+        || format!("no fallback amount in {low:?} {min:?}"),
+    );
     c.eq("node 1 recoveries", of("recovered", 1).len(), 1);
     let fallback: f64 = samples
         .iter()
