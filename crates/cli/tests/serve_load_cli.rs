@@ -122,6 +122,7 @@ fn survives_1000_scrapes_and_200_malformed_requests_with_stable_rss() {
     scrape_ok(addr);
     let rss_after_kb = rss_kb(exporter.pid());
     let drift = (rss_after_kb as f64 - rss_before_kb as f64).abs() / rss_before_kb as f64;
+    eprintln!("exporter RSS: {rss_before_kb} kB after warm-up, {rss_after_kb} kB after the load");
     assert!(
         drift <= 0.10,
         "RSS moved {:.1}%: {rss_before_kb} kB -> {rss_after_kb} kB",

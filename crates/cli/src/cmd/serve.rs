@@ -51,6 +51,9 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
     eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    if !bound.ip().is_loopback() {
+        eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
+    }
     let signal = signals.wait(None)?;
     server.stop();
     eprintln!("numasleuth: stopped on {}", signal.map_or("a signal", signal_name));
