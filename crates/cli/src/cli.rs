@@ -75,6 +75,9 @@ pub enum Command {
     /// move halves of a section's pages to the other node and back,
     /// reading a metric command, down to one page, then name its symbols.
     Bisect(crate::cmd::bisect_args::BisectArgs),
+    /// Prometheus/OpenMetrics exporter: /metrics on 127.0.0.1:9464, or
+    /// --textfile DIR for node_exporter's textfile collector.
+    Serve(crate::cmd::serve_args::ServeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -152,7 +155,7 @@ pub struct MemwatchArgs {
     /// How long to watch, 100ms to 7 days (168h); at most 100000 samples.
     #[arg(long, default_value = "60s", value_parser = crate::bounds::memwatch_duration)]
     pub duration: std::time::Duration,
-    /// Print JSON lines (schema numasleuth.memwatch/1), one per sample.
+    /// Print JSON lines (schema numasleuth.memwatch/2), one per sample.
     #[arg(long)]
     pub json: bool,
     /// Also write an SVG chart of free pages against the low and min

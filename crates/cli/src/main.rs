@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Command::Pmu(args) => cmd::pmu::run(&root, args),
         Command::Runs(args) => cmd::runs::run(&root, args),
         Command::Bisect(args) => cmd::bisect::run(&root, args),
+        Command::Serve(args) => cmd::serve::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -245,7 +245,7 @@ fn memwatch_json_lines_and_bounds() {
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 4, "3 samples and a summary");
-    assert!(lines.iter().all(|l| l["schema"] == "numasleuth.memwatch/1"));
+    assert!(lines.iter().all(|l| l["schema"] == "numasleuth.memwatch/2"));
     assert_eq!(lines[0]["nodes"][1]["free_pages"], 200000);
     assert_eq!(lines[0]["nodes"][1]["low_pages"], 1250);
     assert_eq!(lines[3]["type"], "summary");

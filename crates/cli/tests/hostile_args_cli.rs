@@ -146,6 +146,20 @@ fn corpus(kind: Kind) -> &'static [&'static str] {
         Kind::Percent => &[
             "nan", "inf", "", "-5%", "0", "0%", "101%", "1e309", "5%%", "0x5", "five",
         ],
+        Kind::Listen => &[
+            "",
+            "nan",
+            "localhost:9464",
+            "127.0.0.1",
+            "127.0.0.1:65536",
+            "127.0.0.1:-1",
+            "1.2.3.4.5:80",
+            "[::1",
+            ":80",
+            "127.0.0.1:9464:1",
+            "0x7f000001:80",
+            "999.0.0.1:80",
+        ],
     }
 }
 
@@ -163,6 +177,7 @@ enum Kind {
     Choice,
     /// `5%` or `5`: a share from a small floor to 100%.
     Percent,
+    Listen,
 }
 
 /// What each value name in `--help` is; `None` for names whose values are
@@ -177,10 +192,11 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" => Kind::List,
         "ADDR" => Kind::Address,
+        "IP:PORT" => Kind::Listen,
         "START-END" => Kind::Range,
         "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" => Kind::Choice,
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
-        | "GOOD.json" | "BAD.json" => return Some(None),
+        | "GOOD.json" | "BAD.json" | "DIR" => return Some(None),
         _ => return None,
     }))
 }
@@ -309,13 +325,14 @@ fn every_number_flag_refuses_hostile_values() {
         "--delays",
         "--sample-ms",
         "--len",
+        "--listen",
     ] {
         assert!(
             all.iter().any(|s| s.flag.as_deref() == Some(flag)),
             "{flag} not found in any help"
         );
     }
-    assert_eq!(kinds_seen.len(), 10, "{kinds_seen:?}");
+    assert_eq!(kinds_seen.len(), 11, "{kinds_seen:?}");
     assert!(fed > 300, "only {fed} values fed");
 }
 

@@ -8,11 +8,11 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::memwatch::{events, node_samples, reclaim_counters, rows, Event, Row, Sample};
+use numasleuth_analyze::memwatch::{machine_counters, machine_row, node_samples, rows, EventTracker, Sample};
 use numasleuth_kernel::procfs::{settings, zoneinfo};
 use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
-use numasleuth_kernel::{ReadError, Root};
-use numasleuth_report::svg_chart::{line_chart, Series};
+use numasleuth_kernel::{pages, ReadError, Root};
+use numasleuth_report::memwatch_text::{chart, render_sample, sample_json, SCHEMA};
 use serde_json::json;
 
 use crate::cli::MemwatchArgs;
@@ -38,6 +38,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
     let mut history = vec![previous.clone()];
     let mut cost = Vec::new();
+    let mut tracker = EventTracker::new(base_page_bytes(root));
     if !args.json {
         output::print(&format!(
             "watching {} node(s) every {:?} for {:?}; pages are the kernel's base pages\n",
@@ -58,8 +59,13 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         let began = Instant::now();
         let current = sample(root, start.elapsed().as_secs_f64())?;
         cost.push(began.elapsed());
-        let (rows, events) = (rows(&previous, &current), events(&previous, &current));
-        emit(args.json, &rows, &events)?;
+        let (rows, machine) = (rows(&previous, &current), machine_row(&previous, &current));
+        let events = tracker.events(&previous, &current);
+        if args.json {
+            output::print(&format!("{}\n", sample_json(&rows, &machine, &events)))?;
+        } else {
+            output::print(&render_sample(&rows, &machine, &events))?;
+        }
         if args.svg.is_some() {
             history.push(current.clone());
         }
@@ -72,7 +78,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         output::print(&format!(
             "{}\n",
-            json!({"schema": "numasleuth.memwatch/1", "type": "summary", "samples": cost.len(),
+            json!({"schema": SCHEMA, "type": "summary", "samples": cost.len(),
                    "sampling_cost_us": {"median": median_us, "max": max_us}, "cost_share_of_interval_percent": share})
         ))?;
     } else {
@@ -87,85 +93,40 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
+/// Pages in the samples are the kernel's base pages; a capture is read as
+/// 4 KiB pages (x86-64, arm64 default).
+pub fn base_page_bytes(root: &Root) -> u64 {
+    if root.is_live() {
+        pages::page_size_bytes()
+    } else {
+        4096
+    }
+}
+
+/// One memwatch sample: zoneinfo, each node's numastat and vmstat, and
+/// /proc/vmstat. Only cheap files; never /proc/slabinfo.
+pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
     let zones = zoneinfo::read(root)?;
     let mut numastat = BTreeMap::new();
+    let mut node_vmstat = BTreeMap::new();
     for node in zones.iter().map(|z| z.node).collect::<std::collections::BTreeSet<_>>() {
-        let path = format!("{NODE_DIR}/node{node}/numastat");
-        if let Some(text) = root.read_optional(&path)? {
-            numastat.insert(
-                node,
-                parse_counters(&text).map_err(|e| ReadError::malformed(&path, e.0))?,
-            );
+        for (file, into) in [("numastat", &mut numastat), ("vmstat", &mut node_vmstat)] {
+            let path = format!("{NODE_DIR}/node{node}/{file}");
+            if let Some(text) = root.read_optional(&path)? {
+                into.insert(
+                    node,
+                    parse_counters(&text).map_err(|e| ReadError::malformed(&path, e.0))?,
+                );
+            }
         }
     }
-    let (pgscan_kswapd, pgscan_direct, allocstall) = reclaim_counters(&settings::read_vmstat(root)?);
+    let zone_reclaim_mode = root
+        .read_optional("proc/sys/vm/zone_reclaim_mode")?
+        .and_then(|t| t.trim().parse().ok());
     Ok(Sample {
         t_s,
-        nodes: node_samples(&zones, &numastat),
-        pgscan_kswapd,
-        pgscan_direct,
-        allocstall,
+        nodes: node_samples(&zones, &numastat, &node_vmstat),
+        machine: machine_counters(&settings::read_vmstat(root)?),
+        zone_reclaim_mode,
     })
-}
-
-fn emit(json: bool, rows: &[Row], events: &[Event]) -> anyhow::Result<()> {
-    if json {
-        let line = json!({"schema": "numasleuth.memwatch/1", "type": "sample",
-                          "t_s": rows.first().map_or(0.0, |r| r.t_s), "nodes": rows, "events": events});
-        return output::print(&format!("{line}\n"));
-    }
-    let mut text = String::new();
-    let rate = |r: Option<f64>| r.map_or("?".to_string(), |v| format!("{v:.0}"));
-    for r in rows {
-        text.push_str(&format!(
-            "t={:>7.1}s node {}: free {} pages (low {}, min {}), kswapd scan {:.0}/s, direct scan {:.0}/s, \
-             numa_miss {}/s, numa_foreign {}/s\n",
-            r.t_s,
-            r.node,
-            r.free_pages,
-            r.low_pages,
-            r.min_pages,
-            r.kswapd_scan_per_sec,
-            r.direct_scan_per_sec,
-            rate(r.numa_miss_per_sec),
-            rate(r.numa_foreign_per_sec)
-        ));
-    }
-    for e in events {
-        text.push_str(&format!("event: {}\n", e.message));
-    }
-    output::print(&text)
-}
-
-fn chart(history: &[Sample]) -> String {
-    let mut series = Vec::new();
-    let nodes: Vec<u32> = history
-        .first()
-        .map(|s| s.nodes.iter().map(|n| n.node).collect())
-        .unwrap_or_default();
-    for node in nodes {
-        let points = |pick: fn(&numasleuth_analyze::memwatch::NodeSample) -> u64| -> Vec<(f64, f64)> {
-            history
-                .iter()
-                .filter_map(|s| s.nodes.iter().find(|n| n.node == node).map(|n| (s.t_s, pick(n) as f64)))
-                .collect()
-        };
-        series.push(Series {
-            name: format!("node {node} free"),
-            points: points(|n| n.free_pages),
-            dashed: false,
-        });
-        series.push(Series {
-            name: format!("node {node} low"),
-            points: points(|n| n.low_pages),
-            dashed: true,
-        });
-        series.push(Series {
-            name: format!("node {node} min"),
-            points: points(|n| n.min_pages),
-            dashed: true,
-        });
-    }
-    line_chart("free pages against watermarks", "time (s)", "pages", &series)
 }

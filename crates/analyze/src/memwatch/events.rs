@@ -1,0 +1,279 @@
+//! Watermark, reclaim and OOM events from a series of samples.
+//!
+//! A node that hovers a few pages around its low watermark must not flap
+//! between "fell below" and "back above": the tracker keeps each node's
+//! state and declares recovery only above the `high` watermark (where
+//! kswapd itself stops) or after [`RECOVERY_SAMPLES`] samples in a row
+//! above `low`.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{NodeSample, Sample};
+
+/// Samples in a row above `low` that count as a recovery even below `high`.
+pub const RECOVERY_SAMPLES: u32 = 5;
+
+/// A kswapd episode smaller than this is routine background reclaim.
+const KSWAPD_EPISODE_MIN_BYTES: u64 = 4 << 20;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Event {
+    pub t_s: f64,
+    /// `None` for machine-wide events (reclaim and OOM counters are not
+    /// per node in /proc/vmstat).
+    pub node: Option<u32>,
+    /// `below-low`, `below-min`, `recovered`, `direct-reclaim`,
+    /// `node-reclaim`, `kswapd-episode`, `oom-kill`.
+    pub kind: &'static str,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct NodeState {
+    /// 0 fine, 1 below low, 2 below min (and not yet recovered).
+    level: u8,
+    above_low_run: u32,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Episode {
+    start_t_s: f64,
+    steal_at_start: u64,
+}
+
+/// Carries state between samples (per-node hysteresis, kswapd episodes).
+#[derive(Debug, Clone)]
+pub struct EventTracker {
+    base_page_bytes: u64,
+    nodes: BTreeMap<u32, NodeState>,
+    kswapd: Option<Episode>,
+}
+
+fn raw_level(n: &NodeSample) -> u8 {
+    if n.free_pages <= n.min_pages {
+        2
+    } else if n.free_pages <= n.low_pages {
+        1
+    } else {
+        0
+    }
+}
+
+fn mib(bytes: u64) -> String {
+    let mib = bytes as f64 / (1u64 << 20) as f64;
+    if mib >= 10.0 {
+        format!("{mib:.0} MiB")
+    } else {
+        format!("{mib:.1} MiB")
+    }
+}
+
+impl EventTracker {
+    pub fn new(base_page_bytes: u64) -> Self {
+        EventTracker {
+            base_page_bytes: base_page_bytes.max(1),
+            nodes: BTreeMap::new(),
+            kswapd: None,
+        }
+    }
+
+    fn amount(&self, pages: u64) -> String {
+        let bytes = pages.saturating_mul(self.base_page_bytes);
+        if bytes >= 1 << 20 {
+            format!("{pages} pages, {}", mib(bytes))
+        } else {
+            format!("{pages} pages, {} KiB", bytes >> 10)
+        }
+    }
+
+    /// What changed between two consecutive samples that a person should
+    /// hear about.
+    pub fn events(&mut self, previous: &Sample, current: &Sample) -> Vec<Event> {
+        let mut out = Vec::new();
+        for node in &current.nodes {
+            if let Some(event) = self.node_event(previous, current, node) {
+                out.push(event);
+            }
+        }
+        out.extend(self.reclaim_events(previous, current));
+        out
+    }
+
+    fn node_event(&mut self, previous: &Sample, current: &Sample, node: &NodeSample) -> Option<Event> {
+        let raw = raw_level(node);
+        let state = self.nodes.entry(node.node).or_default();
+        let was = state.level;
+        if raw > was {
+            *state = NodeState {
+                level: raw,
+                above_low_run: 0,
+            };
+            return Some(self.fell_event(previous, current, node, raw));
+        }
+        if raw == 0 && was > 0 {
+            state.above_low_run += 1;
+            let above_high = node.free_pages > node.high_pages;
+            if above_high || state.above_low_run >= RECOVERY_SAMPLES {
+                *state = NodeState::default();
+                let why = if above_high {
+                    "above its high watermark".to_string()
+                } else {
+                    format!("above its low watermark for {RECOVERY_SAMPLES} samples")
+                };
+                return Some(Event {
+                    t_s: current.t_s,
+                    node: Some(node.node),
+                    kind: "recovered",
+                    message: format!(
+                        "node {} recovered at t={:.1} s: {} free, {why}",
+                        node.node, current.t_s, node.free_pages
+                    ),
+                });
+            }
+        } else if raw > 0 {
+            state.above_low_run = 0;
+        }
+        None
+    }
+
+    fn fell_event(&self, previous: &Sample, current: &Sample, node: &NodeSample, level: u8) -> Event {
+        let (kind, mark, pages) = if level == 2 {
+            ("below-min", "min", node.min_pages)
+        } else {
+            ("below-low", "low", node.low_pages)
+        };
+        let mut message = format!(
+            "node {} fell below its {mark} watermark at t={:.1} s ({} free, {mark} {pages})",
+            node.node, current.t_s, node.free_pages
+        );
+        let before = previous.nodes.iter().find(|p| p.node == node.node);
+        let foreign = node
+            .numa_foreign
+            .zip(before.and_then(|b| b.numa_foreign))
+            .map_or(0, |(a, b)| a.saturating_sub(b));
+        let receivers = fallback_receivers(previous, current, node.node);
+        if foreign > 0 && !receivers.is_empty() {
+            message.push_str(&format!(
+                ", {} of its allocations fell back to node {}",
+                self.amount(foreign),
+                receivers.join(", node ")
+            ));
+        }
+        Event {
+            t_s: current.t_s,
+            node: Some(node.node),
+            kind,
+            message,
+        }
+    }
+
+    fn reclaim_events(&mut self, previous: &Sample, current: &Sample) -> Vec<Event> {
+        let mut out = Vec::new();
+        let (now, then) = (&current.machine, &previous.machine);
+        let direct = now.pgscan_direct.saturating_sub(then.pgscan_direct);
+        let stalls = now.allocstall.saturating_sub(then.allocstall);
+        if stalls > 0 {
+            out.push(self.machine_event(
+                current,
+                "direct-reclaim",
+                format!(
+                    "direct reclaim at t={:.1} s (machine-wide): {stalls} allocation stalls, {direct} pages scanned",
+                    current.t_s
+                ),
+            ));
+        } else if direct > 0 {
+            // Without stalls, the scans came from node_reclaim() when
+            // zone_reclaim_mode is set: the allocating node reclaimed its
+            // own pages rather than spill to another node.
+            let (kind, what) = match current.zone_reclaim_mode {
+                Some(mode) if mode != 0 => ("node-reclaim", format!("node-local reclaim (zone_reclaim_mode={mode})")),
+                _ => ("direct-reclaim", "direct reclaim without allocation stalls".to_string()),
+            };
+            out.push(self.machine_event(
+                current,
+                kind,
+                format!(
+                    "{what} at t={:.1} s (machine-wide): {direct} pages scanned",
+                    current.t_s
+                ),
+            ));
+        }
+        out.extend(self.kswapd_event(previous, current));
+        let ooms = now.oom_kill.zip(then.oom_kill).map_or(0, |(a, b)| a.saturating_sub(b));
+        if ooms > 0 {
+            out.push(self.machine_event(
+                current,
+                "oom-kill",
+                format!(
+                    "{ooms} OOM kill(s) between t={:.1} s and t={:.1} s",
+                    previous.t_s, current.t_s
+                ),
+            ));
+        }
+        out
+    }
+
+    /// kswapd's reclaim from the first interval it stole pages to the first
+    /// interval it stole none; reported when the episode ends.
+    fn kswapd_event(&mut self, previous: &Sample, current: &Sample) -> Option<Event> {
+        let (now, then) = (current.machine.pgsteal_kswapd, previous.machine.pgsteal_kswapd);
+        match self.kswapd {
+            None if now > then => {
+                self.kswapd = Some(Episode {
+                    start_t_s: previous.t_s,
+                    steal_at_start: then,
+                });
+                None
+            }
+            Some(episode) if now <= then => {
+                self.kswapd = None;
+                let bytes = then
+                    .saturating_sub(episode.steal_at_start)
+                    .saturating_mul(self.base_page_bytes);
+                (bytes >= KSWAPD_EPISODE_MIN_BYTES).then(|| {
+                    let seconds = previous.t_s - episode.start_t_s;
+                    self.machine_event(
+                        current,
+                        "kswapd-episode",
+                        format!(
+                            "kswapd reclaimed {} in {seconds:.1} s (t={:.1} s to t={:.1} s, machine-wide)",
+                            mib(bytes),
+                            episode.start_t_s,
+                            previous.t_s
+                        ),
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
+
+    fn machine_event(&self, current: &Sample, kind: &'static str, message: String) -> Event {
+        Event {
+            t_s: current.t_s,
+            node: None,
+            kind,
+            message,
+        }
+    }
+}
+
+/// Nodes whose numa_miss grew: they took allocations meant for another.
+fn fallback_receivers(previous: &Sample, current: &Sample, except: u32) -> Vec<String> {
+    current
+        .nodes
+        .iter()
+        .filter(|n| n.node != except)
+        .filter(|n| {
+            let before = previous
+                .nodes
+                .iter()
+                .find(|p| p.node == n.node)
+                .and_then(|p| p.numa_miss);
+            matches!((n.numa_miss, before), (Some(now), Some(then)) if now > then)
+        })
+        .map(|n| n.node.to_string())
+        .collect()
+}

@@ -1,0 +1,175 @@
+//! `numasleuth serve`: a Prometheus/OpenMetrics exporter on 127.0.0.1:9464
+//! by default, or `--textfile DIR` for node_exporter's textfile collector.
+//! SIGTERM and SIGINT stop it cleanly with exit 0.
+
+use std::fs::OpenOptions;
+use std::io::Write;
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use numasleuth_kernel::Root;
+use numasleuth_report::openmetrics::CONTENT_TYPE;
+
+use super::serve_args::{ServeArgs, PIDS_MAX};
+use super::serve_collect::Collector;
+use super::serve_http::Server;
+
+/// The file node_exporter's textfile collector picks up.
+pub const TEXTFILE_NAME: &str = "numasleuth.prom";
+
+pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    if args.pids.len() > PIDS_MAX {
+        bail!("{} --pid given; at most {PIDS_MAX}", args.pids.len());
+    }
+    // Blocked before any thread starts, so every thread inherits the mask
+    // and the signals wait for `sigwait` here instead of killing us.
+    let signals = Signals::block()?;
+    let collector = Arc::new(Collector::new(root.clone(), args.pids.clone()));
+    if let Some(dir) = &args.textfile {
+        return textfile(&collector, dir, args, &signals);
+    }
+    let default: SocketAddr = ServeArgs::DEFAULT_LISTEN.parse()?;
+    let addr = args.listen.unwrap_or(default);
+    let listener = TcpListener::bind(addr).with_context(|| format!("cannot listen on {addr}"))?;
+    let bound = listener.local_addr().context("cannot read the bound address")?;
+    collector.refresh();
+    let refresher = Arc::clone(&collector);
+    let interval = args.interval;
+    std::thread::Builder::new()
+        .name("serve-refresh".into())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            refresher.refresh();
+        })
+        .context("cannot start the refresh thread")?;
+    let handler = Arc::clone(&collector);
+    let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
+        .context("cannot start the HTTP workers")?;
+    eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    if !bound.ip().is_loopback() {
+        eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
+    }
+    let signal = signals.wait(None)?;
+    server.stop();
+    eprintln!("numasleuth: stopped on {}", signal.map_or("a signal", signal_name));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signals) -> anyhow::Result<ExitCode> {
+    let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!("--textfile {} is not a directory", dir.display());
+    }
+    loop {
+        collector.refresh();
+        write_atomically(dir, &collector.render())?;
+        if args.once {
+            eprintln!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
+            return Ok(ExitCode::SUCCESS);
+        }
+        if let Some(signal) = signals.wait(Some(args.interval))? {
+            eprintln!("numasleuth: stopped on {}", signal_name(signal));
+            return Ok(ExitCode::SUCCESS);
+        }
+    }
+}
+
+/// Writes a temporary file next to the target and renames it over, so the
+/// collector never reads half a file. The temporary name does not end in
+/// `.prom`, so node_exporter ignores it; `create_new` (O_EXCL) never
+/// follows a planted symlink.
+fn write_atomically(dir: &Path, text: &str) -> anyhow::Result<()> {
+    let tmp = dir.join(format!(".{TEXTFILE_NAME}.{}.tmp", std::process::id()));
+    let target = dir.join(TEXTFILE_NAME);
+    let _ = std::fs::remove_file(&tmp);
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(&tmp)
+        .with_context(|| format!("cannot create a file in --textfile {}", dir.display()))?;
+    let result = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if let Err(e) = result {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e).with_context(|| format!("cannot write {}", target.display()));
+    }
+    Ok(())
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGINT => "SIGINT",
+        _ => "a signal",
+    }
+}
+
+/// SIGTERM and SIGINT, blocked in this thread (and so in every thread it
+/// starts) and taken synchronously with sigwait/sigtimedwait: no handler
+/// runs in signal context.
+struct Signals {
+    set: libc::sigset_t,
+}
+
+impl Signals {
+    fn block() -> anyhow::Result<Self> {
+        // SAFETY: sigset_t is plain data that sigemptyset initialises; the
+        // calls only read and write this local set and this thread's mask.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGTERM);
+            libc::sigaddset(&mut set, libc::SIGINT);
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if rc != 0 {
+                bail!("cannot block SIGTERM: {}", std::io::Error::from_raw_os_error(rc));
+            }
+            Ok(Signals { set })
+        }
+    }
+
+    /// Waits for one of the signals; with a timeout, `None` when it passes.
+    fn wait(&self, timeout: Option<Duration>) -> anyhow::Result<Option<i32>> {
+        loop {
+            let signal = match timeout {
+                None => {
+                    let mut signal = 0;
+                    // SAFETY: `self.set` is initialised; `signal` is a
+                    // valid out pointer.
+                    let rc = unsafe { libc::sigwait(&self.set, &mut signal) };
+                    if rc != 0 {
+                        bail!("sigwait failed: {}", std::io::Error::from_raw_os_error(rc));
+                    }
+                    signal
+                }
+                Some(t) => {
+                    let spec = libc::timespec {
+                        tv_sec: libc::time_t::try_from(t.as_secs()).unwrap_or(libc::time_t::MAX),
+                        tv_nsec: libc::c_long::from(t.subsec_nanos() as i32),
+                    };
+                    // SAFETY: `self.set` and `spec` are initialised; a null
+                    // siginfo pointer is allowed.
+                    let rc = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &spec) };
+                    if rc < 0 {
+                        let e = std::io::Error::last_os_error();
+                        match e.raw_os_error() {
+                            Some(libc::EAGAIN) => return Ok(None),
+                            Some(libc::EINTR) => continue,
+                            _ => bail!("sigtimedwait failed: {e}"),
+                        }
+                    }
+                    rc
+                }
+            };
+            return Ok(Some(signal));
+        }
+    }
+}

@@ -1,0 +1,118 @@
+//! `memwatch` as text, JSON lines and an SVG chart. Per-node figures and
+//! machine-wide reclaim are printed apart, so no node wears another's
+//! reclaim.
+
+use numasleuth_analyze::memwatch::{Event, MachineRow, NodeSample, Row, Sample};
+use serde_json::{json, Value};
+
+use crate::svg_chart::{line_chart, Series};
+
+pub const SCHEMA: &str = "numasleuth.memwatch/2";
+
+fn per_sec(rate: Option<f64>) -> String {
+    rate.map_or("?".to_string(), |v| format!("{v:.0}"))
+}
+
+/// One interval: a line per node, one machine-wide line, then events.
+pub fn render_sample(rows: &[Row], machine: &MachineRow, events: &[Event]) -> String {
+    let mut text = String::new();
+    for r in rows {
+        text.push_str(&format!(
+            "t={:>7.1}s node {}: free {} pages (low {}, min {}, high {}), numa_miss {}/s, numa_foreign {}/s",
+            r.t_s,
+            r.node,
+            r.free_pages,
+            r.low_pages,
+            r.min_pages,
+            r.high_pages,
+            per_sec(r.numa_miss_per_sec),
+            per_sec(r.numa_foreign_per_sec)
+        ));
+        // Only kernels that count reclaim per node (nodeN/vmstat) get it here.
+        if r.kswapd_scan_per_sec.is_some() || r.direct_scan_per_sec.is_some() {
+            text.push_str(&format!(
+                ", node kswapd scan {}/s, node direct scan {}/s",
+                per_sec(r.kswapd_scan_per_sec),
+                per_sec(r.direct_scan_per_sec)
+            ));
+        }
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "t={:>7.1}s machine-wide: kswapd scan {:.0}/s steal {:.0}/s, direct scan {:.0}/s steal {:.0}/s, \
+         allocation stalls {:.0}/s{}\n",
+        machine.t_s,
+        machine.kswapd_scan_per_sec,
+        machine.kswapd_steal_per_sec,
+        machine.direct_scan_per_sec,
+        machine.direct_steal_per_sec,
+        machine.allocstall_per_sec,
+        machine.oom_kills.map_or(String::new(), |n| format!(", OOM kills {n}"))
+    ));
+    for e in events {
+        text.push_str(&format!("event: {}\n", e.message));
+    }
+    text
+}
+
+/// One JSON line per interval.
+pub fn sample_json(rows: &[Row], machine: &MachineRow, events: &[Event]) -> Value {
+    json!({"schema": SCHEMA, "type": "sample", "t_s": machine.t_s,
+           "nodes": rows, "machine": machine, "events": events})
+}
+
+/// Free pages against the low and min watermarks per node, plus the
+/// machine-wide kswapd and direct scan rates (pages/s, so they share the
+/// page axis).
+pub fn chart(history: &[Sample]) -> String {
+    let mut series = Vec::new();
+    let nodes: Vec<u32> = history
+        .first()
+        .map(|s| s.nodes.iter().map(|n| n.node).collect())
+        .unwrap_or_default();
+    for node in nodes {
+        let points = |pick: fn(&NodeSample) -> u64| -> Vec<(f64, f64)> {
+            history
+                .iter()
+                .filter_map(|s| s.nodes.iter().find(|n| n.node == node).map(|n| (s.t_s, pick(n) as f64)))
+                .collect()
+        };
+        for (label, pick, dashed) in [
+            ("free", (|n: &NodeSample| n.free_pages) as fn(&NodeSample) -> u64, false),
+            ("low", |n| n.low_pages, true),
+            ("min", |n| n.min_pages, true),
+        ] {
+            series.push(Series {
+                name: format!("node {node} {label}"),
+                points: points(pick),
+                dashed,
+            });
+        }
+    }
+    for (label, pick) in [
+        (
+            "kswapd scan/s (machine-wide)",
+            (|s: &Sample| s.machine.pgscan_kswapd) as fn(&Sample) -> u64,
+        ),
+        ("direct scan/s (machine-wide)", |s| s.machine.pgscan_direct),
+    ] {
+        let points: Vec<(f64, f64)> = history
+            .windows(2)
+            .map(|w| {
+                let dt_s = (w[1].t_s - w[0].t_s).max(1e-9);
+                (w[1].t_s, pick(&w[1]).saturating_sub(pick(&w[0])) as f64 / dt_s)
+            })
+            .collect();
+        series.push(Series {
+            name: label.to_string(),
+            points,
+            dashed: false,
+        });
+    }
+    line_chart(
+        "free pages against watermarks; reclaim",
+        "time (s)",
+        "pages or pages/s",
+        &series,
+    )
+}
