@@ -68,6 +68,10 @@ pub enum Command {
     /// its metric is bimodal, and explain the modes by start node or
     /// placement.
     Runs(crate::cmd::runs_args::RunsArgs),
+    /// Issue an operation at a fixed rate and record latency from each
+    /// operation's intended start (coordinated omission corrected) beside
+    /// the naive figure; spikes lined up with per-node memory events.
+    ProbeLatency(crate::cmd::probe_args::ProbeLatencyArgs),
 }
 
 #[derive(Debug, Args)]

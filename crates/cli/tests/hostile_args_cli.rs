@@ -166,13 +166,13 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
     Some(Some(match value_name {
         "DURATION" | "INTERVAL" => Kind::Duration,
         "BYTES" | "SIZES" => Kind::Size,
-        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" => Kind::Count,
+        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "RATE" => Kind::Count,
         "OPS" | "COUNT" => Kind::BigCount,
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" => Kind::List,
         "ADDR" => Kind::Address,
         "START-END" => Kind::Range,
-        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" => Kind::Choice,
+        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" | "OP" => Kind::Choice,
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
         | "GOOD.json" | "BAD.json" => return Some(None),
         _ => return None,
