@@ -72,6 +72,10 @@ pub enum Command {
     /// operation's intended start (coordinated omission corrected) beside
     /// the naive figure; spikes lined up with per-node memory events.
     ProbeLatency(crate::cmd::probe_args::ProbeLatencyArgs),
+    /// Live terminal view: per node CPU, free memory against watermarks,
+    /// NUMA fallback and reclaim; processes with the most remote memory or
+    /// thread moves; Enter inspects one.
+    Top(crate::cmd::top::TopArgs),
 }
 
 #[derive(Debug, Args)]

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Command::Pmu(args) => cmd::pmu::run(&root, args),
         Command::Runs(args) => cmd::runs::run(&root, args),
         Command::ProbeLatency(args) => cmd::probe_latency::run(&root, args),
+        Command::Top(args) => cmd::top::run(&root, args),
     });
     match result {
         Ok(code) => code,
