@@ -13,7 +13,7 @@ pub const SPIKE_FACTOR: u64 = 10;
 /// Spikes listed at most (the largest ones, then shown in time order).
 pub const MAX_SPIKES: usize = 50;
 /// Events listed per spike at most.
-pub const MAX_EVENTS_PER_SPIKE: usize = 8;
+pub const MAX_EVENTS_PER_SPIKE: usize = 4;
 
 /// One slice of the run's timeline, by intended start time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -86,11 +86,18 @@ pub fn spikes(
         .collect()
 }
 
+/// The events in the window, nearest first, one per kind (a node sitting
+/// under its watermark is reported every sample; the nearest says it).
 fn coincident(t_s: f64, latency_ns: u64, events: &[SignalEvent], window: Window) -> Vec<String> {
     let end_s = t_s + latency_ns as f64 / 1e9;
-    events
+    let mut near: Vec<&SignalEvent> = events
         .iter()
         .filter(|e| e.t_s >= t_s - window.before_s && e.t_s <= end_s + window.after_s)
+        .collect();
+    near.sort_by(|a, b| (a.t_s - t_s).abs().total_cmp(&(b.t_s - t_s).abs()));
+    let mut kinds = std::collections::BTreeSet::new();
+    near.into_iter()
+        .filter(|e| kinds.insert(kind(&e.message)))
         .take(MAX_EVENTS_PER_SPIKE)
         .map(|e| {
             let dt_ms = (t_s - e.t_s) * 1e3;
@@ -101,6 +108,20 @@ fn coincident(t_s: f64, latency_ns: u64, events: &[SignalEvent], window: Window)
             }
         })
         .collect()
+}
+
+/// An event's message without its numbers: "node 1 below low watermark
+/// (5612 free pages)" and "(5600 free pages)" are the same kind.
+fn kind(message: &str) -> String {
+    message.chars().filter(|c| !c.is_ascii_digit()).collect::<String>() + &node_of(message)
+}
+
+/// Node ids name different kinds: node 0's fallback is not node 1's.
+fn node_of(message: &str) -> String {
+    message
+        .strip_prefix("node ")
+        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -169,6 +190,30 @@ mod tests {
             [
                 "direct reclaim scanned 64 pages (3 ms earlier)",
                 "node 1 below low watermark (150 free pages) (200 ms later)"
+            ]
+        );
+    }
+
+    #[test]
+    fn repeated_events_are_said_once_the_nearest_one() {
+        let at = |t_s: f64, message: &str| SignalEvent {
+            t_s,
+            message: message.into(),
+        };
+        let events = [
+            at(4.8, "node 1 below low watermark (5612 free pages)"),
+            at(4.8, "node 0: 3305 pages allocated here as fallback (numa_miss)"),
+            at(5.0, "node 1 below low watermark (5600 free pages)"),
+            at(5.0, "node 0: 20 pages allocated here as fallback (numa_miss)"),
+            at(5.0, "node 2 below low watermark (7 free pages)"),
+        ];
+        let got = spikes(&[bucket(4.999, 41_000_000)], 1_000, &[], &events, WINDOW);
+        assert_eq!(
+            got[0].coincident_events,
+            [
+                "node 1 below low watermark (5600 free pages) (0 ms earlier)",
+                "node 0: 20 pages allocated here as fallback (numa_miss) (0 ms earlier)",
+                "node 2 below low watermark (7 free pages) (0 ms earlier)",
             ]
         );
     }

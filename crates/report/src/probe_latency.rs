@@ -3,10 +3,13 @@
 //! the gap between them is the point of the probe.
 
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
+use numasleuth_analyze::node_signals::SignalEvent;
 use serde_json::{json, Map, Value};
 
 use crate::svg_chart::{line_chart, Series};
 
+/// Memory events listed in the JSON, the first ones.
+pub const JSON_EVENTS: usize = 1000;
 /// Spikes listed in text, the largest ones.
 const TEXT_SPIKES: usize = 10;
 pub const SCHEMA: &str = "numasleuth.probe_latency/1";
@@ -48,6 +51,8 @@ pub struct ProbeReport {
     pub signal_samples: u64,
     pub signal_interval_s: f64,
     pub signal_events: u64,
+    /// The events themselves, for the JSON (at most [`JSON_EVENTS`]).
+    pub events: Vec<SignalEvent>,
     /// Why the memory signals are incomplete, if they are.
     pub signal_notes: Vec<String>,
 }
@@ -180,7 +185,8 @@ pub fn json(r: &ProbeReport) -> Value {
             })).collect::<Vec<_>>(),
         },
         "signals": {"samples": r.signal_samples, "interval_s": r.signal_interval_s,
-                    "events": r.signal_events, "notes": r.signal_notes},
+                    "events": r.signal_events, "notes": r.signal_notes,
+                    "event_list": r.events.iter().take(JSON_EVENTS).collect::<Vec<_>>()},
     })
 }
 
@@ -249,6 +255,10 @@ mod tests {
             signal_samples: 10,
             signal_interval_s: 0.2,
             signal_events: 1,
+            events: vec![SignalEvent {
+                t_s: 0.497,
+                message: "kswapd scanned 5 pages".into(),
+            }],
             signal_notes: vec![],
         }
     }
@@ -266,6 +276,7 @@ mod tests {
             "kswapd scanned 5 pages (3 ms earlier)"
         );
         assert_eq!(v["timeline"]["buckets"][0]["max_corrected_ns"], 300_000_000);
+        assert_eq!(v["signals"]["event_list"][0]["message"], "kswapd scanned 5 pages");
     }
 
     #[test]

@@ -91,6 +91,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         signal_interval_s: interval.as_secs_f64(),
         signal_events: signals.events.len() as u64 + signals.events_dropped,
         signal_notes: notes,
+        events: signals.events,
     };
     if args.json {
         output::print_json(&report::json(&probe))?;
