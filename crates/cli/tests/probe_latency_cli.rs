@@ -164,3 +164,31 @@ fn bad_input_is_one_clear_line_and_exit_2() {
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("live system"), "{}", stderr(&output));
 }
+
+#[test]
+fn sigint_stops_the_probe_which_reports_and_removes_its_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("probe.dat");
+    let mut child = Command::new(bin())
+        .args(["probe-latency", "--rate", "100/s", "--duration", "1h", "--op", "write"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let waited = Instant::now();
+    while std::fs::metadata(&file).map_or(true, |m| m.len() == 0) {
+        assert!(waited.elapsed() < Duration::from_secs(60), "the probe never wrote");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: a signal to our own child, which has not been waited for.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let mut stdout = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(
+        stdout.contains("operations were never issued (interrupted)"),
+        "{stdout}"
+    );
+    assert!(!file.exists(), "the probe's file was left behind");
+}

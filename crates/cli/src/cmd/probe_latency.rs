@@ -35,8 +35,9 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     if !root.is_live() {
         bail!("probe-latency measures the live system; --root names a snapshot, which has no latency to measure");
     }
-    let (mut op, label) = operation(root, &op_kind, args.node)?;
+    // Before the file exists, so ^C can never leave it behind.
     stop_on_signals();
+    let (mut op, label) = operation(root, &op_kind, args.node)?;
     let interval = signal_interval(args.duration);
     let start = Instant::now();
     let sampler = Sampler::start(root.clone(), start, interval);
