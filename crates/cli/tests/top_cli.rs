@@ -198,4 +198,12 @@ fn without_a_terminal_top_says_it_needs_one() {
     assert!(err.starts_with("numasleuth: error: top needs a terminal"), "{err}");
     assert_eq!(err.lines().count(), 1);
     assert!(output.stdout.is_empty());
+    let many: Vec<String> = (1..=65).flat_map(|p| ["--pid".to_string(), p.to_string()]).collect();
+    let output = numasleuth().arg("top").args(&many).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("65 --pid given; at most 64"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -110,8 +110,23 @@ pub fn text(r: &ProbeReport) -> String {
         human_ns(r.corrected.percentiles_ns[0] as f64),
         if r.spikes.is_empty() { " none" } else { "" }
     ));
-    // The largest few in time order; every one is in --json.
-    let mut shown: Vec<&Spike> = r.spikes.iter().collect();
+    out.push_str(&spike_lines(&r.spikes));
+    out.push_str(&format!(
+        "\nmemory signals (zoneinfo, numastat, vmstat): {} samples every {}, {} events\n",
+        r.signal_samples,
+        human_ns(r.signal_interval_s * 1e9),
+        r.signal_events
+    ));
+    for note in &r.signal_notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}
+
+/// The largest few spikes in time order; every one is in --json.
+fn spike_lines(spikes: &[Spike]) -> String {
+    let mut out = String::new();
+    let mut shown: Vec<&Spike> = spikes.iter().collect();
     shown.sort_by_key(|s| std::cmp::Reverse(s.latency_ns));
     shown.truncate(TEXT_SPIKES);
     shown.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
@@ -128,20 +143,11 @@ pub fn text(r: &ProbeReport) -> String {
             spike.t_s
         ));
     }
-    if r.spikes.len() > TEXT_SPIKES {
+    if spikes.len() > TEXT_SPIKES {
         out.push_str(&format!(
             "  … and {} smaller ones (all in --json)\n",
-            r.spikes.len() - TEXT_SPIKES
+            spikes.len() - TEXT_SPIKES
         ));
-    }
-    out.push_str(&format!(
-        "\nmemory signals (zoneinfo, numastat, vmstat): {} samples every {}, {} events\n",
-        r.signal_samples,
-        human_ns(r.signal_interval_s * 1e9),
-        r.signal_events
-    ));
-    for note in &r.signal_notes {
-        out.push_str(&format!("note: {note}\n"));
     }
     out
 }

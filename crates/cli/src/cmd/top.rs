@@ -32,6 +32,9 @@ pub struct TopArgs {
 }
 
 pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
+    if args.pid.len() > PIDS_MAX {
+        bail!("{} --pid given; at most {PIDS_MAX}", args.pid.len());
+    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         bail!(
             "top needs a terminal (stdin and stdout must be a TTY); for scripts use memwatch --json or inspect --json"
@@ -39,9 +42,6 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
     }
     if !root.is_live() {
         bail!("top watches the live system; --root names a snapshot (use doctor, topo or inspect on it)");
-    }
-    if args.pid.len() > PIDS_MAX {
-        bail!("{} --pid given; at most {PIDS_MAX}", args.pid.len());
     }
     let topology = super::topology(root)?;
     let page_bytes = numasleuth_kernel::pages::page_size_bytes();
