@@ -207,3 +207,32 @@ fn without_a_terminal_top_says_it_needs_one() {
         stderr(&output)
     );
 }
+
+/// The numasleuth process whose parent is `parent` (the pane's shell).
+fn child_numasleuth(parent: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|entry| {
+        let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (comm, rest) = stat.split_once(" (")?.1.rsplit_once(") ")?;
+        let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+        (comm == "numasleuth" && ppid == parent).then_some(pid)
+    })
+}
+
+#[test]
+fn sigterm_ends_top_and_gives_the_terminal_back() {
+    let s = Session::start("term", (120, 30), &[], "--pid SLEEPER");
+    s.wait_for(&["node 0"]);
+    let pane = s
+        .tmux()
+        .args(["list-panes", "-t", "t", "-F", "#{pane_pid}"])
+        .output()
+        .unwrap();
+    let shell: u32 = String::from_utf8_lossy(&pane.stdout).trim().parse().unwrap();
+    let top = child_numasleuth(shell).expect("top's process");
+    // SAFETY: a signal to a process this test started (through tmux).
+    assert_eq!(unsafe { libc::kill(top as i32, libc::SIGTERM) }, 0);
+    assert_eq!(s.exit_code(), "0");
+    // The alternate screen is gone: the pane shows the shell's screen again.
+    assert!(!s.screen(false).contains("node 0"), "{}", s.screen(false));
+}

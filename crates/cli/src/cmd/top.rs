@@ -52,6 +52,9 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
         color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         inspect: None,
     };
+    // SIGTERM (and SIGINT, though raw mode turns ^C into a key) end the
+    // loop, so the terminal is restored rather than left in raw mode.
+    super::probe_drive::stop_on_signals();
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let result = event_loop(&mut terminal, root, &topology, &mut collector, &mut state);
     ratatui::restore();
@@ -71,7 +74,13 @@ fn event_loop(
         sort(&mut frame.procs, state.sort);
         state.selected = state.selected.min(frame.procs.len().saturating_sub(1));
         terminal.draw(|f| draw(f, &frame, state)).context("cannot draw")?;
-        let wait = due.saturating_duration_since(Instant::now());
+        if super::probe_drive::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
+        // Short polls so a SIGTERM is noticed within a quarter second.
+        let wait = due
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(250));
         if event::poll(wait).context("cannot read the terminal")? {
             if let Event::Key(key) = event::read().context("cannot read the terminal")? {
                 if key.kind == KeyEventKind::Press && !on_key(key, root, topology, &frame, state) {
