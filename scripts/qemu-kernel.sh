@@ -56,6 +56,8 @@ ensure_host_packages() {
     command -v gcc >/dev/null 2>&1 || missing+=(gcc)
     command -v strip >/dev/null 2>&1 || missing+=(binutils)
     command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+    # `top` is tested in a real terminal: a detached tmux session.
+    command -v tmux >/dev/null 2>&1 || missing+=(tmux)
     [ ${#missing[@]} = 0 ] && return 0
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive

@@ -225,7 +225,7 @@ pub fn choose_len(address: u64, object_size: Option<u64>, requested: Option<u64>
         if ![1, 2, 4, 8].contains(&len) {
             return Err(format!("--len {len}: a watchpoint covers 1, 2, 4 or 8 bytes"));
         }
-        if address % len != 0 {
+        if !address.is_multiple_of(len) {
             return Err(format!(
                 "address {address:#x} is not aligned to {len} bytes: debug registers watch aligned 1, 2, 4 or \
                  8-byte ranges; use a smaller --len or an aligned --addr"
@@ -236,7 +236,7 @@ pub fn choose_len(address: u64, object_size: Option<u64>, requested: Option<u64>
     let fits = object_size.filter(|s| *s > 0).unwrap_or(8);
     Ok([8u64, 4, 2, 1]
         .into_iter()
-        .find(|len| address % len == 0 && *len <= fits)
+        .find(|len| address.is_multiple_of(*len) && *len <= fits)
         .unwrap_or(1))
 }
 

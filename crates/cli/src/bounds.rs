@@ -83,6 +83,7 @@ fn show(d: Duration) -> String {
     let ms = d.as_millis();
     match ms {
         ms if ms < 1000 => format!("{ms}ms"),
+        86_400_000 => "1 day (24h)".to_string(),
         ms if ms % 86_400_000 == 0 => format!("{} days ({}h)", ms / 86_400_000, ms / 3_600_000),
         ms if ms % 3_600_000 == 0 => format!("{}h", ms / 3_600_000),
         ms if ms % 1000 == 0 => format!("{}s", ms / 1000),

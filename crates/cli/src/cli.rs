@@ -78,6 +78,14 @@ pub enum Command {
     /// Prometheus/OpenMetrics exporter: /metrics on 127.0.0.1:9464, or
     /// --textfile DIR for node_exporter's textfile collector.
     Serve(crate::cmd::serve_args::ServeArgs),
+    /// Issue an operation at a fixed rate and record latency from each
+    /// operation's intended start (coordinated omission corrected) beside
+    /// the naive figure; spikes lined up with per-node memory events.
+    ProbeLatency(crate::cmd::probe_args::ProbeLatencyArgs),
+    /// Live terminal view: per node CPU, free memory against watermarks,
+    /// NUMA fallback and reclaim; processes with the most remote memory or
+    /// thread moves; Enter inspects one.
+    Top(crate::cmd::top::TopArgs),
 }
 
 #[derive(Debug, Args)]

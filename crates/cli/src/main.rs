@@ -50,6 +50,8 @@ fn main() -> ExitCode {
         Command::Runs(args) => cmd::runs::run(&root, args),
         Command::Bisect(args) => cmd::bisect::run(&root, args),
         Command::Serve(args) => cmd::serve::run(&root, args),
+        Command::ProbeLatency(args) => cmd::probe_latency::run(&root, args),
+        Command::Top(args) => cmd::top::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -123,11 +123,20 @@ fn inspect_fits_a_screen_by_default_and_lists_every_section_on_request() {
     let _ = sleeper.kill();
     let _ = sleeper.wait();
     assert!(concise.lines().count() <= 40, "{concise}");
-    assert!(concise.contains("writable static data by object") && concise.contains("libc"), "{concise}");
+    assert!(
+        concise.contains("writable static data by object") && concise.contains("libc"),
+        "{concise}"
+    );
     // The summary and findings come before the per-object listing.
     let findings_at = concise.find("No findings").or_else(|| concise.find("  [")).unwrap();
-    assert!(findings_at < concise.find("writable static data by object").unwrap(), "{concise}");
+    assert!(
+        findings_at < concise.find("writable static data by object").unwrap(),
+        "{concise}"
+    );
     // Every section of libc, page by page, only on request.
-    assert!(detail.contains("writable static sections (") && detail.contains(".got"), "{detail}");
+    assert!(
+        detail.contains("writable static sections (") && detail.contains(".got"),
+        "{detail}"
+    );
     assert!(detail.lines().count() > concise.lines().count());
 }

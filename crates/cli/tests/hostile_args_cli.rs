@@ -186,7 +186,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
     Some(Some(match value_name {
         "DURATION" | "INTERVAL" => Kind::Duration,
         "BYTES" | "SIZES" => Kind::Size,
-        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" => Kind::Count,
+        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "RATE" => Kind::Count,
         "PERCENT" => Kind::Percent,
         "OPS" | "COUNT" => Kind::BigCount,
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
@@ -194,7 +194,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "ADDR" => Kind::Address,
         "IP:PORT" => Kind::Listen,
         "START-END" => Kind::Range,
-        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" => Kind::Choice,
+        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" | "OP" => Kind::Choice,
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
         | "GOOD.json" | "BAD.json" | "DIR" => return Some(None),
         _ => return None,

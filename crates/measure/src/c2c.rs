@@ -186,7 +186,7 @@ fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> V
                     .compare_exchange(from, from + 1, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
         });
-        if (round as usize + 1) % per_batch == 0 {
+        if (round as usize + 1).is_multiple_of(per_batch) {
             batches.push(start.elapsed().as_nanos() as f64);
             start = Instant::now();
         }

@@ -177,7 +177,7 @@ fn distance_heatmap(topo: &Topology) -> String {
 /// remedies write commands; an unpaired backtick stays as it is.
 fn code_spans(text: &str) -> String {
     let parts: Vec<&str> = text.split('`').collect();
-    if parts.len() % 2 == 0 {
+    if parts.len().is_multiple_of(2) {
         return text.to_string();
     }
     parts

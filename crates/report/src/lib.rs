@@ -31,6 +31,7 @@ pub mod pmu_diff_json;
 pub mod pmu_diff_text;
 pub mod pmu_json;
 pub mod pmu_text;
+pub mod probe_latency;
 pub mod provenance;
 pub mod runs_json;
 pub mod runs_svg;

@@ -8,6 +8,7 @@ pub mod pagemap;
 pub mod process;
 pub mod processes;
 pub mod settings;
+pub mod stat;
 pub mod status;
 pub mod task;
 pub mod zoneinfo;

@@ -1,0 +1,205 @@
+//! Per-node memory signals sampled beside a live measurement (`probe-latency`,
+//! `top`): free pages against the watermarks, numa_miss/numa_foreign and
+//! the machine-wide reclaim counters. Samples are raw cumulative counters;
+//! what changed between two of them is derived here, so the derivation is
+//! tested on synthetic series. memwatch has its own model; this one is
+//! deliberately small so the live commands do not depend on its events.
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::procfs::zoneinfo::Zone;
+use serde::Serialize;
+
+/// One node at one instant, summed over the zones ordinary allocations use
+/// (every zone with managed pages but DMA).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NodeSignal {
+    pub node: u32,
+    pub free_pages: u64,
+    pub min_pages: u64,
+    pub low_pages: u64,
+    pub high_pages: u64,
+    /// Cumulative counters from the node's `numastat`; `None` when the
+    /// kernel has no such file.
+    pub numa_miss: Option<u64>,
+    pub numa_foreign: Option<u64>,
+}
+
+/// One sample of every node plus the machine-wide /proc/vmstat counters
+/// (the kernel keeps reclaim scans per machine, not per node).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Signals {
+    pub t_s: f64,
+    pub nodes: Vec<NodeSignal>,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub allocstall: u64,
+}
+
+pub fn nodes_from_zones(zones: &[Zone], numastat: &BTreeMap<u32, BTreeMap<String, u64>>) -> Vec<NodeSignal> {
+    let mut by_node: BTreeMap<u32, NodeSignal> = BTreeMap::new();
+    for zone in zones.iter().filter(|z| z.managed_pages > 0 && z.name != "DMA") {
+        let n = by_node.entry(zone.node).or_insert_with(|| NodeSignal {
+            node: zone.node,
+            ..NodeSignal::default()
+        });
+        // Saturating: a corrupt zoneinfo must not overflow the sums.
+        n.free_pages = n.free_pages.saturating_add(zone.free_pages);
+        n.min_pages = n.min_pages.saturating_add(zone.min_pages);
+        n.low_pages = n.low_pages.saturating_add(zone.low_pages);
+        n.high_pages = n.high_pages.saturating_add(zone.high_pages);
+    }
+    for (node, signal) in by_node.iter_mut() {
+        let counters = numastat.get(node);
+        signal.numa_miss = counters.and_then(|c| c.get("numa_miss").copied());
+        signal.numa_foreign = counters.and_then(|c| c.get("numa_foreign").copied());
+    }
+    by_node.into_values().collect()
+}
+
+/// Sums of the vmstat counters that mean "reclaim happened":
+/// `(pgscan_kswapd*, pgscan_direct*, allocstall*)`.
+pub fn reclaim_counters(vmstat: &BTreeMap<String, u64>) -> (u64, u64, u64) {
+    let sum = |prefix: &str| {
+        vmstat
+            .iter()
+            .filter(|(k, _)| k.starts_with(prefix))
+            .fold(0u64, |acc, (_, v)| acc.saturating_add(*v))
+    };
+    (sum("pgscan_kswapd"), sum("pgscan_direct"), sum("allocstall"))
+}
+
+/// Something a node or the reclaim machinery did between two samples.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SignalEvent {
+    pub t_s: f64,
+    pub message: String,
+}
+
+fn below(n: &NodeSignal) -> Option<&'static str> {
+    if n.free_pages <= n.min_pages {
+        Some("min")
+    } else if n.free_pages <= n.low_pages {
+        Some("low")
+    } else {
+        None
+    }
+}
+
+/// What changed from `previous` to `current`: a node under a watermark
+/// (reported every sample it stays there, since a spike seconds later is
+/// still explained by it), NUMA fallback on a node, and reclaim activity.
+pub fn events(previous: &Signals, current: &Signals) -> Vec<SignalEvent> {
+    let mut out = Vec::new();
+    let mut say = |message: String| {
+        out.push(SignalEvent {
+            t_s: current.t_s,
+            message,
+        })
+    };
+    for node in &current.nodes {
+        if let Some(mark) = below(node) {
+            say(format!(
+                "node {} below {mark} watermark ({} free pages)",
+                node.node, node.free_pages
+            ));
+        }
+        let before = previous.nodes.iter().find(|p| p.node == node.node);
+        let delta = |now: Option<u64>, then: Option<u64>| now?.checked_sub(then?).filter(|d| *d > 0);
+        if let Some(d) = delta(node.numa_miss, before.and_then(|b| b.numa_miss)) {
+            say(format!(
+                "node {}: {d} pages allocated here as fallback (numa_miss)",
+                node.node
+            ));
+        }
+    }
+    let grew = |now: u64, then: u64| now.checked_sub(then).filter(|d| *d > 0);
+    if let Some(d) = grew(current.allocstall, previous.allocstall) {
+        say(format!("direct reclaim: {d} allocation stall(s)"));
+    }
+    if let Some(d) = grew(current.pgscan_direct, previous.pgscan_direct) {
+        say(format!("direct reclaim scanned {d} pages"));
+    }
+    if let Some(d) = grew(current.pgscan_kswapd, previous.pgscan_kswapd) {
+        say(format!("kswapd scanned {d} pages"));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(node: u32, free: u64, miss: u64) -> NodeSignal {
+        NodeSignal {
+            node,
+            free_pages: free,
+            min_pages: 100,
+            low_pages: 200,
+            high_pages: 300,
+            numa_miss: Some(miss),
+            numa_foreign: Some(0),
+        }
+    }
+
+    fn signals(t_s: f64, nodes: Vec<NodeSignal>, direct: u64, stalls: u64) -> Signals {
+        Signals {
+            t_s,
+            nodes,
+            pgscan_kswapd: 0,
+            pgscan_direct: direct,
+            allocstall: stalls,
+        }
+    }
+
+    #[test]
+    fn quiet_machine_has_no_events() {
+        let a = signals(0.0, vec![node(0, 5000, 7), node(1, 5000, 0)], 10, 1);
+        let b = signals(0.2, vec![node(0, 4000, 7), node(1, 6000, 0)], 10, 1);
+        assert!(events(&a, &b).is_empty());
+    }
+
+    #[test]
+    fn pressure_fallback_and_reclaim_are_named() {
+        let a = signals(0.0, vec![node(0, 5000, 7), node(1, 250, 0)], 10, 1);
+        let b = signals(0.2, vec![node(0, 4000, 23), node(1, 150, 0)], 74, 3);
+        let got: Vec<String> = events(&a, &b).into_iter().map(|e| e.message).collect();
+        assert_eq!(
+            got,
+            [
+                "node 0: 16 pages allocated here as fallback (numa_miss)",
+                "node 1 below low watermark (150 free pages)",
+                "direct reclaim: 2 allocation stall(s)",
+                "direct reclaim scanned 64 pages",
+            ]
+        );
+        let c = signals(0.4, vec![node(0, 4000, 23), node(1, 90, 0)], 74, 3);
+        assert_eq!(events(&b, &c)[0].message, "node 1 below min watermark (90 free pages)");
+        assert_eq!(events(&b, &c)[0].t_s, 0.4);
+    }
+
+    #[test]
+    fn counters_that_go_backwards_or_vanish_are_not_events() {
+        let mut a = signals(0.0, vec![node(0, 5000, 70)], 100, 5);
+        let b = signals(0.2, vec![node(0, 5000, 3)], 10, 1);
+        assert!(events(&a, &b).is_empty());
+        a.nodes[0].numa_miss = None;
+        assert!(events(&a, &signals(0.2, vec![node(0, 5000, 900)], 100, 5)).is_empty());
+    }
+
+    #[test]
+    fn reclaim_counters_sum_every_zone_kind_without_overflow() {
+        let vmstat: BTreeMap<String, u64> = [
+            ("pgscan_kswapd", 5u64),
+            ("pgscan_direct", 7),
+            ("pgscan_direct_throttle", 1),
+            ("allocstall_normal", u64::MAX),
+            ("allocstall_movable", 2),
+            ("pgsteal_kswapd", 99),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert_eq!(reclaim_counters(&vmstat), (5, 8, u64::MAX));
+    }
+}

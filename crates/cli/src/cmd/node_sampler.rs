@@ -1,0 +1,113 @@
+//! Reads one sample of the per-node memory signals (`/proc/zoneinfo`, each
+//! node's `numastat`, `/proc/vmstat`) for `probe-latency` and `top`, plus a
+//! background thread that samples on a schedule while a probe runs. Only
+//! cheap files are read: never /proc/slabinfo, which takes allocator locks.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use numasleuth_analyze::node_signals::{events, nodes_from_zones, reclaim_counters, SignalEvent, Signals};
+use numasleuth_kernel::procfs::{settings, zoneinfo};
+use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
+use numasleuth_kernel::{ReadError, Root};
+
+/// Events kept at most over one run; later ones are counted, not kept.
+pub const MAX_EVENTS: usize = 50_000;
+
+pub fn sample(root: &Root, t_s: f64) -> Result<Signals, ReadError> {
+    let zones = zoneinfo::read(root)?;
+    let mut numastat = BTreeMap::new();
+    for node in zones.iter().map(|z| z.node).collect::<std::collections::BTreeSet<_>>() {
+        let path = format!("{NODE_DIR}/node{node}/numastat");
+        if let Some(text) = root.read_optional(&path)? {
+            numastat.insert(
+                node,
+                parse_counters(&text).map_err(|e| ReadError::malformed(&path, e.0))?,
+            );
+        }
+    }
+    let (pgscan_kswapd, pgscan_direct, allocstall) = reclaim_counters(&settings::read_vmstat(root)?);
+    Ok(Signals {
+        t_s,
+        nodes: nodes_from_zones(&zones, &numastat),
+        pgscan_kswapd,
+        pgscan_direct,
+        allocstall,
+    })
+}
+
+/// What the background sampler saw.
+#[derive(Debug, Default)]
+pub struct Record {
+    pub samples: u64,
+    pub events: Vec<SignalEvent>,
+    pub events_dropped: u64,
+    /// The first read error, after which sampling stopped.
+    pub error: Option<String>,
+}
+
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Record>,
+}
+
+impl Sampler {
+    /// Samples every `interval`, timing events from `start` (the probe's
+    /// own time origin, so spikes and events share one clock).
+    pub fn start(root: Root, start: Instant, interval: Duration) -> Sampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || run(&root, start, interval, &flag));
+        Sampler { stop, handle }
+    }
+
+    pub fn finish(self) -> Record {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_else(|_| Record {
+            error: Some("the memory-signal sampler thread failed".into()),
+            ..Record::default()
+        })
+    }
+}
+
+fn run(root: &Root, start: Instant, interval: Duration, stop: &AtomicBool) -> Record {
+    let mut record = Record::default();
+    let mut previous = match sample(root, start.elapsed().as_secs_f64()) {
+        Ok(s) => s,
+        Err(e) => {
+            record.error = Some(e.to_string());
+            return record;
+        }
+    };
+    record.samples = 1;
+    let mut due = Instant::now() + interval;
+    while !stop.load(Ordering::Relaxed) {
+        // Short naps so `finish` returns promptly whatever the interval.
+        let now = Instant::now();
+        if now < due {
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        due += interval;
+        let current = match sample(root, start.elapsed().as_secs_f64()) {
+            Ok(s) => s,
+            Err(e) => {
+                record.error = Some(e.to_string());
+                break;
+            }
+        };
+        record.samples += 1;
+        for event in events(&previous, &current) {
+            if record.events.len() < MAX_EVENTS {
+                record.events.push(event);
+            } else {
+                record.events_dropped += 1;
+            }
+        }
+        previous = current;
+    }
+    record
+}

@@ -1,0 +1,154 @@
+//! What the user may type for `probe-latency`; nothing here looks at the
+//! system (whether `--node` exists is checked in `probe_latency.rs`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::bounds;
+
+/// One operation per second is the slowest useful probe; a million a
+/// second is 1 µs apart, about what one thread can time and issue.
+pub const RATE_MAX: u64 = 1_000_000;
+/// Long enough for a day-long incident; the timeline is bucketed, so
+/// memory does not grow with the duration.
+pub const DURATION_MAX: Duration = Duration::from_secs(24 * 3600);
+pub const DURATION_MIN: Duration = Duration::from_millis(10);
+/// Node ids the kernel can have (MAX_NUMNODES is at most 1024 on Linux).
+pub const NODE_MAX: u64 = 1023;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Map fresh pages, bind them to the node, touch each one, unmap.
+    AllocTouch,
+    /// Write 4 KiB into a file the probe creates (and removes).
+    Write(PathBuf),
+    /// Write 4 KiB and fsync, into a file the probe creates (and removes).
+    Fsync(PathBuf),
+}
+
+impl Op {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::AllocTouch => "alloc-touch",
+            Op::Write(_) => "write",
+            Op::Fsync(_) => "fsync",
+        }
+    }
+}
+
+/// `--op` as typed: one word, and a file for `write` and `fsync`.
+pub fn op(words: Option<&[String]>) -> Result<Op, String> {
+    let words = words.unwrap_or_default();
+    let file = || -> Result<PathBuf, String> {
+        match words.get(1) {
+            Some(path) if !path.is_empty() => Ok(PathBuf::from(path)),
+            _ => Err(format!(
+                "--op {} needs a FILE to create, e.g. --op {} /tmp/probe.dat",
+                words[0], words[0]
+            )),
+        }
+    };
+    match (words.first().map(String::as_str), words.len()) {
+        (None, _) | (Some("alloc-touch"), 1) => Ok(Op::AllocTouch),
+        (Some("alloc-touch"), _) => Err("--op alloc-touch takes no FILE".into()),
+        (Some("write"), _) => file().map(Op::Write),
+        (Some("fsync"), _) => file().map(Op::Fsync),
+        (Some(other), _) => Err(format!(
+            "`{}` is not an operation: give alloc-touch, write FILE or fsync FILE",
+            numasleuth_kernel::error::quote(other)
+        )),
+    }
+}
+
+/// `1000/s` or `1000`: operations per second, 1 to 1,000,000.
+pub fn rate_per_sec(text: &str) -> Result<u64, String> {
+    let number = text.trim().strip_suffix("/s").unwrap_or(text.trim());
+    bounds::whole_in(number, 1, RATE_MAX, "a rate per second (like 1000/s)")
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    bounds::duration_in(text, DURATION_MIN, DURATION_MAX)
+}
+
+fn node(text: &str) -> Result<u32, String> {
+    bounds::whole_in(text, 0, NODE_MAX, "a node id").map(|n| n as u32)
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeLatencyArgs {
+    /// The operation: `alloc-touch` (map 64 KiB of fresh pages, bind them
+    /// to --node with mbind, touch each page, unmap), `write FILE` (4 KiB
+    /// writes) or `fsync FILE` (4 KiB write + fsync). FILE must not exist:
+    /// the probe creates it and removes it at the end.
+    #[arg(long, num_args = 1..=2, value_names = ["OP", "FILE"])]
+    pub op: Option<Vec<String>>,
+    /// The node alloc-touch binds its pages to [default: the first node
+    /// with memory].
+    #[arg(long, value_name = "NODE", value_parser = node)]
+    pub node: Option<u32>,
+    /// Intended operations per second, 1/s to 1000000/s.
+    #[arg(long, value_name = "RATE", default_value = "1000/s", value_parser = rate_per_sec)]
+    pub rate: u64,
+    /// How long to probe, 10ms to 24h.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
+    pub duration: Duration,
+    /// Print JSON (schema numasleuth.probe_latency/1) instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the latency timeline (worst per slice) as SVG.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(list: &[&str]) -> Vec<String> {
+        list.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn operations_and_their_files() {
+        assert_eq!(op(None), Ok(Op::AllocTouch));
+        assert_eq!(op(Some(&words(&["alloc-touch"]))), Ok(Op::AllocTouch));
+        assert_eq!(op(Some(&words(&["write", "/tmp/x"]))), Ok(Op::Write("/tmp/x".into())));
+        assert_eq!(op(Some(&words(&["fsync", "f"]))), Ok(Op::Fsync("f".into())));
+        assert!(op(Some(&words(&["write"]))).unwrap_err().contains("needs a FILE"));
+        assert!(op(Some(&words(&["fsync", ""]))).unwrap_err().contains("needs a FILE"));
+        assert!(op(Some(&words(&["alloc-touch", "f"]))).unwrap_err().contains("no FILE"));
+        assert!(op(Some(&words(&["nan"]))).unwrap_err().contains("not an operation"));
+        assert!(op(Some(&words(&["\u{1b}[2J"]))).unwrap_err().contains("\\x1b[2J"));
+    }
+
+    #[test]
+    fn rates_are_bounded() {
+        assert_eq!(rate_per_sec("1000/s"), Ok(1000));
+        assert_eq!(rate_per_sec("1"), Ok(1));
+        assert_eq!(rate_per_sec("1000000/s"), Ok(RATE_MAX));
+        for bad in [
+            "0",
+            "0/s",
+            "1000001/s",
+            "-1",
+            "1e3",
+            "1.5/s",
+            "/s",
+            "",
+            "nan",
+            "18446744073709551616",
+        ] {
+            assert!(rate_per_sec(bad).unwrap_err().contains("from 1 to 1000000"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn durations_and_nodes_are_bounded() {
+        assert_eq!(duration("24h"), Ok(DURATION_MAX));
+        assert!(duration("25h").is_err() && duration("9ms").is_err());
+        assert_eq!(node("0"), Ok(0));
+        assert!(node("1024").is_err() && node("-1").is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! `numasleuth probe-latency`: one thread issues an operation at a fixed
+//! intended rate and records each latency from its intended start
+//! (corrected for coordinated omission) and from its actual start, while a
+//! second thread samples the per-node memory signals; spikes are then
+//! lined up against what the memory system did around them.
+//!
+//! Wiring only: the schedule is in `probe_drive`, the operations in
+//! `probe_ops`, spikes in `analyze::latency_spikes`, output in
+//! `report::probe_latency`.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use hdrhistogram::Histogram;
+use numasleuth_analyze::latency_spikes::{spikes, Window};
+use numasleuth_kernel::Root;
+use numasleuth_model::Topology;
+use numasleuth_report::probe_latency::{self as report, ProbeReport, Summary, PERCENTILES};
+
+use super::node_sampler::Sampler;
+use super::probe_args::{Op, ProbeLatencyArgs};
+use super::probe_drive::{drive, stop_on_signals, STOP};
+use super::probe_ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
+use crate::output;
+
+/// The signal sampler takes at most ~3000 samples a run, at least 200 ms
+/// apart (zoneinfo is read whole each time) and at most 30 s.
+fn signal_interval(duration: Duration) -> Duration {
+    (duration / 3000).clamp(Duration::from_millis(200), Duration::from_secs(30))
+}
+
+pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
+    let op_kind = super::probe_args::op(args.op.as_deref()).map_err(anyhow::Error::msg)?;
+    if !root.is_live() {
+        bail!("probe-latency measures the live system; --root names a snapshot, which has no latency to measure");
+    }
+    // Before the file exists, so ^C can never leave it behind.
+    stop_on_signals();
+    let (mut op, label) = operation(root, &op_kind, args.node)?;
+    let interval = signal_interval(args.duration);
+    let start = Instant::now();
+    let sampler = Sampler::start(root.clone(), start, interval);
+    let recorded = drive(op.as_mut(), args.rate, args.duration, start, &STOP);
+    let signals = sampler.finish();
+    // Removes the probe's own file before anything is printed.
+    drop(op);
+    let recorded = recorded.with_context(|| format!("{label} failed"))?;
+    if recorded.corrected.is_empty() {
+        bail!("no operation completed (interrupted before the first one)");
+    }
+    let (corrected, uncorrected) = (summary(&recorded.corrected), summary(&recorded.uncorrected));
+    let labels: Vec<(String, u64)> = PERCENTILES
+        .iter()
+        .zip(&corrected.percentiles_ns)
+        // A spike's raw latency reaches a percentile when it is in the
+        // same HDR bucket or above, so compare against the bucket's floor.
+        .map(|((label, _), ns)| (label.to_string(), recorded.corrected.lowest_equivalent(*ns)))
+        .collect();
+    let window = Window {
+        before_s: 1.0,
+        after_s: interval.as_secs_f64(),
+    };
+    let spikes = spikes(
+        &recorded.buckets,
+        corrected.percentiles_ns[0],
+        &labels,
+        &signals.events,
+        window,
+    );
+    let mut notes = Vec::new();
+    if let Some(error) = &signals.error {
+        notes.push(format!("memory signals stopped: {error}"));
+    }
+    if signals.events_dropped > 0 {
+        notes.push(format!("{} later events were not kept", signals.events_dropped));
+    }
+    let probe = ProbeReport {
+        op: label,
+        rate_per_sec: args.rate,
+        duration_s: args.duration.as_secs_f64(),
+        wall_s: recorded.wall.as_secs_f64(),
+        samples: recorded.corrected.len(),
+        not_issued: recorded.not_issued,
+        interrupted: recorded.interrupted,
+        corrected,
+        uncorrected,
+        bucket_s: recorded.bucket_ns as f64 / 1e9,
+        buckets: recorded.buckets,
+        spikes,
+        signal_samples: signals.samples,
+        signal_interval_s: interval.as_secs_f64(),
+        signal_events: signals.events.len() as u64 + signals.events_dropped,
+        signal_notes: notes,
+        events: signals.events,
+    };
+    if args.json {
+        output::print_json(&report::json(&probe))?;
+    } else {
+        output::print(&report::text(&probe))?;
+    }
+    if let Some(path) = &args.svg {
+        std::fs::write(path, report::svg(&probe)).with_context(|| format!("cannot write {}", path.display()))?;
+        eprintln!("numasleuth: wrote {}", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn operation(root: &Root, op: &Op, node: Option<u32>) -> anyhow::Result<(Box<dyn Operation>, String)> {
+    match op {
+        Op::AllocTouch => {
+            let topology = super::topology(root)?;
+            let node = pick_node(&topology, node)?;
+            let page_bytes = numasleuth_kernel::pages::page_size_bytes() as usize;
+            let alloc = AllocTouch::new(node, page_bytes)
+                .with_context(|| format!("cannot allocate pages bound to node {node}"))?;
+            let label = format!(
+                "alloc-touch ({} KiB of fresh pages bound to node {node})",
+                ALLOC_BYTES / 1024
+            );
+            Ok((Box::new(alloc), label))
+        }
+        Op::Write(path) | Op::Fsync(path) => {
+            if node.is_some() {
+                bail!("--node applies to --op alloc-touch only");
+            }
+            let sync = matches!(op, Op::Fsync(_));
+            let shown = numasleuth_kernel::error::quote(&path.display().to_string());
+            let writes = FileWrites::create(path, sync).with_context(|| format!("cannot create {shown}"))?;
+            Ok((Box::new(writes), format!("{} 4 KiB to {shown}", op.name())))
+        }
+    }
+}
+
+/// `--node`, checked against the machine; by default the first node with
+/// memory.
+fn pick_node(topology: &Topology, asked: Option<u32>) -> anyhow::Result<u32> {
+    let ids = || {
+        topology
+            .nodes
+            .iter()
+            .map(|n| n.id.to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    match asked {
+        Some(id) => match topology.node(id) {
+            None => bail!("node {id} does not exist on this machine (nodes: {})", ids()),
+            Some(n) if n.has_memory == Some(false) => bail!("node {id} has no memory to allocate from"),
+            Some(_) => Ok(id),
+        },
+        None => topology
+            .nodes
+            .iter()
+            .find(|n| n.has_memory != Some(false))
+            .map(|n| n.id)
+            .context("no node with memory found"),
+    }
+}
+
+fn summary(h: &Histogram<u64>) -> Summary {
+    Summary {
+        percentiles_ns: PERCENTILES.iter().map(|(_, q)| h.value_at_quantile(*q)).collect(),
+        min_ns: h.min(),
+        max_ns: h.max(),
+        mean_ns: h.mean(),
+        stdev_ns: h.stdev(),
+    }
+}

@@ -1,0 +1,143 @@
+//! `numasleuth top`: a live terminal view, refreshed every second, of each
+//! node (CPU utilisation, free memory against the watermarks, NUMA
+//! fallback, reclaim) and of the processes with the most remote memory or
+//! the most thread moves; Enter shows the selected process's `inspect`.
+//!
+//! Wiring only: data in `top_data`/`top_procs`, drawing in `top_view`.
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context};
+use clap::Args;
+use numasleuth_kernel::Root;
+use numasleuth_model::Topology;
+use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use ratatui::DefaultTerminal;
+
+use super::top_data::{Collector, Frame};
+use super::top_view::{draw, sort, Inspect, SortKey, ViewState};
+
+/// Processes `--pid` may name.
+pub const PIDS_MAX: usize = 64;
+const REFRESH: Duration = Duration::from_secs(1);
+
+#[derive(Debug, Args)]
+pub struct TopArgs {
+    /// Show only these processes (repeat the flag, at most 64) instead of
+    /// every process.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
+    pub pid: Vec<u32>,
+}
+
+pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
+    if args.pid.len() > PIDS_MAX {
+        bail!("{} --pid given; at most {PIDS_MAX}", args.pid.len());
+    }
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        bail!(
+            "top needs a terminal (stdin and stdout must be a TTY); for scripts use memwatch --json or inspect --json"
+        );
+    }
+    if !root.is_live() {
+        bail!("top watches the live system; --root names a snapshot (use doctor, topo or inspect on it)");
+    }
+    let topology = super::topology(root)?;
+    let page_bytes = numasleuth_kernel::pages::page_size_bytes();
+    let mut collector = Collector::new(root.clone(), &topology, page_bytes, args.pid.clone());
+    let mut state = ViewState {
+        sort: SortKey::Remote,
+        selected: 0,
+        color: std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        inspect: None,
+    };
+    // SIGTERM (and SIGINT, though raw mode turns ^C into a key) end the
+    // loop, so the terminal is restored rather than left in raw mode.
+    super::probe_drive::stop_on_signals();
+    let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
+    let result = event_loop(&mut terminal, root, &topology, &mut collector, &mut state);
+    ratatui::restore();
+    result.map(|()| ExitCode::SUCCESS)
+}
+
+fn event_loop(
+    terminal: &mut DefaultTerminal,
+    root: &Root,
+    topology: &Topology,
+    collector: &mut Collector,
+    state: &mut ViewState,
+) -> anyhow::Result<()> {
+    let mut frame = collector.refresh();
+    let mut due = Instant::now() + REFRESH;
+    loop {
+        sort(&mut frame.procs, state.sort);
+        state.selected = state.selected.min(frame.procs.len().saturating_sub(1));
+        terminal.draw(|f| draw(f, &frame, state)).context("cannot draw")?;
+        if super::probe_drive::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+            return Ok(());
+        }
+        // Short polls so a SIGTERM is noticed within a quarter second.
+        let wait = due
+            .saturating_duration_since(Instant::now())
+            .min(Duration::from_millis(250));
+        if event::poll(wait).context("cannot read the terminal")? {
+            if let Event::Key(key) = event::read().context("cannot read the terminal")? {
+                if key.kind == KeyEventKind::Press && !on_key(key, root, topology, &frame, state) {
+                    return Ok(());
+                }
+            }
+        }
+        if Instant::now() >= due {
+            frame = collector.refresh();
+            due = Instant::now() + REFRESH;
+        }
+    }
+}
+
+/// Applies one key; `false` means quit.
+fn on_key(key: KeyEvent, root: &Root, topology: &Topology, frame: &Frame, state: &mut ViewState) -> bool {
+    let ctrl_c = key.modifiers.contains(KeyModifiers::CONTROL) && key.code == KeyCode::Char('c');
+    if key.code == KeyCode::Char('q') || ctrl_c {
+        return false;
+    }
+    if let Some(inspect) = &mut state.inspect {
+        match key.code {
+            KeyCode::Esc | KeyCode::Backspace | KeyCode::Left => state.inspect = None,
+            KeyCode::Up | KeyCode::Char('k') => inspect.scroll = inspect.scroll.saturating_sub(1),
+            KeyCode::Down | KeyCode::Char('j') => inspect.scroll = inspect.scroll.saturating_add(1),
+            KeyCode::PageUp => inspect.scroll = inspect.scroll.saturating_sub(20),
+            KeyCode::PageDown => inspect.scroll = inspect.scroll.saturating_add(20),
+            _ => {}
+        }
+        return true;
+    }
+    match key.code {
+        KeyCode::Esc => return false,
+        KeyCode::Char('s') => state.sort = state.sort.next(),
+        KeyCode::Up | KeyCode::Char('k') => state.selected = state.selected.saturating_sub(1),
+        KeyCode::Down | KeyCode::Char('j') => state.selected = state.selected.saturating_add(1),
+        KeyCode::Enter => {
+            if let Some(process) = frame.procs.get(state.selected) {
+                state.inspect = Some(Inspect {
+                    pid: process.pid,
+                    text: inspect_text(root, topology, process.pid),
+                    scroll: 0,
+                });
+            }
+        }
+        _ => {}
+    }
+    true
+}
+
+/// The same model and report as `numasleuth inspect PID`.
+fn inspect_text(root: &Root, topology: &Topology, pid: u32) -> String {
+    match super::inspect::model(root, pid, false, topology) {
+        Ok(model) => {
+            let findings = numasleuth_analyze::process::findings(&model, topology);
+            numasleuth_report::inspect_text::render(&model, &findings, false)
+        }
+        Err(e) => format!("cannot inspect {pid}: {e:#}"),
+    }
+}

@@ -1,0 +1,157 @@
+//! `top`'s data, one frame per refresh: per node CPU utilisation (from
+//! /proc/stat over the node's CPUs), free memory against the watermarks,
+//! numa_miss/numa_foreign rates, machine-wide reclaim rates, and the
+//! process list. Rates are over the time between two refreshes; the first
+//! frame has none.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use numasleuth_analyze::node_signals::Signals;
+use numasleuth_kernel::procfs::stat::{self, CpuTicks};
+use numasleuth_kernel::{IdList, Root};
+use numasleuth_model::Topology;
+
+use super::node_sampler;
+use super::top_procs::{ProcRow, ProcessScan};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRow {
+    pub node: u32,
+    pub cpus: String,
+    pub cpu_util_percent: Option<f64>,
+    pub free_bytes: Option<u64>,
+    pub min_bytes: Option<u64>,
+    pub low_bytes: Option<u64>,
+    pub high_bytes: Option<u64>,
+    pub numa_miss_per_sec: Option<f64>,
+    pub numa_foreign_per_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frame {
+    pub nodes: Vec<NodeRow>,
+    /// Machine-wide (the kernel counts reclaim per machine in /proc/vmstat).
+    pub kswapd_scan_per_sec: Option<f64>,
+    pub direct_scan_per_sec: Option<f64>,
+    pub allocstall_per_sec: Option<f64>,
+    pub procs: Vec<ProcRow>,
+    pub notes: Vec<String>,
+}
+
+/// Busy share of the CPUs in `cpus` between two readings; `None` when no
+/// tick passed (or none of the CPUs has a line, e.g. all offline).
+pub fn cpu_util_percent(before: &BTreeMap<u32, CpuTicks>, now: &BTreeMap<u32, CpuTicks>, cpus: &IdList) -> Option<f64> {
+    let (mut busy, mut total) = (0u64, 0u64);
+    for cpu in cpus.iter() {
+        let (Some(a), Some(b)) = (before.get(&cpu), now.get(&cpu)) else {
+            continue;
+        };
+        let db = b.busy.saturating_sub(a.busy);
+        busy = busy.saturating_add(db);
+        total = total.saturating_add(db).saturating_add(b.idle.saturating_sub(a.idle));
+    }
+    (total > 0).then(|| busy as f64 / total as f64 * 100.0)
+}
+
+fn per_sec(now: Option<u64>, before: Option<u64>, dt_s: f64) -> Option<f64> {
+    Some(now?.saturating_sub(before?) as f64 / dt_s)
+}
+
+pub struct Collector {
+    root: Root,
+    nodes: Vec<(u32, IdList)>,
+    cpu_node: BTreeMap<u32, u32>,
+    page_bytes: u64,
+    only: Vec<u32>,
+    previous: Option<(Instant, BTreeMap<u32, CpuTicks>, Option<Signals>)>,
+    scan: ProcessScan,
+}
+
+impl Collector {
+    pub fn new(root: Root, topology: &Topology, page_bytes: u64, only: Vec<u32>) -> Collector {
+        let nodes: Vec<(u32, IdList)> = topology.nodes.iter().map(|n| (n.id, n.cpus.clone())).collect();
+        let cpu_node = nodes
+            .iter()
+            .flat_map(|(node, cpus)| cpus.iter().map(move |cpu| (cpu, *node)))
+            .collect();
+        Collector {
+            root,
+            nodes,
+            cpu_node,
+            page_bytes,
+            only,
+            previous: None,
+            scan: ProcessScan::default(),
+        }
+    }
+
+    pub fn refresh(&mut self) -> Frame {
+        let now = Instant::now();
+        let mut frame = Frame::default();
+        let ticks = stat::read(&self.root).unwrap_or_else(|e| {
+            frame.notes.push(format!("CPU utilisation unavailable: {e}"));
+            BTreeMap::new()
+        });
+        let signals = node_sampler::sample(&self.root, 0.0)
+            .map_err(|e| frame.notes.push(format!("memory signals unavailable: {e}")))
+            .ok();
+        let previous = self.previous.take();
+        let dt_s = previous.as_ref().map(|(t, _, _)| (now - *t).as_secs_f64().max(1e-3));
+        let (before_ticks, before_signals) = previous.map(|(_, t, s)| (t, s)).unwrap_or_default();
+        let pages = |p: u64| p.saturating_mul(self.page_bytes);
+        for (node, cpus) in &self.nodes {
+            let signal = signals.as_ref().and_then(|s| s.nodes.iter().find(|n| n.node == *node));
+            let before = before_signals
+                .as_ref()
+                .and_then(|s| s.nodes.iter().find(|n| n.node == *node));
+            let rate = |pick: fn(&numasleuth_analyze::node_signals::NodeSignal) -> Option<u64>| {
+                per_sec(signal.and_then(pick), before.and_then(pick), dt_s?)
+            };
+            frame.nodes.push(NodeRow {
+                node: *node,
+                cpus: cpus.to_string(),
+                cpu_util_percent: cpu_util_percent(&before_ticks, &ticks, cpus),
+                free_bytes: signal.map(|s| pages(s.free_pages)),
+                min_bytes: signal.map(|s| pages(s.min_pages)),
+                low_bytes: signal.map(|s| pages(s.low_pages)),
+                high_bytes: signal.map(|s| pages(s.high_pages)),
+                numa_miss_per_sec: rate(|n| n.numa_miss),
+                numa_foreign_per_sec: rate(|n| n.numa_foreign),
+            });
+        }
+        if let (Some(now_s), Some(then_s), Some(dt_s)) = (&signals, &before_signals, dt_s) {
+            frame.kswapd_scan_per_sec = per_sec(Some(now_s.pgscan_kswapd), Some(then_s.pgscan_kswapd), dt_s);
+            frame.direct_scan_per_sec = per_sec(Some(now_s.pgscan_direct), Some(then_s.pgscan_direct), dt_s);
+            frame.allocstall_per_sec = per_sec(Some(now_s.allocstall), Some(then_s.allocstall), dt_s);
+        }
+        let (procs, notes) = self.scan.refresh(&self.root, &self.cpu_node, &self.only);
+        frame.procs = procs;
+        frame.notes.extend(notes);
+        self.previous = Some((now, ticks, signals));
+        frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticks(list: &[(u32, u64, u64)]) -> BTreeMap<u32, CpuTicks> {
+        list.iter()
+            .map(|&(cpu, busy, idle)| (cpu, CpuTicks { busy, idle }))
+            .collect()
+    }
+
+    #[test]
+    fn utilisation_is_over_the_nodes_cpus_only() {
+        let before = ticks(&[(0, 100, 100), (1, 100, 100), (2, 0, 0)]);
+        let now = ticks(&[(0, 150, 150), (1, 200, 100), (2, 1000, 0)]);
+        let node0 = IdList::parse("0-1").unwrap();
+        assert_eq!(cpu_util_percent(&before, &now, &node0), Some(75.0));
+        assert_eq!(cpu_util_percent(&before, &before, &node0), None);
+        assert_eq!(cpu_util_percent(&before, &now, &IdList::parse("7").unwrap()), None);
+        // Counters that went backwards (a CPU re-onlined) count as no time.
+        assert_eq!(cpu_util_percent(&now, &before, &node0), None);
+    }
+}

@@ -1,0 +1,246 @@
+//! Drawing `top`: pure functions from a [`Frame`] and the view state to
+//! ratatui widgets, so they are tested on ratatui's in-memory backend.
+//! Colour only where NO_COLOR is unset; selection is shown by reversing,
+//! which needs no colour. A terminal smaller than the layout needs gets a
+//! one-line message instead of a garbled table.
+
+use numasleuth_report::format::{bytes, optional_bytes};
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
+
+use super::top_data::{Frame, NodeRow};
+use super::top_procs::ProcRow;
+
+/// The node table's width; narrower would cut its columns.
+pub const MIN_WIDTH: u16 = 92;
+pub const MIN_HEIGHT: u16 = 12;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    Remote,
+    NodeMoves,
+    CpuMoves,
+    Pid,
+}
+
+impl SortKey {
+    pub fn next(self) -> SortKey {
+        match self {
+            SortKey::Remote => SortKey::NodeMoves,
+            SortKey::NodeMoves => SortKey::CpuMoves,
+            SortKey::CpuMoves => SortKey::Pid,
+            SortKey::Pid => SortKey::Remote,
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            SortKey::Remote => "remote memory",
+            SortKey::NodeMoves => "node moves",
+            SortKey::CpuMoves => "CPU moves",
+            SortKey::Pid => "PID",
+        }
+    }
+}
+
+/// Largest first; ties (and unknown remote memory, last) by PID.
+pub fn sort(procs: &mut [ProcRow], key: SortKey) {
+    procs.sort_by(|a, b| {
+        let order = match key {
+            SortKey::Remote => b.remote_bytes.cmp(&a.remote_bytes),
+            SortKey::NodeMoves => b.node_moves.cmp(&a.node_moves),
+            SortKey::CpuMoves => b.cpu_moves.cmp(&a.cpu_moves),
+            SortKey::Pid => std::cmp::Ordering::Equal,
+        };
+        order.then(a.pid.cmp(&b.pid))
+    });
+}
+
+pub struct Inspect {
+    pub pid: u32,
+    pub text: String,
+    pub scroll: u16,
+}
+
+pub struct ViewState {
+    pub sort: SortKey,
+    pub selected: usize,
+    pub color: bool,
+    pub inspect: Option<Inspect>,
+}
+
+pub fn draw(f: &mut ratatui::Frame, frame: &Frame, state: &ViewState) {
+    let area = f.area();
+    if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
+        let text = format!(
+            "terminal too small for top: need {MIN_WIDTH}x{MIN_HEIGHT}, have {}x{} (q quits)",
+            area.width, area.height
+        );
+        f.render_widget(Paragraph::new(text).wrap(Wrap { trim: true }), area);
+        return;
+    }
+    if let Some(inspect) = &state.inspect {
+        draw_inspect(f, area, inspect);
+        return;
+    }
+    let title_style = if state.color {
+        Style::new().fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    } else {
+        Style::new().add_modifier(Modifier::BOLD)
+    };
+    let node_height = frame.nodes.len() as u16 + 1;
+    let [title, nodes, reclaim, procs, notes] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(node_height.min(area.height / 2)),
+        Constraint::Length(1),
+        Constraint::Min(3),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+    let heading = format!(
+        "numasleuth top — sorted by {} — s: sort  ↑↓: select  Enter: inspect  q: quit",
+        state.sort.label()
+    );
+    f.render_widget(Paragraph::new(heading).style(title_style), title);
+    f.render_widget(node_table(&frame.nodes, state.color), nodes);
+    let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
+    let reclaim_line = format!(
+        "reclaim (machine-wide): kswapd scan {}  direct scan {}  allocation stalls {}",
+        rate(frame.kswapd_scan_per_sec),
+        rate(frame.direct_scan_per_sec),
+        rate(frame.allocstall_per_sec)
+    );
+    f.render_widget(Paragraph::new(reclaim_line), reclaim);
+    let mut table_state = TableState::default().with_selected(Some(state.selected));
+    f.render_stateful_widget(proc_table(&frame.procs, title_style), procs, &mut table_state);
+    let note = frame.notes.first().cloned().unwrap_or_else(|| {
+        format!(
+            "{} processes; remote = resident memory on nodes none of its threads run on",
+            frame.procs.len()
+        )
+    });
+    f.render_widget(Paragraph::new(note), notes);
+}
+
+fn node_state(n: &NodeRow) -> &'static str {
+    match (n.free_bytes, n.min_bytes, n.low_bytes, n.high_bytes) {
+        (Some(f), Some(min), _, _) if f <= min => "BELOW MIN",
+        (Some(f), _, Some(low), _) if f <= low => "below low",
+        (Some(f), _, _, Some(high)) if f <= high => "below high",
+        (Some(_), ..) => "ok",
+        _ => "?",
+    }
+}
+
+fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
+    let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
+    let rows = nodes.iter().map(|n| {
+        let state = node_state(n);
+        let style = if color && state != "ok" && state != "?" {
+            Style::new().fg(Color::Red)
+        } else {
+            Style::new()
+        };
+        Row::new(vec![
+            format!("node {}", n.node),
+            n.cpus.clone(),
+            n.cpu_util_percent.map_or("-".into(), |u| format!("{u:.0}%")),
+            optional_bytes(n.free_bytes),
+            format!(
+                "{} / {} / {}",
+                optional_bytes(n.min_bytes),
+                optional_bytes(n.low_bytes),
+                optional_bytes(n.high_bytes)
+            ),
+            state.to_string(),
+            rate(n.numa_miss_per_sec),
+            rate(n.numa_foreign_per_sec),
+        ])
+        .style(style)
+    });
+    let header = Row::new([
+        "NODE",
+        "CPUS",
+        "CPU",
+        "FREE",
+        "MIN / LOW / HIGH",
+        "STATE",
+        "MISS",
+        "FOREIGN",
+    ])
+    .style(Style::new().add_modifier(Modifier::BOLD));
+    // 85 columns plus 7 gaps: MIN_WIDTH.
+    let widths = [
+        Constraint::Length(7),
+        Constraint::Length(8),
+        Constraint::Length(5),
+        Constraint::Length(9),
+        Constraint::Length(30),
+        Constraint::Length(10),
+        Constraint::Length(8),
+        Constraint::Length(8),
+    ];
+    Table::new(rows, widths).header(header)
+}
+
+fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
+    let rows = procs.iter().map(|p| {
+        let nodes: Vec<String> = p.thread_nodes.iter().map(u32::to_string).collect();
+        let on_nodes = p.bytes_by_node.as_ref().map_or("?".to_string(), |b| {
+            b.iter()
+                .map(|(node, size)| format!("N{node}={}", bytes(*size)))
+                .collect::<Vec<_>>()
+                .join(" ")
+        });
+        Row::new(vec![
+            p.pid.to_string(),
+            numasleuth_kernel::error::quote(&p.comm),
+            p.threads.to_string(),
+            nodes.join(","),
+            optional_bytes(p.remote_bytes),
+            p.node_moves.to_string(),
+            p.cpu_moves.to_string(),
+            on_nodes,
+        ])
+    });
+    let header = Row::new([
+        "PID",
+        "COMM",
+        "THR",
+        "RUNS ON",
+        "REMOTE",
+        "NODE MV",
+        "CPU MV",
+        "MEMORY BY NODE",
+    ])
+    .style(header_style);
+    let widths = [
+        Constraint::Length(8),
+        Constraint::Length(16),
+        Constraint::Length(5),
+        Constraint::Length(8),
+        Constraint::Length(10),
+        Constraint::Length(8),
+        Constraint::Length(7),
+        Constraint::Min(10),
+    ];
+    Table::new(rows, widths)
+        .header(header)
+        .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+}
+
+fn draw_inspect(f: &mut ratatui::Frame, area: Rect, inspect: &Inspect) {
+    let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
+    let heading = format!("inspect {} — ↑↓ PgUp PgDn: scroll  Esc: back  q: quit", inspect.pid);
+    f.render_widget(
+        Paragraph::new(Line::from(heading)).style(Style::new().add_modifier(Modifier::BOLD)),
+        title,
+    );
+    f.render_widget(Paragraph::new(inspect.text.as_str()).scroll((inspect.scroll, 0)), body);
+}
+
+#[cfg(test)]
+#[path = "top_view_tests.rs"]
+mod tests;

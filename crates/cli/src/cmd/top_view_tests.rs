@@ -1,0 +1,145 @@
+use std::collections::{BTreeMap, BTreeSet};
+
+use ratatui::backend::TestBackend;
+use ratatui::style::Color;
+use ratatui::Terminal;
+
+use super::*;
+
+fn proc_row(pid: u32, remote: Option<u64>, node_moves: u64) -> ProcRow {
+    ProcRow {
+        pid,
+        comm: format!("proc{pid}"),
+        threads: 2,
+        thread_nodes: BTreeSet::from([0]),
+        bytes_by_node: Some(BTreeMap::from([(0, 4096), (1, remote.unwrap_or(0))])),
+        remote_bytes: remote,
+        cpu_moves: 0,
+        node_moves,
+    }
+}
+
+fn frame() -> Frame {
+    let node = |node: u32, free: u64| NodeRow {
+        node,
+        cpus: if node == 0 { "0-1".into() } else { "2-3".into() },
+        cpu_util_percent: Some(42.0),
+        free_bytes: Some(free),
+        min_bytes: Some(1 << 20),
+        low_bytes: Some(2 << 20),
+        high_bytes: Some(3 << 20),
+        numa_miss_per_sec: Some(16.0),
+        numa_foreign_per_sec: None,
+    };
+    Frame {
+        nodes: vec![node(0, 8 << 30), node(1, (3 << 20) / 2)],
+        kswapd_scan_per_sec: Some(33087.0),
+        direct_scan_per_sec: Some(0.0),
+        allocstall_per_sec: None,
+        procs: vec![
+            proc_row(7, Some(1 << 30), 0),
+            proc_row(3, None, 5),
+            proc_row(9, Some(1 << 20), 1),
+        ],
+        notes: vec![],
+    }
+}
+
+fn state(color: bool) -> ViewState {
+    ViewState {
+        sort: SortKey::Remote,
+        selected: 0,
+        color,
+        inspect: None,
+    }
+}
+
+fn render(width: u16, height: u16, frame: &Frame, state: &ViewState) -> (String, Vec<Color>) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+    terminal.draw(|f| draw(f, frame, state)).unwrap();
+    let buffer = terminal.backend().buffer().clone();
+    let mut text = String::new();
+    for y in 0..height {
+        for x in 0..width {
+            text.push_str(buffer[(x, y)].symbol());
+        }
+        text.push('\n');
+    }
+    let colors = buffer.content.iter().map(|c| c.fg).collect();
+    (text, colors)
+}
+
+#[test]
+fn nodes_reclaim_and_processes_are_shown() {
+    let mut f = frame();
+    sort(&mut f.procs, SortKey::Remote);
+    let (text, _) = render(120, 20, &f, &state(true));
+    assert!(text.contains("node 0") && text.contains("node 1"), "{text}");
+    assert!(text.contains("42%") && text.contains("8 GiB"), "{text}");
+    assert!(text.contains("below low"), "{text}");
+    assert!(text.contains("16/s"), "{text}");
+    assert!(text.contains("reclaim (machine-wide): kswapd scan 33087/s"), "{text}");
+    let order: Vec<usize> = ["proc7", "proc9", "proc3"]
+        .iter()
+        .map(|p| text.find(p).unwrap())
+        .collect();
+    assert!(order[0] < order[1] && order[1] < order[2], "{text}");
+}
+
+#[test]
+fn sort_keys_cycle_and_order() {
+    let mut procs = frame().procs;
+    sort(&mut procs, SortKey::NodeMoves);
+    assert_eq!(procs.iter().map(|p| p.pid).collect::<Vec<_>>(), [3, 9, 7]);
+    sort(&mut procs, SortKey::Pid);
+    assert_eq!(procs.iter().map(|p| p.pid).collect::<Vec<_>>(), [3, 7, 9]);
+    let mut key = SortKey::Remote;
+    for _ in 0..4 {
+        key = key.next();
+    }
+    assert_eq!(key, SortKey::Remote);
+}
+
+#[test]
+fn no_color_means_no_colour() {
+    let (_, colors) = render(120, 20, &frame(), &state(false));
+    assert!(colors.iter().all(|c| *c == Color::Reset));
+    let (_, colors) = render(120, 20, &frame(), &state(true));
+    assert!(colors.iter().any(|c| *c != Color::Reset));
+}
+
+#[test]
+fn small_terminals_get_a_message_not_a_garbled_table() {
+    for (w, h) in [(91, 30), (120, 11), (1, 1), (10, 3)] {
+        let (text, _) = render(w, h, &frame(), &state(true));
+        let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if w >= 20 {
+            assert!(flat.contains("terminal too small"), "{w}x{h}: {flat}");
+        }
+        assert!(!flat.contains("node 0"), "{w}x{h}: {flat}");
+    }
+    let (text, _) = render(MIN_WIDTH, MIN_HEIGHT, &frame(), &state(true));
+    for whole in [
+        "node 0",
+        "1.5 MiB",
+        "1 MiB / 2 MiB / 3 MiB",
+        "below low",
+        "FOREIGN",
+        "proc9",
+    ] {
+        assert!(text.contains(whole), "{whole}: {text}");
+    }
+}
+
+#[test]
+fn the_inspect_view_replaces_the_list() {
+    let mut s = state(false);
+    s.inspect = Some(Inspect {
+        pid: 7,
+        text: "line one\nline two\nline three\n".into(),
+        scroll: 1,
+    });
+    let (text, _) = render(100, 12, &frame(), &s);
+    assert!(text.contains("inspect 7") && text.contains("line two"), "{text}");
+    assert!(!text.contains("line one") && !text.contains("node 0"), "{text}");
+}
