@@ -1,0 +1,311 @@
+//! Timer samples of every thread of a running process, with the user
+//! registers and the code bytes at the sampled instruction: the input of
+//! `hotlines`' instruction decoding.
+//!
+//! One software `cpu-clock` event per thread (it works in VMs with no
+//! PMU), sampling `IP | TID | CPU | REGS_USER` into a ring buffer drained
+//! every few milliseconds. Each sample is handed to the caller at once,
+//! with the instruction bytes read from `/proc/PID/mem` while the process
+//! still lives (cached per address), so nothing grows with the run's
+//! length but the caller's own aggregate. Threads started meanwhile are
+//! attached on the next listing of `/proc/PID/task`, as in `watch`.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use perf_event::data::Record;
+use perf_event::events::Software;
+use perf_event::{Builder, SampleFlag, Sampler};
+use serde::Serialize;
+
+use crate::error::{classify, ProbeError};
+
+const POLL: Duration = Duration::from_millis(10);
+const CODE_BYTES: usize = 15;
+/// Distinct instruction addresses whose bytes are kept.
+const MAX_CODE_CACHE: usize = 200_000;
+
+#[derive(Debug, Clone)]
+pub struct SampleSpec {
+    pub pid: u32,
+    pub duration: Duration,
+    /// Nanoseconds of CPU time between two samples of a thread.
+    pub period_ns: u64,
+    /// perf's `sample_regs_user` mask.
+    pub regs_mask: u64,
+    pub rescan_interval: Duration,
+    /// Data pages of each thread's ring buffer (a power of two).
+    pub ring_pages: usize,
+    pub paranoid: Option<i32>,
+}
+
+/// One timer sample, lent to the caller.
+#[derive(Debug)]
+pub struct RegSample<'a> {
+    pub tid: u32,
+    pub cpu: Option<u32>,
+    pub ip: u64,
+    /// In the order of the set bits of `regs_mask`; empty when the thread
+    /// was in the kernel with no user registers to give.
+    pub regs: &'a [u64],
+    pub regs_mask: u64,
+    /// Up to 15 bytes at `ip`; `None` when they could not be read.
+    pub code: Option<&'a [u8]>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadSamples {
+    pub tid: u32,
+    pub samples: u64,
+    pub lost_samples: u64,
+    pub exited: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleRaw {
+    pub pid: u32,
+    pub duration_s: f64,
+    pub period_ns: u64,
+    pub threads: Vec<ThreadSamples>,
+    pub process_exited: bool,
+    pub problems: Vec<String>,
+}
+
+struct Attached {
+    tid: u32,
+    sampler: Sampler,
+    samples: u64,
+    lost: u64,
+    gone: bool,
+}
+
+/// Reads the code at sampled addresses while the process lives.
+struct CodeReader {
+    mem: Option<File>,
+    cache: HashMap<u64, Option<Vec<u8>>>,
+}
+
+impl CodeReader {
+    fn bytes(&mut self, ip: u64) -> Option<&[u8]> {
+        if !self.cache.contains_key(&ip) {
+            let read = self.read(ip);
+            if self.cache.len() >= MAX_CODE_CACHE {
+                // Past the cap, keep only what is known; new addresses are
+                // read each time (no unbounded growth).
+                self.cache.clear();
+            }
+            self.cache.insert(ip, read);
+        }
+        self.cache.get(&ip)?.as_deref()
+    }
+
+    fn read(&self, ip: u64) -> Option<Vec<u8>> {
+        let mem = self.mem.as_ref()?;
+        let mut buffer = [0u8; CODE_BYTES];
+        // An instruction near the end of a mapping: read up to the page end.
+        let to_page_end = (4096 - (ip % 4096)) as usize;
+        for want in [CODE_BYTES, to_page_end.min(CODE_BYTES)] {
+            if let Ok(n) = mem.read_at(&mut buffer[..want], ip) {
+                if n > 0 {
+                    return Some(buffer[..n].to_vec());
+                }
+            }
+        }
+        None
+    }
+}
+
+fn list_tids(pid: u32) -> Option<Vec<u32>> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let tids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    (!tids.is_empty()).then_some(tids)
+}
+
+fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
+    let mut builder = Builder::new(Software::CPU_CLOCK);
+    builder
+        .observe_pid(tid as libc::pid_t)
+        .any_cpu()
+        .exclude_kernel(true)
+        .exclude_hv(true)
+        .sample_period(spec.period_ns.max(10_000))
+        .sample_regs_user(spec.regs_mask)
+        .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::REGS_USER);
+    let fail = |e: &std::io::Error| classify(e, spec.pid, tid, 0, 0, spec.paranoid);
+    let counter = match builder.build() {
+        Ok(c) => c,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) => return Err(fail(&e)),
+    };
+    let mut sampler = counter
+        .sampled(spec.ring_pages.max(1).next_power_of_two() * 4096)
+        .map_err(|e| ProbeError::Other {
+            pid: spec.pid,
+            tid,
+            message: format!(
+                "cannot map a sample ring buffer ({e}): the locked-memory limit (`ulimit -l`, \
+                 kernel.perf_event_mlock_kb) is too low"
+            ),
+        })?;
+    match sampler.enable() {
+        Ok(()) => Ok(Some(sampler)),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+        Err(e) => Err(fail(&e)),
+    }
+}
+
+impl Attached {
+    fn drain(&mut self, code: &mut CodeReader, regs_mask: u64, on_sample: &mut dyn FnMut(&RegSample<'_>)) {
+        while let Some(record) = self.sampler.next_record() {
+            match record.parse_record() {
+                Ok(Record::Sample(sample)) => {
+                    let Some(ip) = sample.ip() else { continue };
+                    self.samples += 1;
+                    let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
+                    let bytes = code.bytes(ip);
+                    on_sample(&RegSample {
+                        tid: sample.tid().unwrap_or(self.tid),
+                        cpu: sample.cpu(),
+                        ip,
+                        regs,
+                        regs_mask,
+                        code: bytes,
+                    });
+                }
+                Ok(Record::Lost(lost)) => self.lost += lost.lost,
+                Ok(Record::LostSamples(lost)) => self.lost += lost.lost,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Samples every thread of `spec.pid` for `spec.duration`, calling
+/// `on_sample` for each sample as it is drained.
+pub fn sample(spec: &SampleSpec, on_sample: &mut dyn FnMut(&RegSample<'_>)) -> Result<SampleRaw, ProbeError> {
+    let pid = spec.pid;
+    let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
+    let mut code = CodeReader {
+        mem: File::open(format!("/proc/{pid}/mem")).ok(),
+        cache: HashMap::new(),
+    };
+    let start = Instant::now();
+    let mut threads: Vec<Attached> = Vec::new();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut problems = Vec::new();
+    for tid in first {
+        seen.insert(tid);
+        if let Some(sampler) = attach(spec, tid)? {
+            threads.push(new_attached(tid, sampler));
+        }
+    }
+    if threads.is_empty() {
+        return Err(ProbeError::NoSuchProcess { pid });
+    }
+    let too_long = || ProbeError::DurationOutOfRange {
+        seconds: spec.duration.as_secs(),
+    };
+    let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
+    let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
+    let mut process_exited = false;
+    while Instant::now() < deadline {
+        for thread in threads.iter_mut() {
+            thread.drain(&mut code, spec.regs_mask, on_sample);
+        }
+        if Instant::now() >= next_rescan {
+            next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
+            let Some(tids) = list_tids(pid) else {
+                process_exited = true;
+                break;
+            };
+            let alive: HashSet<u32> = tids.iter().copied().collect();
+            for thread in threads.iter_mut() {
+                thread.gone |= !alive.contains(&thread.tid);
+            }
+            for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
+                match attach(spec, tid) {
+                    Ok(Some(sampler)) => threads.push(new_attached(tid, sampler)),
+                    Ok(None) => {}
+                    Err(e) => problems.push(format!("thread {tid} started during sampling: {e}")),
+                }
+            }
+        }
+        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+    }
+    for thread in threads.iter_mut() {
+        thread.drain(&mut code, spec.regs_mask, on_sample);
+    }
+    let duration_s = start.elapsed().as_secs_f64();
+    let mut out: Vec<ThreadSamples> = threads
+        .iter()
+        .map(|t| ThreadSamples {
+            tid: t.tid,
+            samples: t.samples,
+            lost_samples: t.lost,
+            exited: t.gone || process_exited,
+        })
+        .collect();
+    out.sort_by_key(|t| t.tid);
+    Ok(SampleRaw {
+        pid,
+        duration_s,
+        period_ns: spec.period_ns,
+        threads: out,
+        process_exited,
+        problems,
+    })
+}
+
+fn new_attached(tid: u32, sampler: Sampler) -> Attached {
+    Attached {
+        tid,
+        sampler,
+        samples: 0,
+        lost: 0,
+        gone: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples this test process while a thread spins: samples arrive, with
+    /// registers and readable code.
+    #[test]
+    fn samples_a_spinning_thread_with_registers_and_code() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let spinner = std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        });
+        let spec = SampleSpec {
+            pid: std::process::id(),
+            duration: Duration::from_millis(400),
+            period_ns: 1_000_000,
+            regs_mask: 0x1ff | (0xff << 16),
+            rescan_interval: Duration::from_millis(50),
+            ring_pages: 16,
+            paranoid: None,
+        };
+        let (mut with_regs, mut with_code) = (0u64, 0u64);
+        let raw = sample(&spec, &mut |s| {
+            with_regs += u64::from(s.regs.len() == 17);
+            with_code += u64::from(s.code.is_some_and(|c| !c.is_empty()));
+        })
+        .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        let total: u64 = raw.threads.iter().map(|t| t.samples).sum();
+        assert!(total > 0, "{raw:?}");
+        assert_eq!(with_regs, total, "{raw:?}");
+        assert_eq!(with_code, total, "{raw:?}");
+    }
+}
