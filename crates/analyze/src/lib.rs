@@ -8,6 +8,7 @@ pub mod irq;
 pub mod lab;
 pub mod lines;
 pub mod memwatch;
+pub mod migrations;
 pub mod page_move;
 pub mod pmu;
 pub mod process;

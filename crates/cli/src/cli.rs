@@ -68,6 +68,9 @@ pub enum Command {
     /// its metric is bimodal, and explain the modes by start node or
     /// placement.
     Runs(crate::cmd::runs_args::RunsArgs),
+    /// Each thread's moves between CPUs and NUMA nodes, and AutoNUMA's
+    /// page migrations, over a window.
+    Migrations(crate::cmd::hot_args::MigrationsArgs),
 }
 
 #[derive(Debug, Args)]

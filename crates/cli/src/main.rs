@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Command::Move(args) => cmd::moves::run(&root, args),
         Command::Pmu(args) => cmd::pmu::run(&root, args),
         Command::Runs(args) => cmd::runs::run(&root, args),
+        Command::Migrations(args) => cmd::migrations::run(&root, args),
     });
     match result {
         Ok(code) => code,

@@ -135,6 +135,9 @@ pub fn open(tracepoint_id: u64, cpus: &[u32], ring_pages: usize) -> Result<Vec<S
         builder
             .any_pid()
             .one_cpu(cpu as usize)
+            // The tracepoint fires in the kernel: the builder's default of
+            // excluding kernel events would drop every record.
+            .exclude_kernel(false)
             .sample_period(1)
             .sample(SampleFlag::RAW);
         let mut sampler = builder

@@ -21,6 +21,8 @@ pub mod lines_json;
 pub mod lines_text;
 pub mod mem_json;
 pub mod mem_text;
+pub mod migrations_json;
+pub mod migrations_text;
 pub mod move_json;
 pub mod move_text;
 pub mod pmu_diff_json;

@@ -3,6 +3,7 @@
 pub mod c2c;
 pub mod doctor;
 pub mod doctor_measure;
+pub mod hot_args;
 pub mod inspect;
 pub mod irq;
 pub mod lab;
@@ -16,6 +17,8 @@ pub mod measure_plan;
 pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;
+pub mod migrations;
+pub mod migrations_collect;
 pub mod moves;
 pub mod pmu;
 pub mod pmu_args;
