@@ -3,6 +3,7 @@
 
 pub mod doctor;
 pub mod findings;
+pub mod hotlines;
 pub mod interconnect;
 pub mod irq;
 pub mod lab;
