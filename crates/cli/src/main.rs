@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         Command::Pmu(args) => cmd::pmu::run(&root, args),
         Command::Runs(args) => cmd::runs::run(&root, args),
         Command::Migrations(args) => cmd::migrations::run(&root, args),
+        Command::Hotlines(args) => cmd::hotlines::run(&root, args),
     });
     match result {
         Ok(code) => code,

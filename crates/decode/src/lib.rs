@@ -63,6 +63,9 @@ pub enum Unknown {
     VectorIndex,
     /// A register perf did not deliver.
     MissingRegister,
+    /// The instruction just completed overwrote a register of its own
+    /// address (`mov (%rax),%rax`), so the sampled value is not its input.
+    Clobbered,
 }
 
 impl Unknown {
@@ -73,6 +76,7 @@ impl Unknown {
             Unknown::SegmentBase => "FS/GS-relative (thread-local) address",
             Unknown::VectorIndex => "gather/scatter (vector index)",
             Unknown::MissingRegister => "register not sampled",
+            Unknown::Clobbered => "address register overwritten by the instruction",
         }
     }
 }
@@ -95,6 +99,41 @@ pub const MAX_ACCESSES: usize = 4;
 
 /// Whether this build can decode (x86-64 only).
 pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
+
+/// Which instruction a sample was attributed to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attributed {
+    /// The instruction at the IP, about to execute.
+    AtIp,
+    /// The one just completed (the timer's skid past a slow access).
+    Previous,
+}
+
+/// Decodes one sample. `code` starts `back` bytes before `ip` (at the
+/// start of the function holding it, or at `ip` when `back` is 0).
+///
+/// A timer interrupt is taken at an instruction boundary, after the
+/// instruction that was stalling completes, so time spent waiting on a
+/// slow access mostly lands on the instruction *after* it (measured on
+/// this project's VM: 97% of a load→add→store loop's samples land on the
+/// `add`). So the instruction just completed is taken when it touched
+/// memory and its address can be recomputed from the registers after it
+/// ran; otherwise the one at the IP.
+pub fn decode_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(previous @ Decoded::Accesses(_)) = x86::previous(ip, code, back, regs) {
+            return (previous, Attributed::Previous);
+        }
+        (decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (ip, code, back, regs);
+        (Decoded::Unsupported, Attributed::AtIp)
+    }
+}
 
 /// Decodes the instruction at `ip` from `code` (the bytes at `ip`, at most
 /// [`MAX_INSTRUCTION_BYTES`] used) and evaluates its memory operands with

@@ -59,8 +59,46 @@ pub fn decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
     if instruction.is_invalid() {
         return Decoded::Unknown(Unknown::Undecodable);
     }
+    accesses(&instruction, regs)
+}
+
+/// The instruction ending exactly at `ip`, found by decoding forward from
+/// `ip - back` (a function start); `None` when none ends there (the start
+/// was not an instruction boundary, or data sits in the code).
+pub fn previous(ip: u64, code: &[u8], back: usize, regs: &Registers) -> Option<Decoded> {
+    let start = ip.checked_sub(back as u64)?;
+    let mut decoder = Decoder::with_ip(64, code.get(..back)?, start, DecoderOptions::NONE);
+    let mut last = None;
+    while decoder.can_decode() {
+        let instruction = decoder.decode();
+        if instruction.is_invalid() {
+            return None;
+        }
+        last = Some(instruction);
+    }
+    let instruction = last.filter(|i| i.next_ip() == ip)?;
     let mut factory = InstructionInfoFactory::new();
     let info = factory.info(&instruction);
+    let written: Vec<Register> = info
+        .used_registers()
+        .iter()
+        .filter(|r| matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite))
+        .map(|r| r.register().full_register())
+        .collect();
+    let clobbered = info.used_memory().iter().any(|m| {
+        [m.base(), m.index()]
+            .iter()
+            .any(|r| *r != Register::None && written.contains(&r.full_register()))
+    });
+    if clobbered {
+        return Some(Decoded::Unknown(Unknown::Clobbered));
+    }
+    Some(accesses(&instruction, regs))
+}
+
+fn accesses(instruction: &iced_x86::Instruction, regs: &Registers) -> Decoded {
+    let mut factory = InstructionInfoFactory::new();
+    let info = factory.info(instruction);
     let mut accesses = Vec::new();
     for used in info.used_memory().iter().take(MAX_ACCESSES) {
         let Some(kind) = kind(used.access()) else {

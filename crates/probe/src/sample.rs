@@ -24,6 +24,9 @@ use crate::error::{classify, ProbeError};
 
 const POLL: Duration = Duration::from_millis(10);
 const CODE_BYTES: usize = 15;
+/// Code read before the IP, from the start of its function, so the
+/// instruction just completed can be found (at most this far back).
+pub const MAX_BACK_BYTES: u64 = 4096;
 /// Distinct instruction addresses whose bytes are kept.
 const MAX_CODE_CACHE: usize = 200_000;
 
@@ -51,8 +54,11 @@ pub struct RegSample<'a> {
     /// was in the kernel with no user registers to give.
     pub regs: &'a [u64],
     pub regs_mask: u64,
-    /// Up to 15 bytes at `ip`; `None` when they could not be read.
+    /// The code from `ip - code_back` (the start of the function holding
+    /// `ip`, when known and near) to up to 15 bytes past `ip`; `None` when
+    /// it could not be read.
     pub code: Option<&'a [u8]>,
+    pub code_back: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -84,13 +90,17 @@ struct Attached {
 /// Reads the code at sampled addresses while the process lives.
 struct CodeReader {
     mem: Option<File>,
-    cache: HashMap<u64, Option<Vec<u8>>>,
+    cache: HashMap<u64, Option<(usize, Vec<u8>)>>,
 }
 
 impl CodeReader {
-    fn bytes(&mut self, ip: u64) -> Option<&[u8]> {
+    fn bytes(&mut self, ip: u64, start: &dyn Fn(u64) -> Option<u64>) -> Option<(usize, &[u8])> {
         if !self.cache.contains_key(&ip) {
-            let read = self.read(ip);
+            let back = start(ip)
+                .and_then(|s| ip.checked_sub(s))
+                .filter(|b| *b <= MAX_BACK_BYTES)
+                .unwrap_or(0);
+            let read = self.read(ip - back, back as usize).map(|b| (back as usize, b));
             if self.cache.len() >= MAX_CODE_CACHE {
                 // Past the cap, keep only what is known; new addresses are
                 // read each time (no unbounded growth).
@@ -98,18 +108,21 @@ impl CodeReader {
             }
             self.cache.insert(ip, read);
         }
-        self.cache.get(&ip)?.as_deref()
+        self.cache.get(&ip)?.as_ref().map(|(back, b)| (*back, b.as_slice()))
     }
 
-    fn read(&self, ip: u64) -> Option<Vec<u8>> {
+    /// `back` bytes before the IP at `from + back`, and up to 15 after it.
+    fn read(&self, from: u64, back: usize) -> Option<Vec<u8>> {
         let mem = self.mem.as_ref()?;
-        let mut buffer = [0u8; CODE_BYTES];
+        let ip = from.checked_add(back as u64)?;
+        let mut buffer = vec![0u8; back + CODE_BYTES];
         // An instruction near the end of a mapping: read up to the page end.
         let to_page_end = (4096 - (ip % 4096)) as usize;
-        for want in [CODE_BYTES, to_page_end.min(CODE_BYTES)] {
-            if let Ok(n) = mem.read_at(&mut buffer[..want], ip) {
-                if n > 0 {
-                    return Some(buffer[..n].to_vec());
+        for want in [back + CODE_BYTES, back + to_page_end.min(CODE_BYTES)] {
+            if let Ok(n) = mem.read_at(&mut buffer[..want], from) {
+                if n > back {
+                    buffer.truncate(n);
+                    return Some(buffer);
                 }
             }
         }
@@ -159,21 +172,22 @@ fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
 }
 
 impl Attached {
-    fn drain(&mut self, code: &mut CodeReader, regs_mask: u64, on_sample: &mut dyn FnMut(&RegSample<'_>)) {
+    fn drain(&mut self, code: &mut CodeReader, hooks: &mut Hooks<'_>, regs_mask: u64) {
         while let Some(record) = self.sampler.next_record() {
             match record.parse_record() {
                 Ok(Record::Sample(sample)) => {
                     let Some(ip) = sample.ip() else { continue };
                     self.samples += 1;
                     let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
-                    let bytes = code.bytes(ip);
-                    on_sample(&RegSample {
+                    let bytes = code.bytes(ip, hooks.function_start);
+                    (hooks.on_sample)(&RegSample {
                         tid: sample.tid().unwrap_or(self.tid),
                         cpu: sample.cpu(),
                         ip,
                         regs,
                         regs_mask,
-                        code: bytes,
+                        code: bytes.map(|(_, b)| b),
+                        code_back: bytes.map_or(0, |(back, _)| back),
                     });
                 }
                 Ok(Record::Lost(lost)) => self.lost += lost.lost,
@@ -184,9 +198,16 @@ impl Attached {
     }
 }
 
+/// What the caller supplies: where the function holding an address starts
+/// (to read the code before the IP), and what to do with each sample.
+pub struct Hooks<'a> {
+    pub function_start: &'a dyn Fn(u64) -> Option<u64>,
+    pub on_sample: &'a mut dyn FnMut(&RegSample<'_>),
+}
+
 /// Samples every thread of `spec.pid` for `spec.duration`, calling
-/// `on_sample` for each sample as it is drained.
-pub fn sample(spec: &SampleSpec, on_sample: &mut dyn FnMut(&RegSample<'_>)) -> Result<SampleRaw, ProbeError> {
+/// `hooks.on_sample` for each sample as it is drained.
+pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, ProbeError> {
     let pid = spec.pid;
     let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut code = CodeReader {
@@ -214,7 +235,7 @@ pub fn sample(spec: &SampleSpec, on_sample: &mut dyn FnMut(&RegSample<'_>)) -> R
     let mut process_exited = false;
     while Instant::now() < deadline {
         for thread in threads.iter_mut() {
-            thread.drain(&mut code, spec.regs_mask, on_sample);
+            thread.drain(&mut code, hooks, spec.regs_mask);
         }
         if Instant::now() >= next_rescan {
             next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
@@ -237,7 +258,7 @@ pub fn sample(spec: &SampleSpec, on_sample: &mut dyn FnMut(&RegSample<'_>)) -> R
         std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
     }
     for thread in threads.iter_mut() {
-        thread.drain(&mut code, spec.regs_mask, on_sample);
+        thread.drain(&mut code, hooks, spec.regs_mask);
     }
     let duration_s = start.elapsed().as_secs_f64();
     let mut out: Vec<ThreadSamples> = threads
@@ -296,10 +317,17 @@ mod tests {
             paranoid: None,
         };
         let (mut with_regs, mut with_code) = (0u64, 0u64);
-        let raw = sample(&spec, &mut |s| {
+        let mut count = |s: &RegSample<'_>| {
             with_regs += u64::from(s.regs.len() == 17);
-            with_code += u64::from(s.code.is_some_and(|c| !c.is_empty()));
-        })
+            with_code += u64::from(s.code.is_some_and(|c| c.len() > s.code_back && s.code_back == 3));
+        };
+        let raw = sample(
+            &spec,
+            &mut Hooks {
+                function_start: &|ip| Some(ip.saturating_sub(3)),
+                on_sample: &mut count,
+            },
+        )
         .unwrap();
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         spinner.join().unwrap();

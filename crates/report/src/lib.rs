@@ -10,6 +10,8 @@ pub mod doctor_json;
 pub mod doctor_text;
 pub mod format;
 pub mod heatmap;
+pub mod hotlines_json;
+pub mod hotlines_text;
 pub mod html;
 pub mod inspect_json;
 pub mod inspect_text;

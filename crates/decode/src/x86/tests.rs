@@ -117,6 +117,43 @@ fn garbage_and_truncation_are_undecodable() {
     assert_eq!(decode(IP, &[0x48, 0x83], &Registers::default()), Decoded::Unknown(Unknown::Undecodable));
 }
 
+#[test]
+fn skid_takes_the_load_just_completed() {
+    // 48 8b 07   mov (%rdi),%rax      <- just completed
+    // 48 83 c0 01 add $0x1,%rax       <- IP
+    let code = [0x48, 0x8b, 0x07, 0x48, 0x83, 0xc0, 0x01];
+    let r = regs(&[(regs::DI, 0x5000), (regs::AX, 7)]);
+    let (d, at) = crate::decode_sample(IP + 3, &code, 3, &r);
+    assert_eq!(at, crate::Attributed::Previous);
+    assert_eq!(d, Decoded::Accesses(vec![MemoryAccess { address: 0x5000, size_bytes: 8, kind: AccessKind::Read }]));
+    // Without code before the IP: the add, no memory.
+    assert_eq!(crate::decode_sample(IP + 3, &code[3..], 0, &r), (Decoded::NoMemory, crate::Attributed::AtIp));
+}
+
+#[test]
+fn skid_never_uses_an_overwritten_address_register() {
+    // 48 8b 00   mov (%rax),%rax      <- just completed: rax is now the loaded value
+    // 48 89 07   mov %rax,(%rdi)      <- IP
+    let code = [0x48, 0x8b, 0x00, 0x48, 0x89, 0x07];
+    let r = regs(&[(regs::DI, 0x6000), (regs::AX, 1)]);
+    let (d, at) = crate::decode_sample(IP + 3, &code, 3, &r);
+    assert_eq!(at, crate::Attributed::AtIp);
+    assert_eq!(d, Decoded::Accesses(vec![MemoryAccess { address: 0x6000, size_bytes: 8, kind: AccessKind::Write }]));
+    // push changes rsp, its own base: not recomputed, the IP's instruction is used.
+    let code = [0x50, 0x90];
+    assert_eq!(crate::decode_sample(IP + 1, &code, 1, &regs(&[(regs::SP, 0x8000)])).1, crate::Attributed::AtIp);
+}
+
+#[test]
+fn skid_from_a_misaligned_start_falls_back_to_the_ip() {
+    // The 3-byte `mov (%rdi),%rax` with the IP 2 bytes in: no instruction
+    // ends at the IP, so the bytes at the IP are decoded as they are.
+    let code = [0x48, 0x8b, 0x07, 0x90];
+    let (d, at) = crate::decode_sample(IP + 2, &code, 2, &regs(&[(regs::DI, 0x10)]));
+    // `07` (pop %es) does not exist in 64-bit mode.
+    assert_eq!((d, at), (Decoded::Unknown(Unknown::Undecodable), crate::Attributed::AtIp));
+}
+
 proptest! {
     #[test]
     fn any_bytes_and_registers_never_panic(
@@ -126,5 +163,8 @@ proptest! {
     ) {
         let regs = Registers::from_perf(regs::X86_64_SAMPLE_MASK, &values);
         let _ = decode(ip, &code, &regs);
+        let back = code.len() / 2;
+        let _ = crate::decode_sample(ip, &code, back, &regs);
+        let _ = crate::decode_sample(ip, &code, code.len() + 5, &regs);
     }
 }

@@ -1,0 +1,172 @@
+//! `numasleuth hotlines PID`: the cache lines a process's threads fight
+//! over, found without a PMU.
+//!
+//! Wiring only: timer samples with registers and code bytes (`probe`),
+//! each decoded to the address it is about to touch (`decode`), tallied
+//! and ranked per line (`analyze::hotlines`), named by symbol or region
+//! (`hotlines_names`), printed (`report`). See docs/hotlines.md.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LINE_BYTES};
+use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::Root;
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleSpec};
+use numasleuth_report::hotlines_json::{self, NamedLine};
+use numasleuth_report::hotlines_text;
+
+use super::hot_args::HotlinesArgs;
+use super::hotlines_names::Namer;
+use crate::output;
+
+const RING_PAGES: usize = 64;
+const RESCAN: Duration = Duration::from_millis(100);
+/// Threads whose stack pointer is remembered (to name "stack of TID").
+const MAX_STACKS: usize = 65_536;
+
+struct Collector {
+    tally: Tally,
+    node_of: BTreeMap<u32, u32>,
+    stack_pointers: BTreeMap<u32, u64>,
+    /// Samples attributed to the instruction just completed (skid).
+    skid_attributed: u64,
+}
+
+impl Collector {
+    fn add(&mut self, s: &RegSample<'_>) {
+        let registers = Registers::from_perf(s.regs_mask, s.regs);
+        if let Some(sp) = registers.get(regs::SP) {
+            if self.stack_pointers.len() < MAX_STACKS || self.stack_pointers.contains_key(&s.tid) {
+                self.stack_pointers.insert(s.tid, sp);
+            }
+        }
+        let Some(code) = s.code else {
+            self.tally.sample_unknown(Unknown::CodeUnreadable.describe());
+            return;
+        };
+        if s.regs.is_empty() {
+            self.tally.sample_unknown(Unknown::MissingRegister.describe());
+            return;
+        }
+        let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
+        if attributed == Attributed::Previous {
+            self.skid_attributed += 1;
+        }
+        match decoded {
+            Decoded::NoMemory => self.tally.sample_without_memory(),
+            Decoded::Unknown(why) => self.tally.sample_unknown(why.describe()),
+            Decoded::Unsupported => self.tally.sample_unknown("architecture not decoded"),
+            Decoded::Accesses(accesses) => {
+                let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
+                let touches: Vec<Touch> = accesses
+                    .iter()
+                    .map(|a| Touch {
+                        tid: s.tid,
+                        cpu: s.cpu,
+                        node,
+                        address: a.address,
+                        access: match a.kind {
+                            AccessKind::Read => Access::Read,
+                            AccessKind::Write => Access::Write,
+                            AccessKind::ReadModifyWrite => Access::ReadModifyWrite,
+                        },
+                    })
+                    .collect();
+                self.tally.sample_with(&touches);
+            }
+        }
+    }
+}
+
+pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
+    if !root.is_live() {
+        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
+    }
+    if !numasleuth_decode::SUPPORTED {
+        bail!("hotlines ip-decode is x86-64 only on this build");
+    }
+    let pid = args.pid;
+    if read_process_stat(root, pid)?.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
+    }
+    let topo = super::topology(root)?;
+    let precise = super::hotlines_precise::available(root);
+    let namer = Namer::load(root, pid);
+    let paranoid = root
+        .read("proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let spec = SampleSpec {
+        pid,
+        duration: args.duration,
+        period_ns: 1_000_000_000 / args.frequency,
+        regs_mask: regs::X86_64_SAMPLE_MASK,
+        rescan_interval: RESCAN,
+        ring_pages: RING_PAGES,
+        paranoid,
+    };
+    eprintln!(
+        "numasleuth: sampling every thread of process {pid} at {} Hz for {:.1} s…",
+        args.frequency,
+        args.duration.as_secs_f64()
+    );
+    let mut collector = Collector {
+        tally: Tally::default(),
+        node_of: super::migrations::node_of(&topo),
+        stack_pointers: BTreeMap::new(),
+        skid_attributed: 0,
+    };
+    let raw = sample(
+        &spec,
+        &mut Hooks {
+            function_start: &|ip| namer.function_start(ip),
+            on_sample: &mut |s| collector.add(s),
+        },
+    )?;
+    let mut notes = vec![super::hotlines_precise::note(&precise)];
+    notes.push(format!(
+        "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
+        collector.skid_attributed, collector.tally.samples
+    ));
+    notes.extend(namer.notes.iter().cloned());
+    if raw.process_exited {
+        notes.push(format!(
+            "process {pid} exited after {:.1} s: showing what was sampled until then",
+            raw.duration_s
+        ));
+    }
+    let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
+    if lost > 0 {
+        notes.push(format!("{lost} samples lost (full ring buffer)"));
+    }
+    notes.extend(raw.problems.iter().cloned());
+    if collector.tally.dropped > 0 {
+        notes.push(format!("{} accesses to lines past the tracked maximum were not tallied", collector.tally.dropped));
+    }
+    let lines: Vec<NamedLine> = rank(&collector.tally, args.top)
+        .into_iter()
+        .map(|line| {
+            let on_line = namer.symbols_on(line.address, LINE_BYTES);
+            let tally = &collector.tally.lines[&line.address];
+            let (uses, is_false) = false_sharing(tally, &on_line);
+            NamedLine {
+                symbols: on_line.into_iter().map(|(name, _)| name).collect(),
+                region: namer.region(line.address, &collector.stack_pointers),
+                symbol_use: uses,
+                false_sharing: is_false,
+                line,
+            }
+        })
+        .collect();
+    let doc = hotlines_json::build(pid, &raw, &collector.tally, &lines, &precise, &notes);
+    if args.json {
+        output::print_json(&doc)?;
+    } else {
+        output::print(&hotlines_text::render(&doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
