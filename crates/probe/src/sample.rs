@@ -130,6 +130,16 @@ impl CodeReader {
     }
 }
 
+/// A zombie (exited, not yet reaped by its parent) still lists its main
+/// thread in `task/`, so its state is what says it has ended.
+fn exited(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat.rsplit_once(')').and_then(|(_, rest)| rest.trim_start().chars().next());
+    matches!(state, Some('Z') | Some('X'))
+}
+
 fn list_tids(pid: u32) -> Option<Vec<u32>> {
     let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
     let tids: Vec<u32> = entries
@@ -239,7 +249,7 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
         }
         if Instant::now() >= next_rescan {
             next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
-            let Some(tids) = list_tids(pid) else {
+            let Some(tids) = list_tids(pid).filter(|_| !exited(pid)) else {
                 process_exited = true;
                 break;
             };
