@@ -113,14 +113,18 @@ pub fn summarize(paths: &[ThreadPath], node_of: &BTreeMap<u32, u32>, duration_s:
             }
         })
         .collect();
-    out.sort_by(|a, b| {
-        (b.node_migrations, b.cpu_migrations, a.tid).cmp(&(a.node_migrations, a.cpu_migrations, b.tid))
-    });
+    out.sort_by(|a, b| (b.node_migrations, b.cpu_migrations, a.tid).cmp(&(a.node_migrations, a.cpu_migrations, b.tid)));
     out
 }
 
 /// The `doctor --pid` findings.
-pub fn findings(pid: u32, threads: &[ThreadMigrations], numa: &NumaBalancing, method: &Method, duration_s: f64) -> Vec<Finding> {
+pub fn findings(
+    pid: u32,
+    threads: &[ThreadMigrations],
+    numa: &NumaBalancing,
+    method: &Method,
+    duration_s: f64,
+) -> Vec<Finding> {
     let mut out = Vec::new();
     let hoppers: Vec<&ThreadMigrations> = threads
         .iter()
@@ -129,7 +133,9 @@ pub fn findings(pid: u32, threads: &[ThreadMigrations], numa: &NumaBalancing, me
     if !hoppers.is_empty() {
         let how = match method {
             Method::Tracepoint => "sched:sched_migrate_task".to_string(),
-            Method::Sampled { interval_ms, .. } => format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)"),
+            Method::Sampled { interval_ms, .. } => {
+                format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)")
+            }
         };
         let mut evidence: Vec<String> = hoppers
             .iter()
@@ -165,7 +171,9 @@ pub fn findings(pid: u32, threads: &[ThreadMigrations], numa: &NumaBalancing, me
             numa.pages_migrated_after.unwrap_or(0)
         )];
         if let Some(mode) = numa.mode {
-            evidence.push(format!("kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"));
+            evidence.push(format!(
+                "kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"
+            ));
         }
         let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
         if !preferred.is_empty() {

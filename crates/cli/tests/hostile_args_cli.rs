@@ -166,7 +166,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
     Some(Some(match value_name {
         "DURATION" | "INTERVAL" => Kind::Duration,
         "BYTES" | "SIZES" => Kind::Size,
-        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" => Kind::Count,
+        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "HZ" => Kind::Count,
         "OPS" | "COUNT" => Kind::BigCount,
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" => Kind::List,

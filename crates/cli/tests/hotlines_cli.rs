@@ -46,9 +46,15 @@ fn the_victims_hot_global_is_the_top_contended_line() {
     );
     assert!(strings(&top["symbols"]).contains(&"nil_root".to_string()), "{top:#}");
     assert_eq!(top["contended"], true, "{top:#}");
-    assert!(top["writer_threads"].as_array().unwrap().len() >= 2, "writes from both workers: {top:#}");
+    assert!(
+        top["writer_threads"].as_array().unwrap().len() >= 2,
+        "writes from both workers: {top:#}"
+    );
     assert!(top["writes"].as_u64().unwrap() > 0 && top["reads"].as_u64().unwrap() > 0);
-    assert_eq!(top["false_sharing"], true, "nil_root shares its line with log_level: {top:#}");
+    assert_eq!(
+        top["false_sharing"], true,
+        "nil_root shares its line with log_level: {top:#}"
+    );
     assert!(strings(&top["symbols"]).contains(&"log_level".to_string()), "{top:#}");
     assert_eq!(top["nodes"], serde_json::json!([0]));
     assert_eq!(
@@ -84,7 +90,9 @@ fn padded(dir: &Path) -> Padded {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.as_mut().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.as_mut().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let pid = child.id();
     assert!(line.starts_with(&format!("padded pid={pid} ")), "{line}");
     Padded(child, pid)

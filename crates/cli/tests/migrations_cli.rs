@@ -51,12 +51,18 @@ fn two_cpus() -> (usize, usize) {
     // SAFETY: as in `pin`; sched_getaffinity fills the set.
     let set = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        assert_eq!(libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set), 0);
+        assert_eq!(
+            libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set),
+            0
+        );
         set
     };
     // SAFETY: CPU_ISSET reads inside the set.
     let cpus: Vec<usize> = (0..1024).filter(|c| unsafe { libc::CPU_ISSET(*c, &set) }).collect();
-    assert!(cpus.len() >= 2, "this test needs 2 CPUs to move a thread between: {cpus:?}");
+    assert!(
+        cpus.len() >= 2,
+        "this test needs 2 CPUs to move a thread between: {cpus:?}"
+    );
     (cpus[0], cpus[1])
 }
 
@@ -123,7 +129,10 @@ fn tracepoint_counts_every_flip() {
     assert!(thread["cpu_migrations"].as_u64().unwrap() >= 20, "{doc:#}");
     assert_eq!(thread["comm"], "sh");
     assert!(thread["cpus_visited"].as_array().unwrap().len() >= 2, "{thread:#}");
-    assert!(doc["numa_balancing"]["tasks"].as_array().is_some_and(|t| t.len() == 1), "{doc:#}");
+    assert!(
+        doc["numa_balancing"]["tasks"].as_array().is_some_and(|t| t.len() == 1),
+        "{doc:#}"
+    );
 }
 
 #[test]
@@ -157,12 +166,24 @@ fn without_tracepoint_rights_it_falls_back_and_says_why() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("cannot use the sched:sched_migrate_task tracepoint"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("cannot use the sched:sched_migrate_task tracepoint"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]
 fn all_tasks_and_errors() {
-    let doc = json(&["migrations", "--all", "--json", "--duration", "300ms", "--method", "sampled"]);
+    let doc = json(&[
+        "migrations",
+        "--all",
+        "--json",
+        "--duration",
+        "300ms",
+        "--method",
+        "sampled",
+    ]);
     assert!(doc["pid"].is_null());
     assert!(doc["threads"].as_array().unwrap().len() > 1, "{doc:#}");
     let text = exit_2_stderr(&["migrations", "2", "--duration", "200ms"]);
@@ -181,6 +202,11 @@ fn doctor_pid_runs_the_migrations_check() {
         .output()
         .unwrap();
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let ran: Vec<&str> = doc["checks_run"].as_array().unwrap().iter().filter_map(|c| c.as_str()).collect();
+    let ran: Vec<&str> = doc["checks_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| c.as_str())
+        .collect();
     assert!(ran.contains(&"process-migrations"), "{doc:#}");
 }

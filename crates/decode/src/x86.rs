@@ -82,7 +82,12 @@ pub fn previous(ip: u64, code: &[u8], back: usize, regs: &Registers) -> Option<D
     let written: Vec<Register> = info
         .used_registers()
         .iter()
-        .filter(|r| matches!(r.access(), OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite))
+        .filter(|r| {
+            matches!(
+                r.access(),
+                OpAccess::Write | OpAccess::CondWrite | OpAccess::ReadWrite | OpAccess::ReadCondWrite
+            )
+        })
         .map(|r| r.register().full_register())
         .collect();
     let clobbered = info.used_memory().iter().any(|m| {

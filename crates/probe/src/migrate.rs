@@ -140,9 +140,7 @@ pub fn open(tracepoint_id: u64, cpus: &[u32], ring_pages: usize) -> Result<Vec<S
             .exclude_kernel(false)
             .sample_period(1)
             .sample(SampleFlag::RAW);
-        let mut sampler = builder
-            .build()?
-            .sampled(ring_pages.max(1).next_power_of_two() * 4096)?;
+        let mut sampler = builder.build()?.sampled(ring_pages.max(1).next_power_of_two() * 4096)?;
         sampler.enable()?;
         samplers.push(sampler);
     }

@@ -34,7 +34,10 @@ pub fn render(doc: &HotlinesJson) -> String {
     }
     let contended = doc.lines.iter().filter(|l| l.contended).count();
     if contended == 0 && !doc.lines.is_empty() {
-        let _ = writeln!(out, "\nno contended line: each line sampled was used by one thread on one node");
+        let _ = writeln!(
+            out,
+            "\nno contended line: each line sampled was used by one thread on one node"
+        );
     }
     for (rank, l) in doc.lines.iter().enumerate() {
         let names = if l.symbols.is_empty() {

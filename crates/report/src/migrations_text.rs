@@ -35,7 +35,11 @@ pub fn render(v: &View) -> String {
     let _ = writeln!(out, "migrations of {what} over {:.1} s, from the {how}", v.duration_s);
     let moved: Vec<&ThreadMigrations> = v.threads.iter().filter(|t| t.cpu_migrations > 0).collect();
     let still = v.threads.len() - moved.len();
-    let _ = writeln!(out, "\n{:>8}  {:<16} {:>9} {:>10} {:>8}  {:<10} cpus", "tid", "comm", "cpu moves", "node moves", "nodes/s", "nodes");
+    let _ = writeln!(
+        out,
+        "\n{:>8}  {:<16} {:>9} {:>10} {:>8}  {:<10} cpus",
+        "tid", "comm", "cpu moves", "node moves", "nodes/s", "nodes"
+    );
     for t in moved.iter().take(MAX_ROWS) {
         let _ = writeln!(
             out,
@@ -50,7 +54,11 @@ pub fn render(v: &View) -> String {
         );
     }
     if moved.len() > MAX_ROWS {
-        let _ = writeln!(out, "… and {} more threads that moved (see --json)", moved.len() - MAX_ROWS);
+        let _ = writeln!(
+            out,
+            "… and {} more threads that moved (see --json)",
+            moved.len() - MAX_ROWS
+        );
     }
     if still > 0 {
         let _ = writeln!(out, "{still} thread(s) did not move");

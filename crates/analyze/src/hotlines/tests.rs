@@ -27,7 +27,10 @@ fn a_line_written_by_two_threads_ranks_above_a_busier_private_line() {
     assert_eq!(lines[0].address, 0x2000);
     assert!(lines[0].contended);
     assert_eq!(lines[0].writer_threads, vec![2, 3]);
-    assert_eq!((lines[0].reads, lines[0].writes, lines[0].read_modify_writes), (20, 20, 20));
+    assert_eq!(
+        (lines[0].reads, lines[0].writes, lines[0].read_modify_writes),
+        (20, 20, 20)
+    );
     assert_eq!(lines[1].address, 0x1000, "line-aligned");
     assert!(!lines[1].contended);
     assert_eq!(t.samples, 122);

@@ -49,7 +49,10 @@ fn hopping_finding_needs_rate_and_count() {
     let slow = summarize(&[path(8, &flips)], &nodes(), 10.0);
     assert!(findings(5, &slow, &numa, &Method::Tracepoint, 10.0).is_empty());
     let two = summarize(&[path(8, &flips[..2])], &nodes(), 0.1);
-    assert!(findings(5, &two, &numa, &Method::Tracepoint, 0.1).is_empty(), "2 moves are no rate");
+    assert!(
+        findings(5, &two, &numa, &Method::Tracepoint, 0.1).is_empty(),
+        "2 moves are no rate"
+    );
 }
 
 #[test]

@@ -125,7 +125,10 @@ fn headline(topo: &Topology) -> String {
 
 fn migrations_check(root: &Root, topo: &Topology, pid: u32, diagnosis: &mut numasleuth_analyze::findings::Diagnosis) {
     if !root.is_live() {
-        diagnosis.skipped(MIGRATIONS_CHECK, "thread moves are watched live; --root names a snapshot");
+        diagnosis.skipped(
+            MIGRATIONS_CHECK,
+            "thread moves are watched live; --root names a snapshot",
+        );
         return;
     }
     match super::migrations::doctor_findings(root, topo, pid, MIGRATIONS_WINDOW) {

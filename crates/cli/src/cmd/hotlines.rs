@@ -145,7 +145,10 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     }
     notes.extend(raw.problems.iter().cloned());
     if collector.tally.dropped > 0 {
-        notes.push(format!("{} accesses to lines past the tracked maximum were not tallied", collector.tally.dropped));
+        notes.push(format!(
+            "{} accesses to lines past the tracked maximum were not tallied",
+            collector.tally.dropped
+        ));
     }
     let lines: Vec<NamedLine> = rank(&collector.tally, args.top)
         .into_iter()

@@ -52,8 +52,10 @@ impl Namer {
                 for object in &objects.objects {
                     if let Ok((_, table)) = object.source.image_and_symbols() {
                         functions.push((object.mapped.clone(), object.bias, FunctionIndex::new(&table.symbols)));
-                        let list: Vec<LineSymbol> =
-                            data_symbols(&table.symbols, object.bias).into_iter().filter(|s| !s.tls).collect();
+                        let list: Vec<LineSymbol> = data_symbols(&table.symbols, object.bias)
+                            .into_iter()
+                            .filter(|s| !s.tls)
+                            .collect();
                         symbols.push((object.path.clone(), list));
                     }
                 }
@@ -106,7 +108,9 @@ impl Namer {
         };
         match &m.backing {
             Backing::Special(name) if name == "[heap]" => "heap".into(),
-            Backing::Special(name) if name == "[stack]" => stack_of().unwrap_or_else(|| format!("stack of {}", self.pid)),
+            Backing::Special(name) if name == "[stack]" => {
+                stack_of().unwrap_or_else(|| format!("stack of {}", self.pid))
+            }
             Backing::Special(name) => name.clone(),
             Backing::Anonymous => stack_of().unwrap_or_else(|| "anon".into()),
             Backing::File { path, .. } => path.clone(),

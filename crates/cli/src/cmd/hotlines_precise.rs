@@ -61,7 +61,13 @@ mod tests {
 
     #[test]
     fn a_vm_without_precise_sampling_says_not_available_here() {
-        let (_d, root) = tree(&["sys/bus/event_source/devices/software", "sys/bus/event_source/devices/tracepoint"], &[]);
+        let (_d, root) = tree(
+            &[
+                "sys/bus/event_source/devices/software",
+                "sys/bus/event_source/devices/tracepoint",
+            ],
+            &[],
+        );
         let found = available(&root);
         assert!(found.is_empty());
         assert!(note(&found).starts_with("precise memory sampling not available here"));
@@ -70,7 +76,10 @@ mod tests {
     #[test]
     fn pebs_ibs_and_spe_are_recognised() {
         let (_d, root) = tree(
-            &["sys/bus/event_source/devices/ibs_op", "sys/bus/event_source/devices/arm_spe_0"],
+            &[
+                "sys/bus/event_source/devices/ibs_op",
+                "sys/bus/event_source/devices/arm_spe_0",
+            ],
             &["sys/bus/event_source/devices/cpu/events/mem-loads"],
         );
         let found = available(&root);

@@ -107,7 +107,9 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     );
     let seen = observe(root, &topo, scope, args.duration, args.method, args.interval)?;
     let pid = args.pid;
-    let found = pid.map_or_else(Vec::new, |p| findings(p, &seen.threads, &seen.numa, &seen.method, seen.duration_s));
+    let found = pid.map_or_else(Vec::new, |p| {
+        findings(p, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
+    });
     if args.json {
         output::print_json(&migrations_json::build(
             pid,

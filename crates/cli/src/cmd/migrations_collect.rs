@@ -61,7 +61,11 @@ pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
 }
 
 fn paranoid(root: &Root) -> Option<i32> {
-    root.read("proc/sys/kernel/perf_event_paranoid").ok()?.trim().parse().ok()
+    root.read("proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// Watches moves for `duration` with the tracepoint, or says why not.
@@ -80,10 +84,16 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
     let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid));
     let mut notes = Vec::new();
     if raw.lost_records > 0 {
-        notes.push(format!("{} tracepoint records lost (full ring buffer): counts are lower bounds", raw.lost_records));
+        notes.push(format!(
+            "{} tracepoint records lost (full ring buffer): counts are lower bounds",
+            raw.lost_records
+        ));
     }
     if raw.tasks_dropped > 0 {
-        notes.push(format!("moves of more than {MAX_TASKS} tasks: {} left out", raw.tasks_dropped));
+        notes.push(format!(
+            "moves of more than {MAX_TASKS} tasks: {} left out",
+            raw.tasks_dropped
+        ));
     }
     let paths = raw
         .tasks

@@ -3,10 +3,10 @@
 pub mod c2c;
 pub mod doctor;
 pub mod doctor_measure;
+pub mod hot_args;
 pub mod hotlines;
 pub mod hotlines_names;
 pub mod hotlines_precise;
-pub mod hot_args;
 pub mod inspect;
 pub mod irq;
 pub mod lab;

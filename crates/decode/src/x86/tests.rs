@@ -26,14 +26,28 @@ fn one(code: &[u8], r: &Registers) -> MemoryAccess {
 fn base_register_store() {
     // 48 89 07   mov %rax,(%rdi)
     let a = one(&[0x48, 0x89, 0x07], &regs(&[(regs::DI, 0x7000), (regs::AX, 1)]));
-    assert_eq!(a, MemoryAccess { address: 0x7000, size_bytes: 8, kind: AccessKind::Write });
+    assert_eq!(
+        a,
+        MemoryAccess {
+            address: 0x7000,
+            size_bytes: 8,
+            kind: AccessKind::Write
+        }
+    );
 }
 
 #[test]
 fn base_index_scale_displacement_load() {
     // 8b 44 8b 10   mov 0x10(%rbx,%rcx,4),%eax
     let a = one(&[0x8b, 0x44, 0x8b, 0x10], &regs(&[(regs::BX, 0x1000), (regs::CX, 3)]));
-    assert_eq!(a, MemoryAccess { address: 0x1000 + 12 + 0x10, size_bytes: 4, kind: AccessKind::Read });
+    assert_eq!(
+        a,
+        MemoryAccess {
+            address: 0x1000 + 12 + 0x10,
+            size_bytes: 4,
+            kind: AccessKind::Read
+        }
+    );
     // 42 8b 84 e7 00 01 00 00   mov 0x100(%rdi,%r12,8),%eax
     let a = one(
         &[0x42, 0x8b, 0x84, 0xe7, 0x00, 0x01, 0x00, 0x00],
@@ -46,13 +60,23 @@ fn base_index_scale_displacement_load() {
 fn rip_relative_is_relative_to_the_next_instruction() {
     // 48 83 05 10 00 00 00 01   addq $0x1,0x10(%rip): 8 bytes long
     let a = one(&[0x48, 0x83, 0x05, 0x10, 0, 0, 0, 0x01], &Registers::default());
-    assert_eq!(a, MemoryAccess { address: IP + 8 + 0x10, size_bytes: 8, kind: AccessKind::ReadModifyWrite });
+    assert_eq!(
+        a,
+        MemoryAccess {
+            address: IP + 8 + 0x10,
+            size_bytes: 8,
+            kind: AccessKind::ReadModifyWrite
+        }
+    );
 }
 
 #[test]
 fn locked_rmw_is_read_modify_write() {
     // f0 48 0f c1 07   lock xadd %rax,(%rdi)
-    let a = one(&[0xf0, 0x48, 0x0f, 0xc1, 0x07], &regs(&[(regs::DI, 0x40), (regs::AX, 1)]));
+    let a = one(
+        &[0xf0, 0x48, 0x0f, 0xc1, 0x07],
+        &regs(&[(regs::DI, 0x40), (regs::AX, 1)]),
+    );
     assert_eq!(a.kind, AccessKind::ReadModifyWrite);
     assert_eq!(a.address, 0x40);
 }
@@ -61,16 +85,34 @@ fn locked_rmw_is_read_modify_write() {
 fn push_and_pop_touch_the_stack() {
     // 50   push %rax: writes 8 bytes below rsp
     let a = one(&[0x50], &regs(&[(regs::SP, 0x8000), (regs::AX, 0)]));
-    assert_eq!(a, MemoryAccess { address: 0x7ff8, size_bytes: 8, kind: AccessKind::Write });
+    assert_eq!(
+        a,
+        MemoryAccess {
+            address: 0x7ff8,
+            size_bytes: 8,
+            kind: AccessKind::Write
+        }
+    );
     // 58   pop %rax: reads at rsp
     let a = one(&[0x58], &regs(&[(regs::SP, 0x8000)]));
-    assert_eq!(a, MemoryAccess { address: 0x8000, size_bytes: 8, kind: AccessKind::Read });
+    assert_eq!(
+        a,
+        MemoryAccess {
+            address: 0x8000,
+            size_bytes: 8,
+            kind: AccessKind::Read
+        }
+    );
 }
 
 #[test]
 fn string_move_reads_rsi_and_writes_rdi() {
     // f3 a4   rep movsb (%rsi),(%rdi)
-    match decode(IP, &[0xf3, 0xa4], &regs(&[(regs::SI, 0x100), (regs::DI, 0x200), (regs::CX, 5)])) {
+    match decode(
+        IP,
+        &[0xf3, 0xa4],
+        &regs(&[(regs::SI, 0x100), (regs::DI, 0x200), (regs::CX, 5)]),
+    ) {
         Decoded::Accesses(a) => {
             // A `rep` form's length depends on rcx: its size is left 0.
             let found: Vec<(u64, AccessKind)> = a.iter().map(|m| (m.address, m.kind)).collect();
@@ -84,19 +126,31 @@ fn string_move_reads_rsi_and_writes_rdi() {
 #[test]
 fn lea_and_alu_touch_no_memory() {
     // 48 8d 04 07   lea (%rdi,%rax,1),%rax
-    assert_eq!(decode(IP, &[0x48, 0x8d, 0x04, 0x07], &Registers::default()), Decoded::NoMemory);
+    assert_eq!(
+        decode(IP, &[0x48, 0x8d, 0x04, 0x07], &Registers::default()),
+        Decoded::NoMemory
+    );
     // 48 01 c3   add %rax,%rbx
-    assert_eq!(decode(IP, &[0x48, 0x01, 0xc3], &Registers::default()), Decoded::NoMemory);
+    assert_eq!(
+        decode(IP, &[0x48, 0x01, 0xc3], &Registers::default()),
+        Decoded::NoMemory
+    );
 }
 
 #[test]
 fn thread_local_gather_and_missing_registers_are_unknown() {
     // 64 48 8b 04 25 10 00 00 00   mov %fs:0x10,%rax
     let tls = [0x64, 0x48, 0x8b, 0x04, 0x25, 0x10, 0, 0, 0];
-    assert_eq!(decode(IP, &tls, &Registers::default()), Decoded::Unknown(Unknown::SegmentBase));
+    assert_eq!(
+        decode(IP, &tls, &Registers::default()),
+        Decoded::Unknown(Unknown::SegmentBase)
+    );
     // c4 e2 6d 90 04 88   vpgatherdd %ymm2,(%rax,%ymm1,4),%ymm0
     let gather = [0xc4, 0xe2, 0x6d, 0x90, 0x04, 0x88];
-    assert_eq!(decode(IP, &gather, &regs(&[(regs::AX, 0)])), Decoded::Unknown(Unknown::VectorIndex));
+    assert_eq!(
+        decode(IP, &gather, &regs(&[(regs::AX, 0)])),
+        Decoded::Unknown(Unknown::VectorIndex)
+    );
     assert_eq!(
         decode(IP, &[0x48, 0x89, 0x07], &Registers::default()),
         Decoded::Unknown(Unknown::MissingRegister)
@@ -112,9 +166,15 @@ fn address_size_prefix_uses_the_low_half() {
 
 #[test]
 fn garbage_and_truncation_are_undecodable() {
-    assert_eq!(decode(IP, &[], &Registers::default()), Decoded::Unknown(Unknown::Undecodable));
+    assert_eq!(
+        decode(IP, &[], &Registers::default()),
+        Decoded::Unknown(Unknown::Undecodable)
+    );
     // the first two bytes of an 8-byte instruction
-    assert_eq!(decode(IP, &[0x48, 0x83], &Registers::default()), Decoded::Unknown(Unknown::Undecodable));
+    assert_eq!(
+        decode(IP, &[0x48, 0x83], &Registers::default()),
+        Decoded::Unknown(Unknown::Undecodable)
+    );
 }
 
 #[test]
@@ -125,9 +185,19 @@ fn skid_takes_the_load_just_completed() {
     let r = regs(&[(regs::DI, 0x5000), (regs::AX, 7)]);
     let (d, at) = crate::decode_sample(IP + 3, &code, 3, &r);
     assert_eq!(at, crate::Attributed::Previous);
-    assert_eq!(d, Decoded::Accesses(vec![MemoryAccess { address: 0x5000, size_bytes: 8, kind: AccessKind::Read }]));
+    assert_eq!(
+        d,
+        Decoded::Accesses(vec![MemoryAccess {
+            address: 0x5000,
+            size_bytes: 8,
+            kind: AccessKind::Read
+        }])
+    );
     // Without code before the IP: the add, no memory.
-    assert_eq!(crate::decode_sample(IP + 3, &code[3..], 0, &r), (Decoded::NoMemory, crate::Attributed::AtIp));
+    assert_eq!(
+        crate::decode_sample(IP + 3, &code[3..], 0, &r),
+        (Decoded::NoMemory, crate::Attributed::AtIp)
+    );
 }
 
 #[test]
@@ -138,10 +208,20 @@ fn skid_never_uses_an_overwritten_address_register() {
     let r = regs(&[(regs::DI, 0x6000), (regs::AX, 1)]);
     let (d, at) = crate::decode_sample(IP + 3, &code, 3, &r);
     assert_eq!(at, crate::Attributed::AtIp);
-    assert_eq!(d, Decoded::Accesses(vec![MemoryAccess { address: 0x6000, size_bytes: 8, kind: AccessKind::Write }]));
+    assert_eq!(
+        d,
+        Decoded::Accesses(vec![MemoryAccess {
+            address: 0x6000,
+            size_bytes: 8,
+            kind: AccessKind::Write
+        }])
+    );
     // push changes rsp, its own base: not recomputed, the IP's instruction is used.
     let code = [0x50, 0x90];
-    assert_eq!(crate::decode_sample(IP + 1, &code, 1, &regs(&[(regs::SP, 0x8000)])).1, crate::Attributed::AtIp);
+    assert_eq!(
+        crate::decode_sample(IP + 1, &code, 1, &regs(&[(regs::SP, 0x8000)])).1,
+        crate::Attributed::AtIp
+    );
 }
 
 #[test]
@@ -151,7 +231,10 @@ fn skid_from_a_misaligned_start_falls_back_to_the_ip() {
     let code = [0x48, 0x8b, 0x07, 0x90];
     let (d, at) = crate::decode_sample(IP + 2, &code, 2, &regs(&[(regs::DI, 0x10)]));
     // `07` (pop %es) does not exist in 64-bit mode.
-    assert_eq!((d, at), (Decoded::Unknown(Unknown::Undecodable), crate::Attributed::AtIp));
+    assert_eq!(
+        (d, at),
+        (Decoded::Unknown(Unknown::Undecodable), crate::Attributed::AtIp)
+    );
 }
 
 proptest! {
