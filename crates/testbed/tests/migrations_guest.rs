@@ -33,7 +33,7 @@ fn flips(n: u32) -> String {
     )
 }
 
-fn thread<'a>(doc: &'a Value, tid: u64) -> Option<&'a Value> {
+fn thread(doc: &Value, tid: u64) -> Option<&Value> {
     doc["threads"].as_array()?.iter().find(|t| t["tid"] == tid)
 }
 
