@@ -15,7 +15,7 @@ use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LI
 use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
-use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleSpec};
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleRaw, SampleSpec};
 use numasleuth_report::hotlines_json::{self, NamedLine};
 use numasleuth_report::hotlines_text;
 
@@ -128,10 +128,23 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         },
     )?;
     let mut notes = vec![super::hotlines_precise::note(&precise)];
-    notes.push(format!(
+    notes.extend(sampling_notes(pid, &raw, &collector, &namer));
+    let lines = name_lines(&collector, &namer, args.top);
+    let doc = hotlines_json::build(pid, &raw, &collector.tally, &lines, &precise, &notes);
+    if args.json {
+        output::print_json(&doc)?;
+    } else {
+        output::print(&hotlines_text::render(&doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the reader must know about how complete the sampling was.
+fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &Collector, namer: &Namer) -> Vec<String> {
+    let mut notes = vec![format!(
         "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
         collector.skid_attributed, collector.tally.samples
-    ));
+    )];
     notes.extend(namer.notes.iter().cloned());
     if raw.process_exited {
         notes.push(format!(
@@ -150,12 +163,19 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
             collector.tally.dropped
         ));
     }
-    let lines: Vec<NamedLine> = rank(&collector.tally, args.top)
+    notes
+}
+
+/// The `top` ranked lines with their symbols, region and false sharing.
+fn name_lines(collector: &Collector, namer: &Namer, top: usize) -> Vec<NamedLine> {
+    rank(&collector.tally, top)
         .into_iter()
         .map(|line| {
             let on_line = namer.symbols_on(line.address, LINE_BYTES);
-            let tally = &collector.tally.lines[&line.address];
-            let (uses, is_false) = false_sharing(tally, &on_line);
+            let (uses, is_false) = match collector.tally.lines.get(&line.address) {
+                Some(tally) => false_sharing(tally, &on_line),
+                None => (Vec::new(), false),
+            };
             NamedLine {
                 symbols: on_line.into_iter().map(|(name, _)| name).collect(),
                 region: namer.region(line.address, &collector.stack_pointers),
@@ -164,12 +184,5 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
                 line,
             }
         })
-        .collect();
-    let doc = hotlines_json::build(pid, &raw, &collector.tally, &lines, &precise, &notes);
-    if args.json {
-        output::print_json(&doc)?;
-    } else {
-        output::print(&hotlines_text::render(&doc))?;
-    }
-    Ok(ExitCode::SUCCESS)
+        .collect()
 }
