@@ -80,6 +80,53 @@ impl NumaBalancing {
     }
 }
 
+/// Thread moves from successive readings of each thread's CPU (`stat`'s
+/// `processor`): what the sampled view of `migrations` uses, and what a
+/// periodic view such as `top` can feed each refresh. Bounded: at most
+/// `max_threads` threads and `max_moves` moves kept per thread.
+#[derive(Debug, Clone, Default)]
+pub struct MoveCounter {
+    last_cpu: BTreeMap<u32, u32>,
+    paths: BTreeMap<u32, ThreadPath>,
+    max_threads: usize,
+    max_moves: usize,
+}
+
+impl MoveCounter {
+    pub fn new(max_threads: usize, max_moves: usize) -> Self {
+        MoveCounter {
+            max_threads,
+            max_moves,
+            ..Default::default()
+        }
+    }
+
+    /// One reading of one thread; a change of CPU since its last reading
+    /// is one move.
+    pub fn observe(&mut self, tid: u32, comm: &str, cpu: Option<u32>) {
+        if !self.paths.contains_key(&tid) && self.paths.len() >= self.max_threads {
+            return;
+        }
+        let path = self.paths.entry(tid).or_insert_with(|| ThreadPath {
+            tid,
+            comm: comm.to_string(),
+            moves: 0,
+            path: Vec::new(),
+        });
+        let Some(cpu) = cpu else { return };
+        if let Some(before) = self.last_cpu.insert(tid, cpu).filter(|b| *b != cpu) {
+            path.moves += 1;
+            if path.path.len() < self.max_moves {
+                path.path.push((before, cpu));
+            }
+        }
+    }
+
+    pub fn paths(&self) -> Vec<ThreadPath> {
+        self.paths.values().cloned().collect()
+    }
+}
+
 /// Counts each thread's CPU and node changes; `node_of` maps a CPU to its
 /// node (`None`: unknown CPU, counted as a CPU move only).
 pub fn summarize(paths: &[ThreadPath], node_of: &BTreeMap<u32, u32>, duration_s: f64) -> Vec<ThreadMigrations> {

@@ -71,3 +71,21 @@ fn balancing_finding_on_a_rise_only() {
     numa.pages_migrated_before = None;
     assert!(findings(5, &[], &numa, &Method::Tracepoint, 1.0).is_empty());
 }
+
+#[test]
+fn move_counter_counts_changes_between_readings() {
+    let mut counter = MoveCounter::new(2, 1);
+    for cpu in [0, 0, 2, 2, 0] {
+        counter.observe(5, "w", Some(cpu));
+    }
+    counter.observe(5, "w", None);
+    counter.observe(6, "x", Some(1));
+    counter.observe(7, "over the cap", Some(1));
+    let paths = counter.paths();
+    assert_eq!(paths.len(), 2);
+    assert_eq!((paths[0].tid, paths[0].moves), (5, 2));
+    assert_eq!(paths[0].path, vec![(0, 2)], "kept moves capped at 1");
+    assert_eq!((paths[1].tid, paths[1].moves), (6, 0));
+    let s = summarize(&paths, &nodes(), 1.0);
+    assert_eq!(s[0].node_migrations, 1, "only the kept move is placed");
+}

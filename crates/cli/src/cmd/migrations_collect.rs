@@ -6,10 +6,10 @@
 //! `--apply`): it looks for the tracepoint where tracefs usually is and
 //! says how to mount it.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use numasleuth_analyze::migrations::{Method, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_kernel::procfs::task;
 use numasleuth_kernel::{ReadError, Root};
 use numasleuth_probe::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
@@ -196,8 +196,7 @@ fn all_task_cpus(root: &Root) -> Vec<(u32, String, Option<u32>)> {
 /// Polls `stat`'s `processor` every `interval`: a sampled view.
 pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration, reason: String) -> Collected {
     let start = Instant::now();
-    let mut last: BTreeMap<u32, (String, Option<u32>)> = BTreeMap::new();
-    let mut paths: BTreeMap<u32, ThreadPath> = BTreeMap::new();
+    let mut counter = MoveCounter::new(MAX_TASKS, MAX_MOVES_PER_TASK);
     let mut polls = 0u64;
     loop {
         let now = match scope {
@@ -206,21 +205,7 @@ pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration
         };
         polls += 1;
         for (tid, comm, cpu) in now {
-            let path = paths.entry(tid).or_insert_with(|| ThreadPath {
-                tid,
-                comm: comm.clone(),
-                moves: 0,
-                path: Vec::new(),
-            });
-            if let (Some((_, Some(before))), Some(cpu)) = (last.get(&tid), cpu) {
-                if *before != cpu {
-                    path.moves += 1;
-                    if path.path.len() < MAX_MOVES_PER_TASK {
-                        path.path.push((*before, cpu));
-                    }
-                }
-            }
-            last.insert(tid, (comm, cpu));
+            counter.observe(tid, &comm, cpu);
         }
         let elapsed = start.elapsed();
         if elapsed >= duration {
@@ -233,7 +218,7 @@ pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration
             interval_ms: interval.as_millis() as u64,
             reason,
         },
-        paths: paths.into_values().collect(),
+        paths: counter.paths(),
         duration_s: start.elapsed().as_secs_f64(),
         notes: vec![format!(
             "sampled view: each thread's CPU read {polls} times; a move and its return between two reads is not seen, so counts are lower bounds"
