@@ -178,6 +178,10 @@ fn another_users_process_is_refused_with_the_sysctl_named() {
         .expect("setpriv (util-linux) runs");
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
     let message = stderr(&output);
-    assert!(message.contains("permission denied"), "{message}");
-    assert!(message.contains("kernel.perf_event_paranoid"), "{message}");
+    assert!(
+        message.contains(&format!("cannot sample process {}: permission denied", victim.pid)),
+        "{message}"
+    );
+    assert!(message.contains("kernel.perf_event_paranoid is"), "{message}");
+    assert!(message.contains("`sysctl kernel.perf_event_paranoid=2`"), "{message}");
 }

@@ -16,6 +16,7 @@ use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknow
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleRaw, SampleSpec};
+use numasleuth_probe::ProbeError;
 use numasleuth_report::hotlines_json::{self, NamedLine};
 use numasleuth_report::hotlines_text;
 
@@ -126,7 +127,11 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
             function_start: &|ip| namer.function_start(ip),
             on_sample: &mut |s| collector.add(s),
         },
-    )?;
+    )
+    .map_err(|e| match e {
+        ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
+        other => anyhow::Error::from(other),
+    })?;
     let mut notes = vec![super::hotlines_precise::note(&precise)];
     notes.extend(sampling_notes(pid, &raw, &collector, &namer));
     let lines = name_lines(&collector, &namer, args.top);
@@ -185,4 +190,23 @@ fn name_lines(collector: &Collector, namer: &Namer, top: usize) -> Vec<NamedLine
             }
         })
         .collect()
+}
+
+/// perf's EACCES, in `hotlines`' words: user-only timer samples of one's
+/// own process are allowed up to perf_event_paranoid 2.
+fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
+    match paranoid {
+        Some(level) if level >= 3 => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: kernel.perf_event_paranoid is {level} \
+             (/proc/sys/kernel/perf_event_paranoid), which forbids perf events without CAP_PERFMON; \
+             run as root or `sysctl kernel.perf_event_paranoid=2`"
+        ),
+        level => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: sampling another user's process needs ptrace \
+             rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
+             may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
+             or `sysctl kernel.perf_event_paranoid=2`)",
+            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
+        ),
+    }
 }
