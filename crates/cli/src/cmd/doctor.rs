@@ -131,6 +131,18 @@ fn migrations_check(root: &Root, topo: &Topology, pid: u32, diagnosis: &mut numa
         );
         return;
     }
+    // A process that is gone or cannot be read has no moves to judge.
+    match numasleuth_kernel::procfs::process::read_process_stat(root, pid) {
+        Ok(stat) if stat.is_kernel_thread() => {
+            diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid} is a kernel thread"));
+            return;
+        }
+        Ok(_) => {}
+        Err(e) => {
+            diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid}: {e:#}"));
+            return;
+        }
+    }
     match super::migrations::doctor_findings(root, topo, pid, MIGRATIONS_WINDOW) {
         Ok(found) => diagnosis.ran(MIGRATIONS_CHECK, found),
         Err(e) => diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid}: {e:#}")),
