@@ -213,17 +213,18 @@ fn add(tasks: &mut HashMap<u32, TaskMoves>, m: Move, dropped: &mut u64) {
 mod tests {
     use super::*;
 
-    /// The layout before 6.10 (`char comm[16]`), as in
-    /// include/trace/events/sched.h of 6.1.
+    /// The layout before 6.10 (`char comm[16]`): tracefs in the QEMU
+    /// guest (Debian 6.1.0-48-amd64), captured by
+    /// crates/testbed/tests/migrations_guest.rs on 2026-11-23.
     pub const FORMAT_6_1: &str = "name: sched_migrate_task
-ID: 317
+ID: 318
 format:
 \tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
 \tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
 \tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
 \tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
 
-\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;
+\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:1;
 \tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;
 \tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;
 \tfield:int orig_cpu;\toffset:32;\tsize:4;\tsigned:1;

@@ -99,6 +99,10 @@ fn qemu_two_nodes_migrations_counts_node_hops_and_doctor_flags_them() {
     spec.commands.extend([
         sh("hopper", "cat /tmp/hopper.out".into()),
         sh(
+            "format",
+            "cat /sys/kernel/tracing/events/sched/sched_migrate_task/format".into(),
+        ),
+        sh(
             "migrations",
             format!(
                 "(sleep 1; {}) & numasleuth migrations {PID} --method tracepoint --duration 6s --json",
@@ -139,6 +143,12 @@ fn qemu_two_nodes_migrations_counts_node_hops_and_doctor_flags_them() {
             c.check(hopping.is_some(), || {
                 format!("doctor --pid: no thread-hopping-nodes: {}", doc["findings"])
             });
+        }
+        if let Some(format) = sections.get("format") {
+            env::report(&format!(
+                "[testbed] sched_migrate_task format in the guest:\n{}",
+                format.text
+            ));
         }
         if let Some(text) = sections.get("migrations.text") {
             env::report(&format!("[testbed] migrations text report:\n{}", text.text));
