@@ -210,3 +210,18 @@ fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::refused;
+
+    #[test]
+    fn paranoid_3_names_the_sysctl() {
+        let text = refused(9, Some(3)).to_string();
+        assert!(text.contains("kernel.perf_event_paranoid is 3"), "{text}");
+        assert!(text.contains("`sysctl kernel.perf_event_paranoid=2`"), "{text}");
+        let text = refused(9, None).to_string();
+        assert!(text.contains("another user's process needs ptrace rights"), "{text}");
+        assert!(text.contains("kernel.perf_event_paranoid is unknown"), "{text}");
+    }
+}
