@@ -34,7 +34,12 @@ fn the_victims_hot_global_is_the_top_contended_line() {
     let victim = victim_build::start(&binary, &["--workers", "2", "--worker-cpus", "0-1", "--seconds", "60"]);
     let doc = hotlines(victim.pid, &["--duration", "3s", "--frequency", "10000"]);
     assert_eq!(doc["schema"], "numasleuth.hotlines/1");
+    // No precise memory sampling on these VMs: auto falls back and says so.
     assert_eq!(doc["method"], "ip-decode");
+    assert!(
+        strings(&doc["notes"])[0].starts_with("precise memory sampling not available here"),
+        "{doc:#}"
+    );
     assert!(doc["samples"].as_u64().unwrap() > 0, "{doc:#}");
     let share = doc["unknown_share"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&share), "{doc:#}");
@@ -151,6 +156,13 @@ fn kernel_threads_missing_processes_and_bad_values_are_clear_errors() {
         let text = exit_2_stderr(&args);
         assert!(text.contains("error"), "{args:?}: {text}");
     }
+    // This VM has no PEBS, IBS or SPE: asking for precise sampling only is
+    // a clear "not available here".
+    let text = exit_2_stderr(&["hotlines", "1", "--method", "precise", "--duration", "200ms"]);
+    assert!(
+        text.contains("precise memory sampling not available here") && text.contains("--method ip-decode"),
+        "{text}"
+    );
     let snapshot = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(snapshot.path().join("proc/1")).unwrap();
     std::fs::create_dir_all(snapshot.path().join("sys")).unwrap();

@@ -15,12 +15,14 @@ use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::{Duration, Instant};
 
-use perf_event::data::Record;
+use perf_event::data::{MemOp, Record};
 use perf_event::events::Software;
-use perf_event::{Builder, SampleFlag, Sampler};
+use perf_event::{Builder, SampleFlag, SampleSkid, Sampler};
 use serde::Serialize;
 
 use crate::error::{classify, ProbeError};
+use crate::pmu::open::SpecEvent;
+use crate::pmu::EventSpec;
 
 const POLL: Duration = Duration::from_millis(10);
 const CODE_BYTES: usize = 15;
@@ -30,12 +32,23 @@ pub const MAX_BACK_BYTES: u64 = 4096;
 /// Distinct instruction addresses whose bytes are kept.
 const MAX_CODE_CACHE: usize = 200_000;
 
+/// What a thread is sampled on.
+#[derive(Debug, Clone)]
+pub enum SampleEvent {
+    /// The software timer, every `period_ns` of the thread's CPU time:
+    /// works everywhere, the address is found by decoding (`hotlines`).
+    CpuClock { period_ns: u64 },
+    /// A precise memory event (PEBS `mem-loads`/`mem-stores`, AMD
+    /// `ibs_op`), every `period` events: the hardware gives each sample's
+    /// data address.
+    Precise { event: EventSpec, period: u64 },
+}
+
 #[derive(Debug, Clone)]
 pub struct SampleSpec {
     pub pid: u32,
     pub duration: Duration,
-    /// Nanoseconds of CPU time between two samples of a thread.
-    pub period_ns: u64,
+    pub event: SampleEvent,
     /// perf's `sample_regs_user` mask.
     pub regs_mask: u64,
     pub rescan_interval: Duration,
@@ -59,6 +72,11 @@ pub struct RegSample<'a> {
     /// it could not be read.
     pub code: Option<&'a [u8]>,
     pub code_back: usize,
+    /// The data address, from a precise event (`PERF_SAMPLE_ADDR`).
+    pub addr: Option<u64>,
+    /// From a precise event's data source: `Some(true)` a store,
+    /// `Some(false)` a load, `None` not said.
+    pub is_store: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -73,7 +91,6 @@ pub struct ThreadSamples {
 pub struct SampleRaw {
     pub pid: u32,
     pub duration_s: f64,
-    pub period_ns: u64,
     pub threads: Vec<ThreadSamples>,
     pub process_exited: bool,
     pub problems: Vec<String>,
@@ -150,16 +167,30 @@ fn list_tids(pid: u32) -> Option<Vec<u32>> {
     (!tids.is_empty()).then_some(tids)
 }
 
-fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
-    let mut builder = Builder::new(Software::CPU_CLOCK);
+fn builder(spec: &SampleSpec) -> Builder<'_> {
+    let mut builder = match &spec.event {
+        SampleEvent::CpuClock { period_ns } => {
+            let mut b = Builder::new(Software::CPU_CLOCK);
+            b.sample_period((*period_ns).max(10_000))
+                .sample_regs_user(spec.regs_mask)
+                .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::REGS_USER);
+            b
+        }
+        SampleEvent::Precise { event, period } => {
+            let mut b = Builder::new(SpecEvent(event));
+            b.sample_period((*period).max(1))
+                .precise_ip(SampleSkid::RequestZero)
+                .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::ADDR | SampleFlag::DATA_SRC);
+            b
+        }
+    };
+    builder.any_cpu().exclude_kernel(true).exclude_hv(true);
     builder
-        .observe_pid(tid as libc::pid_t)
-        .any_cpu()
-        .exclude_kernel(true)
-        .exclude_hv(true)
-        .sample_period(spec.period_ns.max(10_000))
-        .sample_regs_user(spec.regs_mask)
-        .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::REGS_USER);
+}
+
+fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
+    let mut builder = builder(spec);
+    builder.observe_pid(tid as libc::pid_t);
     let fail = |e: &std::io::Error| classify(e, spec.pid, tid, 0, 0, spec.paranoid);
     let counter = match builder.build() {
         Ok(c) => c,
@@ -191,7 +222,23 @@ impl Attached {
                     let Some(ip) = sample.ip() else { continue };
                     self.samples += 1;
                     let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
-                    let bytes = code.bytes(ip, hooks.function_start);
+                    let addr = sample.addr();
+                    let is_store = sample.data_src().and_then(|d| {
+                        let op = d.mem_op();
+                        if op.contains(MemOp::STORE) {
+                            Some(true)
+                        } else if op.contains(MemOp::LOAD) {
+                            Some(false)
+                        } else {
+                            None
+                        }
+                    });
+                    // A precise sample carries its address: no code to read.
+                    let bytes = if addr.is_some() {
+                        None
+                    } else {
+                        code.bytes(ip, hooks.function_start)
+                    };
                     (hooks.on_sample)(&RegSample {
                         tid: sample.tid().unwrap_or(self.tid),
                         cpu: sample.cpu(),
@@ -200,6 +247,8 @@ impl Attached {
                         regs_mask,
                         code: bytes.map(|(_, b)| b),
                         code_back: bytes.map_or(0, |(back, _)| back),
+                        addr,
+                        is_store,
                     });
                 }
                 Ok(Record::Lost(lost)) => self.lost += lost.lost,
@@ -286,7 +335,6 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
     Ok(SampleRaw {
         pid,
         duration_s,
-        period_ns: spec.period_ns,
         threads: out,
         process_exited,
         problems,
@@ -322,7 +370,7 @@ mod tests {
         let spec = SampleSpec {
             pid: std::process::id(),
             duration: Duration::from_millis(400),
-            period_ns: 1_000_000,
+            event: SampleEvent::CpuClock { period_ns: 1_000_000 },
             regs_mask: 0x1ff | (0xff << 16),
             rescan_interval: Duration::from_millis(50),
             ring_pages: 16,

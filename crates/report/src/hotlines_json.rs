@@ -1,6 +1,7 @@
 //! `hotlines --json`, schema `numasleuth.hotlines/1`.
 //!
-//! Kept names: `method` (`ip-decode`), `samples`, `unknown_share`,
+//! Kept names: `method` (`ip-decode`, `precise:cpu/mem-loads`,
+//! `precise:ibs_op`), `samples`, `unknown_share`,
 //! `lines[]` with `address` (hex string), `symbols`, `samples`, `writes`,
 //! `reads`, `threads`, `nodes`. Every line is a whole record. Fields may be
 //! added, never renamed.
@@ -27,9 +28,8 @@ pub struct NamedLine {
 pub struct HotlinesJson {
     pub schema: &'static str,
     pub pid: u32,
-    pub method: &'static str,
+    pub method: String,
     pub duration_s: f64,
-    pub period_ns: u64,
     pub samples: u64,
     pub no_memory_samples: u64,
     pub unknown_share: f64,
@@ -100,6 +100,7 @@ fn next_step(pid: u32, lines: &[NamedLine]) -> Option<String> {
 
 pub fn build(
     pid: u32,
+    method: &str,
     raw: &SampleRaw,
     tally: &Tally,
     lines: &[NamedLine],
@@ -109,9 +110,8 @@ pub fn build(
     HotlinesJson {
         schema: SCHEMA,
         pid,
-        method: "ip-decode",
+        method: method.to_string(),
         duration_s: raw.duration_s,
-        period_ns: raw.period_ns,
         samples: tally.samples,
         no_memory_samples: tally.no_memory,
         unknown_share: tally.unknown_share(),

@@ -2,6 +2,17 @@
 
 use clap::{Args, ValueEnum};
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HotMethod {
+    /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
+    /// ibs_op), else ip-decode.
+    Auto,
+    /// Timer samples, the sampled instruction decoded (works in VMs).
+    IpDecode,
+    /// Precise memory sampling only: an error where there is none.
+    Precise,
+}
+
 #[derive(Debug, Args)]
 pub struct HotlinesArgs {
     /// The process to sample (1 to 4194304).
@@ -16,6 +27,9 @@ pub struct HotlinesArgs {
     /// Timer samples per second of each thread's CPU time, 10 to 20000.
     #[arg(long, default_value = "4000", value_name = "HZ", value_parser = crate::bounds::sample_hz)]
     pub frequency: u64,
+    /// How accesses are found.
+    #[arg(long, value_enum, default_value = "auto", value_name = "METHOD")]
+    pub method: HotMethod,
     /// Print JSON (schema numasleuth.hotlines/1) instead of text.
     #[arg(long)]
     pub json: bool,

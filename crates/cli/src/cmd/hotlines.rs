@@ -15,13 +15,14 @@ use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LI
 use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
-use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleRaw, SampleSpec};
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleRaw, SampleSpec};
 use numasleuth_probe::ProbeError;
 use numasleuth_report::hotlines_json::{self, NamedLine};
 use numasleuth_report::hotlines_text;
 
-use super::hot_args::HotlinesArgs;
+use super::hot_args::{HotMethod, HotlinesArgs};
 use super::hotlines_names::Namer;
+use super::hotlines_precise::choose as choose_precise;
 use crate::output;
 
 const RING_PAGES: usize = 64;
@@ -44,6 +45,10 @@ impl Collector {
             if self.stack_pointers.len() < MAX_STACKS || self.stack_pointers.contains_key(&s.tid) {
                 self.stack_pointers.insert(s.tid, sp);
             }
+        }
+        if let Some(address) = s.addr {
+            self.add_precise(s, address);
+            return;
         }
         let Some(code) = s.code else {
             self.tally.sample_unknown(Unknown::CodeUnreadable.describe());
@@ -83,12 +88,71 @@ impl Collector {
     }
 }
 
+impl Collector {
+    /// A precise sample: the hardware's data address, a load unless the
+    /// data source says store.
+    fn add_precise(&mut self, s: &RegSample<'_>, address: u64) {
+        if address == 0 {
+            self.tally.sample_unknown("no data address in the precise sample");
+            return;
+        }
+        let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
+        let access = if s.is_store == Some(true) {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        self.tally.sample_with(&[Touch {
+            tid: s.tid,
+            cpu: s.cpu,
+            node,
+            address,
+            access,
+        }]);
+    }
+}
+
+/// The event to sample on, its `method` name, and what to say about it.
+fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent, String, String)> {
+    let ip_decode = |why: String| {
+        if !numasleuth_decode::SUPPORTED {
+            bail!("hotlines ip-decode is x86-64 only on this build ({why})");
+        }
+        let event = SampleEvent::CpuClock {
+            period_ns: 1_000_000_000 / args.frequency,
+        };
+        Ok((event, "ip-decode".to_string(), why))
+    };
+    match args.method {
+        HotMethod::IpDecode => ip_decode("--method ip-decode was asked for".into()),
+        HotMethod::Precise => {
+            let p = choose_precise(root).map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
+            Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            ))
+        }
+        HotMethod::Auto => match choose_precise(root) {
+            Ok(p) => Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            )),
+            Err(why) => ip_decode(format!("{why}: using ip-decode")),
+        },
+    }
+}
+
 pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     if !root.is_live() {
         bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
-    }
-    if !numasleuth_decode::SUPPORTED {
-        bail!("hotlines ip-decode is x86-64 only on this build");
     }
     let pid = args.pid;
     if read_process_stat(root, pid)?.is_kernel_thread() {
@@ -96,6 +160,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     }
     let topo = super::topology(root)?;
     let precise = super::hotlines_precise::available(root);
+    let (event, method, method_note) = choose_event(root, args)?;
     let namer = Namer::load(root, pid);
     let paranoid = root
         .read("proc/sys/kernel/perf_event_paranoid")
@@ -104,15 +169,14 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let spec = SampleSpec {
         pid,
         duration: args.duration,
-        period_ns: 1_000_000_000 / args.frequency,
+        event,
         regs_mask: regs::X86_64_SAMPLE_MASK,
         rescan_interval: RESCAN,
         ring_pages: RING_PAGES,
         paranoid,
     };
     eprintln!(
-        "numasleuth: sampling every thread of process {pid} at {} Hz for {:.1} s…",
-        args.frequency,
+        "numasleuth: sampling every thread of process {pid} ({method}) for {:.1} s…",
         args.duration.as_secs_f64()
     );
     let mut collector = Collector {
@@ -130,12 +194,19 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     )
     .map_err(|e| match e {
         ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
+        // The errno texts are the watchpoint's; say what was refused here.
+        ProbeError::Unsupported { why } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event ({why}); try --method ip-decode")
+        }
+        ProbeError::InvalidBreakpoint { .. } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
+        }
         other => anyhow::Error::from(other),
     })?;
-    let mut notes = vec![super::hotlines_precise::note(&precise)];
+    let mut notes = vec![method_note];
     notes.extend(sampling_notes(pid, &raw, &collector, &namer));
     let lines = name_lines(&collector, &namer, args.top);
-    let doc = hotlines_json::build(pid, &raw, &collector.tally, &lines, &precise, &notes);
+    let doc = hotlines_json::build(pid, &method, &raw, &collector.tally, &lines, &precise, &notes);
     if args.json {
         output::print_json(&doc)?;
     } else {
