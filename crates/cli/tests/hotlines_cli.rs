@@ -128,10 +128,33 @@ fn padded_counters_show_no_contended_line() {
 fn a_process_exiting_mid_run_reports_what_was_sampled() {
     let dir = tempfile::tempdir().unwrap();
     let binary = victim_build::build(dir.path(), "victim", &[]).unwrap();
-    let victim = victim_build::start(&binary, &["--workers", "2", "--seconds", "1"]);
-    let doc = hotlines(victim.pid, &["--duration", "4s"]);
+    let mut victim = victim_build::start(&binary, &["--workers", "2", "--seconds", "60"]);
+    let mut run = Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
+        .args(["hotlines", &victim.pid.to_string(), "--json", "--duration", "5s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Its first stderr line is printed as sampling starts; the victim is
+    // ended (and reaped) half a second into the sampling.
+    let mut started = String::new();
+    let mut errors = BufReader::new(run.stderr.take().unwrap());
+    errors.read_line(&mut started).unwrap();
+    assert!(started.contains("sampling every thread"), "{started}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    victim.child.kill().unwrap();
+    victim.child.wait().unwrap();
+    let output = run.wait_with_output().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut errors, &mut rest).unwrap();
+    assert!(output.status.success(), "{rest}");
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(doc["process_exited"], true, "{doc:#}");
     assert!(doc["samples"].as_u64().unwrap() > 0, "{doc:#}");
+    assert!(
+        doc["duration_s"].as_f64().unwrap() < 5.0,
+        "stopped when the process went: {doc:#}"
+    );
     let notes = strings(&doc["notes"]).join("\n");
     assert!(
         notes.contains(&format!("process {} exited after", victim.pid)),

@@ -24,7 +24,8 @@ pub struct HotlinesArgs {
     /// Lines shown, 1 to 1000.
     #[arg(long, default_value = "20", value_name = "N", value_parser = crate::bounds::top_lines)]
     pub top: usize,
-    /// Timer samples per second of each thread's CPU time, 10 to 20000.
+    /// ip-decode: timer samples per second of each thread's CPU time, 10
+    /// to 20000.
     #[arg(long, default_value = "4000", value_name = "HZ", value_parser = crate::bounds::sample_hz)]
     pub frequency: u64,
     /// How accesses are found.

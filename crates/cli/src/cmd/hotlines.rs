@@ -36,6 +36,8 @@ struct Collector {
     stack_pointers: BTreeMap<u32, u64>,
     /// Samples attributed to the instruction just completed (skid).
     skid_attributed: u64,
+    /// Samples that carried a hardware data address.
+    precise_samples: u64,
 }
 
 impl Collector {
@@ -92,6 +94,7 @@ impl Collector {
     /// A precise sample: the hardware's data address, a load unless the
     /// data source says store.
     fn add_precise(&mut self, s: &RegSample<'_>, address: u64) {
+        self.precise_samples += 1;
         if address == 0 {
             self.tally.sample_unknown("no data address in the precise sample");
             return;
@@ -184,6 +187,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         node_of: super::migrations::node_of(&topo),
         stack_pointers: BTreeMap::new(),
         skid_attributed: 0,
+        precise_samples: 0,
     };
     let raw = sample(
         &spec,
@@ -217,10 +221,15 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
 
 /// What the reader must know about how complete the sampling was.
 fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &Collector, namer: &Namer) -> Vec<String> {
-    let mut notes = vec![format!(
-        "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
-        collector.skid_attributed, collector.tally.samples
-    )];
+    let mut notes = Vec::new();
+    // Only decoded samples can be attributed this way (precise ones carry
+    // their address).
+    if collector.tally.samples > collector.precise_samples {
+        notes.push(format!(
+            "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
+            collector.skid_attributed, collector.tally.samples
+        ));
+    }
     notes.extend(namer.notes.iter().cloned());
     if raw.process_exited {
         notes.push(format!(
