@@ -80,7 +80,7 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
         ),
         _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
     })?;
-    let mut members = Membership::new(scope);
+    let mut members = Membership::new(root, scope);
     let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid));
     let mut notes = Vec::new();
     if raw.lost_records > 0 {
@@ -115,14 +115,16 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
 
 /// Whether a task id belongs to the process, remembered both ways so a
 /// busy machine does not cost a lookup per move.
-struct Membership {
+struct Membership<'r> {
+    root: &'r Root,
     scope: Scope,
     known: HashMap<u32, bool>,
 }
 
-impl Membership {
-    fn new(scope: Scope) -> Self {
+impl<'r> Membership<'r> {
+    fn new(root: &'r Root, scope: Scope) -> Self {
         Membership {
+            root,
             scope,
             known: HashMap::new(),
         }
@@ -135,7 +137,7 @@ impl Membership {
         if let Some(known) = self.known.get(&tid) {
             return *known;
         }
-        let member = std::path::Path::new(&format!("/proc/{pid}/task/{tid}")).exists();
+        let member = self.root.exists(&format!("proc/{pid}/task/{tid}"));
         if self.known.len() < MAX_TASKS {
             self.known.insert(tid, member);
         }
