@@ -4,12 +4,14 @@
 pub mod bisect;
 pub mod doctor;
 pub mod findings;
+pub mod hotlines;
 pub mod interconnect;
 pub mod irq;
 pub mod lab;
 pub mod latency_spikes;
 pub mod lines;
 pub mod memwatch;
+pub mod migrations;
 pub mod node_signals;
 pub mod page_move;
 pub mod pmu;

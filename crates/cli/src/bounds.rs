@@ -145,6 +145,32 @@ pub fn delays_ns(text: &str) -> Result<DelaysNs, String> {
     Ok(DelaysNs(delays))
 }
 
+/// `hotlines`/`migrations --duration`: samples and moves are aggregated
+/// as they come, so an hour stays bounded; under 100 ms nothing is seen.
+pub const SAMPLE_MIN: Duration = Duration::from_millis(100);
+pub const SAMPLE_MAX: Duration = Duration::from_secs(3600);
+
+pub fn sample_duration(text: &str) -> Result<Duration, String> {
+    duration_in(text, SAMPLE_MIN, SAMPLE_MAX)
+}
+
+/// `migrations --interval`: 1 ms already costs a read of every thread's
+/// `stat` a millisecond; 10 s misses nearly every move.
+pub fn poll_interval(text: &str) -> Result<Duration, String> {
+    duration_in(text, Duration::from_millis(1), Duration::from_secs(10))
+}
+
+/// `hotlines --top`.
+pub fn top_lines(text: &str) -> Result<usize, String> {
+    whole_in(text, 1, 1000, "a line count").map(|n| n as usize)
+}
+
+/// `hotlines --frequency`: 20 kHz is a sample every 50 µs of CPU time,
+/// about 2% overhead; below 10 Hz a few seconds give nothing to rank.
+pub fn sample_hz(text: &str) -> Result<u64, String> {
+    whole_in(text, 10, 20_000, "a sampling rate in Hz")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -86,6 +86,12 @@ pub enum Command {
     /// NUMA fallback and reclaim; processes with the most remote memory or
     /// thread moves; Enter inspects one.
     Top(crate::cmd::top::TopArgs),
+    /// Each thread's moves between CPUs and NUMA nodes, and AutoNUMA's
+    /// page migrations, over a window.
+    Migrations(crate::cmd::hot_args::MigrationsArgs),
+    /// Contended cache lines of a running process without a PMU: timer
+    /// samples whose instruction is decoded to the address it touches.
+    Hotlines(crate::cmd::hot_args::HotlinesArgs),
 }
 
 #[derive(Debug, Args)]

@@ -52,6 +52,8 @@ fn main() -> ExitCode {
         Command::Serve(args) => cmd::serve::run(&root, args),
         Command::ProbeLatency(args) => cmd::probe_latency::run(&root, args),
         Command::Top(args) => cmd::top::run(&root, args),
+        Command::Migrations(args) => cmd::migrations::run(&root, args),
+        Command::Hotlines(args) => cmd::hotlines::run(&root, args),
     });
     match result {
         Ok(code) => code,

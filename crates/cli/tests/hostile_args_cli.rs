@@ -186,7 +186,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
     Some(Some(match value_name {
         "DURATION" | "INTERVAL" => Kind::Duration,
         "BYTES" | "SIZES" => Kind::Size,
-        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "RATE" => Kind::Count,
+        "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "RATE" | "HZ" => Kind::Count,
         "PERCENT" => Kind::Percent,
         "OPS" | "COUNT" => Kind::BigCount,
         "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,

@@ -23,6 +23,7 @@ pub mod numa_maps;
 pub mod procfs;
 pub mod snapshot;
 pub mod sysfs;
+pub mod tracepoint;
 pub mod zoneinfo;
 
 /// A harness: one input, checked; panics on a bug.
@@ -30,7 +31,7 @@ pub type Harness = fn(&[u8]);
 
 /// Every fuzz target by name, as `fuzz/fuzz_targets/NAME.rs` and the
 /// folders under `fuzz/seeds/` and `fuzz/regressions/` name it.
-pub const TARGETS: [(&str, Harness); 10] = [
+pub const TARGETS: [(&str, Harness); 11] = [
     ("cpulist", cpulist::run),
     ("procfs_parsers", procfs::run),
     ("sysfs_parsers", sysfs::run),
@@ -41,6 +42,7 @@ pub const TARGETS: [(&str, Harness); 10] = [
     ("journal", journal::run),
     ("snapshot_archive", snapshot::run),
     ("elf_symbols", elf::run),
+    ("tracepoint", tracepoint::run),
 ];
 
 /// The harness of a target, by name.

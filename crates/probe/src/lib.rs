@@ -14,7 +14,9 @@
 //! are computed in `analyze`, symbol names are found in `symbols`.
 
 pub mod error;
+pub mod migrate;
 pub mod pmu;
+pub mod sample;
 pub mod watch;
 
 pub use error::ProbeError;

@@ -15,7 +15,7 @@
 //! afterwards are inherited.
 
 pub mod catalog;
-mod open;
+pub(crate) mod open;
 pub mod spawn;
 
 use std::ffi::OsString;

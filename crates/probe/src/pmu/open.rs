@@ -13,7 +13,8 @@ use perf_event_open_sys::bindings::perf_event_attr;
 
 use super::{catalog, EventRaw, EventSpec, OpenFailure, Reading};
 
-struct SpecEvent<'a>(&'a EventSpec);
+/// An event from its sysfs type and config words.
+pub(crate) struct SpecEvent<'a>(pub(crate) &'a EventSpec);
 
 impl Event for SpecEvent<'_> {
     fn update_attrs(self, attr: &mut perf_event_attr) {

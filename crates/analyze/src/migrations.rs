@@ -1,0 +1,246 @@
+//! Thread moves between CPUs and nodes, and AutoNUMA's page migrations:
+//! the `migrations` command and its two `doctor --pid` findings.
+//!
+//! Pure: the collectors hand in each thread's moves (from the tracepoint,
+//! exact, or from polling `stat`'s `processor`, a sampled view that misses
+//! moves shorter than the interval) and two readings of each task's
+//! `sched` (before and after); the node of each CPU comes from the model.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::findings::{incident, Finding, Severity};
+
+/// `thread-hopping-nodes`: more node changes per second than this...
+pub const HOP_RATE_PER_S: f64 = 1.0;
+/// ...and at least this many, so one move in a short window is not a rate.
+pub const HOP_MIN_MOVES: u64 = 3;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Method {
+    /// `sched:sched_migrate_task` through perf: every move.
+    Tracepoint,
+    /// `/proc/PID/task/*/stat` polled: moves shorter than the interval are
+    /// missed, so counts are lower bounds.
+    Sampled { interval_ms: u64, reason: String },
+}
+
+/// One thread's moves, in order, as a collector saw them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ThreadPath {
+    pub tid: u32,
+    pub comm: String,
+    /// Every move counted (may exceed `path` when it was capped).
+    pub moves: u64,
+    /// (from CPU, to CPU).
+    pub path: Vec<(u32, u32)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadMigrations {
+    pub tid: u32,
+    pub comm: String,
+    pub cpu_migrations: u64,
+    pub node_migrations: u64,
+    pub node_migrations_per_s: f64,
+    pub cpus_visited: Vec<u32>,
+    pub nodes_visited: Vec<u32>,
+    /// True when the move list was capped: node counts are lower bounds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub path_truncated: bool,
+}
+
+/// One task's AutoNUMA state from `/proc/PID/task/TID/sched` and `status`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct TaskNuma {
+    pub tid: u32,
+    pub numa_preferred_nid: Option<u32>,
+    pub numa_pages_migrated: Option<u64>,
+    pub total_numa_faults: Option<u64>,
+    pub mems_allowed: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct NumaBalancing {
+    /// `kernel.numa_balancing` (0 off, 1 on, 2 memory tiering, 3 both).
+    pub mode: Option<u32>,
+    /// Read after the observation.
+    pub tasks: Vec<TaskNuma>,
+    /// Sum over tasks before and after; `None` when no task reports it
+    /// (a kernel without CONFIG_NUMA_BALANCING).
+    pub pages_migrated_before: Option<u64>,
+    pub pages_migrated_after: Option<u64>,
+}
+
+impl NumaBalancing {
+    pub fn pages_migrated_during(&self) -> Option<u64> {
+        Some(self.pages_migrated_after?.saturating_sub(self.pages_migrated_before?))
+    }
+}
+
+/// Thread moves from successive readings of each thread's CPU (`stat`'s
+/// `processor`): what the sampled view of `migrations` uses, and what a
+/// periodic view such as `top` can feed each refresh. Bounded: at most
+/// `max_threads` threads and `max_moves` moves kept per thread.
+#[derive(Debug, Clone, Default)]
+pub struct MoveCounter {
+    last_cpu: BTreeMap<u32, u32>,
+    paths: BTreeMap<u32, ThreadPath>,
+    max_threads: usize,
+    max_moves: usize,
+}
+
+impl MoveCounter {
+    pub fn new(max_threads: usize, max_moves: usize) -> Self {
+        MoveCounter {
+            max_threads,
+            max_moves,
+            ..Default::default()
+        }
+    }
+
+    /// One reading of one thread; a change of CPU since its last reading
+    /// is one move.
+    pub fn observe(&mut self, tid: u32, comm: &str, cpu: Option<u32>) {
+        if !self.paths.contains_key(&tid) && self.paths.len() >= self.max_threads {
+            return;
+        }
+        let path = self.paths.entry(tid).or_insert_with(|| ThreadPath {
+            tid,
+            comm: comm.to_string(),
+            moves: 0,
+            path: Vec::new(),
+        });
+        let Some(cpu) = cpu else { return };
+        if let Some(before) = self.last_cpu.insert(tid, cpu).filter(|b| *b != cpu) {
+            path.moves += 1;
+            if path.path.len() < self.max_moves {
+                path.path.push((before, cpu));
+            }
+        }
+    }
+
+    pub fn paths(&self) -> Vec<ThreadPath> {
+        self.paths.values().cloned().collect()
+    }
+}
+
+/// Counts each thread's CPU and node changes; `node_of` maps a CPU to its
+/// node (`None`: unknown CPU, counted as a CPU move only).
+pub fn summarize(paths: &[ThreadPath], node_of: &BTreeMap<u32, u32>, duration_s: f64) -> Vec<ThreadMigrations> {
+    let mut out: Vec<ThreadMigrations> = paths
+        .iter()
+        .map(|p| {
+            let mut cpus = BTreeSet::new();
+            let mut nodes = BTreeSet::new();
+            let mut node_moves = 0u64;
+            for &(from, to) in &p.path {
+                cpus.extend([from, to]);
+                let (a, b) = (node_of.get(&from), node_of.get(&to));
+                nodes.extend(a.into_iter().chain(b).copied());
+                if let (Some(a), Some(b)) = (a, b) {
+                    node_moves += u64::from(a != b);
+                }
+            }
+            ThreadMigrations {
+                tid: p.tid,
+                comm: p.comm.clone(),
+                cpu_migrations: p.moves,
+                node_migrations: node_moves,
+                node_migrations_per_s: if duration_s > 0.0 {
+                    node_moves as f64 / duration_s
+                } else {
+                    0.0
+                },
+                cpus_visited: cpus.into_iter().collect(),
+                nodes_visited: nodes.into_iter().collect(),
+                path_truncated: (p.path.len() as u64) < p.moves,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| (b.node_migrations, b.cpu_migrations, a.tid).cmp(&(a.node_migrations, a.cpu_migrations, b.tid)));
+    out
+}
+
+/// The `doctor --pid` findings.
+pub fn findings(
+    pid: u32,
+    threads: &[ThreadMigrations],
+    numa: &NumaBalancing,
+    method: &Method,
+    duration_s: f64,
+) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let hoppers: Vec<&ThreadMigrations> = threads
+        .iter()
+        .filter(|t| t.node_migrations >= HOP_MIN_MOVES && t.node_migrations_per_s > HOP_RATE_PER_S)
+        .collect();
+    if !hoppers.is_empty() {
+        let how = match method {
+            Method::Tracepoint => "sched:sched_migrate_task".to_string(),
+            Method::Sampled { interval_ms, .. } => {
+                format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)")
+            }
+        };
+        let mut evidence: Vec<String> = hoppers
+            .iter()
+            .take(8)
+            .map(|t| {
+                format!(
+                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {:?}, {} CPU moves",
+                    t.tid, t.comm, t.node_migrations, t.node_migrations_per_s, t.nodes_visited, t.cpu_migrations
+                )
+            })
+            .collect();
+        evidence.push(format!("counted from {how}"));
+        out.push(Finding {
+            id: "thread-hopping-nodes",
+            severity: Severity::Warning,
+            title: format!(
+                "{} thread(s) of process {pid} move between NUMA nodes more than {HOP_RATE_PER_S} time(s) a second",
+                hoppers.len()
+            ),
+            evidence,
+            remedy: format!(
+                "each hop leaves the thread's cache and memory behind on the other node: pin the threads \
+                 to one node's CPUs (`taskset -a -cp LIST {pid}`, or `numactl --cpunodebind=N` at start), \
+                 or confine the service with a cpuset; check `numasleuth migrations {pid}` afterwards"
+            ),
+            incident: Some(incident::REMOTE_GLOBAL),
+        });
+    }
+    if let Some(pages) = numa.pages_migrated_during().filter(|p| *p > 0) {
+        let mut evidence = vec![format!(
+            "numa_pages_migrated of process {pid}'s threads rose by {pages} in {duration_s:.1} s (/proc/{pid}/task/*/sched: {} → {})",
+            numa.pages_migrated_before.unwrap_or(0),
+            numa.pages_migrated_after.unwrap_or(0)
+        )];
+        if let Some(mode) = numa.mode {
+            evidence.push(format!(
+                "kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"
+            ));
+        }
+        let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
+        if !preferred.is_empty() {
+            evidence.push(format!("preferred nodes of its threads: {preferred:?}"));
+        }
+        out.push(Finding {
+            id: "numa-balancing-migrating",
+            severity: Severity::Info,
+            title: format!("AutoNUMA is migrating pages of process {pid} ({pages} pages in {duration_s:.1} s)"),
+            evidence,
+            remedy: "pages follow the threads that fault on them; if the threads also move (see \
+                     thread-hopping-nodes) pages chase them back and forth: bind threads and memory \
+                     (`numactl --cpunodebind=N --membind=N`), or turn balancing off with \
+                     `sysctl kernel.numa_balancing=0` when placement is managed by hand"
+                .to_string(),
+            incident: None,
+        });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

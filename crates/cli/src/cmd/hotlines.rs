@@ -1,0 +1,307 @@
+//! `numasleuth hotlines PID`: the cache lines a process's threads fight
+//! over, found without a PMU.
+//!
+//! Wiring only: timer samples with registers and code bytes (`probe`),
+//! each decoded to the address it is about to touch (`decode`), tallied
+//! and ranked per line (`analyze::hotlines`), named by symbol or region
+//! (`hotlines_names`), printed (`report`). See docs/hotlines.md.
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LINE_BYTES};
+use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::Root;
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleRaw, SampleSpec};
+use numasleuth_probe::ProbeError;
+use numasleuth_report::hotlines_json::{self, NamedLine};
+use numasleuth_report::hotlines_text;
+
+use super::hot_args::{HotMethod, HotlinesArgs};
+use super::hotlines_names::Namer;
+use super::hotlines_precise::choose as choose_precise;
+use crate::output;
+
+const RING_PAGES: usize = 64;
+const RESCAN: Duration = Duration::from_millis(100);
+/// Threads whose stack pointer is remembered (to name "stack of TID").
+const MAX_STACKS: usize = 65_536;
+
+struct Collector {
+    tally: Tally,
+    node_of: BTreeMap<u32, u32>,
+    stack_pointers: BTreeMap<u32, u64>,
+    /// Samples attributed to the instruction just completed (skid).
+    skid_attributed: u64,
+    /// Samples that carried a hardware data address.
+    precise_samples: u64,
+}
+
+impl Collector {
+    fn add(&mut self, s: &RegSample<'_>) {
+        let registers = Registers::from_perf(s.regs_mask, s.regs);
+        if let Some(sp) = registers.get(regs::SP) {
+            if self.stack_pointers.len() < MAX_STACKS || self.stack_pointers.contains_key(&s.tid) {
+                self.stack_pointers.insert(s.tid, sp);
+            }
+        }
+        if let Some(address) = s.addr {
+            self.add_precise(s, address);
+            return;
+        }
+        let Some(code) = s.code else {
+            self.tally.sample_unknown(Unknown::CodeUnreadable.describe());
+            return;
+        };
+        if s.regs.is_empty() {
+            self.tally.sample_unknown(Unknown::MissingRegister.describe());
+            return;
+        }
+        let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
+        if attributed == Attributed::Previous {
+            self.skid_attributed += 1;
+        }
+        match decoded {
+            Decoded::NoMemory => self.tally.sample_without_memory(),
+            Decoded::Unknown(why) => self.tally.sample_unknown(why.describe()),
+            Decoded::Unsupported => self.tally.sample_unknown("architecture not decoded"),
+            Decoded::Accesses(accesses) => {
+                let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
+                let touches: Vec<Touch> = accesses
+                    .iter()
+                    .map(|a| Touch {
+                        tid: s.tid,
+                        cpu: s.cpu,
+                        node,
+                        address: a.address,
+                        access: match a.kind {
+                            AccessKind::Read => Access::Read,
+                            AccessKind::Write => Access::Write,
+                            AccessKind::ReadModifyWrite => Access::ReadModifyWrite,
+                        },
+                    })
+                    .collect();
+                self.tally.sample_with(&touches);
+            }
+        }
+    }
+}
+
+impl Collector {
+    /// A precise sample: the hardware's data address, a load unless the
+    /// data source says store.
+    fn add_precise(&mut self, s: &RegSample<'_>, address: u64) {
+        self.precise_samples += 1;
+        if address == 0 {
+            self.tally.sample_unknown("no data address in the precise sample");
+            return;
+        }
+        let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
+        let access = if s.is_store == Some(true) {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        self.tally.sample_with(&[Touch {
+            tid: s.tid,
+            cpu: s.cpu,
+            node,
+            address,
+            access,
+        }]);
+    }
+}
+
+/// The event to sample on, its `method` name, and what to say about it.
+fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent, String, String)> {
+    let ip_decode = |why: String| {
+        if !numasleuth_decode::SUPPORTED {
+            bail!("hotlines ip-decode is x86-64 only on this build ({why})");
+        }
+        let event = SampleEvent::CpuClock {
+            period_ns: 1_000_000_000 / args.frequency,
+        };
+        Ok((event, "ip-decode".to_string(), why))
+    };
+    match args.method {
+        HotMethod::IpDecode => ip_decode("--method ip-decode was asked for".into()),
+        HotMethod::Precise => {
+            let p = choose_precise(root).map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
+            Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            ))
+        }
+        HotMethod::Auto => match choose_precise(root) {
+            Ok(p) => Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            )),
+            Err(why) => ip_decode(format!("{why}: using ip-decode")),
+        },
+    }
+}
+
+pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
+    if !root.is_live() {
+        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
+    }
+    let pid = args.pid();
+    if read_process_stat(root, pid)?.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
+    }
+    let topo = super::topology(root)?;
+    let precise = super::hotlines_precise::available(root);
+    let (event, method, method_note) = choose_event(root, args)?;
+    let namer = Namer::load(root, pid);
+    let paranoid = root
+        .read("proc/sys/kernel/perf_event_paranoid")
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let spec = SampleSpec {
+        pid,
+        duration: args.duration,
+        event,
+        regs_mask: regs::X86_64_SAMPLE_MASK,
+        rescan_interval: RESCAN,
+        ring_pages: RING_PAGES,
+        paranoid,
+    };
+    eprintln!(
+        "numasleuth: sampling every thread of process {pid} ({method}) for {:.1} s…",
+        args.duration.as_secs_f64()
+    );
+    let mut collector = Collector {
+        tally: Tally::default(),
+        node_of: super::migrations::node_of(&topo),
+        stack_pointers: BTreeMap::new(),
+        skid_attributed: 0,
+        precise_samples: 0,
+    };
+    let raw = sample(
+        &spec,
+        &mut Hooks {
+            function_start: &|ip| namer.function_start(ip),
+            on_sample: &mut |s| collector.add(s),
+        },
+    )
+    .map_err(|e| match e {
+        ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
+        // The errno texts are the watchpoint's; say what was refused here.
+        ProbeError::Unsupported { why } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event ({why}); try --method ip-decode")
+        }
+        ProbeError::InvalidBreakpoint { .. } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
+        }
+        other => anyhow::Error::from(other),
+    })?;
+    let mut notes = vec![method_note];
+    notes.extend(sampling_notes(pid, &raw, &collector, &namer));
+    let lines = name_lines(&collector, &namer, args.top);
+    let doc = hotlines_json::build(pid, &method, &raw, &collector.tally, &lines, &precise, &notes);
+    if args.json {
+        output::print_json(&doc)?;
+    } else {
+        output::print(&hotlines_text::render(&doc))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the reader must know about how complete the sampling was.
+fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &Collector, namer: &Namer) -> Vec<String> {
+    let mut notes = Vec::new();
+    // Only decoded samples can be attributed this way (precise ones carry
+    // their address).
+    if collector.tally.samples > collector.precise_samples {
+        notes.push(format!(
+            "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
+            collector.skid_attributed, collector.tally.samples
+        ));
+    }
+    notes.extend(namer.notes.iter().cloned());
+    if raw.process_exited {
+        notes.push(format!(
+            "process {pid} exited after {:.1} s: showing what was sampled until then",
+            raw.duration_s
+        ));
+    }
+    let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
+    if lost > 0 {
+        notes.push(format!("{lost} samples lost (full ring buffer)"));
+    }
+    notes.extend(raw.problems.iter().cloned());
+    if collector.tally.dropped > 0 {
+        notes.push(format!(
+            "{} accesses to lines past the tracked maximum were not tallied",
+            collector.tally.dropped
+        ));
+    }
+    notes
+}
+
+/// The `top` ranked lines with their symbols, region and false sharing.
+fn name_lines(collector: &Collector, namer: &Namer, top: usize) -> Vec<NamedLine> {
+    rank(&collector.tally, top)
+        .into_iter()
+        .map(|line| {
+            let on_line = namer.symbols_on(line.address, LINE_BYTES);
+            let (uses, is_false) = match collector.tally.lines.get(&line.address) {
+                Some(tally) => false_sharing(tally, &on_line),
+                None => (Vec::new(), false),
+            };
+            NamedLine {
+                symbols: on_line.into_iter().map(|(name, _)| name).collect(),
+                region: namer.region(line.address, &collector.stack_pointers),
+                symbol_use: uses,
+                false_sharing: is_false,
+                line,
+            }
+        })
+        .collect()
+}
+
+/// perf's EACCES, in `hotlines`' words: user-only timer samples of one's
+/// own process are allowed up to perf_event_paranoid 2.
+fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
+    match paranoid {
+        Some(level) if level >= 3 => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: kernel.perf_event_paranoid is {level} \
+             (/proc/sys/kernel/perf_event_paranoid), which forbids perf events without CAP_PERFMON; \
+             run as root or `sysctl kernel.perf_event_paranoid=2`"
+        ),
+        level => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: sampling another user's process needs ptrace \
+             rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
+             may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
+             or `sysctl kernel.perf_event_paranoid=2`)",
+            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused;
+
+    #[test]
+    fn paranoid_3_names_the_sysctl() {
+        let text = refused(9, Some(3)).to_string();
+        assert!(text.contains("kernel.perf_event_paranoid is 3"), "{text}");
+        assert!(text.contains("`sysctl kernel.perf_event_paranoid=2`"), "{text}");
+        let text = refused(9, None).to_string();
+        assert!(text.contains("another user's process needs ptrace rights"), "{text}");
+        assert!(text.contains("kernel.perf_event_paranoid is unknown"), "{text}");
+    }
+}

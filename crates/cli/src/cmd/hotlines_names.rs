@@ -1,0 +1,119 @@
+//! Naming a sampled cache line: the ELF data symbols on it (static data),
+//! or the region it lies in ("heap", "stack of TID", "anon", a file).
+//!
+//! Mappings and objects are read once, at the start, so a process that
+//! exits during sampling can still be named.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+use numasleuth_analyze::lines::{data_symbols, LineSymbol};
+use numasleuth_kernel::procfs::maps::{self, Backing, Mapping};
+use numasleuth_kernel::procfs::process::LineStream;
+use numasleuth_kernel::Root;
+use numasleuth_symbols::code::FunctionIndex;
+use numasleuth_symbols::ProcessObjects;
+
+/// Mappings kept for naming (a process with more is named in part).
+const MAX_MAPPINGS: usize = 65_536;
+
+pub struct Namer {
+    pid: u32,
+    mappings: Vec<Mapping>,
+    /// Per object path: its data symbols at run-time addresses, sorted.
+    symbols: Vec<(String, Vec<LineSymbol>)>,
+    /// Per object: its mapped range, load bias and functions.
+    functions: Vec<(Range<u64>, u64, FunctionIndex)>,
+    pub notes: Vec<String>,
+}
+
+impl Namer {
+    pub fn load(root: &Root, pid: u32) -> Self {
+        let mut notes = Vec::new();
+        let mut mappings = Vec::new();
+        match LineStream::open(root, &format!("proc/{pid}/maps")) {
+            Ok(mut lines) => {
+                while let Ok(Some(line)) = lines.next_line() {
+                    if mappings.len() >= MAX_MAPPINGS {
+                        notes.push(format!("more than {MAX_MAPPINGS} mappings: later ones are not named"));
+                        break;
+                    }
+                    if let Ok(m) = maps::parse_line(line) {
+                        mappings.push(m);
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("lines not named by region: {e}")),
+        }
+        let mut symbols = Vec::new();
+        let mut functions = Vec::new();
+        match ProcessObjects::load(root, pid) {
+            Ok(objects) => {
+                for object in &objects.objects {
+                    if let Ok((_, table)) = object.source.image_and_symbols() {
+                        functions.push((object.mapped.clone(), object.bias, FunctionIndex::new(&table.symbols)));
+                        let list: Vec<LineSymbol> = data_symbols(&table.symbols, object.bias)
+                            .into_iter()
+                            .filter(|s| !s.tls)
+                            .collect();
+                        symbols.push((object.path.clone(), list));
+                    }
+                }
+            }
+            Err(e) => notes.push(format!("static data not named by symbol: {e}")),
+        }
+        Namer {
+            pid,
+            mappings,
+            symbols,
+            functions,
+            notes,
+        }
+    }
+
+    /// The run-time start of the function holding `ip`, from ELF symbols.
+    pub fn function_start(&self, ip: u64) -> Option<u64> {
+        let (_, bias, index) = self.functions.iter().find(|(range, _, _)| range.contains(&ip))?;
+        let (_, offset) = index.at(ip.wrapping_sub(*bias))?;
+        ip.checked_sub(offset)
+    }
+
+    /// The data symbols overlapping `line..line+size`, with their byte range
+    /// within the line.
+    pub fn symbols_on(&self, line: u64, size: u64) -> Vec<(String, Range<u64>)> {
+        let end = line.saturating_add(size);
+        let mut out = Vec::new();
+        for (_, list) in &self.symbols {
+            let first = list.partition_point(|s| s.address.saturating_add(s.size) <= line);
+            for s in list[first..].iter().take_while(|s| s.address < end) {
+                let s_end = s.address.saturating_add(s.size);
+                if s_end > line {
+                    out.push((s.name.clone(), s.address.max(line) - line..s_end.min(end) - line));
+                }
+            }
+        }
+        out
+    }
+
+    /// "heap", "stack of TID", "anon", the mapped file, or "unmapped".
+    pub fn region(&self, address: u64, stack_pointers: &BTreeMap<u32, u64>) -> String {
+        let Some(m) = self.mappings.iter().find(|m| m.start <= address && address < m.end) else {
+            return "unmapped".into();
+        };
+        let stack_of = || {
+            stack_pointers
+                .iter()
+                .find(|(_, sp)| m.start <= **sp && **sp < m.end)
+                .map(|(tid, _)| format!("stack of {tid}"))
+        };
+        match &m.backing {
+            Backing::Special(name) if name == "[heap]" => "heap".into(),
+            Backing::Special(name) if name == "[stack]" => {
+                stack_of().unwrap_or_else(|| format!("stack of {}", self.pid))
+            }
+            Backing::Special(name) => name.clone(),
+            Backing::Anonymous => stack_of().unwrap_or_else(|| "anon".into()),
+            Backing::File { path, .. } => path.clone(),
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! `numasleuth migrations (PID | --all)`: each thread's moves between CPUs
+//! and nodes over a window, and what AutoNUMA did meanwhile.
+//!
+//! Wiring only: topology (`model`) for the node of each CPU, the moves
+//! from the tracepoint or a sampled view (`migrations_collect`), counts and
+//! findings (`analyze::migrations`), output (`report`).
+
+use std::collections::BTreeMap;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::bail;
+use numasleuth_analyze::findings::Finding;
+use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::Root;
+use numasleuth_model::Topology;
+use numasleuth_report::{migrations_json, migrations_text};
+
+use super::hot_args::{MigrationMethod, MigrationsArgs};
+use super::migrations_collect::{self as collect, Collected, Scope};
+use crate::output;
+
+/// One observation, as `migrations` and `doctor --pid` use it (and `top`
+/// can: it is the count of moves per thread over a window).
+pub struct Observed {
+    pub method: Method,
+    pub threads: Vec<ThreadMigrations>,
+    pub numa: NumaBalancing,
+    pub duration_s: f64,
+    pub notes: Vec<String>,
+}
+
+pub fn node_of(topo: &Topology) -> BTreeMap<u32, u32> {
+    topo.nodes
+        .iter()
+        .flat_map(|n| n.cpus.iter().map(move |c| (c, n.id)))
+        .collect()
+}
+
+/// Watches `scope` for `duration`: the tracepoint unless `method` says
+/// otherwise or it cannot be used (then sampled, saying why).
+pub fn observe(
+    root: &Root,
+    topo: &Topology,
+    scope: Scope,
+    duration: Duration,
+    method: MigrationMethod,
+    interval: Option<Duration>,
+) -> anyhow::Result<Observed> {
+    let before = match scope {
+        Scope::Process(pid) => collect::numa_tasks(root, pid).1,
+        Scope::All => collect::vmstat_pages_migrated(root),
+    };
+    let interval = interval.unwrap_or(match scope {
+        Scope::Process(_) => Duration::from_millis(10),
+        Scope::All => Duration::from_millis(100),
+    });
+    let cpus: Vec<u32> = topo.online_cpus().iter().collect();
+    let collected: Collected = match method {
+        MigrationMethod::Sampled => {
+            collect::sampled(root, scope, duration, interval, "--method sampled was asked for".into())
+        }
+        MigrationMethod::Tracepoint => collect::traced(root, scope, &cpus, duration)
+            .map_err(|why| anyhow::anyhow!("cannot use the sched:sched_migrate_task tracepoint: {why}"))?,
+        MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration) {
+            Ok(c) => c,
+            Err(why) => {
+                eprintln!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
+                collect::sampled(root, scope, duration, interval, why)
+            }
+        },
+    };
+    let threads = summarize(&collected.paths, &node_of(topo), collected.duration_s);
+    Ok(Observed {
+        method: collected.method,
+        threads,
+        numa: collect::numa_balancing(root, scope, before),
+        duration_s: collected.duration_s,
+        notes: collected.notes,
+    })
+}
+
+/// `doctor --pid`'s two findings, from a short observation.
+pub fn doctor_findings(root: &Root, topo: &Topology, pid: u32, duration: Duration) -> anyhow::Result<Vec<Finding>> {
+    let seen = observe(root, topo, Scope::Process(pid), duration, MigrationMethod::Auto, None)?;
+    Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))
+}
+
+pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
+    if !root.is_live() {
+        bail!("migrations needs the live system: moves happen now, a snapshot (--root) has none");
+    }
+    let scope = match args.process() {
+        Some(pid) => {
+            if read_process_stat(root, pid)?.is_kernel_thread() {
+                bail!("process {pid} is a kernel thread: use --all to see kernel threads' moves");
+            }
+            Scope::Process(pid)
+        }
+        None => Scope::All,
+    };
+    let topo = super::topology(root)?;
+    eprintln!(
+        "numasleuth: following thread moves for {:.1} s…",
+        args.duration.as_secs_f64()
+    );
+    let seen = observe(root, &topo, scope, args.duration, args.method, args.interval)?;
+    let pid = args.process();
+    let found = pid.map_or_else(Vec::new, |p| {
+        findings(p, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
+    });
+    if args.json {
+        output::print_json(&migrations_json::build(
+            pid,
+            &seen.method,
+            seen.duration_s,
+            &seen.threads,
+            &seen.numa,
+            &found,
+            &seen.notes,
+        ))?;
+    } else {
+        let view = migrations_text::View {
+            pid,
+            method: &seen.method,
+            duration_s: seen.duration_s,
+            threads: &seen.threads,
+            numa: &seen.numa,
+            findings: &found,
+            notes: &seen.notes,
+        };
+        output::print(&migrations_text::render(&view))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

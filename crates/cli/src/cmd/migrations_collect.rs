@@ -1,0 +1,280 @@
+//! Collecting thread moves for `migrations` and `doctor --pid`: the
+//! tracepoint when it can be used, else polling each task's `stat`, with
+//! the reason the tracepoint could not be used.
+//!
+//! numasleuth never mounts tracefs itself (no system change without
+//! `--apply`): it looks for the tracepoint where tracefs usually is and
+//! says how to mount it.
+
+use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+use numasleuth_analyze::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_kernel::procfs::task;
+use numasleuth_kernel::{ReadError, Root};
+use numasleuth_probe::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
+
+/// Where tracefs is looked for, in order.
+pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
+const EVENT: &str = "events/sched/sched_migrate_task";
+/// Ring buffer per CPU: 256 KiB holds ~10,000 moves between two drains.
+const RING_PAGES: usize = 64;
+
+/// Which tasks are followed.
+#[derive(Debug, Clone, Copy)]
+pub enum Scope {
+    Process(u32),
+    All,
+}
+
+pub struct Collected {
+    pub method: Method,
+    pub paths: Vec<ThreadPath>,
+    pub duration_s: f64,
+    pub notes: Vec<String>,
+}
+
+/// The tracepoint's id and layout, or why it cannot be used.
+pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
+    let mut denied = None;
+    for base in TRACEFS {
+        let id_path = format!("{base}/{EVENT}/id");
+        match root.read_optional(&id_path) {
+            Ok(Some(text)) => {
+                let id: u64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("/{id_path} holds `{}`, not a tracepoint id", text.trim()))?;
+                let format_path = format!("{base}/{EVENT}/format");
+                let format = root.read(&format_path).map_err(|e| e.to_string())?;
+                return Ok((id, MigrateLayout::parse(&format)?));
+            }
+            Ok(None) => {}
+            Err(ReadError::PermissionDenied { .. }) => denied = Some(id_path),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    Err(match denied {
+        Some(path) => format!("/{path} is not readable (tracefs is root-only by default): run as root"),
+        None => "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing".to_string(),
+    })
+}
+
+fn paranoid(root: &Root) -> Option<i32> {
+    root.read("proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Watches moves for `duration` with the tracepoint, or says why not.
+pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Result<Collected, String> {
+    let (id, layout) = find_tracepoint(root)?;
+    let mut samplers = migrate::open(id, cpus, RING_PAGES).map_err(|e| match e.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => format!(
+            "perf refused the system-wide tracepoint ({e}): kernel.perf_event_paranoid is {} \
+             (/proc/sys/kernel/perf_event_paranoid); it needs root/CAP_PERFMON or \
+             `sysctl kernel.perf_event_paranoid=-1`",
+            paranoid(root).map_or("unknown".into(), |p| p.to_string())
+        ),
+        _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
+    })?;
+    let mut members = Membership::new(root, scope);
+    let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid));
+    let mut notes = Vec::new();
+    if raw.lost_records > 0 {
+        notes.push(format!(
+            "{} tracepoint records lost (full ring buffer): counts are lower bounds",
+            raw.lost_records
+        ));
+    }
+    if raw.tasks_dropped > 0 {
+        notes.push(format!(
+            "moves of more than {MAX_TASKS} tasks: {} left out",
+            raw.tasks_dropped
+        ));
+    }
+    let paths = raw
+        .tasks
+        .into_iter()
+        .map(|t| ThreadPath {
+            tid: t.tid,
+            comm: t.comm,
+            moves: t.moves,
+            path: t.path,
+        })
+        .collect();
+    Ok(Collected {
+        method: Method::Tracepoint,
+        paths: with_still_threads(root, scope, paths),
+        duration_s: raw.duration_s,
+        notes,
+    })
+}
+
+/// Whether a task id belongs to the process, remembered both ways so a
+/// busy machine does not cost a lookup per move.
+struct Membership<'r> {
+    root: &'r Root,
+    scope: Scope,
+    known: HashMap<u32, bool>,
+}
+
+impl<'r> Membership<'r> {
+    fn new(root: &'r Root, scope: Scope) -> Self {
+        Membership {
+            root,
+            scope,
+            known: HashMap::new(),
+        }
+    }
+
+    fn contains(&mut self, tid: u32) -> bool {
+        let Scope::Process(pid) = self.scope else {
+            return true;
+        };
+        if let Some(known) = self.known.get(&tid) {
+            return *known;
+        }
+        let member = self.root.exists(&format!("proc/{pid}/task/{tid}"));
+        if self.known.len() < MAX_TASKS {
+            self.known.insert(tid, member);
+        }
+        member
+    }
+}
+
+/// For a process, its threads that never moved are listed too (with 0).
+fn with_still_threads(root: &Root, scope: Scope, mut paths: Vec<ThreadPath>) -> Vec<ThreadPath> {
+    let Scope::Process(pid) = scope else {
+        return paths;
+    };
+    let moved: HashSet<u32> = paths.iter().map(|p| p.tid).collect();
+    for (tid, comm, _) in task_cpus(root, pid) {
+        if !moved.contains(&tid) {
+            paths.push(ThreadPath {
+                tid,
+                comm,
+                moves: 0,
+                path: Vec::new(),
+            });
+        }
+    }
+    paths
+}
+
+/// Each live thread's id, name and current CPU.
+fn task_cpus(root: &Root, pid: u32) -> Vec<(u32, String, Option<u32>)> {
+    let Ok(Some(tids)) = root.list(&format!("proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tids.iter()
+        .filter_map(|t| t.parse::<u32>().ok())
+        .take(MAX_TASKS)
+        .filter_map(|tid| {
+            let text = root.read(&format!("proc/{pid}/task/{tid}/stat")).ok()?;
+            let stat = task::parse_stat(&text).ok()?;
+            Some((tid, stat.comm, stat.processor))
+        })
+        .collect()
+}
+
+/// Every task of the machine (`--all`), from `/proc`.
+fn all_task_cpus(root: &Root) -> Vec<(u32, String, Option<u32>)> {
+    let Ok(Some(pids)) = root.list("proc") else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for pid in pids.iter().filter_map(|p| p.parse::<u32>().ok()) {
+        out.extend(task_cpus(root, pid));
+        if out.len() >= MAX_TASKS {
+            break;
+        }
+    }
+    out
+}
+
+/// Polls `stat`'s `processor` every `interval`: a sampled view.
+pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration, reason: String) -> Collected {
+    let start = Instant::now();
+    let mut counter = MoveCounter::new(MAX_TASKS, MAX_MOVES_PER_TASK);
+    let mut polls = 0u64;
+    loop {
+        let now = match scope {
+            Scope::Process(pid) => task_cpus(root, pid),
+            Scope::All => all_task_cpus(root),
+        };
+        polls += 1;
+        for (tid, comm, cpu) in now {
+            counter.observe(tid, &comm, cpu);
+        }
+        let elapsed = start.elapsed();
+        if elapsed >= duration {
+            break;
+        }
+        std::thread::sleep(interval.min(duration - elapsed));
+    }
+    Collected {
+        method: Method::Sampled {
+            interval_ms: interval.as_millis() as u64,
+            reason,
+        },
+        paths: counter.paths(),
+        duration_s: start.elapsed().as_secs_f64(),
+        notes: vec![format!(
+            "sampled view: each thread's CPU read {polls} times; a move and its return between two reads is not seen, so counts are lower bounds"
+        )],
+    }
+}
+
+/// AutoNUMA readings of a process's threads (sum of numa_pages_migrated).
+pub fn numa_tasks(root: &Root, pid: u32) -> (Vec<TaskNuma>, Option<u64>) {
+    let Ok(threads) = numasleuth_kernel::procfs::process::read_threads(root, pid) else {
+        return (Vec::new(), None);
+    };
+    let tasks: Vec<TaskNuma> = threads
+        .iter()
+        .map(|t| {
+            let sched = t.sched.as_ref();
+            TaskNuma {
+                tid: t.stat.tid,
+                numa_preferred_nid: sched.and_then(|s| s.numa_preferred_nid),
+                numa_pages_migrated: sched.and_then(|s| s.numa_pages_migrated),
+                total_numa_faults: sched
+                    .and_then(|s| s.fields.get("total_numa_faults"))
+                    .and_then(|v| v.parse().ok()),
+                mems_allowed: t.allowed_mems.as_ref().map(|m| m.to_string()),
+            }
+        })
+        .collect();
+    let values: Vec<u64> = tasks.iter().filter_map(|t| t.numa_pages_migrated).collect();
+    let sum = (!values.is_empty()).then(|| values.iter().sum());
+    (tasks, sum)
+}
+
+/// System-wide pages migrated (`--all`), from /proc/vmstat.
+pub fn vmstat_pages_migrated(root: &Root) -> Option<u64> {
+    let text = root.read("proc/vmstat").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("numa_pages_migrated "))
+        .and_then(|v| v.trim().parse().ok())
+}
+
+/// The state before, completed after the observation.
+pub fn numa_balancing(root: &Root, scope: Scope, before: Option<u64>) -> NumaBalancing {
+    let mode = root
+        .read("proc/sys/kernel/numa_balancing")
+        .ok()
+        .and_then(|t| t.trim().parse().ok());
+    let (tasks, after) = match scope {
+        Scope::Process(pid) => numa_tasks(root, pid),
+        Scope::All => (Vec::new(), vmstat_pages_migrated(root)),
+    };
+    NumaBalancing {
+        mode,
+        tasks,
+        pages_migrated_before: before,
+        pages_migrated_after: after,
+    }
+}

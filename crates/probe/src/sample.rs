@@ -1,0 +1,399 @@
+//! Timer samples of every thread of a running process, with the user
+//! registers and the code bytes at the sampled instruction: the input of
+//! `hotlines`' instruction decoding.
+//!
+//! One software `cpu-clock` event per thread (it works in VMs with no
+//! PMU), sampling `IP | TID | CPU | REGS_USER` into a ring buffer drained
+//! every few milliseconds. Each sample is handed to the caller at once,
+//! with the instruction bytes read from `/proc/PID/mem` while the process
+//! still lives (cached per address), so nothing grows with the run's
+//! length but the caller's own aggregate. Threads started meanwhile are
+//! attached on the next listing of `/proc/PID/task`, as in `watch`.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::{Duration, Instant};
+
+use perf_event::data::{MemOp, Record};
+use perf_event::events::Software;
+use perf_event::{Builder, SampleFlag, SampleSkid, Sampler};
+use serde::Serialize;
+
+use crate::error::{classify, ProbeError};
+use crate::pmu::open::SpecEvent;
+use crate::pmu::EventSpec;
+
+const POLL: Duration = Duration::from_millis(10);
+const CODE_BYTES: usize = 15;
+/// Code read before the IP, from the start of its function, so the
+/// instruction just completed can be found (at most this far back).
+pub const MAX_BACK_BYTES: u64 = 4096;
+/// Distinct instruction addresses whose bytes are kept.
+const MAX_CODE_CACHE: usize = 200_000;
+
+/// What a thread is sampled on.
+#[derive(Debug, Clone)]
+pub enum SampleEvent {
+    /// The software timer, every `period_ns` of the thread's CPU time:
+    /// works everywhere, the address is found by decoding (`hotlines`).
+    CpuClock { period_ns: u64 },
+    /// A precise memory event (PEBS `mem-loads`/`mem-stores`, AMD
+    /// `ibs_op`), every `period` events: the hardware gives each sample's
+    /// data address.
+    Precise { event: EventSpec, period: u64 },
+}
+
+#[derive(Debug, Clone)]
+pub struct SampleSpec {
+    pub pid: u32,
+    pub duration: Duration,
+    pub event: SampleEvent,
+    /// perf's `sample_regs_user` mask.
+    pub regs_mask: u64,
+    pub rescan_interval: Duration,
+    /// Data pages of each thread's ring buffer (a power of two).
+    pub ring_pages: usize,
+    pub paranoid: Option<i32>,
+}
+
+/// One timer sample, lent to the caller.
+#[derive(Debug)]
+pub struct RegSample<'a> {
+    pub tid: u32,
+    pub cpu: Option<u32>,
+    pub ip: u64,
+    /// In the order of the set bits of `regs_mask`; empty when the thread
+    /// was in the kernel with no user registers to give.
+    pub regs: &'a [u64],
+    pub regs_mask: u64,
+    /// The code from `ip - code_back` (the start of the function holding
+    /// `ip`, when known and near) to up to 15 bytes past `ip`; `None` when
+    /// it could not be read.
+    pub code: Option<&'a [u8]>,
+    pub code_back: usize,
+    /// The data address, from a precise event (`PERF_SAMPLE_ADDR`).
+    pub addr: Option<u64>,
+    /// From a precise event's data source: `Some(true)` a store,
+    /// `Some(false)` a load, `None` not said.
+    pub is_store: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ThreadSamples {
+    pub tid: u32,
+    pub samples: u64,
+    pub lost_samples: u64,
+    pub exited: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SampleRaw {
+    pub pid: u32,
+    pub duration_s: f64,
+    pub threads: Vec<ThreadSamples>,
+    pub process_exited: bool,
+    pub problems: Vec<String>,
+}
+
+struct Attached {
+    tid: u32,
+    sampler: Sampler,
+    samples: u64,
+    lost: u64,
+    gone: bool,
+}
+
+/// Reads the code at sampled addresses while the process lives.
+struct CodeReader {
+    mem: Option<File>,
+    cache: HashMap<u64, Option<(usize, Vec<u8>)>>,
+}
+
+impl CodeReader {
+    fn bytes(&mut self, ip: u64, start: &dyn Fn(u64) -> Option<u64>) -> Option<(usize, &[u8])> {
+        if !self.cache.contains_key(&ip) {
+            let back = start(ip)
+                .and_then(|s| ip.checked_sub(s))
+                .filter(|b| *b <= MAX_BACK_BYTES)
+                .unwrap_or(0);
+            let read = self.read(ip - back, back as usize).map(|b| (back as usize, b));
+            if self.cache.len() >= MAX_CODE_CACHE {
+                // Past the cap, keep only what is known; new addresses are
+                // read each time (no unbounded growth).
+                self.cache.clear();
+            }
+            self.cache.insert(ip, read);
+        }
+        self.cache.get(&ip)?.as_ref().map(|(back, b)| (*back, b.as_slice()))
+    }
+
+    /// `back` bytes before the IP at `from + back`, and up to 15 after it.
+    fn read(&self, from: u64, back: usize) -> Option<Vec<u8>> {
+        let mem = self.mem.as_ref()?;
+        let ip = from.checked_add(back as u64)?;
+        let mut buffer = vec![0u8; back + CODE_BYTES];
+        // An instruction near the end of a mapping: read up to the page end.
+        let to_page_end = (4096 - (ip % 4096)) as usize;
+        for want in [back + CODE_BYTES, back + to_page_end.min(CODE_BYTES)] {
+            if let Ok(n) = mem.read_at(&mut buffer[..want], from) {
+                if n > back {
+                    buffer.truncate(n);
+                    return Some(buffer);
+                }
+            }
+        }
+        None
+    }
+}
+
+/// A zombie (exited, not yet reaped by its parent) still lists its main
+/// thread in `task/`, so its state is what says it has ended.
+fn exited(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    matches!(state, Some('Z') | Some('X'))
+}
+
+fn list_tids(pid: u32) -> Option<Vec<u32>> {
+    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let tids: Vec<u32> = entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+        .collect();
+    (!tids.is_empty()).then_some(tids)
+}
+
+fn builder(spec: &SampleSpec) -> Builder<'_> {
+    let mut builder = match &spec.event {
+        SampleEvent::CpuClock { period_ns } => {
+            let mut b = Builder::new(Software::CPU_CLOCK);
+            b.sample_period((*period_ns).max(10_000))
+                .sample_regs_user(spec.regs_mask)
+                .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::REGS_USER);
+            b
+        }
+        SampleEvent::Precise { event, period } => {
+            let mut b = Builder::new(SpecEvent(event));
+            b.sample_period((*period).max(1))
+                .precise_ip(SampleSkid::RequestZero)
+                .sample(SampleFlag::IP | SampleFlag::TID | SampleFlag::CPU | SampleFlag::ADDR | SampleFlag::DATA_SRC);
+            b
+        }
+    };
+    builder.any_cpu().exclude_kernel(true).exclude_hv(true);
+    builder
+}
+
+fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
+    let mut builder = builder(spec);
+    builder.observe_pid(tid as libc::pid_t);
+    let fail = |e: &std::io::Error| classify(e, spec.pid, tid, 0, 0, spec.paranoid);
+    let counter = match builder.build() {
+        Ok(c) => c,
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
+        Err(e) => return Err(fail(&e)),
+    };
+    let mut sampler = counter
+        .sampled(spec.ring_pages.max(1).next_power_of_two() * 4096)
+        .map_err(|e| ProbeError::Other {
+            pid: spec.pid,
+            tid,
+            message: format!(
+                "cannot map a sample ring buffer ({e}): the locked-memory limit (`ulimit -l`, \
+                 kernel.perf_event_mlock_kb) is too low"
+            ),
+        })?;
+    match sampler.enable() {
+        Ok(()) => Ok(Some(sampler)),
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Ok(None),
+        Err(e) => Err(fail(&e)),
+    }
+}
+
+impl Attached {
+    fn drain(&mut self, code: &mut CodeReader, hooks: &mut Hooks<'_>, regs_mask: u64) {
+        while let Some(record) = self.sampler.next_record() {
+            match record.parse_record() {
+                Ok(Record::Sample(sample)) => {
+                    let Some(ip) = sample.ip() else { continue };
+                    self.samples += 1;
+                    let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
+                    let addr = sample.addr();
+                    let is_store = sample.data_src().and_then(|d| {
+                        let op = d.mem_op();
+                        if op.contains(MemOp::STORE) {
+                            Some(true)
+                        } else if op.contains(MemOp::LOAD) {
+                            Some(false)
+                        } else {
+                            None
+                        }
+                    });
+                    // A precise sample carries its address: no code to read.
+                    let bytes = if addr.is_some() {
+                        None
+                    } else {
+                        code.bytes(ip, hooks.function_start)
+                    };
+                    (hooks.on_sample)(&RegSample {
+                        tid: sample.tid().unwrap_or(self.tid),
+                        cpu: sample.cpu(),
+                        ip,
+                        regs,
+                        regs_mask,
+                        code: bytes.map(|(_, b)| b),
+                        code_back: bytes.map_or(0, |(back, _)| back),
+                        addr,
+                        is_store,
+                    });
+                }
+                Ok(Record::Lost(lost)) => self.lost += lost.lost,
+                Ok(Record::LostSamples(lost)) => self.lost += lost.lost,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// What the caller supplies: where the function holding an address starts
+/// (to read the code before the IP), and what to do with each sample.
+pub struct Hooks<'a> {
+    pub function_start: &'a dyn Fn(u64) -> Option<u64>,
+    pub on_sample: &'a mut dyn FnMut(&RegSample<'_>),
+}
+
+/// Samples every thread of `spec.pid` for `spec.duration`, calling
+/// `hooks.on_sample` for each sample as it is drained.
+pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, ProbeError> {
+    let pid = spec.pid;
+    let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
+    let mut code = CodeReader {
+        mem: File::open(format!("/proc/{pid}/mem")).ok(),
+        cache: HashMap::new(),
+    };
+    let start = Instant::now();
+    let mut threads: Vec<Attached> = Vec::new();
+    let mut seen: HashSet<u32> = HashSet::new();
+    let mut problems = Vec::new();
+    for tid in first {
+        seen.insert(tid);
+        if let Some(sampler) = attach(spec, tid)? {
+            threads.push(new_attached(tid, sampler));
+        }
+    }
+    if threads.is_empty() {
+        return Err(ProbeError::NoSuchProcess { pid });
+    }
+    let too_long = || ProbeError::DurationOutOfRange {
+        seconds: spec.duration.as_secs(),
+    };
+    let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
+    let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
+    let mut process_exited = false;
+    while Instant::now() < deadline {
+        for thread in threads.iter_mut() {
+            thread.drain(&mut code, hooks, spec.regs_mask);
+        }
+        if Instant::now() >= next_rescan {
+            next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
+            let Some(tids) = list_tids(pid).filter(|_| !exited(pid)) else {
+                process_exited = true;
+                break;
+            };
+            let alive: HashSet<u32> = tids.iter().copied().collect();
+            for thread in threads.iter_mut() {
+                thread.gone |= !alive.contains(&thread.tid);
+            }
+            for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
+                match attach(spec, tid) {
+                    Ok(Some(sampler)) => threads.push(new_attached(tid, sampler)),
+                    Ok(None) => {}
+                    Err(e) => problems.push(format!("thread {tid} started during sampling: {e}")),
+                }
+            }
+        }
+        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+    }
+    for thread in threads.iter_mut() {
+        thread.drain(&mut code, hooks, spec.regs_mask);
+    }
+    let duration_s = start.elapsed().as_secs_f64();
+    let mut out: Vec<ThreadSamples> = threads
+        .iter()
+        .map(|t| ThreadSamples {
+            tid: t.tid,
+            samples: t.samples,
+            lost_samples: t.lost,
+            exited: t.gone || process_exited,
+        })
+        .collect();
+    out.sort_by_key(|t| t.tid);
+    Ok(SampleRaw {
+        pid,
+        duration_s,
+        threads: out,
+        process_exited,
+        problems,
+    })
+}
+
+fn new_attached(tid: u32, sampler: Sampler) -> Attached {
+    Attached {
+        tid,
+        sampler,
+        samples: 0,
+        lost: 0,
+        gone: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Samples this test process while a thread spins: samples arrive, with
+    /// registers and readable code.
+    #[test]
+    fn samples_a_spinning_thread_with_registers_and_code() {
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let spinner = std::thread::spawn(move || {
+            let mut x = 0u64;
+            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
+                x = std::hint::black_box(x.wrapping_add(1));
+            }
+        });
+        let spec = SampleSpec {
+            pid: std::process::id(),
+            duration: Duration::from_millis(400),
+            event: SampleEvent::CpuClock { period_ns: 1_000_000 },
+            regs_mask: 0x1ff | (0xff << 16),
+            rescan_interval: Duration::from_millis(50),
+            ring_pages: 16,
+            paranoid: None,
+        };
+        let (mut with_regs, mut with_code) = (0u64, 0u64);
+        let mut count = |s: &RegSample<'_>| {
+            with_regs += u64::from(s.regs.len() == 17);
+            with_code += u64::from(s.code.is_some_and(|c| c.len() > s.code_back && s.code_back == 3));
+        };
+        let raw = sample(
+            &spec,
+            &mut Hooks {
+                function_start: &|ip| Some(ip.saturating_sub(3)),
+                on_sample: &mut count,
+            },
+        )
+        .unwrap();
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        spinner.join().unwrap();
+        let total: u64 = raw.threads.iter().map(|t| t.samples).sum();
+        assert!(total > 0, "{raw:?}");
+        assert_eq!(with_regs, total, "{raw:?}");
+        assert_eq!(with_code, total, "{raw:?}");
+    }
+}
