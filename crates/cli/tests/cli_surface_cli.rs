@@ -140,3 +140,21 @@ fn inspect_fits_a_screen_by_default_and_lists_every_section_on_request() {
     );
     assert!(detail.lines().count() > concise.lines().count());
 }
+
+#[test]
+fn cpu_and_node_lists_take_numactl_style_short_flags() {
+    let mut seen = 0;
+    for command in commands() {
+        let args: Vec<&str> = command.iter().map(String::as_str).collect();
+        let text = help(&args);
+        if text.contains("--cpus <LIST>") {
+            seen += 1;
+            assert!(text.contains("-C, --cpus <LIST>"), "{command:?}:\n{text}");
+        }
+        if text.contains("--nodes <LIST>") {
+            seen += 1;
+            assert!(text.contains("-N, --nodes <LIST>"), "{command:?}:\n{text}");
+        }
+    }
+    assert!(seen >= 2, "only {seen} CPU/node list flags found");
+}

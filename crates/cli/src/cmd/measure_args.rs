@@ -68,7 +68,7 @@ pub struct MemOptions {
     #[arg(long, global = true)]
     pub csv: bool,
     /// Only these nodes (numactl syntax, e.g. 0-1,3); default all.
-    #[arg(long, global = true, value_name = "LIST", value_parser = id_list)]
+    #[arg(short = 'N', long, global = true, value_name = "LIST", value_parser = id_list)]
     pub nodes: Option<IdList>,
     /// Smaller buffers and fewer samples: a rough answer in a few seconds.
     #[arg(long, global = true)]
@@ -157,7 +157,7 @@ pub struct C2cArgs {
     #[arg(long)]
     pub csv: bool,
     /// Only these CPUs (numactl syntax); default every allowed CPU.
-    #[arg(long, value_name = "LIST", value_parser = id_list)]
+    #[arg(short = 'C', long, value_name = "LIST", value_parser = id_list)]
     pub cpus: Option<IdList>,
     /// Node whose memory holds the contended line (default: the first
     /// CPU's node).

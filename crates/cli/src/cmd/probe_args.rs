@@ -86,7 +86,7 @@ pub struct ProbeLatencyArgs {
     pub op: Option<Vec<String>>,
     /// The node alloc-touch binds its pages to [default: the first node
     /// with memory].
-    #[arg(long, value_name = "NODE", value_parser = node)]
+    #[arg(short = 'N', long, value_name = "NODE", value_parser = node)]
     pub node: Option<u32>,
     /// Intended operations per second, 1/s to 1000000/s.
     #[arg(long, value_name = "RATE", default_value = "1000/s", value_parser = rate_per_sec)]

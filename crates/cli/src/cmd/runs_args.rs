@@ -70,7 +70,7 @@ pub struct RunsArgs {
     /// Start run i pinned on the i-th of these CPUs, in turn: a list in
     /// numactl syntax in the order typed (`2,0`, `0-3`), or `spread`: every
     /// CPU this process may use, alternating nodes.
-    #[arg(long, value_name = "LIST", default_value = "spread", value_parser = start_cpus)]
+    #[arg(short = 'C', long, value_name = "LIST", default_value = "spread", value_parser = start_cpus)]
     pub start_cpus: StartCpus,
     /// After this long, widen every thread of the workload back to every
     /// CPU this process may use (from outside), as a service that starts on
