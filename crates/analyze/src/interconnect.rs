@@ -120,15 +120,15 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                             ),
                             format!(
                                 "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
-                                 below {:.0}% the link is starved (the incident measured 6 of 46 GB/s, 13%)",
+                                 below {:.0}% the link is starved (a starved link has been measured at 6 of 46 GB/s, 13%)",
                                 STARVED_BANDWIDTH_RATIO * 100.0
                             ),
                         ],
                         remedy:
                             "check the firmware's coherence settings: the BIOS snoop mode (Intel: home snoop, early \
                                  snoop, directory/OSB, cluster-on-die or SNC; AMD: xGMI link width and speed, DF \
-                                 C-states) and whether every socket link trained at full width; in the incident, \
-                                 changing the snoop mode gained 30% throughput"
+                                 C-states) and whether every socket link trained at full width; on one such \
+                                 server, changing the snoop mode gained 30% throughput"
                                 .into(),
                         incident: Some(incident::INTERCONNECT),
                     });

@@ -19,7 +19,7 @@ const IMBALANCE_LOW_FREE: f64 = 0.1;
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     match &host.zones {
-        Ok(zones) => out.ran("zone-watermark-pressure", watermarks(zones)),
+        Ok(zones) => out.ran("zone-watermark-pressure", watermarks(zones, host.base_page_bytes)),
         Err(e) => out.skipped_for("zone-watermark-pressure", e),
     }
     out.ran("free-memory-imbalance", imbalance(topo));
@@ -31,7 +31,20 @@ fn relevant(zone: &Zone) -> bool {
     zone.managed_pages > 0 && zone.name != "DMA"
 }
 
-pub fn watermarks(zones: &[Zone]) -> Vec<Finding> {
+/// `174188 pages` as people read memory: `680.4 MiB (174188 pages)` when
+/// the page size is known.
+fn amount(pages: u64, page_bytes: Option<u64>) -> String {
+    match page_bytes {
+        Some(bytes) => format!(
+            "{:.1} MiB ({pages} pages)",
+            pages.saturating_mul(bytes) as f64 / f64::from(1u32 << 20)
+        ),
+        None => format!("{pages} pages"),
+    }
+}
+
+pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
+    let show = |pages: u64| amount(pages, page_bytes);
     zones
         .iter()
         .filter(|z| relevant(z) && z.free_pages < z.high_pages)
@@ -57,14 +70,28 @@ pub fn watermarks(zones: &[Zone]) -> Vec<Finding> {
                 severity,
                 title: format!("node {} zone {} is {state}", z.node, z.name),
                 evidence: vec![
+                    match page_bytes {
+                        Some(_) => format!(
+                            "node {} zone {}: free {}, min {}, low {}, high {} (/proc/zoneinfo)",
+                            z.node,
+                            z.name,
+                            show(z.free_pages),
+                            show(z.min_pages),
+                            show(z.low_pages),
+                            show(z.high_pages)
+                        ),
+                        None => format!(
+                            "node {} zone {}: pages free {}, min {}, low {}, high {} (/proc/zoneinfo; a snapshot \
+                             does not record the page size, so these stay in pages)",
+                            z.node, z.name, z.free_pages, z.min_pages, z.low_pages, z.high_pages
+                        ),
+                    },
                     format!(
-                        "node {} zone {}: pages free {}, min {}, low {}, high {} (/proc/zoneinfo)",
-                        z.node, z.name, z.free_pages, z.min_pages, z.low_pages, z.high_pages
-                    ),
-                    format!(
-                        "headroom above low: {} pages; managed {} pages",
-                        z.headroom_over_low_pages(),
-                        z.managed_pages
+                        "headroom above low: {}{}; managed {}",
+                        // Negative once below low.
+                        if z.headroom_over_low_pages() < 0 { "-" } else { "" },
+                        show(z.headroom_over_low_pages().unsigned_abs()),
+                        show(z.managed_pages)
                     ),
                 ],
                 remedy: format!(
@@ -130,4 +157,48 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
         ),
         incident: Some(incident::ZONE_RECLAIM),
     }]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zone(free_pages: u64) -> Zone {
+        Zone {
+            node: 1,
+            name: "Normal".into(),
+            free_pages,
+            min_pages: 1000,
+            low_pages: 1250,
+            high_pages: 1500,
+            spanned_pages: 262_144,
+            present_pages: 262_144,
+            managed_pages: 250_000,
+            protection_pages: Vec::new(),
+            counters: std::collections::BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn evidence_is_in_mib_with_the_pages_when_the_page_size_is_known() {
+        let found = watermarks(&[zone(1100)], Some(4096));
+        let evidence = found[0].evidence.join(" | ");
+        assert!(
+            evidence.contains("free 4.3 MiB (1100 pages), min 3.9 MiB (1000 pages)"),
+            "{evidence}"
+        );
+        // Below low, the headroom is negative, in MiB too.
+        assert!(
+            evidence.contains("headroom above low: -0.6 MiB (150 pages)"),
+            "{evidence}"
+        );
+        assert!(evidence.contains("managed 976.6 MiB (250000 pages)"), "{evidence}");
+    }
+
+    #[test]
+    fn a_snapshot_without_a_page_size_stays_in_pages_and_says_why() {
+        let found = watermarks(&[zone(1100)], None);
+        let evidence = found[0].evidence.join(" | ");
+        assert!(evidence.contains("pages free 1100, min 1000") && evidence.contains("does not record the page size"));
+    }
 }

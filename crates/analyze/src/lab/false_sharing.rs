@@ -200,8 +200,8 @@ fn talk_comparison(rows: &[Row]) -> Option<String> {
         return None;
     }
     Some(format!(
-        "The talk's 10M read-modify-writes per thread on one line took {TALK_MS_1_THREAD} ms with 1 thread and \
-         6,520 ms with 80 on 8 sockets ({}×); here they took {:.1} ms with 1 thread and {:.1} ms \
+        "On an 8-socket server, 10M read-modify-writes per thread on one line took {TALK_MS_1_THREAD} ms with 1 \
+         thread and 6,520 ms with 80 ({}×); here they took {:.1} ms with 1 thread and {:.1} ms \
          with {} ({}×).",
         factor(TALK_MS_80_THREADS / TALK_MS_1_THREAD),
         one.ms_per_10m_ops_per_thread.median,

@@ -189,15 +189,15 @@ fn ticket_vs_mcs(ticket: &Row, mcs: &Row, threads: usize) -> String {
     } else if ratio.clearly_faster() {
         format!(
             "The ticket lock beat the queued (MCS) lock, which ran at {} of its rate: with {waiters} waiter{} \
-             the ticket lock's shared spinning costs little, while MCS pays for its queue on every hand-off. The \
-             talk's ticket-lock collapse needs many waiters, and grows across sockets.",
+             the ticket lock's shared spinning costs little, while MCS pays for its queue on every hand-off. A \
+             ticket lock collapses only with many waiters, and more so across sockets.",
             ratio.describe(),
             if waiters == 1 { "" } else { "s" },
         )
     } else {
         format!(
             "Ticket and queued (MCS) locks were within noise of each other at {threads} threads (MCS/ticket {}); \
-             the talk's gap between them opened with tens of waiters.",
+             on large servers the gap between them opens with tens of waiters.",
             ratio.describe(),
         )
     }

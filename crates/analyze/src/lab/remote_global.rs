@@ -173,8 +173,8 @@ pub fn meaning(rows: &[Row], models: &[Model], remote_possible: bool, writes_per
             );
             lines.push(if ratio.clearly_slower() {
                 format!(
-                    "{place}, throughput was {} lower: the incident's bad mode, where each invalidation also \
-                     involves the remote node that is the line's home.",
+                    "{place}, throughput was {} lower: the slow mode of a service whose hot global \
+                     lives on the other node: each invalidation also involves the remote node that is the line's home.",
                     ratio.describe()
                 )
             } else if ratio.clearly_faster() {
@@ -226,7 +226,7 @@ fn model_line(model: &Model) -> String {
             "{head}, {}× above it. So most writes did not have to fetch the line: at {:.0} ns per write against \
              {:.0} ns per transfer, about one write in {:.0} did, because with {} writers a core often gets \
              several writes in before another takes the line. The model assumes every write invalidates, which \
-             holds once many cores queue for the line, as on the incident's 80 cores.",
+             holds once many cores queue for the line, as on an 80-core server.",
             factor(over),
             model.implied_ns_per_write,
             model.ns_per_invalidation,
@@ -241,7 +241,7 @@ fn model_line(model: &Model) -> String {
         )
     } else {
         format!(
-            "{head}, {:.0}% of it: the line is the bottleneck, as in the incident (the measured ceiling implies {:.0} \
+            "{head}, {:.0}% of it: the line is the bottleneck, as when one global caps a whole server (the measured ceiling implies {:.0} \
              ns per write).",
             100.0 * over,
             model.implied_ns_per_write
@@ -265,7 +265,7 @@ fn plateau(rows: &[Row], most: usize) -> Option<String> {
         "the fix did not scale either, so these CPUs share something besides the global (SMT siblings on the \
          host, a busy host); compare the global with the fix at the same thread count, not with one thread"
     } else if shared < PLATEAU_GROWTH {
-        "the shared global has reached its ceiling: more threads add no throughput, the incident's signature"
+        "the shared global has reached its ceiling: more threads add no throughput, the signature of one global capping a service"
     } else if shared < fixed / PLATEAU_GROWTH {
         "the shared global scales worse than the fix"
     } else {
