@@ -10,20 +10,9 @@ use std::collections::BTreeMap;
 use numasleuth_kernel::procfs::zoneinfo::Zone;
 use serde::Serialize;
 
-/// One node at one instant, summed over the zones ordinary allocations use
-/// (every zone with managed pages but DMA).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct NodeSignal {
-    pub node: u32,
-    pub free_pages: u64,
-    pub min_pages: u64,
-    pub low_pages: u64,
-    pub high_pages: u64,
-    /// Cumulative counters from the node's `numastat`; `None` when the
-    /// kernel has no such file.
-    pub numa_miss: Option<u64>,
-    pub numa_foreign: Option<u64>,
-}
+/// One node at one instant: memwatch's sample (free pages and watermarks
+/// summed over the zones ordinary allocations use, numastat counters).
+pub type NodeSignal = crate::memwatch::NodeSample;
 
 /// One sample of every node plus the machine-wide /proc/vmstat counters
 /// (the kernel keeps reclaim scans per machine, not per node).
@@ -36,38 +25,14 @@ pub struct Signals {
     pub allocstall: u64,
 }
 
+/// The nodes of one zoneinfo and numastat reading, as memwatch sums them.
 pub fn nodes_from_zones(zones: &[Zone], numastat: &BTreeMap<u32, BTreeMap<String, u64>>) -> Vec<NodeSignal> {
-    let mut by_node: BTreeMap<u32, NodeSignal> = BTreeMap::new();
-    for zone in zones.iter().filter(|z| z.managed_pages > 0 && z.name != "DMA") {
-        let n = by_node.entry(zone.node).or_insert_with(|| NodeSignal {
-            node: zone.node,
-            ..NodeSignal::default()
-        });
-        // Saturating: a corrupt zoneinfo must not overflow the sums.
-        n.free_pages = n.free_pages.saturating_add(zone.free_pages);
-        n.min_pages = n.min_pages.saturating_add(zone.min_pages);
-        n.low_pages = n.low_pages.saturating_add(zone.low_pages);
-        n.high_pages = n.high_pages.saturating_add(zone.high_pages);
-    }
-    for (node, signal) in by_node.iter_mut() {
-        let counters = numastat.get(node);
-        signal.numa_miss = counters.and_then(|c| c.get("numa_miss").copied());
-        signal.numa_foreign = counters.and_then(|c| c.get("numa_foreign").copied());
-    }
-    by_node.into_values().collect()
+    crate::memwatch::node_samples(zones, numastat, &BTreeMap::new())
 }
 
-/// Sums of the vmstat counters that mean "reclaim happened":
-/// `(pgscan_kswapd*, pgscan_direct*, allocstall*)`.
-pub fn reclaim_counters(vmstat: &BTreeMap<String, u64>) -> (u64, u64, u64) {
-    let sum = |prefix: &str| {
-        vmstat
-            .iter()
-            .filter(|(k, _)| k.starts_with(prefix))
-            .fold(0u64, |acc, (_, v)| acc.saturating_add(*v))
-    };
-    (sum("pgscan_kswapd"), sum("pgscan_direct"), sum("allocstall"))
-}
+/// `(pgscan_kswapd, pgscan_direct, allocstall)` machine-wide, as memwatch
+/// reads them.
+pub use crate::memwatch::reclaim_counters;
 
 /// Something a node or the reclaim machinery did between two samples.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -139,6 +104,7 @@ mod tests {
             high_pages: 300,
             numa_miss: Some(miss),
             numa_foreign: Some(0),
+            ..NodeSignal::default()
         }
     }
 
@@ -200,6 +166,7 @@ mod tests {
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();
-        assert_eq!(reclaim_counters(&vmstat), (5, 8, u64::MAX));
+        // pgscan_direct_throttle counts throttling events, not scanned pages.
+        assert_eq!(reclaim_counters(&vmstat), (5, 7, u64::MAX));
     }
 }

@@ -7,25 +7,8 @@ mod common;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use common::exporter::{get, sample, Exporter};
+use common::exporter::{get, node0_memfree_bytes, sample, Exporter};
 use common::numasleuth;
-
-fn node0_memfree_bytes() -> f64 {
-    let text = std::fs::read_to_string("/sys/devices/system/node/node0/meminfo").unwrap();
-    let kb: f64 = text
-        .lines()
-        .find_map(|l| {
-            l.split("MemFree:")
-                .nth(1)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap();
-    kb * 1024.0
-}
 
 #[test]
 fn metrics_have_the_pinned_names_and_real_values() {

@@ -10,7 +10,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::exporter::Exporter;
+use common::exporter::{node0_memfree_bytes, Exporter};
 use serde_json::Value;
 
 struct Prometheus {
@@ -73,23 +73,6 @@ fn query(prometheus: SocketAddr, encoded: &str) -> Option<Value> {
 
 fn first_value(answer: &Value) -> Option<f64> {
     answer["data"]["result"][0]["value"][1].as_str()?.parse().ok()
-}
-
-fn node0_memfree_bytes() -> f64 {
-    let text = std::fs::read_to_string("/sys/devices/system/node/node0/meminfo").unwrap();
-    let kb: f64 = text
-        .lines()
-        .find_map(|l| {
-            l.split("MemFree:")
-                .nth(1)?
-                .trim()
-                .strip_suffix("kB")?
-                .trim()
-                .parse()
-                .ok()
-        })
-        .unwrap();
-    kb * 1024.0
 }
 
 #[test]

@@ -25,5 +25,10 @@ pub mod shell_metric;
 pub mod stream;
 mod sys;
 
+/// Memory placement calls for probes outside this crate (`probe-latency`).
+pub mod placement {
+    pub use crate::sys::{bind_to_node, query_nodes};
+}
+
 pub use buffer::{NodeBuffer, PageKind, Placement};
 pub use error::MeasureError;

@@ -78,52 +78,13 @@ impl Operation for AllocTouch {
     }
 }
 
-/// `mbind(addr, len, MPOL_BIND, {node})`.
 fn bind(addr: *mut u8, len: usize, node: u32) -> io::Result<()> {
-    const WORD_BITS: usize = u64::BITS as usize;
-    let mut mask = vec![0u64; node as usize / WORD_BITS + 1];
-    mask[node as usize / WORD_BITS] |= 1 << (node as usize % WORD_BITS);
-    // The kernel reads `maxnode - 1` bits, so pass one more than the mask holds.
-    let max_node = mask.len() * WORD_BITS + 1;
-    // SAFETY: `addr..addr+len` is a mapping this process owns; the kernel
-    // reads `max_node - 1` bits from `mask`, which holds exactly that many.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_mbind,
-            addr,
-            len,
-            libc::MPOL_BIND,
-            mask.as_ptr(),
-            max_node,
-            0u32,
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    numasleuth_measure::placement::bind_to_node(addr, len, node)
 }
 
 fn query_node(addr: *mut u8) -> io::Result<i32> {
-    let pages = [addr.cast::<libc::c_void>()];
-    let mut status = [0i32];
-    // SAFETY: one page address and one status slot; a NULL node array asks
-    // the kernel only to report where the page is.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_move_pages,
-            0,
-            1usize,
-            pages.as_ptr(),
-            std::ptr::null::<i32>(),
-            status.as_mut_ptr(),
-            0,
-        )
-    };
-    if ret < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(status[0])
+    let status = numasleuth_measure::placement::query_nodes(&[addr.cast::<libc::c_void>()])?;
+    Ok(status.first().copied().unwrap_or(-libc::ENOENT))
 }
 
 /// A file the probe created; removed on drop if it is still ours.

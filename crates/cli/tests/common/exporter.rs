@@ -79,3 +79,22 @@ pub fn rss_kb(pid: u32) -> u64 {
         .find_map(|l| l.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
         .unwrap()
 }
+
+/// Node 0's MemFree from the kernel, in bytes, to compare with what the
+/// exporter reports.
+pub fn node0_memfree_bytes() -> f64 {
+    let text = std::fs::read_to_string("/sys/devices/system/node/node0/meminfo").unwrap();
+    let kb: f64 = text
+        .lines()
+        .find_map(|l| {
+            l.split("MemFree:")
+                .nth(1)?
+                .trim()
+                .strip_suffix("kB")?
+                .trim()
+                .parse()
+                .ok()
+        })
+        .unwrap();
+    kb * 1024.0
+}
