@@ -28,7 +28,9 @@ pub struct Plan {
     pub notes: Vec<String>,
 }
 
-fn spec(name: &str, pmu: &Pmu, config: Config) -> EventSpec {
+/// The perf event of a sysfs PMU event: its PMU's type and the encoded
+/// config words.
+pub fn spec(name: &str, pmu: &Pmu, config: Config) -> EventSpec {
     EventSpec {
         name: name.to_string(),
         pmu: pmu.name.clone(),

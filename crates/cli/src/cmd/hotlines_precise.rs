@@ -47,15 +47,7 @@ pub fn available(root: &Root) -> Vec<String> {
 }
 
 fn spec(pmu: &Pmu, name: &str, config: &numasleuth_kernel::sysfs::pmu_format::Config) -> EventSpec {
-    EventSpec {
-        name: name.to_string(),
-        pmu: pmu.name.clone(),
-        type_id: pmu.type_id,
-        config: config.config,
-        config1: config.config1,
-        config2: config.config2,
-        config3: config.config3,
-    }
+    numasleuth_analyze::pmu::plan::spec(name, pmu, config.clone())
 }
 
 /// The event to sample with, or why there is none usable here.
