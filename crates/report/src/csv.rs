@@ -18,10 +18,28 @@ struct Key<'a> {
     delay_ns: String,
 }
 
+/// A figure with the precision it has: whole units from 1,000 up (bytes
+/// per second, large ns), three decimals below. Never `230.29399999999998`.
+fn fixed(value: f64) -> String {
+    if value.abs() >= 1000.0 {
+        format!("{value:.0}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
 fn row(out: &mut String, key: Key<'_>, s: &Summary, unit: &str) {
     out.push_str(&format!(
         "{},{},{},{},{},{},{},{},{},{unit}\n",
-        key.kind, key.from, key.to, key.size_bytes, key.delay_ns, s.median, s.p10, s.p90, s.samples
+        key.kind,
+        key.from,
+        key.to,
+        key.size_bytes,
+        key.delay_ns,
+        fixed(s.median),
+        fixed(s.p10),
+        fixed(s.p90),
+        s.samples
     ));
 }
 
@@ -150,6 +168,16 @@ mod tests {
             buffer_bytes: 4096,
             matrix: vec![vec![Some(s), None]],
         });
-        assert_eq!(mem(&doc), format!("{HEADER}latency,0,0,4096,,90.5,90,91,7,ns\n"));
+        assert_eq!(
+            mem(&doc),
+            format!("{HEADER}latency,0,0,4096,,90.500,90.000,91.000,7,ns\n")
+        );
+    }
+
+    #[test]
+    fn figures_have_a_fixed_precision() {
+        assert_eq!(fixed(230.293_999_999_999_98), "230.294");
+        assert_eq!(fixed(12_345_678.9), "12345679");
+        assert_eq!(fixed(-0.5), "-0.500");
     }
 }

@@ -70,25 +70,53 @@ fn headline(topo: &Topology) -> String {
         NumaSource::Sysfs => "",
         NumaSource::Implicit => " (no NUMA in this kernel: one implicit node)",
     };
-    format!("{cpu}{line}{source}\n")
+    format!("{cpu}{line}{source}\n{}", memory_gap(topo))
+}
+
+/// Up to this many nodes, each distance gets its own column headed by the
+/// node it is to, as `numactl -H` prints them; beyond, one joined column.
+const DISTANCE_COLUMNS_MAX: usize = 16;
+
+/// Says why the header's total is not the sum of the node rows, when the
+/// two differ by more than 1%: the machine-wide and per-node MemTotal are
+/// counted apart, and a hypervisor or the firmware can put memory in one
+/// and not the other.
+fn memory_gap(topo: &Topology) -> String {
+    let Some(machine) = topo.memory_total_bytes else {
+        return String::new();
+    };
+    let nodes: Option<u64> = topo.nodes.iter().map(|n| n.memory_total_bytes).sum();
+    let Some(nodes) = nodes else {
+        return String::new();
+    };
+    if machine.abs_diff(nodes) * 100 <= machine {
+        return String::new();
+    }
+    format!(
+        "note: MemTotal is {} (/proc/meminfo) but the nodes' MemTotal adds up to {}: the kernel counts them apart, \
+         and memory hot-added or ballooned by a hypervisor, or reserved after boot, can be in one and not the other\n",
+        bytes(machine),
+        bytes(nodes)
+    )
 }
 
 fn node_table(topo: &Topology) -> String {
-    let mut rows = vec![vec![
-        "NODE".to_string(),
-        "CPUS".into(),
-        "MEMORY".into(),
-        "FREE".into(),
-        "DISTANCES".into(),
-        "NOTE".into(),
-    ]];
+    let per_column = topo.nodes.len() <= DISTANCE_COLUMNS_MAX;
+    let mut header = vec!["NODE".to_string(), "CPUS".into(), "MEMORY".into(), "FREE".into()];
+    if per_column {
+        // The distance row of a node is in the order of `nodes`.
+        header.extend(topo.nodes.iter().map(|n| format!("→{}", n.id)));
+    } else {
+        header.push("DISTANCES (to each node in order)".into());
+    }
+    header.push("NOTE".into());
+    let mut rows = vec![header];
     for node in &topo.nodes {
-        let distances = node
+        let distances: Vec<String> = node
             .distances
             .iter()
             .map(|d| d.map_or_else(|| "-".to_string(), |v| v.to_string()))
-            .collect::<Vec<_>>()
-            .join(" ");
+            .collect();
         let mut notes = Vec::new();
         if !node.has_cpus() {
             notes.push("memory only (no CPUs)".to_string());
@@ -103,7 +131,7 @@ fn node_table(topo: &Topology) -> String {
                 hmat.read_bandwidth_mb_per_sec.map_or("?".into(), |b| b.to_string())
             ));
         }
-        rows.push(vec![
+        let mut row = vec![
             node.id.to_string(),
             if node.has_cpus() {
                 node.cpus.to_string()
@@ -112,9 +140,14 @@ fn node_table(topo: &Topology) -> String {
             },
             optional_bytes(node.memory_total_bytes),
             optional_bytes(node.memory_free_bytes),
-            distances,
-            notes.join("; "),
-        ]);
+        ];
+        if per_column {
+            row.extend((0..topo.nodes.len()).map(|i| distances.get(i).cloned().unwrap_or_else(|| "-".into())));
+        } else {
+            row.push(distances.join(" "));
+        }
+        row.push(notes.join("; "));
+        rows.push(row);
     }
     columns(&rows)
 }
