@@ -47,7 +47,7 @@ pub fn available(root: &Root) -> Vec<String> {
 }
 
 fn spec(pmu: &Pmu, name: &str, config: &numasleuth_kernel::sysfs::pmu_format::Config) -> EventSpec {
-    numasleuth_analyze::pmu::plan::spec(name, pmu, config.clone())
+    numasleuth_analyze::pmu::plan::spec(name, pmu, *config)
 }
 
 /// The event to sample with, or why there is none usable here.
