@@ -14,17 +14,19 @@ fn per_sec(rate: Option<f64>) -> String {
 }
 
 /// One interval: a line per node, one machine-wide line, then events.
-pub fn render_sample(rows: &[Row], machine: &MachineRow, events: &[Event]) -> String {
+pub fn render_sample(rows: &[Row], machine: &MachineRow, events: &[Event], page_bytes: u64) -> String {
     let mut text = String::new();
+    let size = |pages: u64| crate::format::bytes(pages.saturating_mul(page_bytes));
     for r in rows {
         text.push_str(&format!(
-            "t={:>7.1}s node {}: free {} pages (low {}, min {}, high {}), numa_miss {}/s, numa_foreign {}/s",
+            "t={:>7.1}s node {}: free {} ({} pages; low {}, min {}, high {}), numa_miss {}/s, numa_foreign {}/s",
             r.t_s,
             r.node,
+            size(r.free_pages),
             r.free_pages,
-            r.low_pages,
-            r.min_pages,
-            r.high_pages,
+            size(r.low_pages),
+            size(r.min_pages),
+            size(r.high_pages),
             per_sec(r.numa_miss_per_sec),
             per_sec(r.numa_foreign_per_sec)
         ));

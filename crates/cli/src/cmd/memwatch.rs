@@ -26,9 +26,9 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     let count = args.duration.as_nanos() / args.interval.as_nanos();
     if count == 0 {
         bail!(
-            "--duration {:?} is shorter than --interval {:?}",
-            args.duration,
-            args.interval
+            "--duration {} ms is shorter than --interval {} ms",
+            args.duration.as_millis(),
+            args.interval.as_millis()
         );
     }
     if count > MAX_SAMPLES {
@@ -38,13 +38,15 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
     let mut history = vec![previous.clone()];
     let mut cost = Vec::new();
-    let mut tracker = EventTracker::new(base_page_bytes(root));
+    let page_bytes = base_page_bytes(root);
+    let mut tracker = EventTracker::new(page_bytes);
     if !args.json {
         output::print(&format!(
-            "watching {} node(s) every {:?} for {:?}; pages are the kernel's base pages\n",
+            "watching {} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
             previous.nodes.len(),
-            args.interval,
-            args.duration
+            args.interval.as_millis(),
+            args.duration.as_millis(),
+            numasleuth_report::format::bytes(page_bytes)
         ))?;
     }
     for i in 1..=count {
@@ -64,7 +66,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         if args.json {
             output::print(&format!("{}\n", sample_json(&rows, &machine, &events)))?;
         } else {
-            output::print(&render_sample(&rows, &machine, &events))?;
+            output::print(&render_sample(&rows, &machine, &events, page_bytes))?;
         }
         if args.svg.is_some() {
             history.push(current.clone());
