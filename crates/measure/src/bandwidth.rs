@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::error::MeasureError;
+use crate::gate::{spawn_failed, StartGate};
 use crate::latency::Sampling;
 use crate::stream::{Mix, NON_TEMPORAL_STORES};
 
@@ -58,14 +59,18 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
     let passes = AtomicUsize::new(1);
     let bytes_done = AtomicUsize::new(0);
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
+    let gate = StartGate::default();
 
     std::thread::scope(|scope| {
         for &cpu in &config.cpus {
             let setup_tx = setup_tx.clone();
-            let (barrier, stop, passes, bytes_done) = (&barrier, &stop, &passes, &bytes_done);
+            let (barrier, stop, passes, bytes_done, gate) = (&barrier, &stop, &passes, &bytes_done, &gate);
             let spawned = std::thread::Builder::new()
                 .name(format!("numasleuth-bw{cpu}"))
                 .spawn_scoped(scope, move || {
+                    if !gate.wait() {
+                        return;
+                    }
                     let buffer = affinity::pin_current_thread(cpu)
                         .and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
                     let mut buffer = match buffer {
@@ -93,10 +98,14 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
                         barrier.wait();
                     }
                 });
-            // Failing to start a thread leaves the others on a barrier that can
-            // never fill; that only happens when the OS is out of threads.
-            spawned.expect("the OS refused to start a measurement thread");
+            // The threads already started wait at the gate, not yet at the
+            // barrier that a missing thread would keep from filling.
+            if let Err(e) = spawned {
+                gate.abort();
+                return Err(spawn_failed(e));
+            }
         }
+        gate.open();
         drop(setup_tx);
         let mut placements = Vec::with_capacity(threads);
         let mut failure = None;

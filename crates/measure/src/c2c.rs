@@ -23,6 +23,7 @@ use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::clock;
 use crate::error::MeasureError;
+use crate::gate::{spawn_failed, StartGate};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -126,11 +127,38 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
         Method::Cas => cas_side(data, 1, rounds, per_batch),
         Method::OneWay => receive_side(data, ack, rounds, per_batch, origin),
     };
+    // Each side waits for the other; if the second cannot start, the first
+    // must not begin waiting for it.
+    let gate = StartGate::default();
+    let gated = |cpu: u32, work: &(dyn Fn() -> Vec<f64> + Sync)| {
+        if gate.wait() {
+            side(cpu, work)
+        } else {
+            Ok(Vec::new())
+        }
+    };
     let (a_side, b_side) = std::thread::scope(|scope| {
-        let a = scope.spawn(|| side(config.cpu_a, &a_work));
-        let b = scope.spawn(|| side(config.cpu_b, &b_work));
-        (a.join(), b.join())
-    });
+        let a = std::thread::Builder::new()
+            .name("numasleuth-c2c-a".into())
+            .spawn_scoped(scope, || gated(config.cpu_a, &a_work));
+        let b = std::thread::Builder::new()
+            .name("numasleuth-c2c-b".into())
+            .spawn_scoped(scope, || gated(config.cpu_b, &b_work));
+        match (a, b) {
+            (Ok(a), Ok(b)) => {
+                gate.open();
+                Ok((a.join(), b.join()))
+            }
+            (a, b) => {
+                gate.abort();
+                let error = [a.err(), b.err()].into_iter().flatten().next();
+                Err(error.map_or_else(
+                    || MeasureError::Thread("a core-to-core thread did not start".into()),
+                    spawn_failed,
+                ))
+            }
+        }
+    })?;
     let panicked = || MeasureError::Thread("a core-to-core thread panicked".into());
     let (a_side, b_side) = (a_side.map_err(|_| panicked())?, b_side.map_err(|_| panicked())?);
     let (a_batches, b_batches) = (a_side?, b_side?);

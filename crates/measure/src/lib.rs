@@ -16,6 +16,7 @@ pub mod c2c;
 pub mod chase;
 pub mod clock;
 pub mod error;
+mod gate;
 pub mod lab;
 pub mod latency;
 pub mod loaded;

@@ -3,6 +3,7 @@
 //! delay lets them, so the curve shows latency rising as bandwidth nears
 //! the node's limit.
 
+use crate::gate::{spawn_failed, StartGate};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -65,24 +66,35 @@ pub fn measure(config: &LoadedConfig) -> Result<LoadedSamples, MeasureError> {
     let delay_ns = AtomicU64::new(0);
     let counters: Vec<Padded> = config.load_cpus.iter().map(|_| Padded::default()).collect();
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
+    let gate = StartGate::default();
     std::thread::scope(|scope| {
         for (index, &cpu) in config.load_cpus.iter().enumerate() {
             let setup_tx = setup_tx.clone();
-            let (running, stop, delay_ns, counter) = (&running, &stop, &delay_ns, &counters[index].0);
-            scope.spawn(move || {
-                let buffer = affinity::pin_current_thread(cpu)
-                    .and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
-                match buffer {
-                    Ok(buffer) => {
-                        let _ = setup_tx.send(Ok(buffer.placement().clone()));
-                        load_loop(buffer.as_words(), running, stop, delay_ns, counter);
+            let (running, stop, delay_ns, counter, gate) = (&running, &stop, &delay_ns, &counters[index].0, &gate);
+            let spawned = std::thread::Builder::new()
+                .name(format!("numasleuth-load{cpu}"))
+                .spawn_scoped(scope, move || {
+                    if !gate.wait() {
+                        return;
                     }
-                    Err(e) => {
-                        let _ = setup_tx.send(Err(e));
+                    let buffer = affinity::pin_current_thread(cpu)
+                        .and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
+                    match buffer {
+                        Ok(buffer) => {
+                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
+                            load_loop(buffer.as_words(), running, stop, delay_ns, counter);
+                        }
+                        Err(e) => {
+                            let _ = setup_tx.send(Err(e));
+                        }
                     }
-                }
-            });
+                });
+            if let Err(e) = spawned {
+                gate.abort();
+                return Err(spawn_failed(e));
+            }
         }
+        gate.open();
         drop(setup_tx);
         let result = run_latency_side(config, &setup_rx, &running, &delay_ns, &counters);
         stop.store(true, Ordering::Release);
