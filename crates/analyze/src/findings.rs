@@ -13,15 +13,6 @@ pub enum Severity {
 }
 
 impl Severity {
-    pub fn parse(text: &str) -> Option<Self> {
-        match text {
-            "info" => Some(Severity::Info),
-            "warning" => Some(Severity::Warning),
-            "critical" => Some(Severity::Critical),
-            _ => None,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Severity::Info => "info",

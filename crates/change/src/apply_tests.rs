@@ -60,6 +60,7 @@ impl KernelFiles for Failing<'_> {
     fn write(&self, path: &str, value: &str) -> Result<(), ReadError> {
         if self.refuse.borrow().contains(&(path.to_string(), value.to_string())) {
             return Err(ReadError::Io {
+                errno: None,
                 path: format!("/{path}"),
                 message: "Input/output error".into(),
             });

@@ -14,7 +14,13 @@ pub enum ReadError {
     #[error("{path}: permission denied")]
     PermissionDenied { path: String },
     #[error("{path}: {message}")]
-    Io { path: String, message: String },
+    Io {
+        path: String,
+        message: String,
+        /// The OS error number, when the failure was one: callers match on
+        /// it (ESRCH: the task was reaped mid-read), never on the message.
+        errno: Option<i32>,
+    },
     #[error("{path}: malformed: {message}")]
     Malformed { path: String, message: String },
 }
@@ -45,6 +51,7 @@ impl ReadError {
             std::io::ErrorKind::NotFound => ReadError::NotFound { path },
             std::io::ErrorKind::PermissionDenied => ReadError::PermissionDenied { path },
             _ => ReadError::Io {
+                errno: error.raw_os_error(),
                 path,
                 message: error.to_string(),
             },

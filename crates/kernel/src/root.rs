@@ -58,6 +58,7 @@ impl Root {
         let meta = fs::metadata(path).map_err(|e| ReadError::from_io_at(shown.clone(), &e))?;
         if !meta.is_dir() {
             return Err(ReadError::Io {
+                errno: None,
                 path: crate::error::escape(&shown),
                 message: format!("is {}, not a directory", untrusted::kind_name(meta.file_type())),
             });
@@ -147,6 +148,7 @@ impl Root {
         for entry in entries {
             if names.len() == MAX_DIR_ENTRIES {
                 return Err(ReadError::Io {
+                    errno: None,
                     path: display_path(relative),
                     message: format!("more than {MAX_DIR_ENTRIES} entries; refusing to list it"),
                 });
@@ -240,6 +242,7 @@ impl Root {
             hops += 1;
             if hops > MAX_SYMLINK_HOPS {
                 return Err(ReadError::Io {
+                    errno: None,
                     path: display_path(relative),
                     message: "too many levels of symbolic links".into(),
                 });

@@ -37,7 +37,7 @@ impl Unread {
         match error {
             ReadError::NotFound { .. } => None,
             ReadError::PermissionDenied { path } => Some(Unread::new(path, "permission denied")),
-            ReadError::Io { path, message } => Some(Unread::new(path, message)),
+            ReadError::Io { path, message, .. } => Some(Unread::new(path, message)),
             ReadError::Malformed { path, message } => Some(Unread::new(path, format!("malformed: {message}"))),
             // Kinds added later (size caps, file-type checks) are unreadable
             // too; every ReadError displays as `path: why`.
@@ -135,6 +135,7 @@ mod tests {
         assert_eq!(gaps.keep(Ok(Some(7))), Some(7));
         gaps.note(&ReadError::malformed("sys/c", "`x` is not a number"));
         gaps.note(&ReadError::Io {
+            errno: None,
             path: "/d".into(),
             message: "Is a directory (os error 21)".into(),
         });

@@ -40,13 +40,10 @@ pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__cpuid, _rdtsc};
-        // `__cpuid` became safe in Rust 1.87; the `unsafe` keeps 1.80 building.
-        // SAFETY: cpuid exists on every x86_64 CPU.
-        #[allow(unused_unsafe)]
-        let max_extended = unsafe { __cpuid(0x8000_0000) }.eax;
-        // SAFETY: leaf 0x80000007 exists when the maximum extended leaf says so.
-        #[allow(unused_unsafe)]
-        let invariant = max_extended >= 0x8000_0007 && unsafe { __cpuid(0x8000_0007) }.edx & (1 << 8) != 0;
+        // `__cpuid` is safe since Rust 1.87 (our rust-version is 1.88).
+        let max_extended = __cpuid(0x8000_0000).eax;
+        // Leaf 0x80000007 is read only when the maximum extended leaf has it.
+        let invariant = max_extended >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
         if !invariant {
             return Err("the CPU reports no invariant TSC, so cycles are unknown".into());
         }

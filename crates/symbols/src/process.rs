@@ -66,15 +66,6 @@ impl ProcessObjects {
         Ok(placer.finish())
     }
 
-    /// The same, from mappings already read (tests, replays).
-    pub fn from_mappings<'a>(root: &Root, pid: u32, mappings: impl IntoIterator<Item = &'a Mapping>) -> Self {
-        let mut placer = ObjectPlacer::new(root, pid);
-        for mapping in mappings {
-            placer.add(mapping);
-        }
-        placer.finish()
-    }
-
     pub fn main_object(&self) -> Option<&PlacedObject> {
         self.main.map(|i| &self.objects[i])
     }

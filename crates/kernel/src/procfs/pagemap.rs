@@ -85,6 +85,7 @@ pub fn read(root: &Root, pid: u32, addresses: &[u64], page_bytes: u64) -> Result
     // fixture tree) could block or mislead.
     if !meta.is_file() {
         return Err(ReadError::Io {
+            errno: None,
             path: display_path(&relative),
             message: "not a regular file".into(),
         });

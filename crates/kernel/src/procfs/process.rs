@@ -25,10 +25,6 @@ use crate::procfs::task::{self, Sched, TaskStat};
 use crate::root::Root;
 use crate::untrusted::format_cap;
 
-/// How an ESRCH read error (the task was reaped while its /proc file was
-/// open) shows in a [`ReadError::Io`] message.
-const ESRCH_TEXT: &str = "(os error 3)";
-
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ProcessError {
     #[error("no such process: {pid} ({path} does not exist)")]
@@ -77,7 +73,10 @@ pub fn classify(root: &Root, pid: u32, error: ReadError) -> ProcessError {
     match error {
         ReadError::PermissionDenied { path } => ProcessError::PermissionDenied { pid, path },
         ReadError::NotFound { .. } if !root.exists(&format!("proc/{pid}/stat")) => ProcessError::Exited { pid },
-        ReadError::Io { ref message, .. } if message.contains(ESRCH_TEXT) => ProcessError::Exited { pid },
+        ReadError::Io {
+            errno: Some(libc::ESRCH),
+            ..
+        } => ProcessError::Exited { pid },
         other => other.into(),
     }
 }
@@ -304,6 +303,7 @@ impl LineStream {
             }
             if read as u64 > MAX_LINE_BYTES {
                 return Err(ReadError::Io {
+                    errno: None,
                     path: display_path(&self.relative),
                     message: format!("has a line longer than {}", format_cap(MAX_LINE_BYTES)),
                 });

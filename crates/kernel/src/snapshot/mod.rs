@@ -50,6 +50,7 @@ const NOT_ARCHIVE: &str = "not a directory or a readable .tar.gz snapshot";
 
 fn archive_error(path: &Path, problem: Problem) -> ReadError {
     ReadError::Io {
+        errno: None,
         path: escape(&path.display().to_string()),
         message: format!("{NOT_ARCHIVE}: {}", problem.0),
     }
@@ -71,6 +72,7 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
         return Ok(root);
     }
     let (file, meta) = untrusted::open_regular(path, true).map_err(|e| ReadError::Io {
+        errno: None,
         path: escape(&path.display().to_string()),
         message: format!("{e} ({NOT_ARCHIVE})"),
     })?;
@@ -160,6 +162,7 @@ fn require_machine(shown: &Path, base: &Path) -> Result<(), ReadError> {
         return Ok(());
     }
     Err(ReadError::Io {
+        errno: None,
         path: escape(&shown.display().to_string()),
         message: "not a numasleuth snapshot or root: it has no proc/ or sys/".into(),
     })
@@ -192,6 +195,7 @@ pub(crate) fn write_within(
 ) -> Result<SnapshotSummary, ReadError> {
     if out.exists() {
         return Err(ReadError::Io {
+            errno: None,
             path: out.display().to_string(),
             message: "already exists; refusing to overwrite".into(),
         });
@@ -212,6 +216,7 @@ pub(crate) fn write_within(
         let (entries, bytes) = count_tree(&tree).map_err(|e| io_error(&tree, e))?;
         if entries > caps.entries || bytes > caps.unpacked_bytes {
             return Err(ReadError::Io {
+                errno: None,
                 path: escape(&out.display().to_string()),
                 message: format!(
                     "this snapshot holds {entries} entries and {bytes} bytes, more than a .tar.gz \
