@@ -214,6 +214,48 @@ impl FromIterator<u32> for IdList {
 }
 
 /// Compact numactl form: consecutive runs collapse to `a-b`.
+impl IdList {
+    /// The list as people read it: runs as `a-b`, and a run of three or
+    /// more ids with a constant step above 1 as `a-b:step` (util-linux and
+    /// taskset's form), so an interleaved `0,2,4,…,30` is `0-30:2`. Only for
+    /// text meant for people: kernel files take the plain form
+    /// ([`Display`](fmt::Display)), which has no steps.
+    pub fn to_human(&self) -> String {
+        let ids = &self.0;
+        let mut parts: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < ids.len() {
+            let start = ids[i];
+            // The longest run with step 1 from here.
+            let mut end = i;
+            while end + 1 < ids.len() && ids[end + 1] == ids[end] + 1 {
+                end += 1;
+            }
+            if end > i {
+                parts.push(format!("{start}-{}", ids[end]));
+                i = end + 1;
+                continue;
+            }
+            // Otherwise the longest run with the step to the next id.
+            if i + 2 < ids.len() {
+                let step = ids[i + 1] - start;
+                let mut end = i + 1;
+                while end + 1 < ids.len() && ids[end + 1] - ids[end] == step {
+                    end += 1;
+                }
+                if end >= i + 2 {
+                    parts.push(format!("{start}-{}:{step}", ids[end]));
+                    i = end + 1;
+                    continue;
+                }
+            }
+            parts.push(start.to_string());
+            i += 1;
+        }
+        parts.join(",")
+    }
+}
+
 impl fmt::Display for IdList {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let mut first = true;
@@ -244,6 +286,37 @@ impl fmt::Display for IdList {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn human_lists_compress_steps() {
+        let list = |ids: Vec<u32>| IdList::new(ids).to_human();
+        assert_eq!(list((0..=30).step_by(2).collect()), "0-30:2");
+        assert_eq!(list(vec![0, 1, 2, 3, 8]), "0-3,8");
+        assert_eq!(list(vec![0, 1, 4, 5]), "0-1,4-5");
+        assert_eq!(list(vec![1, 3]), "1,3");
+        assert_eq!(list(vec![0, 4, 8, 9, 10]), "0-8:4,9-10");
+        assert_eq!(list(vec![]), "");
+        assert_eq!(list(vec![7]), "7");
+    }
+
+    /// `a-b:step` expanded, as util-linux reads it.
+    fn expand_human(text: &str) -> Vec<u32> {
+        let mut ids = Vec::new();
+        for part in text.split(',').filter(|p| !p.is_empty()) {
+            let (range, step) = part.split_once(':').map_or((part, 1), |(r, s)| (r, s.parse().unwrap()));
+            let (a, b) = range.split_once('-').map_or((range, range), |(a, b)| (a, b));
+            ids.extend((a.parse::<u32>().unwrap()..=b.parse().unwrap()).step_by(step));
+        }
+        ids
+    }
+
+    proptest! {
+        #[test]
+        fn human_lists_name_exactly_the_ids(ids in proptest::collection::btree_set(0u32..200, 0..60)) {
+            let list = IdList::new(ids.iter().copied().collect());
+            prop_assert_eq!(expand_human(&list.to_human()), list.ids().to_vec());
+        }
+    }
 
     #[test]
     fn parses_numactl_syntax() {

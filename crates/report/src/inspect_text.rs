@@ -72,7 +72,7 @@ pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool) -> Strin
             t.tid.to_string(),
             opt(t.cpu),
             opt(t.node),
-            t.allowed_cpus.as_ref().map_or("?".into(), IdList::to_string),
+            t.allowed_cpus.as_ref().map_or("?".into(), IdList::to_human),
             t.allowed_nodes.as_ref().map_or("?".into(), IdList::to_string),
             t.nr_migrations.map_or("?".into(), |m| m.to_string()),
             t.comm.clone(),

@@ -1,5 +1,6 @@
 //! `topo` for people: one screen, summarised rather than dumped.
 
+use numasleuth_kernel::IdList;
 use std::collections::BTreeMap;
 
 use numasleuth_model::{NumaSource, Topology};
@@ -134,7 +135,7 @@ fn node_table(topo: &Topology) -> String {
         let mut row = vec![
             node.id.to_string(),
             if node.has_cpus() {
-                node.cpus.to_string()
+                node.cpus.to_human()
             } else {
                 "-".into()
             },
@@ -157,7 +158,7 @@ fn cache_summary(topo: &Topology) -> String {
     let mut groups: BTreeMap<(u32, String, Option<u64>, usize), Vec<String>> = BTreeMap::new();
     for domain in &topo.caches {
         let key = (domain.level, domain.kind.clone(), domain.size_bytes, domain.cpus.len());
-        groups.entry(key).or_default().push(domain.cpus.to_string());
+        groups.entry(key).or_default().push(domain.cpus.to_human());
     }
     let mut out = String::new();
     for ((level, kind, size, sharing), sets) in groups {
@@ -199,7 +200,7 @@ fn device_table(topo: &Topology) -> String {
             device
                 .local_cpus
                 .as_ref()
-                .map_or_else(|| "?".to_string(), |c| c.to_string()),
+                .map_or_else(|| "?".to_string(), IdList::to_human),
         ]);
     }
     columns(&rows)
