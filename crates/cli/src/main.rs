@@ -32,6 +32,9 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    if let Some(width) = output::table_width() {
+        numasleuth_report::format::set_table_width(width);
+    }
     let result = cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),

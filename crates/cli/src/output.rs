@@ -24,3 +24,24 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .filter_map(|cause| cause.downcast_ref::<io::Error>())
         .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }
+
+/// The width text tables must fit: `$COLUMNS` when the user set it (1 to
+/// 10,000), else the terminal's own width when stdout is one; `None` for a
+/// pipe or file, which gets every cell whole.
+pub fn table_width() -> Option<usize> {
+    if let Some(columns) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+    {
+        return (1..=10_000).contains(&columns).then_some(columns);
+    }
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    // SAFETY: winsize is plain old data; TIOCGWINSZ only writes into it.
+    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+    // SAFETY: fd 1 is stdout, and `size` is a valid, writable winsize.
+    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
+    (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}

@@ -158,3 +158,30 @@ fn cpu_and_node_lists_take_numactl_style_short_flags() {
     }
     assert!(seen >= 2, "only {seen} CPU/node list flags found");
 }
+
+#[test]
+fn tables_fit_columns_and_pipes_get_every_cell_whole() {
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/qemu-three-nodes-nic");
+    let topo = |columns: Option<&str>| {
+        let mut command = numasleuth();
+        command.args(["--root", fixture, "topo"]);
+        match columns {
+            Some(c) => command.env("COLUMNS", c),
+            None => command.env_remove("COLUMNS"),
+        };
+        let out = command.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let narrow = topo(Some("60"));
+    let table: Vec<&str> = narrow.lines().skip_while(|l| !l.starts_with("NODE")).take(4).collect();
+    assert_eq!(table.len(), 4, "{narrow}");
+    assert!(table.iter().all(|l| l.chars().count() <= 60), "{narrow}");
+    assert!(narrow.contains('…'), "{narrow}");
+    // Piped without COLUMNS: nothing is cut.
+    let whole = topo(None);
+    assert!(
+        whole.contains("memory only (no CPUs)") && !whole.contains('…'),
+        "{whole}"
+    );
+}
