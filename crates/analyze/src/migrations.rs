@@ -83,14 +83,20 @@ impl NumaBalancing {
 /// Thread moves from successive readings of each thread's CPU (`stat`'s
 /// `processor`): what the sampled view of `migrations` uses, and what a
 /// periodic view such as `top` can feed each refresh. Bounded: at most
-/// `max_threads` threads and `max_moves` moves kept per thread.
+/// `max_threads` threads and `max_moves` moves kept per thread, and
+/// [`MAX_MOVES_KEPT`] over all of them; past that moves are only counted
+/// (the paths say they were truncated).
 #[derive(Debug, Clone, Default)]
 pub struct MoveCounter {
     last_cpu: BTreeMap<u32, u32>,
     paths: BTreeMap<u32, ThreadPath>,
     max_threads: usize,
     max_moves: usize,
+    kept: usize,
 }
+
+/// Moves kept over all threads (32 MiB of CPU pairs).
+pub const MAX_MOVES_KEPT: usize = 1 << 22;
 
 impl MoveCounter {
     pub fn new(max_threads: usize, max_moves: usize) -> Self {
@@ -116,8 +122,9 @@ impl MoveCounter {
         let Some(cpu) = cpu else { return };
         if let Some(before) = self.last_cpu.insert(tid, cpu).filter(|b| *b != cpu) {
             path.moves += 1;
-            if path.path.len() < self.max_moves {
+            if path.path.len() < self.max_moves && self.kept < MAX_MOVES_KEPT {
                 path.path.push((before, cpu));
+                self.kept += 1;
             }
         }
     }

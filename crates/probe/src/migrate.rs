@@ -22,6 +22,9 @@ use serde::Serialize;
 pub const MAX_TASKS: usize = 65_536;
 /// CPU moves kept per task, to name the CPUs visited.
 pub const MAX_MOVES_PER_TASK: usize = 4096;
+/// CPU moves kept over all tasks (32 MiB); past it moves are only counted,
+/// and the report marks the paths as truncated.
+pub const MAX_MOVES_KEPT: usize = 1 << 22;
 const POLL: Duration = Duration::from_millis(10);
 
 /// Where the fields sit in the tracepoint's raw record (from its `format`).
@@ -156,7 +159,7 @@ pub fn collect(
 ) -> MigrateRaw {
     let start = Instant::now();
     let mut tasks: HashMap<u32, TaskMoves> = HashMap::new();
-    let (mut lost, mut dropped) = (0u64, 0u64);
+    let (mut lost, mut dropped, mut kept) = (0u64, 0u64, 0usize);
     loop {
         let done = start.elapsed() >= duration;
         for sampler in samplers.iter_mut() {
@@ -167,11 +170,11 @@ pub fn collect(
                             continue;
                         };
                         if keep(m.tid) {
-                            add(&mut tasks, m, &mut dropped);
+                            add(&mut tasks, m, &mut dropped, &mut kept);
                         }
                     }
-                    Ok(Record::Lost(l)) => lost += l.lost,
-                    Ok(Record::LostSamples(l)) => lost += l.lost,
+                    Ok(Record::Lost(l)) => lost = lost.saturating_add(l.lost),
+                    Ok(Record::LostSamples(l)) => lost = lost.saturating_add(l.lost),
                     _ => {}
                 }
             }
@@ -191,9 +194,9 @@ pub fn collect(
     }
 }
 
-fn add(tasks: &mut HashMap<u32, TaskMoves>, m: Move, dropped: &mut u64) {
+fn add(tasks: &mut HashMap<u32, TaskMoves>, m: Move, dropped: &mut u64, kept: &mut usize) {
     if !tasks.contains_key(&m.tid) && tasks.len() >= MAX_TASKS {
-        *dropped += 1;
+        *dropped = dropped.saturating_add(1);
         return;
     }
     let task = tasks.entry(m.tid).or_insert_with(|| TaskMoves {
@@ -204,8 +207,9 @@ fn add(tasks: &mut HashMap<u32, TaskMoves>, m: Move, dropped: &mut u64) {
     });
     task.moves += 1;
     task.comm = m.comm;
-    if task.path.len() < MAX_MOVES_PER_TASK {
+    if task.path.len() < MAX_MOVES_PER_TASK && *kept < MAX_MOVES_KEPT {
         task.path.push((m.from_cpu, m.to_cpu));
+        *kept += 1;
     }
 }
 

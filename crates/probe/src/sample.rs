@@ -29,8 +29,13 @@ const CODE_BYTES: usize = 15;
 /// Code read before the IP, from the start of its function, so the
 /// instruction just completed can be found (at most this far back).
 pub const MAX_BACK_BYTES: u64 = 4096;
-/// Distinct instruction addresses whose bytes are kept.
+/// Distinct instruction addresses whose bytes are kept, and the bytes they
+/// may hold in all (a JIT's code footprint must not become our memory).
 const MAX_CODE_CACHE: usize = 200_000;
+const MAX_CODE_CACHE_BYTES: usize = 64 << 20;
+/// Problems listed one by one (threads that could not be attached); the
+/// rest are counted.
+const MAX_PROBLEMS: usize = 64;
 
 /// What a thread is sampled on.
 #[derive(Debug, Clone)]
@@ -101,13 +106,13 @@ struct Attached {
     sampler: Sampler,
     samples: u64,
     lost: u64,
-    gone: bool,
 }
 
 /// Reads the code at sampled addresses while the process lives.
 struct CodeReader {
     mem: Option<File>,
     cache: HashMap<u64, Option<(usize, Vec<u8>)>>,
+    cache_bytes: usize,
 }
 
 impl CodeReader {
@@ -118,11 +123,14 @@ impl CodeReader {
                 .filter(|b| *b <= MAX_BACK_BYTES)
                 .unwrap_or(0);
             let read = self.read(ip - back, back as usize).map(|b| (back as usize, b));
-            if self.cache.len() >= MAX_CODE_CACHE {
-                // Past the cap, keep only what is known; new addresses are
-                // read each time (no unbounded growth).
+            let bytes = read.as_ref().map_or(0, |(_, b)| b.len());
+            if self.cache.len() >= MAX_CODE_CACHE || self.cache_bytes.saturating_add(bytes) > MAX_CODE_CACHE_BYTES {
+                // Past either cap, start over: memory stays bounded, and
+                // addresses still hot are read again once.
                 self.cache.clear();
+                self.cache_bytes = 0;
             }
+            self.cache_bytes += bytes;
             self.cache.insert(ip, read);
         }
         self.cache.get(&ip)?.as_ref().map(|(back, b)| (*back, b.as_slice()))
@@ -251,8 +259,8 @@ impl Attached {
                         is_store,
                     });
                 }
-                Ok(Record::Lost(lost)) => self.lost += lost.lost,
-                Ok(Record::LostSamples(lost)) => self.lost += lost.lost,
+                Ok(Record::Lost(lost)) => self.lost = self.lost.saturating_add(lost.lost),
+                Ok(Record::LostSamples(lost)) => self.lost = self.lost.saturating_add(lost.lost),
                 _ => {}
             }
         }
@@ -274,11 +282,17 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
     let mut code = CodeReader {
         mem: File::open(format!("/proc/{pid}/mem")).ok(),
         cache: HashMap::new(),
+        cache_bytes: 0,
     };
     let start = Instant::now();
     let mut threads: Vec<Attached> = Vec::new();
     let mut seen: HashSet<u32> = HashSet::new();
     let mut problems = Vec::new();
+    let mut problems_unlisted = 0u64;
+    // Threads that ended: their counts, once their ring was drained and
+    // closed, so a process that starts and ends threads all the time does
+    // not pile up rings and descriptors.
+    let mut ended: Vec<ThreadSamples> = Vec::new();
     for tid in first {
         seen.insert(tid);
         if let Some(sampler) = attach(spec, tid)? {
@@ -305,13 +319,19 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
                 break;
             };
             let alive: HashSet<u32> = tids.iter().copied().collect();
-            for thread in threads.iter_mut() {
-                thread.gone |= !alive.contains(&thread.tid);
-            }
+            threads.retain_mut(|thread| {
+                if alive.contains(&thread.tid) {
+                    return true;
+                }
+                thread.drain(&mut code, hooks, spec.regs_mask);
+                ended.push(summary(thread, true));
+                false
+            });
             for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
                 match attach(spec, tid) {
                     Ok(Some(sampler)) => threads.push(new_attached(tid, sampler)),
                     Ok(None) => {}
+                    Err(_) if problems.len() >= MAX_PROBLEMS => problems_unlisted += 1,
                     Err(e) => problems.push(format!("thread {tid} started during sampling: {e}")),
                 }
             }
@@ -322,16 +342,14 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
         thread.drain(&mut code, hooks, spec.regs_mask);
     }
     let duration_s = start.elapsed().as_secs_f64();
-    let mut out: Vec<ThreadSamples> = threads
-        .iter()
-        .map(|t| ThreadSamples {
-            tid: t.tid,
-            samples: t.samples,
-            lost_samples: t.lost,
-            exited: t.gone || process_exited,
-        })
-        .collect();
+    let mut out: Vec<ThreadSamples> = threads.iter().map(|t| summary(t, process_exited)).collect();
+    out.append(&mut ended);
     out.sort_by_key(|t| t.tid);
+    if problems_unlisted > 0 {
+        problems.push(format!(
+            "… and {problems_unlisted} more thread(s) that could not be attached"
+        ));
+    }
     Ok(SampleRaw {
         pid,
         duration_s,
@@ -341,13 +359,21 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
     })
 }
 
+fn summary(t: &Attached, exited: bool) -> ThreadSamples {
+    ThreadSamples {
+        tid: t.tid,
+        samples: t.samples,
+        lost_samples: t.lost,
+        exited,
+    }
+}
+
 fn new_attached(tid: u32, sampler: Sampler) -> Attached {
     Attached {
         tid,
         sampler,
         samples: 0,
         lost: 0,
-        gone: false,
     }
 }
 

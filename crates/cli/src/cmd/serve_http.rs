@@ -92,7 +92,9 @@ fn worker(receive: &Mutex<Receiver<TcpStream>>, handler: &Handler) {
         // waiting; the receiver itself is intact.
         let next = receive.lock().unwrap_or_else(|e| e.into_inner()).recv();
         let Ok(stream) = next else { return };
-        serve_one(stream, handler);
+        // A panic while answering one request (a bug, say, on some odd
+        // kernel file) must not cost the server a worker for good.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| serve_one(stream, handler)));
     }
 }
 
@@ -195,13 +197,34 @@ fn respond(mut stream: TcpStream, code: u16, content_type: &str, body: &str, hea
         reason(code),
         body.len()
     );
-    // A client that went away is not our error; nothing to report.
-    let _ = stream.write_all(head.as_bytes());
-    if !head_only {
-        let _ = stream.write_all(body.as_bytes());
-    }
+    // One deadline for the whole reply, as for the request: a client that
+    // reads a few bytes every few seconds must not hold a worker for longer.
+    let deadline = Instant::now() + REQUEST_DEADLINE;
+    let body = if head_only { "" } else { body };
+    // A client that went away or ran out of time is not our error.
+    let _ = write_by(&mut stream, head.as_bytes(), deadline)
+        .and_then(|()| write_by(&mut stream, body.as_bytes(), deadline));
     let _ = stream.flush();
     let _ = stream.shutdown(std::net::Shutdown::Write);
+}
+
+/// Writes `bytes`, each write with what is left of the time, and gives up
+/// when the deadline passes.
+fn write_by(stream: &mut TcpStream, mut bytes: &[u8], deadline: Instant) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::ErrorKind::TimedOut.into());
+        }
+        stream.set_write_timeout(Some(left))?;
+        match stream.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(written) => bytes = &bytes[written.min(bytes.len())..],
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
