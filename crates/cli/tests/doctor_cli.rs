@@ -6,17 +6,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn doctor(root: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value) {
-    let output = numasleuth()
-        .arg("--root")
-        .arg(root)
-        .args(["doctor", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
-    (output.status.code(), json)
-}
+use common::doctor_json as doctor;
 
 fn finding_ids(json: &Value) -> Vec<String> {
     json["findings"]

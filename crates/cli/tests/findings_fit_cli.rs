@@ -5,18 +5,12 @@
 
 mod common;
 
-use common::{host_tree_with, numasleuth, stderr};
+use common::{doctor_json, host_tree_with};
 use serde_json::Value;
 
 fn finding(changes: &[(&str, Option<&str>)], id: &str) -> Value {
     let dir = host_tree_with(changes);
-    let output = numasleuth()
-        .arg("--root")
-        .arg(dir.path())
-        .args(["doctor", "--json"])
-        .output()
-        .unwrap();
-    let json: Value = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    let (_, json) = doctor_json(dir.path(), &[]);
     json["findings"]
         .as_array()
         .unwrap()

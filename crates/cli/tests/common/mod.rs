@@ -219,3 +219,16 @@ pub fn without_volatile(mut value: Value) -> Value {
     }
     value
 }
+
+/// `doctor --json` on `root` with `extra` flags: its exit code and JSON.
+pub fn doctor_json(root: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let output = numasleuth()
+        .arg("--root")
+        .arg(root)
+        .args(["doctor", "--json"])
+        .args(extra)
+        .output()
+        .unwrap();
+    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
+    (output.status.code(), json)
+}
