@@ -10,12 +10,11 @@
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use crate::error::MeasureError;
 use crate::runs::child::{self, Exit};
-use crate::runs::output::{LineSink, Output};
+use crate::runs::output::Output;
 
 /// How often the waiting loop checks the timeout and the cancel flag.
 const CHECK_EVERY: Duration = Duration::from_millis(50);
@@ -58,42 +57,22 @@ pub fn run_shell(
     let pid = child.id();
     // Reaped by wait4 below, with the group still addressable until then.
     drop(child);
-    let exited_at = OnceLock::new();
     let (mut timed_out, mut cancelled) = (false, false);
-    let (waited, output) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| {
-            let mut sink = LineSink::new(matches);
-            let note = child::read_output(&read, &mut sink, &exited_at);
-            sink.finish(note)
-        });
-        let (tx, rx) = mpsc::channel();
-        let exited = &exited_at;
-        scope.spawn(move || {
-            let result = child::wait(pid);
-            let _ = exited.set(Instant::now());
-            let _ = tx.send(result);
-        });
-        let waited = loop {
-            match rx.recv_timeout(CHECK_EVERY) {
-                Ok(result) => break Some(result),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break None,
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    let late = start.elapsed() > timeout;
-                    let stop = cancel.load(Ordering::Relaxed);
-                    if (late || stop) && !(timed_out || cancelled) {
-                        timed_out = late && !stop;
-                        cancelled = stop;
-                        // SAFETY: kill has no memory effects; the group is
-                        // our unreaped child's, so its ID cannot be reused.
-                        unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
-                    }
-                }
-            }
-        };
-        (waited, reader.join().unwrap_or_default())
+    let (waited, output) = child::supervise(pid, &read, matches, |fired| {
+        let late = start.elapsed() > timeout;
+        let stop = cancel.load(Ordering::Relaxed);
+        if fired && (late || stop) && !(timed_out || cancelled) {
+            timed_out = late && !stop;
+            cancelled = stop;
+            // SAFETY: kill has no memory effects; the group is our
+            // unreaped child's, so its ID cannot be reused.
+            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+        }
+        Some(CHECK_EVERY)
     });
     let exit = waited
         .ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?
+        .0
         .map_err(|e| MeasureError::Invalid(format!("cannot wait for the metric command (pid {pid}): {e}")))?;
     Ok(ShellRun {
         exit,

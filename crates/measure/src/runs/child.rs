@@ -16,7 +16,9 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::output::LineSink;
+use std::sync::mpsc::RecvTimeoutError;
+
+use super::output::{LineSink, Output};
 use crate::sys;
 
 /// How long the output pipe may stay open after the workload exited: a
@@ -198,4 +200,52 @@ pub fn read_output(fd: &OwnedFd, sink: &mut LineSink<'_>, exited_at: &OnceLock<I
             }
         }
     }
+}
+
+/// What [`supervise`] saw: the wait's result with the instant of the
+/// exit (`None` if the waiting thread ended without an answer), and the
+/// bounded output.
+pub type Supervised = (Option<(io::Result<Exit>, Instant)>, Output);
+
+/// Reads the child's output and waits for its exit, each on a thread of
+/// its own, while `next_wait` runs on this one: it is called once at the
+/// start (`false`) and again each time its wait ran out (`true`), and
+/// returns how long to wait for the exit before that, or `None` for as
+/// long as it takes. `runs` releases and samples there, `bisect`'s metric
+/// command checks its timeout and Ctrl-C.
+pub fn supervise(
+    pid: u32,
+    read: &OwnedFd,
+    matches: &(dyn Fn(&str) -> bool + Sync),
+    mut next_wait: impl FnMut(bool) -> Option<Duration>,
+) -> Supervised {
+    let exited_at = OnceLock::new();
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            let mut sink = LineSink::new(matches);
+            let note = read_output(read, &mut sink, &exited_at);
+            sink.finish(note)
+        });
+        let (tx, rx) = std::sync::mpsc::channel();
+        let exited = &exited_at;
+        scope.spawn(move || {
+            let result = wait(pid);
+            let end = Instant::now();
+            let _ = exited.set(end);
+            let _ = tx.send((result, end));
+        });
+        let mut limit = next_wait(false);
+        let waited = loop {
+            let received = match limit {
+                Some(limit) => rx.recv_timeout(limit),
+                None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            };
+            match received {
+                Ok(done) => break Some(done),
+                Err(RecvTimeoutError::Disconnected) => break None,
+                Err(RecvTimeoutError::Timeout) => limit = next_wait(true),
+            }
+        };
+        (waited, reader.join().unwrap_or_default())
+    })
 }

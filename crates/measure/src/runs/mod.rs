@@ -11,7 +11,6 @@ pub mod migrations;
 pub mod output;
 
 use std::ffi::OsStr;
-use std::sync::{mpsc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -80,7 +79,6 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     // The child is reaped by wait4 below, not by `Child`, so that its
     // resource usage comes back with it.
     drop(child);
-    let exited_at = OnceLock::new();
     let mut events: Vec<(Duration, Event)> = Vec::new();
     if let Some((after, _)) = spec.release {
         events.push((after, Event::Release(after)));
@@ -93,49 +91,27 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     let mut events = events.into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
     let mut timed_out = false;
-    let (waited, output) = std::thread::scope(|scope| {
-        let reader = scope.spawn(|| {
-            let mut sink = output::LineSink::new(spec.matches);
-            let note = child::read_output(&read, &mut sink, &exited_at);
-            sink.finish(note)
-        });
-        let (tx, rx) = mpsc::channel();
-        let exited = &exited_at;
-        scope.spawn(move || {
-            let result = child::wait(pid);
-            let end = Instant::now();
-            let _ = exited.set(end);
-            let _ = tx.send((result, end));
-        });
-        let waited = loop {
-            let received = match events.peek() {
-                Some((at, _)) => rx.recv_timeout(at.saturating_sub(start.elapsed())),
-                None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            };
-            match received {
-                Ok(done) => break Some(done),
-                Err(mpsc::RecvTimeoutError::Disconnected) => break None,
-                Err(mpsc::RecvTimeoutError::Timeout) => match events.next() {
-                    Some((_, Event::Release(after))) => {
-                        let cpus = spec.release.map_or(&[][..], |(_, cpus)| cpus);
-                        release = Some(child::widen_threads(pid, cpus, after));
-                    }
-                    Some((_, Event::Settle)) => {
-                        sample_after_ms = Some(start.elapsed().as_millis() as u64);
-                        sample = Some(probe(pid));
-                    }
-                    Some((_, Event::Timeout)) => {
-                        timed_out = true;
-                        // SAFETY: kill has no memory effects; `pid` is our
-                        // unreaped child, so it cannot name another process.
-                        unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                    }
-                    None => {}
-                },
+    let (waited, output) = child::supervise(pid, &read, spec.matches, |fired| {
+        if fired {
+            match events.next() {
+                Some((_, Event::Release(after))) => {
+                    let cpus = spec.release.map_or(&[][..], |(_, cpus)| cpus);
+                    release = Some(child::widen_threads(pid, cpus, after));
+                }
+                Some((_, Event::Settle)) => {
+                    sample_after_ms = Some(start.elapsed().as_millis() as u64);
+                    sample = Some(probe(pid));
+                }
+                Some((_, Event::Timeout)) => {
+                    timed_out = true;
+                    // SAFETY: kill has no memory effects; `pid` is our
+                    // unreaped child, so it cannot name another process.
+                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                }
+                None => {}
             }
-        };
-        let output = reader.join().unwrap_or_default();
-        (waited, output)
+        }
+        events.peek().map(|(at, _)| at.saturating_sub(start.elapsed()))
     });
     let (result, end) =
         waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
