@@ -66,10 +66,8 @@ fn volatile_filters() -> Vec<(&'static str, &'static str)> {
         ),
         (r#""generated_unix_s": \d+"#, r#""generated_unix_s": "[NOW]""#),
         (r#""generated_utc": "[^"]*""#, r#""generated_utc": "[NOW]""#),
-        (
-            r"numasleuth \d+\.\d+\.\d+ \(git [0-9a-f]+(-dirty)?\)",
-            "numasleuth [VERSION]",
-        ),
+        (r"\d+\.\d+\.\d+ \(git [0-9a-f]+(-dirty)?\)", "[VERSION]"),
+        (r"(?m)^<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</td>$", "<td>[NOW]</td>"),
         (r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "generated [NOW]"),
         (r"sampling cost: .*", "sampling cost: [REDACTED]"),
         (r#""t_s":[0-9.e-]+"#, r#""t_s":"[T]""#),
