@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_symbols::{Symbol, SymbolKind};
+use numasleuth_model::symbol::{Symbol, SymbolKind};
 use serde::Serialize;
 
 /// The sections whose lines are mapped.

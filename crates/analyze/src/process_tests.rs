@@ -8,8 +8,8 @@ use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
 use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::IdList;
 use numasleuth_model::process::{Accuracy, MemoryKind, ProcessBuilder, ProcessModel};
+use numasleuth_model::symbol::{SectionClass, SectionSpan};
 use numasleuth_model::{Cpu, Node, NumaSource, Restrictions, Topology};
-use numasleuth_symbols::{SectionClass, SectionSpan};
 
 use super::*;
 

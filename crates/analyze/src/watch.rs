@@ -9,8 +9,8 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_probe::{Access, WatchRaw};
-use numasleuth_symbols::CodeLocation;
+use numasleuth_model::perf::watch::{Access, WatchRaw};
+use numasleuth_model::symbol::CodeLocation;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

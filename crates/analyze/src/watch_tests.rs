@@ -1,4 +1,4 @@
-use numasleuth_probe::{IpHits, ThreadRaw};
+use numasleuth_model::perf::watch::{IpHits, ThreadRaw};
 
 use super::*;
 

@@ -6,8 +6,10 @@
 
 mod build;
 mod caches;
+pub mod perf;
 pub mod process;
 mod process_build;
+pub mod symbol;
 
 use numasleuth_kernel::sysfs::node::AccessClass;
 use numasleuth_kernel::IdList;

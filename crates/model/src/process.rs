@@ -8,12 +8,12 @@
 
 use std::collections::BTreeMap;
 
+use crate::symbol::SectionClass;
 use numasleuth_kernel::procfs::maps::Backing;
 use numasleuth_kernel::procfs::numa_maps::PolicyMode;
 use numasleuth_kernel::procfs::process::ThreadReading;
 use numasleuth_kernel::procfs::process::Vma;
 use numasleuth_kernel::IdList;
-use numasleuth_symbols::SectionClass;
 use serde::Serialize;
 
 use crate::Topology;

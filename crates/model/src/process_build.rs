@@ -11,10 +11,10 @@
 
 use std::collections::BTreeMap;
 
+use crate::symbol::SectionSpan;
 use numasleuth_kernel::pages::Residency;
 use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
 use numasleuth_kernel::procfs::task::TaskStat;
-use numasleuth_symbols::SectionSpan;
 
 use crate::process::{
     add_counts, base_kind, is_special, total, Accuracy, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage,

@@ -11,8 +11,8 @@
 //! pages than numa_maps counts, the mapping falls back to numa_maps' count
 //! for the whole mapping, given to the section covering most of it.
 
+use crate::symbol::SectionSpan;
 use numasleuth_kernel::pages::Residency;
-use numasleuth_symbols::SectionSpan;
 
 use super::{ProcessBuilder, StaticVma};
 use crate::process::{total, Accuracy, KindGroup, MappingUsage, MemoryKind, NodeCounts};

@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 use perf_event::data::{MemOp, Record};
 use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag, SampleSkid, Sampler};
-use serde::Serialize;
 
 use crate::error::{classify, ProbeError};
 use crate::pmu::open::SpecEvent;
 use crate::pmu::EventSpec;
+pub use numasleuth_model::perf::sample::{SampleRaw, ThreadSamples};
 
 const POLL: Duration = Duration::from_millis(10);
 const CODE_BYTES: usize = 15;
@@ -82,23 +82,6 @@ pub struct RegSample<'a> {
     /// From a precise event's data source: `Some(true)` a store,
     /// `Some(false)` a load, `None` not said.
     pub is_store: Option<bool>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ThreadSamples {
-    pub tid: u32,
-    pub samples: u64,
-    pub lost_samples: u64,
-    pub exited: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SampleRaw {
-    pub pid: u32,
-    pub duration_s: f64,
-    pub threads: Vec<ThreadSamples>,
-    pub process_exited: bool,
-    pub problems: Vec<String>,
 }
 
 struct Attached {

@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, Tally};
-use numasleuth_probe::sample::SampleRaw;
+use numasleuth_model::perf::sample::SampleRaw;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.hotlines/1";

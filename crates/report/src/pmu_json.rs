@@ -15,7 +15,7 @@
 
 use numasleuth_analyze::pmu::diff::{Counted, RunCounts};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
-use numasleuth_probe::pmu::TargetRaw;
+use numasleuth_model::perf::pmu::TargetRaw;
 use serde::{Deserialize, Serialize};
 
 pub const SCHEMA: &str = "numasleuth.pmu/1";

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::pmu::{EventCount, PmuSummary};
-use numasleuth_probe::pmu::TargetRaw;
+use numasleuth_model::perf::pmu::TargetRaw;
 
 use crate::format::columns;
 

@@ -7,7 +7,7 @@
 //! access.
 
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary};
-use numasleuth_probe::Access;
+use numasleuth_model::perf::watch::Access;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.watch/1";

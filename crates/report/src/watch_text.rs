@@ -2,7 +2,7 @@
 //! file:line, most samples first), then each thread's rate.
 
 use numasleuth_analyze::watch::WatchSummary;
-use numasleuth_probe::Access;
+use numasleuth_model::perf::watch::Access;
 
 use crate::format::columns;
 

@@ -9,29 +9,10 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::debuginfo::DebugInfo;
 use crate::process::ProcessObjects;
 use crate::symbols::{Symbol, SymbolKind};
-
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-pub struct CodeLocation {
-    /// The run-time address that was looked up.
-    pub address: u64,
-    pub object: Option<String>,
-    /// The ELF function symbol holding the address, demangled.
-    pub symbol: Option<String>,
-    /// Bytes from the symbol's start to `address`.
-    pub offset_bytes: Option<u64>,
-    /// The innermost function per the debug info (the inlined one when the
-    /// code was inlined); the symbol when there is no debug info.
-    pub function: Option<String>,
-    pub inlined_into: Option<String>,
-    /// The source path as the debug info records it.
-    pub path: Option<String>,
-    pub line: Option<u32>,
-}
+pub use numasleuth_model::symbol::CodeLocation;
 
 /// Functions of one object sorted by start, for lookups by address.
 pub struct FunctionIndex {

@@ -10,6 +10,7 @@ use object::{Endianness, FileKind, Object, ObjectSection, ReadRef};
 use serde::Serialize;
 
 use crate::error::SymbolError;
+pub use numasleuth_model::symbol::SectionClass;
 
 const ET_EXEC: u16 = 2;
 const ET_DYN: u16 = 3;
@@ -23,34 +24,6 @@ const SHF_ALLOC: u64 = 0x2;
 const SHF_EXECINSTR: u64 = 0x4;
 const SHF_TLS: u64 = 0x400;
 const SHT_NOBITS: u32 = 8;
-
-/// How `inspect` counts a section's pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SectionClass {
-    /// Executable code: `.text`, `.plt`, `.init`.
-    Text,
-    /// Read-only data: `.rodata`, `.eh_frame`, `.dynsym`.
-    ReadOnly,
-    /// Initialised writable data: `.data`, `.data.rel.ro`, `.init_array`,
-    /// `.dynamic`, `.tdata` (the TLS template).
-    Data,
-    /// Zero-initialised writable data: `.bss`.
-    Bss,
-    /// The global offset table: `.got`, `.got.plt`.
-    Got,
-    /// `.tbss`: takes no memory in the image (each thread's copy lives in
-    /// its TLS block), so it is never placed on pages.
-    TlsBss,
-    /// Not loaded: debug info, symbol tables, comments.
-    NotAllocated,
-}
-
-impl SectionClass {
-    pub fn is_writable_static(self) -> bool {
-        matches!(self, SectionClass::Data | SectionClass::Bss | SectionClass::Got)
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Section {

@@ -10,10 +10,9 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::image::{ElfImage, SectionClass};
 use crate::open::ObjectSource;
+pub use numasleuth_model::symbol::SectionSpan;
 
 #[derive(Debug, Clone)]
 pub struct PlacedObject {
@@ -25,16 +24,6 @@ pub struct PlacedObject {
     pub bias: u64,
     /// The lowest and highest addresses of its file mappings.
     pub mapped: Range<u64>,
-}
-
-/// A loaded section at its run-time addresses.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SectionSpan {
-    pub object: String,
-    pub section: String,
-    pub class: SectionClass,
-    pub start: u64,
-    pub end: u64,
 }
 
 impl PlacedObject {

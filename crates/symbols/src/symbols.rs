@@ -16,40 +16,7 @@ use crate::demangle::demangle;
 use crate::error::SymbolError;
 use crate::image::ElfImage;
 use crate::limits::{self, MAX_SYMBOLS, MAX_SYMBOL_NAME_BYTES};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum SymbolKind {
-    Function,
-    Object,
-    Tls,
-    /// NOTYPE and the rest: linker markers (`_end`), assembler labels.
-    Other,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Symbol {
-    /// Demangled.
-    pub name: String,
-    /// As stored in the file.
-    pub raw_name: String,
-    /// Link-time address.
-    pub address: u64,
-    pub size_bytes: u64,
-    pub section: Option<String>,
-    pub kind: SymbolKind,
-    pub global: bool,
-}
-
-impl Symbol {
-    /// Matches a name as the user typed it: raw or demangled, or the
-    /// demangled name without its parameter list (`db::apply::op`).
-    pub fn matches(&self, wanted: &str) -> bool {
-        self.raw_name == wanted
-            || self.name == wanted
-            || self.name.split_once('(').is_some_and(|(head, _)| head == wanted)
-    }
-}
+pub use numasleuth_model::symbol::{Symbol, SymbolKind};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_probe::pmu::catalog;
+use numasleuth_model::perf::catalog;
 use serde::Serialize;
 
 /// Counts below this in both runs are too few to rank.

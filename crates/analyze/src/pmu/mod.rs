@@ -13,7 +13,8 @@ pub mod diff;
 pub mod plan;
 mod why;
 
-use numasleuth_probe::pmu::{catalog, PmuRaw, TargetRaw, MAX_COUNTERS};
+use numasleuth_model::perf::catalog;
+use numasleuth_model::perf::pmu::{PmuRaw, TargetRaw, MAX_COUNTERS};
 use serde::Serialize;
 
 pub use why::why_unavailable;
@@ -64,8 +65,8 @@ pub fn scale(value: u64, time_enabled_ns: u64, time_running_ns: u64) -> (Option<
     }
 }
 
-fn count(event: &numasleuth_probe::pmu::EventRaw) -> EventCount {
-    let sum = |f: fn(&numasleuth_probe::pmu::Reading) -> u64| {
+fn count(event: &numasleuth_model::perf::pmu::EventRaw) -> EventCount {
+    let sum = |f: fn(&numasleuth_model::perf::pmu::Reading) -> u64| {
         event.readings.iter().fold(0u64, |acc, r| acc.saturating_add(f(r)))
     };
     let (value, enabled, running) = (sum(|r| r.value), sum(|r| r.time_enabled_ns), sum(|r| r.time_running_ns));

@@ -11,7 +11,8 @@ use std::collections::BTreeSet;
 
 use numasleuth_kernel::sysfs::pmu::{Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
 use numasleuth_kernel::sysfs::pmu_format::{self, Config};
-use numasleuth_probe::pmu::{catalog, EventSpec};
+use numasleuth_model::perf::catalog;
+use numasleuth_model::perf::pmu::EventSpec;
 
 use super::Unavailable;
 

@@ -1,5 +1,5 @@
 use super::*;
-use numasleuth_probe::pmu::{EventRaw, EventSpec, OpenFailure, Reading};
+use numasleuth_model::perf::pmu::{EventRaw, EventSpec, OpenFailure, Reading};
 
 fn spec(name: &str, pmu: &str) -> EventSpec {
     EventSpec {

@@ -5,7 +5,7 @@
 //! the man page give, with the errno kept in the text so it can be looked
 //! up.
 
-use numasleuth_probe::pmu::OpenFailure;
+use numasleuth_model::perf::pmu::OpenFailure;
 
 pub fn why_unavailable(failure: &OpenFailure, paranoid: Option<i32>, fd_limit: u64) -> String {
     let name = failure.errno_name.as_str();
@@ -41,7 +41,7 @@ pub fn why_unavailable(failure: &OpenFailure, paranoid: Option<i32>, fd_limit: u
 #[cfg(test)]
 mod tests {
     use super::*;
-    use numasleuth_probe::pmu::EventSpec;
+    use numasleuth_model::perf::pmu::EventSpec;
 
     fn failure(errno_name: &str, message: &str) -> OpenFailure {
         OpenFailure {

@@ -14,7 +14,7 @@
 //! `/proc`: perf needs the live system); threads those threads create
 //! afterwards are inherited.
 
-pub mod catalog;
+pub use numasleuth_model::perf::catalog;
 pub(crate) mod open;
 pub mod spawn;
 
@@ -22,24 +22,11 @@ use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
 use perf_event::Counter;
-use serde::Serialize;
 use thiserror::Error;
 
+pub use numasleuth_model::perf::pmu::{EventRaw, EventSpec, OpenFailure, PmuRaw, Reading, TargetRaw, MAX_COUNTERS};
 pub use open::errno_name;
 use open::{for_each_counter, kernel_allowed, open_all, raise_fd_limit, read_all, Attach};
-
-/// One event to count: a generic one from [`catalog`] or a sysfs alias.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct EventSpec {
-    pub name: String,
-    /// `hardware`, `hw-cache`, `software`, or the sysfs PMU's name.
-    pub pmu: String,
-    pub type_id: u32,
-    pub config: u64,
-    pub config1: u64,
-    pub config2: u64,
-    pub config3: u64,
-}
 
 #[derive(Debug, Clone)]
 pub enum Target {
@@ -62,67 +49,6 @@ pub struct CountSpec {
     pub max_threads: usize,
 }
 
-/// One counter's final reading.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Reading {
-    pub tid: u32,
-    pub value: u64,
-    pub time_enabled_ns: u64,
-    pub time_running_ns: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EventRaw {
-    pub spec: EventSpec,
-    /// One per thread it was opened on (one for a command: inherited
-    /// children are summed by the kernel).
-    pub readings: Vec<Reading>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct OpenFailure {
-    pub spec: EventSpec,
-    pub errno: Option<i32>,
-    /// `ENOENT`, `EACCES`, … (`errno` when it has no name here).
-    pub errno_name: String,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum TargetRaw {
-    Pid {
-        pid: u32,
-        threads_listed: usize,
-        threads_attached: usize,
-        /// Threads beyond `max_threads` or [`MAX_COUNTERS`] / events, not
-        /// attached.
-        threads_not_attached: usize,
-        /// Threads that appeared while events were being attached: counted
-        /// only if a thread already attached created them.
-        threads_started_while_attaching: usize,
-        process_exited: bool,
-    },
-    Command {
-        argv: Vec<String>,
-        pid: u32,
-        exit_code: Option<i32>,
-        signal: Option<i32>,
-    },
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PmuRaw {
-    pub target: TargetRaw,
-    /// From enabling to reading (a command: from its exec to its exit).
-    pub duration_ns: u64,
-    pub counted: Vec<EventRaw>,
-    pub failed: Vec<OpenFailure>,
-    /// False when perf_event_paranoid made us count user space only.
-    pub kernel_included: bool,
-    pub fd_limit: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PmuError {
     #[error("no such process: {pid} (it does not exist or has exited)")]
@@ -132,12 +58,6 @@ pub enum PmuError {
     #[error("{0}")]
     Io(String),
 }
-
-/// Counters (events × threads) open at once, at most: each is a kernel
-/// perf_event of about a kilobyte plus a descriptor, so a process with
-/// thousands of threads times every event would cost the machine more
-/// than the answer is worth.
-pub const MAX_COUNTERS: usize = 65_536;
 
 /// How often a watched process is checked for having exited.
 const POLL: Duration = Duration::from_millis(20);

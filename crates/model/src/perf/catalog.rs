@@ -3,7 +3,7 @@
 //! with `perf stat`. Whether the CPU (or the hypervisor) backs them is only
 //! known by trying to open them.
 
-use super::EventSpec;
+use super::pmu::EventSpec;
 
 /// `perf_event_attr.type` values fixed by the ABI.
 pub const TYPE_HARDWARE: u32 = 0;
