@@ -10,6 +10,7 @@ pub mod csv;
 pub mod doctor_html;
 pub mod doctor_json;
 pub mod doctor_text;
+pub mod export;
 pub mod format;
 pub mod heatmap;
 pub mod hotlines_json;
