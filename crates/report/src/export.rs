@@ -67,12 +67,13 @@ impl fmt::Display for Format {
 /// A report in every format it supports. Text and JSON always; CSV, HTML
 /// and SVG where the report lists them in `EXTRA` and returns them.
 pub trait Exporter {
-    type Document: Serialize;
     /// The formats beyond text and JSON.
     const EXTRA: &'static [Format] = &[];
 
-    /// The JSON document, without provenance (the exporter adds it).
-    fn document(&self) -> &Self::Document;
+    /// The JSON text, with `provenance` at its top level: most reports
+    /// return `with_provenance(&document, provenance)`; a JSON-lines stream
+    /// puts it in its first record.
+    fn json(&self, provenance: &Provenance) -> serde_json::Result<String>;
     /// The text report, without the provenance line; `colour` only for a
     /// terminal.
     fn text(&self, colour: bool) -> String;
@@ -87,11 +88,30 @@ pub trait Exporter {
     fn svg(&self) -> Option<String> {
         None
     }
-    /// The JSON text. By default the document with `provenance` added at
-    /// its top level; a document that carries its own, or a JSON-lines
-    /// stream, says so by overriding this.
+}
+
+/// What a report without CSV, HTML or SVG writes.
+pub const TEXT_JSON: &[Format] = &[Format::Text, Format::Json];
+
+/// A report that is a JSON document and a text rendering of it, which is
+/// what most commands have; `text` gets whether colour is wanted.
+pub struct TextJson<D, F> {
+    document: D,
+    text: F,
+}
+
+impl<D: Serialize, F: Fn(bool) -> String> TextJson<D, F> {
+    pub fn new(document: D, text: F) -> Self {
+        TextJson { document, text }
+    }
+}
+
+impl<D: Serialize, F: Fn(bool) -> String> Exporter for TextJson<D, F> {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
-        with_provenance(self.document(), provenance)
+        with_provenance(&self.document, provenance)
+    }
+    fn text(&self, colour: bool) -> String {
+        (self.text)(colour)
     }
 }
 

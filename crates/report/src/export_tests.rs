@@ -24,9 +24,8 @@ struct Doc {
 struct Plain(Doc);
 
 impl Exporter for Plain {
-    type Document = Doc;
-    fn document(&self) -> &Doc {
-        &self.0
+    fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
+        with_provenance(&self.0, provenance)
     }
     fn text(&self, colour: bool) -> String {
         format!("value {} ns{}\n", self.0.value_ns, if colour { " (colour)" } else { "" })
@@ -36,10 +35,9 @@ impl Exporter for Plain {
 struct Charted(Doc);
 
 impl Exporter for Charted {
-    type Document = Doc;
     const EXTRA: &'static [Format] = &[Format::Csv, Format::Svg];
-    fn document(&self) -> &Doc {
-        &self.0
+    fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
+        with_provenance(&self.0, provenance)
     }
     fn text(&self, _colour: bool) -> String {
         String::new()

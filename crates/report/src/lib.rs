@@ -7,6 +7,7 @@ pub mod bisect_text;
 pub mod c2c_json;
 pub mod c2c_text;
 pub mod csv;
+pub mod doctor_export;
 pub mod doctor_html;
 pub mod doctor_json;
 pub mod doctor_text;
