@@ -19,6 +19,7 @@ pub mod hotlines_text;
 pub mod html;
 pub mod inspect_json;
 pub mod inspect_text;
+pub mod irq_json;
 pub mod irq_text;
 pub mod lab_json;
 pub mod lab_svg;

@@ -42,11 +42,11 @@ pub struct OutputArgs {
     /// Also write the report to FILE, in the format its extension names
     /// (.txt, .json, .csv, .html, .svg; what this command offers). Repeat
     /// for several files, at most 8. Written whole or not at all.
-    #[arg(short = 'o', long = "output", value_name = "FILE", action = ArgAction::Append, global = true, value_parser = output_path)]
+    #[arg(short = 'o', long = "output", value_name = "FILE", action = ArgAction::Append, value_parser = output_path)]
     pub output: Vec<PathBuf>,
     /// Without -o: the format printed on stdout. With -o: the format of
     /// every FILE, whatever its extension (stdout keeps text).
-    #[arg(long, value_name = "FORMAT", value_enum, global = true)]
+    #[arg(long, value_name = "FORMAT", value_enum)]
     pub format: Option<FormatArg>,
 }
 
