@@ -28,6 +28,7 @@ pub mod lines_json;
 pub mod lines_text;
 pub mod mem_json;
 pub mod mem_text;
+pub mod measure_export;
 pub mod memwatch_text;
 pub mod migrations_json;
 pub mod migrations_text;

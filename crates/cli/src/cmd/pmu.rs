@@ -22,7 +22,7 @@ use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(PmuSub::Diff(diff)) = &args.sub {
-        return super::pmu_diff::run(diff);
+        return super::pmu_diff::run(root, diff);
     }
     let outputs = args.output.plan_formats(
         TEXT_JSON,
