@@ -84,8 +84,9 @@ pub trait Exporter {
     fn html(&self, _provenance: &Provenance) -> Option<String> {
         None
     }
-    /// The chart, without provenance (the exporter adds it).
-    fn svg(&self) -> Option<String> {
+    /// The chart, without provenance (the exporter adds it), or why it
+    /// could not be drawn.
+    fn svg(&self) -> Option<Result<String, String>> {
         None
     }
 }
@@ -140,6 +141,8 @@ pub enum ExportError {
     /// The report has no such format.
     Unsupported { format: Format, offered: Vec<Format> },
     Json(String),
+    /// The report has the format but could not render it.
+    Render { format: Format, why: String },
 }
 
 impl fmt::Display for ExportError {
@@ -149,6 +152,7 @@ impl fmt::Display for ExportError {
                 write!(f, "no {format} output here; this report writes {}", list(offered))
             }
             ExportError::Json(e) => write!(f, "cannot encode the JSON report: {e}"),
+            ExportError::Render { format, why } => write!(f, "cannot draw the {format} report: {why}"),
         }
     }
 }
@@ -178,7 +182,11 @@ pub fn render<E: Exporter>(
         ),
         Format::Csv => report.csv(),
         Format::Html => report.html(provenance),
-        Format::Svg => report.svg().map(|svg| svg_with_provenance(&svg, provenance)),
+        Format::Svg => match report.svg() {
+            Some(Ok(svg)) => Some(svg_with_provenance(&svg, provenance)),
+            Some(Err(why)) => return Err(ExportError::Render { format, why }),
+            None => None,
+        },
     };
     out.ok_or_else(unsupported)
 }

@@ -45,8 +45,8 @@ impl Exporter for Charted {
     fn csv(&self) -> Option<String> {
         Some(format!("value_ns\n{}\n", self.0.value_ns))
     }
-    fn svg(&self) -> Option<String> {
-        Some("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"><rect/></svg>\n".into())
+    fn svg(&self) -> Option<Result<String, String>> {
+        Some(Ok("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"><rect/></svg>\n".into()))
     }
 }
 

@@ -21,6 +21,7 @@ pub mod inspect_json;
 pub mod inspect_text;
 pub mod irq_json;
 pub mod irq_text;
+pub mod lab_charts;
 pub mod lab_json;
 pub mod lab_svg;
 pub mod lab_text;

@@ -53,8 +53,8 @@ impl Exporter for RunsReport<'_> {
     fn text(&self, _colour: bool) -> String {
         runs_text::render(self)
     }
-    fn svg(&self) -> Option<String> {
-        Some(runs_svg::render(self))
+    fn svg(&self) -> Option<Result<String, String>> {
+        Some(Ok(runs_svg::render(self)))
     }
 }
 
@@ -67,7 +67,7 @@ impl Exporter for ProbeReport {
     fn text(&self, _colour: bool) -> String {
         probe_latency::text(self)
     }
-    fn svg(&self) -> Option<String> {
-        Some(probe_latency::svg(self))
+    fn svg(&self) -> Option<Result<String, String>> {
+        Some(Ok(probe_latency::svg(self)))
     }
 }
