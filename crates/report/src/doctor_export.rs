@@ -7,6 +7,7 @@ use numasleuth_kernel::Unread;
 use numasleuth_model::Topology;
 
 use crate::doctor_html::Section;
+use crate::html::heatmap_svg_rect;
 use crate::export::{plain_json, Exporter, Format};
 use crate::mem_json::MemDocument;
 use crate::provenance::Provenance;
@@ -20,9 +21,8 @@ pub struct DoctorReport<'a> {
     pub topology: TopoJson,
     pub diagnosis: &'a Diagnosis,
     pub unread: &'a [Unread],
-    /// `--measure`'s document, and its HTML sections.
+    /// `--measure`'s document.
     pub measured: Option<&'a MemDocument>,
-    pub sections: Vec<Section>,
 }
 
 impl Exporter for DoctorReport<'_> {
@@ -53,7 +53,54 @@ impl Exporter for DoctorReport<'_> {
             &self.headline,
             self.topo,
             self.diagnosis,
-            &self.sections,
+            &self.measured.map(sections).unwrap_or_default(),
         ))
     }
+}
+
+/// Heatmaps of the measured matrices, for the HTML report.
+fn sections(doc: &MemDocument) -> Vec<Section> {
+    let mut out = Vec::new();
+    let label = |prefix: &str, ids: &[u32]| ids.iter().map(|n| format!("{prefix} {n}")).collect::<Vec<_>>();
+    if let Some(m) = &doc.latency_ns {
+        let cells = m
+            .matrix
+            .iter()
+            .map(|row| row.iter().map(|c| c.as_ref().map(|s| s.median)).collect())
+            .collect::<Vec<_>>();
+        out.push(Section {
+            title: "Measured idle latency".into(),
+            html: heatmap_svg_rect(
+                "idle latency, median ns (pointer chase)",
+                &label("CPUs of node", &m.initiators),
+                &label("memory", &m.nodes),
+                &cells,
+                "ns, lower is better",
+            ),
+        });
+    }
+    if let Some(m) = &doc.bandwidth_bytes_per_sec {
+        let cells = m
+            .matrix
+            .iter()
+            .map(|row| row.iter().map(|c| c.as_ref().map(|s| s.median / 1e9)).collect())
+            .collect::<Vec<_>>();
+        out.push(Section {
+            title: "Measured bandwidth".into(),
+            html: heatmap_svg_rect(
+                &format!("{} bandwidth, median GB/s", m.mix),
+                &label("CPUs of node", &m.initiators),
+                &label("memory", &m.nodes),
+                &cells,
+                "GB/s, higher is better",
+            ),
+        });
+    }
+    for warning in &doc.warnings {
+        out.push(Section {
+            title: "Measurement warning".into(),
+            html: format!("<p>{}</p>", crate::html::escape(warning)),
+        });
+    }
+    out
 }

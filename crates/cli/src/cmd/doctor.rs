@@ -54,10 +54,6 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         migrations_check(root, &topo, pid, &mut diagnosis);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
-    let sections = measured
-        .as_ref()
-        .map(super::doctor_measure::sections)
-        .unwrap_or_default();
     diagnosis.rank();
     let mut all = read.warnings;
     all.extend(warnings(&topo));
@@ -68,7 +64,6 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         diagnosis: &diagnosis,
         unread: &host.unread,
         measured: measured.as_ref(),
-        sections,
     };
     super::output::emit(root, &plan, &report)?;
     let threshold = args.fail_on.map(|f| match f {
