@@ -75,11 +75,34 @@ fn every_command_with_a_report_writes_files_with_dash_o_and_format() {
     }
     // The commands named in the issue, each found by the walk.
     for name in [
-        "topo", "doctor", "irq", "memwatch", "mem", "mem latency", "mem bandwidth", "mem loaded", "c2c",
-        "lab false-sharing", "lab locks", "lab remote-global", "inspect", "lines", "watch", "move", "pmu",
-        "pmu diff", "runs", "bisect", "probe-latency", "hotlines", "migrations",
+        "topo",
+        "doctor",
+        "irq",
+        "memwatch",
+        "mem",
+        "mem latency",
+        "mem bandwidth",
+        "mem loaded",
+        "c2c",
+        "lab false-sharing",
+        "lab locks",
+        "lab remote-global",
+        "inspect",
+        "lines",
+        "watch",
+        "move",
+        "pmu",
+        "pmu diff",
+        "runs",
+        "bisect",
+        "probe-latency",
+        "hotlines",
+        "migrations",
     ] {
-        assert!(with_report.iter().any(|c| c == name), "{name} has no --json: {with_report:?}");
+        assert!(
+            with_report.iter().any(|c| c == name),
+            "{name} has no --json: {with_report:?}"
+        );
     }
 }
 

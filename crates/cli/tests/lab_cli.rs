@@ -147,7 +147,10 @@ fn text_output_explains_and_the_svg_is_drawn() {
     let text = String::from_utf8(out.stdout).unwrap();
     // The provenance line, then the report.
     assert!(text.lines().next().unwrap().contains("live system"), "{text}");
-    assert!(text.lines().nth(1).unwrap().starts_with("numasleuth lab locks: "), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("numasleuth lab locks: "),
+        "{text}"
+    );
     assert!(text.contains("What this means:"), "{text}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(&format!("numasleuth: wrote {svg_arg}")), "{stderr}");

@@ -135,10 +135,22 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["c2c.txt", "c2c.json", "c2c.csv"],
         ),
         (
-            vec!["lab", "false-sharing", "--threads", "1", "--samples", "1", "--sample-ms", "2ms"],
+            vec![
+                "lab",
+                "false-sharing",
+                "--threads",
+                "1",
+                "--samples",
+                "1",
+                "--sample-ms",
+                "2ms",
+            ],
             vec!["lab.txt", "lab.json", "lab.svg"],
         ),
-        (vec!["runs", "-n", "2", "--", "true"], vec!["runs.txt", "runs.json", "runs.svg"]),
+        (
+            vec!["runs", "-n", "2", "--", "true"],
+            vec!["runs.txt", "runs.json", "runs.svg"],
+        ),
         (
             vec!["probe-latency", "--rate", "50/s", "--duration", "200ms"],
             vec!["probe.txt", "probe.json", "probe.svg"],
@@ -146,7 +158,10 @@ fn live_reports_carry_provenance_in_every_format() {
     ];
     for (args, names) in cases {
         let stdout = run_with_outputs(None, &args, dir.path(), &names);
-        assert!(stdout.lines().next().unwrap().contains("live system"), "{args:?}: {stdout}");
+        assert!(
+            stdout.lines().next().unwrap().contains("live system"),
+            "{args:?}: {stdout}"
+        );
         for name in names {
             assert_provenance(dir.path(), name, None);
         }
@@ -265,7 +280,10 @@ fn a_directory_that_cannot_be_written_leaves_nothing_behind() {
         .expect("setpriv runs numasleuth as nobody");
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let err = stderr(&out);
-    assert!(err.contains("cannot write") && err.contains("Permission denied"), "{err}");
+    assert!(
+        err.contains("cannot write") && err.contains("Permission denied"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
     let names: Vec<String> = std::fs::read_dir(&locked)
         .unwrap()

@@ -7,8 +7,8 @@ use numasleuth_kernel::Unread;
 use numasleuth_model::Topology;
 
 use crate::doctor_html::Section;
-use crate::html::heatmap_svg_rect;
 use crate::export::{plain_json, Exporter, Format};
+use crate::html::heatmap_svg_rect;
 use crate::mem_json::MemDocument;
 use crate::provenance::Provenance;
 use crate::topo_json::TopoJson;

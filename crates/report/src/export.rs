@@ -139,10 +139,16 @@ pub fn list(formats: &[Format]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExportError {
     /// The report has no such format.
-    Unsupported { format: Format, offered: Vec<Format> },
+    Unsupported {
+        format: Format,
+        offered: Vec<Format>,
+    },
     Json(String),
     /// The report has the format but could not render it.
-    Render { format: Format, why: String },
+    Render {
+        format: Format,
+        why: String,
+    },
 }
 
 impl fmt::Display for ExportError {
@@ -175,11 +181,7 @@ pub fn render<E: Exporter>(
     }
     let out = match format {
         Format::Text => Some(format!("{}\n{}", provenance.line(), report.text(colour))),
-        Format::Json => Some(
-            report
-                .json(provenance)
-                .map_err(|e| ExportError::Json(e.to_string()))?,
-        ),
+        Format::Json => Some(report.json(provenance).map_err(|e| ExportError::Json(e.to_string()))?),
         Format::Csv => report.csv(),
         Format::Html => report.html(provenance),
         Format::Svg => match report.svg() {
@@ -220,7 +222,10 @@ const FOOTER_PX: u32 = 18;
 /// tools) and a footer line under it, made room for by growing the height.
 pub fn svg_with_provenance(svg: &str, provenance: &Provenance) -> String {
     let line = escape(&provenance.line());
-    let Some(open_end) = svg.find("<svg").and_then(|start| svg[start..].find('>').map(|e| start + e + 1)) else {
+    let Some(open_end) = svg
+        .find("<svg")
+        .and_then(|start| svg[start..].find('>').map(|e| start + e + 1))
+    else {
         return svg.to_string();
     };
     let Some(close) = svg.rfind("</svg>") else {

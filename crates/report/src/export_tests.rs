@@ -28,7 +28,11 @@ impl Exporter for Plain {
         with_provenance(&self.0, provenance)
     }
     fn text(&self, colour: bool) -> String {
-        format!("value {} ns{}\n", self.0.value_ns, if colour { " (colour)" } else { "" })
+        format!(
+            "value {} ns{}\n",
+            self.0.value_ns,
+            if colour { " (colour)" } else { "" }
+        )
     }
 }
 
@@ -46,7 +50,9 @@ impl Exporter for Charted {
         Some(format!("value_ns\n{}\n", self.0.value_ns))
     }
     fn svg(&self) -> Option<Result<String, String>> {
-        Some(Ok("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"><rect/></svg>\n".into()))
+        Some(Ok(
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"><rect/></svg>\n".into(),
+        ))
     }
 }
 
@@ -116,7 +122,9 @@ fn svg_gets_a_desc_and_a_footer_in_grown_room() {
     let escaped = crate::html::escape(&provenance().line());
     assert!(escaped.contains("db&lt;1&gt;"));
     assert!(out.contains(&format!("<desc>{escaped}</desc>")));
-    assert!(out.contains(&format!("y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\">{escaped}</text></svg>")));
+    assert!(out.contains(&format!(
+        "y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\">{escaped}</text></svg>"
+    )));
     assert!(out.contains("<rect/>"));
 }
 

@@ -21,8 +21,8 @@ use numasleuth_report::bisect_text;
 
 use super::bisect_args::BisectArgs;
 use super::bisect_live::{culprits, read_metric, Live, Stop};
-use super::page_targets::{mapped, residencies, targets, Asked};
 use super::output::{Aliases, Plan};
+use super::page_targets::{mapped, residencies, targets, Asked};
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Nodes a page can live on: those with memory.

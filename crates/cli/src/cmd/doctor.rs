@@ -12,8 +12,8 @@ use numasleuth_model::Topology;
 use numasleuth_report::doctor_export::DoctorReport;
 use numasleuth_report::topo_json;
 
-use crate::cli::{DoctorArgs, FailOn};
 use super::output::Aliases;
+use crate::cli::{DoctorArgs, FailOn};
 
 /// `doctor --pid`: the placement findings of `inspect` for that process.
 pub const PROCESS_CHECK: &str = "process-placement";

@@ -17,8 +17,8 @@ use numasleuth_model::Topology;
 use numasleuth_report::{inspect_json, inspect_text};
 use numasleuth_symbols::{ObjectPlacer, SectionSpan};
 
-use super::process_args::InspectArgs;
 use super::output::Aliases;
+use super::process_args::InspectArgs;
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Mappings listed beyond static sections, heap and stack.

@@ -11,8 +11,8 @@ use numasleuth_change::{FileChange, Journal, JournalKey, MachineIdentity, KIND_I
 use numasleuth_kernel::Root;
 use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
 
-use crate::cli::IrqArgs;
 use super::output::Aliases;
+use crate::cli::IrqArgs;
 
 pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan::<IrqReport>(Aliases {

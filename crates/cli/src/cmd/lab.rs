@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use anyhow::bail;
 use numasleuth_analyze::lab::Raw;
-use numasleuth_measure::lab::{Budget, RunSample};
 use numasleuth_kernel::Root;
+use numasleuth_measure::lab::{Budget, RunSample};
 use numasleuth_report::lab_charts::LabReport;
 use numasleuth_report::lab_json::RunInfo;
 use numasleuth_report::lab_svg::ChartError;
@@ -183,4 +183,3 @@ pub fn emit<D: Serialize>(
 pub fn cpu_list(cpus: &[u32]) -> String {
     cpus.iter().copied().collect::<numasleuth_kernel::IdList>().to_string()
 }
-

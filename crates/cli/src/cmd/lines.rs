@@ -12,8 +12,8 @@ use numasleuth_symbols::open::ObjectSource;
 use numasleuth_symbols::symbols::SymbolSource;
 use numasleuth_symbols::ProcessObjects;
 
-use super::process_args::LinesArgs;
 use super::output::Aliases;
+use super::process_args::LinesArgs;
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
@@ -66,17 +66,17 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         SymbolSource::None => "none",
     };
     let doc = lines_json::LinesJson {
-            schema: lines_json::SCHEMA,
-            line_size: args.line_size,
-            object: &source.shown,
-            pid: args.pid,
-            load_bias: format!("{bias:#x}"),
-            sections: &SECTIONS,
-            symbol_source,
-            data_symbols: symbols.len(),
-            symbol: target.as_ref().map(lines_json::symbol),
-            lines: lines_json::lines(&lines),
-        };
+        schema: lines_json::SCHEMA,
+        line_size: args.line_size,
+        object: &source.shown,
+        pid: args.pid,
+        load_bias: format!("{bias:#x}"),
+        sections: &SECTIONS,
+        symbol_source,
+        data_symbols: symbols.len(),
+        symbol: target.as_ref().map(lines_json::symbol),
+        lines: lines_json::lines(&lines),
+    };
     let addresses = match args.pid {
         Some(pid) => format!("run-time addresses in process {pid}, load bias {bias:#x}"),
         None => "link-time addresses".to_string(),

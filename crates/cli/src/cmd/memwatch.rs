@@ -13,11 +13,13 @@ use numasleuth_kernel::procfs::{settings, zoneinfo};
 use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
 use numasleuth_kernel::{pages, ReadError, Root};
 use numasleuth_report::export::Format;
-use numasleuth_report::memwatch_text::{first_record, render_sample, sample_json, summary_json, summary_text, MemwatchReport};
+use numasleuth_report::memwatch_text::{
+    first_record, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
+};
 use numasleuth_report::provenance::Provenance;
 
-use crate::cli::MemwatchArgs;
 use super::output::{Aliases, Plan};
+use crate::cli::MemwatchArgs;
 use crate::output;
 
 /// Caps memory: an hour at 100 ms is 36,000 samples.

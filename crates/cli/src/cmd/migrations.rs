@@ -128,14 +128,18 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
         &seen.notes,
     );
     let view = migrations_text::View {
-            pid,
-            method: &seen.method,
-            duration_s: seen.duration_s,
-            threads: &seen.threads,
-            numa: &seen.numa,
-            findings: &found,
+        pid,
+        method: &seen.method,
+        duration_s: seen.duration_s,
+        threads: &seen.threads,
+        numa: &seen.numa,
+        findings: &found,
         notes: &seen.notes,
     };
-    super::output::emit(root, &outputs, &TextJson::new(document, |_| migrations_text::render(&view)))?;
+    super::output::emit(
+        root,
+        &outputs,
+        &TextJson::new(document, |_| migrations_text::render(&view)),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -19,9 +19,9 @@ use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
 use numasleuth_report::{format, move_text};
 
+use super::output::Aliases;
 use super::page_targets::{mapped, residencies, targets, Asked};
 use super::process_args::MoveArgs;
-use super::output::Aliases;
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Ends the hinting faults of the plan's hidden pages (`--apply` only:

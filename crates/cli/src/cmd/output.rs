@@ -100,7 +100,10 @@ impl OutputArgs {
             if offered.contains(&format) {
                 return Ok(format);
             }
-            bail!("{what}: no {format} output for this command; it writes {}", export::list(&offered))
+            bail!(
+                "{what}: no {format} output for this command; it writes {}",
+                export::list(&offered)
+            )
         };
         let forced = self.format.map(Format::from);
         let stdout = match (aliases.json, aliases.csv, forced, self.output.is_empty()) {
@@ -139,8 +142,14 @@ fn format_of(path: &Path, offered: &[Format]) -> anyhow::Result<Format> {
         None => bail!(
             "-o {}: cannot tell the format from {}; use one of {} or --format",
             path.display(),
-            extension.map_or("a name without an extension".to_string(), |e| format!("the extension .{e}")),
-            offered.iter().map(|f| format!(".{}", f.extension())).collect::<Vec<_>>().join(" ")
+            extension.map_or("a name without an extension".to_string(), |e| format!(
+                "the extension .{e}"
+            )),
+            offered
+                .iter()
+                .map(|f| format!(".{}", f.extension()))
+                .collect::<Vec<_>>()
+                .join(" ")
         ),
     }
 }

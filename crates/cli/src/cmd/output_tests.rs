@@ -9,7 +9,10 @@ fn a_failed_rename_removes_the_temporary_file() {
     std::fs::create_dir(&target).unwrap();
     std::fs::write(target.join("inside"), "x").unwrap();
     assert!(write_atomic(&target, b"{}").is_err());
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(names, vec![std::ffi::OsString::from("taken.json")]);
 }
 

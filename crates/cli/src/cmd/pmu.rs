@@ -16,8 +16,8 @@ use numasleuth_kernel::Root;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
 
-use super::pmu_args::{EventsArg, PmuArgs, PmuSub};
 use super::output::Aliases;
+use super::pmu_args::{EventsArg, PmuArgs, PmuSub};
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {

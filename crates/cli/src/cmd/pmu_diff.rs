@@ -15,8 +15,8 @@ use numasleuth_kernel::{untrusted, Root};
 use numasleuth_report::pmu_diff_json::{self, RunJson};
 use numasleuth_report::{pmu_diff_text, pmu_json};
 
-use super::pmu_args::PmuDiffArgs;
 use super::output::Aliases;
+use super::pmu_args::PmuDiffArgs;
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
@@ -68,11 +68,11 @@ pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
     })?;
     let (a_name, b_name) = (args.good.display().to_string(), args.bad.display().to_string());
     let a_json = RunJson {
-            file: &a_name,
+        file: &a_name,
         duration_s: good.duration_s,
     };
     let b_json = RunJson {
-            file: &b_name,
+        file: &b_name,
         duration_s: bad.duration_s,
     };
     let a = format!("{a_name} ({:.3} s)", good.duration_s);

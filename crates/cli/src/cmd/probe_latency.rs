@@ -19,10 +19,10 @@ use numasleuth_model::Topology;
 use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
 
 use super::node_sampler::Sampler;
+use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
 use super::probe_drive::{drive, stop_on_signals, STOP};
 use super::probe_ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
-use super::output::Aliases;
 
 /// The signal sampler takes at most ~3000 samples a run, at least 200 ms
 /// apart (zoneinfo is read whole each time) and at most 30 s.

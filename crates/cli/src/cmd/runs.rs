@@ -20,8 +20,8 @@ use numasleuth_measure::runs::{run_once, RunRecord, RunSpec};
 use numasleuth_model::Topology;
 use numasleuth_report::runs_text::RunsReport;
 
-use super::runs_args::{RunsArgs, StartCpus};
 use super::output::Aliases;
+use super::runs_args::{RunsArgs, StartCpus};
 
 /// Output lines shown with an error about a run's output.
 const ERROR_TAIL_LINES: usize = 10;

@@ -17,8 +17,8 @@ use numasleuth_probe::{Access, WatchSpec};
 use numasleuth_report::{watch_json, watch_text};
 use numasleuth_symbols::{locate_all, ProcessObjects};
 
-use super::process_args::WatchArgs;
 use super::output::Aliases;
+use super::process_args::WatchArgs;
 use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// How often threads started during the watch are looked for.
