@@ -99,6 +99,8 @@ pub struct TopoArgs {
     /// Print JSON (schema numasleuth.topo/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: crate::cmd::output::OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -121,9 +123,12 @@ pub struct DoctorArgs {
     /// Print JSON (schema numasleuth.doctor/1) instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Also write a self-contained HTML report to this file.
+    /// Also write a self-contained HTML report to this file (same as
+    /// `-o FILE.html`).
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: crate::cmd::output::OutputArgs,
     /// Exit 1 when a finding at or above this severity exists.
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
@@ -142,6 +147,8 @@ pub struct IrqArgs {
     /// Print JSON (schema numasleuth.irq/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: crate::cmd::output::OutputArgs,
     /// Print a plan that moves off-node IRQs onto their device's local CPUs.
     #[arg(long)]
     pub fix: bool,
@@ -173,7 +180,9 @@ pub struct MemwatchArgs {
     #[arg(long)]
     pub json: bool,
     /// Also write an SVG chart of free pages against the low and min
-    /// watermarks per node.
+    /// watermarks per node (same as `-o FILE.svg`).
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: crate::cmd::output::OutputArgs,
 }

@@ -12,12 +12,6 @@ pub fn print(text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn print_json<T: serde::Serialize>(value: &T) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
-    text.push('\n');
-    print(&text)
-}
-
 pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
     error
         .chain()

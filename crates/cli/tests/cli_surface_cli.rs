@@ -59,6 +59,54 @@ fn every_command_that_takes_a_process_takes_dash_p() {
 }
 
 #[test]
+fn every_command_with_a_report_writes_files_with_dash_o_and_format() {
+    let mut with_report = Vec::new();
+    for command in commands() {
+        let args: Vec<&str> = command.iter().map(String::as_str).collect();
+        let text = help(&args);
+        if !text.contains("      --json") {
+            continue;
+        }
+        with_report.push(command.join(" "));
+        assert!(
+            text.contains("-o, --output <FILE>") && text.contains("--format <FORMAT>"),
+            "{command:?} has --json but not -o/--output and --format:\n{text}"
+        );
+    }
+    // The commands named in the issue, each found by the walk.
+    for name in [
+        "topo",
+        "doctor",
+        "irq",
+        "memwatch",
+        "mem",
+        "mem latency",
+        "mem bandwidth",
+        "mem loaded",
+        "c2c",
+        "lab false-sharing",
+        "lab locks",
+        "lab remote-global",
+        "inspect",
+        "lines",
+        "watch",
+        "move",
+        "pmu",
+        "pmu diff",
+        "runs",
+        "bisect",
+        "probe-latency",
+        "hotlines",
+        "migrations",
+    ] {
+        assert!(
+            with_report.iter().any(|c| c == name),
+            "{name} has no --json: {with_report:?}"
+        );
+    }
+}
+
+#[test]
 fn a_positional_pid_and_dash_p_name_the_same_process() {
     let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
     let pid = sleeper.id().to_string();

@@ -145,9 +145,15 @@ fn text_output_explains_and_the_svg_is_drawn() {
     let out = output(&args);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.starts_with("numasleuth lab locks: "), "{text}");
+    // The provenance line, then the report.
+    assert!(text.lines().next().unwrap().contains("live system"), "{text}");
+    assert!(
+        text.lines().nth(1).unwrap().starts_with("numasleuth lab locks: "),
+        "{text}"
+    );
     assert!(text.contains("What this means:"), "{text}");
-    assert!(text.contains(&format!("chart: {svg_arg}")), "{text}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains(&format!("numasleuth: wrote {svg_arg}")), "{stderr}");
     let drawn = std::fs::read_to_string(&svg).unwrap();
     assert!(drawn.starts_with("<svg"), "{}", &drawn[..60]);
     for label in ["ticket", "mcs", "threads", "1 load"] {
@@ -187,7 +193,7 @@ fn impossible_requests_are_clear_errors() {
     let stderr = error(&["lab", "false-sharing", "--threads", "0"]);
     assert!(stderr.contains("thread counts start at 1"), "{stderr}");
     let stderr = error(&["lab", "false-sharing", "--svg", "/nonexistent-dir/x.svg"]);
-    assert!(stderr.contains("is not a directory"), "{stderr}");
+    assert!(stderr.contains("/nonexistent-dir does not exist"), "{stderr}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("proc")).unwrap();
     let stderr = error(&["--root", dir.path().to_str().unwrap(), "lab", "locks"]);

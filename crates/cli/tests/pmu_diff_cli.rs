@@ -88,7 +88,8 @@ fn diff_ranks_page_faults_first_for_10_mib_against_400_mib() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
-    let first = text.lines().nth(3).unwrap();
+    // After the provenance line, the heading and the table's header.
+    let first = text.lines().nth(4).unwrap();
     assert!(
         first.contains("page-faults") || first.contains("minor-faults"),
         "{text}"

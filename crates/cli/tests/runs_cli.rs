@@ -81,6 +81,9 @@ fn text_table_and_verdict_on_stdout_progress_on_stderr() {
     let out = output(&["runs", "-n", "4", "--", "sh", "-c", "echo value 10"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
+    // The provenance line, then the report.
+    let (provenance, text) = text.split_once('\n').unwrap();
+    assert!(provenance.contains("live system"), "{provenance}");
     assert!(
         text.starts_with("4 runs of `sh -c echo value 10`; metric: wall time in seconds (lower is better)"),
         "{text}"

@@ -80,6 +80,9 @@ fn counts_the_victims_writes_and_names_apply_op() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
+    // The provenance line, then the report.
+    let (provenance, text) = text.split_once('\n').unwrap_or_default();
+    assert!(provenance.contains("live system"), "{provenance}");
     assert!(text.starts_with("watch nil_root ("), "{text}");
     assert!(text.contains("apply_op") && text.contains("victim.c:"), "{text}");
     assert!(text.contains("k/s") || text.contains(" /s"), "{text}");

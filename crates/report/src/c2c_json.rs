@@ -33,12 +33,6 @@ pub struct C2cDocument {
     pub raw_latency_ns: Option<Vec<Vec<Option<Vec<f64>>>>>,
 }
 
-pub fn render(document: &C2cDocument) -> String {
-    let mut text = serde_json::to_string_pretty(document).expect("the document has only serializable fields");
-    text.push('\n');
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -66,7 +60,7 @@ mod tests {
             warnings: Vec::new(),
             raw_latency_ns: None,
         };
-        let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&crate::export::plain_json(&doc).unwrap()).unwrap();
         assert_eq!(json["schema"], "numasleuth.c2c/1");
         assert_eq!(json["cpus"], serde_json::json!([0, 1]));
         assert_eq!(json["home_node"], 0);

@@ -83,12 +83,6 @@ pub struct RemoteGlobalDocument {
     pub warnings: Vec<String>,
 }
 
-pub fn render<T: Serialize>(document: &T) -> String {
-    let mut text = serde_json::to_string_pretty(document).expect("lab documents have only serializable fields");
-    text.push('\n');
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,7 +119,7 @@ mod tests {
             meaning: Vec::new(),
             warnings: Vec::new(),
         };
-        let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&crate::export::plain_json(&doc).unwrap()).unwrap();
         let row = &json["results"][0];
         assert_eq!(json["schema"], "numasleuth.lab.false_sharing/1");
         assert_eq!(row["layout"], "packed");

@@ -123,12 +123,6 @@ impl Default for MemDocument {
     }
 }
 
-pub fn render(document: &MemDocument) -> String {
-    let mut text = serde_json::to_string_pretty(document).expect("the document has only serializable fields");
-    text.push('\n');
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,7 +152,7 @@ mod tests {
             ],
         });
         doc.placement_verified = true;
-        let json: serde_json::Value = serde_json::from_str(&render(&doc)).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&crate::export::plain_json(&doc).unwrap()).unwrap();
         assert_eq!(json["schema"], "numasleuth.mem/1");
         assert_eq!(json["latency_ns"]["nodes"], serde_json::json!([0, 1, 2]));
         let first = &json["latency_ns"]["matrix"][0][0];

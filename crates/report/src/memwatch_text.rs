@@ -63,6 +63,20 @@ pub fn sample_json(rows: &[Row], machine: &MachineRow, events: &[Event]) -> Valu
            "nodes": rows, "machine": machine, "events": events})
 }
 
+/// The last JSON line: what sampling cost, per sample and as a share of
+/// the interval.
+pub fn summary_json(samples: usize, median_us: f64, max_us: f64, share_percent: f64) -> Value {
+    json!({"schema": SCHEMA, "type": "summary", "samples": samples,
+           "sampling_cost_us": {"median": median_us, "max": max_us},
+           "cost_share_of_interval_percent": share_percent})
+}
+
+pub fn summary_text(median_us: f64, max_us: f64, share_percent: f64) -> String {
+    format!(
+        "sampling cost: median {median_us:.0} µs, max {max_us:.0} µs per sample ({share_percent:.3}% of the interval)\n"
+    )
+}
+
 /// Free pages against the low and min watermarks per node, plus the
 /// machine-wide kswapd and direct scan rates (pages/s, so they share the
 /// page axis).
@@ -117,4 +131,48 @@ pub fn chart(history: &[Sample]) -> String {
         "pages or pages/s",
         &series,
     )
+}
+
+/// A whole `memwatch` run, for the files `-o` writes at its end: the text
+/// as it was printed, the JSON lines (provenance in the first), and the
+/// samples the chart is drawn from. Each part is kept only when a file
+/// needs it, so a long run without `-o` holds nothing.
+#[derive(Debug, Default)]
+pub struct MemwatchReport {
+    pub text: String,
+    pub records: Vec<Value>,
+    pub history: Vec<Sample>,
+}
+
+impl crate::export::Exporter for MemwatchReport {
+    const EXTRA: &'static [crate::export::Format] = &[crate::export::Format::Svg];
+
+    fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
+        let mut out = String::new();
+        for (i, record) in self.records.iter().enumerate() {
+            let line = if i == 0 {
+                first_record(record, provenance)?
+            } else {
+                serde_json::to_string(record)?
+            };
+            out.push_str(&line);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+    fn text(&self, _colour: bool) -> String {
+        self.text.clone()
+    }
+    fn svg(&self) -> Option<Result<String, String>> {
+        Some(Ok(chart(&self.history)))
+    }
+}
+
+/// The first record of a JSON-lines stream, carrying the provenance.
+pub fn first_record(record: &Value, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
+    let mut record = record.clone();
+    if let Value::Object(map) = &mut record {
+        map.insert("provenance".into(), serde_json::to_value(provenance)?);
+    }
+    serde_json::to_string(&record)
 }

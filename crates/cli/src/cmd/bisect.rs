@@ -21,8 +21,9 @@ use numasleuth_report::bisect_text;
 
 use super::bisect_args::BisectArgs;
 use super::bisect_live::{culprits, read_metric, Live, Stop};
+use super::output::{Aliases, Plan};
 use super::page_targets::{mapped, residencies, targets, Asked};
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Nodes a page can live on: those with memory.
 fn memory_nodes(root: &Root) -> anyhow::Result<Vec<u32>> {
@@ -96,15 +97,18 @@ fn record_restore(doc: &mut BisectDocument, restored: &Restored) {
     });
 }
 
-fn print(doc: &BisectDocument, json: bool) -> anyhow::Result<()> {
-    if json {
-        output::print_json(doc)
-    } else {
-        output::print(&bisect_text::render(doc))
-    }
+fn print(root: &Root, doc: &BisectDocument, outputs: &Plan) -> anyhow::Result<()> {
+    super::output::emit(root, outputs, &TextJson::new(doc, |_| bisect_text::render(doc)))
 }
 
 pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     super::refuse_under_snapshot(root, "bisect")?;
     let pid = args.pid();
     let stat = read_process_stat(root, pid)?;
@@ -170,10 +174,10 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
         let never = std::sync::atomic::AtomicBool::new(false);
         let value = read_metric(&args.metric_cmd, args.metric_timeout, &never).map_err(Stop::into_error)?;
         doc.baseline = Readings::new(vec![value]).as_ref().map(ReadingsJson::from);
-        print(&doc, args.json)?;
+        print(root, &doc, &outputs)?;
         return Ok(ExitCode::SUCCESS);
     }
-    apply(root, args, &found, start_time, doc)
+    apply(root, args, &outputs, &found, start_time, doc)
 }
 
 fn describe_left_out(found: &Candidates) -> String {
@@ -184,6 +188,7 @@ fn describe_left_out(found: &Candidates) -> String {
 fn apply(
     root: &Root,
     args: &BisectArgs,
+    outputs: &Plan,
     found: &Candidates,
     start_time: u64,
     mut doc: BisectDocument,
@@ -237,7 +242,7 @@ fn apply(
     if let Some(stop) = &stop {
         doc.stopped = Some(stop.to_string());
     }
-    print(&doc, args.json)?;
+    print(root, &doc, outputs)?;
     finish_status(stop, finished, &journal_shown, pid)
 }
 

@@ -105,6 +105,8 @@ pub struct BisectArgs {
     /// Print JSON (schema numasleuth.bisect/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 #[cfg(test)]

@@ -12,17 +12,22 @@ use anyhow::{bail, Context};
 use numasleuth_analyze::stats::{summarize, SPREAD_LIMIT};
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
-use numasleuth_report::c2c_json::{self, C2cDocument, SCHEMA};
-use numasleuth_report::{c2c_text, csv};
+use numasleuth_report::c2c_json::{C2cDocument, SCHEMA};
+use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
 use super::measure_plan::{self, Machine, Progress};
-use crate::output;
+use super::output::Aliases;
 
 /// Above this many CPUs, `--sample auto` keeps one per cache domain.
 const AUTO_ALL_LIMIT: usize = 64;
 
 pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan::<C2cReport>(Aliases {
+        json: args.json,
+        csv: args.csv,
+        ..Aliases::default()
+    })?;
     let machine = measure_plan::machine(root, "c2c")?;
     let chosen: Vec<u32> = match &args.cpus {
         Some(list) => {
@@ -118,13 +123,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         warnings,
         raw_latency_ns: args.raw.then_some(raw),
     };
-    if args.json {
-        output::print(&c2c_json::render(&doc))?;
-    } else if args.csv {
-        output::print(&csv::c2c(&doc))?;
-    } else {
-        output::print(&c2c_text::render(&doc, measure_plan::colour()))?;
-    }
+    super::output::emit(root, &outputs, &C2cReport(&doc))?;
     Ok(ExitCode::SUCCESS)
 }
 

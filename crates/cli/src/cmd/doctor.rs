@@ -1,20 +1,19 @@
 //! `numasleuth doctor`: the main job. Every check, ranked findings, exit 1
 //! with `--fail-on` when something at that severity or worse was found.
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use anyhow::Context;
 use numasleuth_analyze::doctor::{diagnose, uncertain_at};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::{ReadError, Root};
 use numasleuth_model::Topology;
-use numasleuth_report::{doctor_html, doctor_json, doctor_text, mem_text, topo_json};
+use numasleuth_report::doctor_export::DoctorReport;
+use numasleuth_report::topo_json;
 
+use super::output::Aliases;
 use crate::cli::{DoctorArgs, FailOn};
-use crate::output;
 
 /// `doctor --pid`: the placement findings of `inspect` for that process.
 pub const PROCESS_CHECK: &str = "process-placement";
@@ -26,6 +25,11 @@ pub const MIGRATIONS_CHECK: &str = "process-migrations";
 const MIGRATIONS_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
+    let plan = args.output.plan::<DoctorReport>(Aliases {
+        json: args.json,
+        html: args.html.as_deref(),
+        ..Aliases::default()
+    })?;
     let read = super::read_degraded(root)?;
     let host = numasleuth_kernel::gather::read_host(root, &read.readings);
     let topo = read.topology;
@@ -50,43 +54,18 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         migrations_check(root, &topo, pid, &mut diagnosis);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
-    let sections = measured
-        .as_ref()
-        .map(super::doctor_measure::sections)
-        .unwrap_or_default();
     diagnosis.rank();
-    let headline = headline(&topo);
-    let provenance = super::provenance::read(root);
-    if let Some(path) = &args.html {
-        let page = doctor_html::render(&provenance, &headline, &topo, &diagnosis, &sections);
-        std::fs::write(path, page).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("numasleuth: wrote {}", path.display());
-    }
-    if args.json {
-        let mut all = read.warnings;
-        all.extend(warnings(&topo));
-        let topology = topo_json::build(&topo, all);
-        output::print_json(&doctor_json::build(
-            &provenance,
-            &diagnosis,
-            &host.unread,
-            &topology,
-            measured.as_ref(),
-        ))?;
-    } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        let mut text = format!("{}\n", provenance.line());
-        text.push_str(&doctor_text::render(
-            &format!("numasleuth doctor: {headline}"),
-            &diagnosis,
-            color,
-        ));
-        if let Some(doc) = &measured {
-            text.push_str("\nMeasurements (doctor --measure, quick settings)\n");
-            text.push_str(&mem_text::render(doc, color));
-        }
-        output::print(&text)?;
-    }
+    let mut all = read.warnings;
+    all.extend(warnings(&topo));
+    let report = DoctorReport {
+        headline: headline(&topo),
+        topo: &topo,
+        topology: topo_json::build(&topo, all),
+        diagnosis: &diagnosis,
+        unread: &host.unread,
+        measured: measured.as_ref(),
+    };
+    super::output::emit(root, &plan, &report)?;
     let threshold = args.fail_on.map(|f| match f {
         FailOn::Info => Severity::Info,
         FailOn::Warning => Severity::Warning,

@@ -3,8 +3,6 @@
 
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_kernel::Root;
-use numasleuth_report::doctor_html::Section;
-use numasleuth_report::html::heatmap_svg_rect;
 use numasleuth_report::mem_json::MemDocument;
 
 use super::measure_args::{MemOptions, MixArg, PagesArg};
@@ -30,6 +28,7 @@ pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemD
     let options = MemOptions {
         json: false,
         csv: false,
+        output: super::output::OutputArgs::default(),
         nodes: None,
         quick: true,
         samples: None,
@@ -54,51 +53,4 @@ pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemD
             None
         }
     }
-}
-
-/// Heatmaps of the measured matrices, for the HTML report.
-pub fn sections(doc: &MemDocument) -> Vec<Section> {
-    let mut out = Vec::new();
-    let label = |prefix: &str, ids: &[u32]| ids.iter().map(|n| format!("{prefix} {n}")).collect::<Vec<_>>();
-    if let Some(m) = &doc.latency_ns {
-        let cells = m
-            .matrix
-            .iter()
-            .map(|row| row.iter().map(|c| c.as_ref().map(|s| s.median)).collect())
-            .collect::<Vec<_>>();
-        out.push(Section {
-            title: "Measured idle latency".into(),
-            html: heatmap_svg_rect(
-                "idle latency, median ns (pointer chase)",
-                &label("CPUs of node", &m.initiators),
-                &label("memory", &m.nodes),
-                &cells,
-                "ns, lower is better",
-            ),
-        });
-    }
-    if let Some(m) = &doc.bandwidth_bytes_per_sec {
-        let cells = m
-            .matrix
-            .iter()
-            .map(|row| row.iter().map(|c| c.as_ref().map(|s| s.median / 1e9)).collect())
-            .collect::<Vec<_>>();
-        out.push(Section {
-            title: "Measured bandwidth".into(),
-            html: heatmap_svg_rect(
-                &format!("{} bandwidth, median GB/s", m.mix),
-                &label("CPUs of node", &m.initiators),
-                &label("memory", &m.nodes),
-                &cells,
-                "GB/s, higher is better",
-            ),
-        });
-    }
-    for warning in &doc.warnings {
-        out.push(Section {
-            title: "Measurement warning".into(),
-            html: format!("<p>{}</p>", numasleuth_report::html::escape(warning)),
-        });
-    }
-    out
 }

@@ -34,6 +34,8 @@ pub struct HotlinesArgs {
     /// Print JSON (schema numasleuth.hotlines/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -73,6 +75,8 @@ pub struct MigrationsArgs {
     /// Print JSON (schema numasleuth.migrations/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 impl HotlinesArgs {

@@ -23,7 +23,8 @@ use numasleuth_report::hotlines_text;
 use super::hot_args::{HotMethod, HotlinesArgs};
 use super::hotlines_names::Namer;
 use super::hotlines_precise::choose as choose_precise;
-use crate::output;
+use super::output::Aliases;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 const RING_PAGES: usize = 64;
 const RESCAN: Duration = Duration::from_millis(100);
@@ -154,6 +155,13 @@ fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent
 }
 
 pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     if !root.is_live() {
         bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
     }
@@ -211,11 +219,8 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     notes.extend(sampling_notes(pid, &raw, &collector, &namer));
     let lines = name_lines(&collector, &namer, args.top);
     let doc = hotlines_json::build(pid, &method, &raw, &collector.tally, &lines, &precise, &notes);
-    if args.json {
-        output::print_json(&doc)?;
-    } else {
-        output::print(&hotlines_text::render(&doc))?;
-    }
+    let report = TextJson::new(&doc, |_| hotlines_text::render(&doc));
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

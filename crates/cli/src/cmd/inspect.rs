@@ -17,21 +17,28 @@ use numasleuth_model::Topology;
 use numasleuth_report::{inspect_json, inspect_text};
 use numasleuth_symbols::{ObjectPlacer, SectionSpan};
 
+use super::output::Aliases;
 use super::process_args::InspectArgs;
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Mappings listed beyond static sections, heap and stack.
 const LISTED_MAPPINGS: usize = 200;
 
 pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     let topology = super::topology(root)?;
     let model = model(root, args.pid(), args.all_mappings, &topology)?;
     let findings = numasleuth_analyze::process::findings(&model, &topology);
-    if args.json {
-        output::print_json(&inspect_json::build(&model, &findings))?;
-    } else {
-        output::print(&inspect_text::render(&model, &findings, args.sections))?;
-    }
+    let report = TextJson::new(inspect_json::build(&model, &findings), |_| {
+        inspect_text::render(&model, &findings, args.sections)
+    });
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

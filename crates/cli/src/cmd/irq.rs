@@ -9,13 +9,16 @@ use anyhow::Context;
 use numasleuth_analyze::irq::{audit, plan};
 use numasleuth_change::{FileChange, Journal, JournalKey, MachineIdentity, KIND_IRQ};
 use numasleuth_kernel::Root;
-use numasleuth_report::irq_text;
-use serde_json::json;
+use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
 
+use super::output::Aliases;
 use crate::cli::IrqArgs;
-use crate::output;
 
 pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan::<IrqReport>(Aliases {
+        json: args.json,
+        ..Aliases::default()
+    })?;
     if args.apply {
         super::refuse_under_snapshot(root, "irq --apply")?;
     }
@@ -26,7 +29,7 @@ pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
         .context("cannot audit IRQs")?;
     let devices = audit(&topo, &host);
     let irqbalance = host.irqbalance_pids.clone().unwrap_or_default();
-    let changes = if args.fix || args.apply {
+    let changes: Vec<_> = if args.fix || args.apply {
         plan(&topo, &devices)
     } else {
         Vec::new()
@@ -36,32 +39,18 @@ pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
     } else {
         None
     };
-    if args.json {
-        output::print_json(&json!({
-            "schema": "numasleuth.irq/1",
-            "devices": devices,
-            "irqbalance_pids": irqbalance,
-            "plan": changes,
-            "applied": journal_path.is_some(),
-            "journal": journal_path.as_ref().map(|p| p.display().to_string()),
-        }))?;
-        return Ok(ExitCode::SUCCESS);
-    }
-    let mut text = irq_text::render(&devices, &irqbalance);
-    if args.fix || args.apply {
-        text.push('\n');
-        text.push_str(&irq_text::render_plan(&changes, journal_path.is_some()));
-        match &journal_path {
-            Some(path) => text.push_str(&format!(
-                "journal: {} (reverse with `numasleuth undo {}`); effective affinity follows at the next interrupt\n",
-                path.display(),
-                path.display()
-            )),
-            None if !changes.is_empty() => text.push_str("dry run: nothing was changed; add --apply to make it so\n"),
-            None => {}
-        }
-    }
-    output::print(&text)?;
+    let report = IrqReport {
+        document: IrqJson {
+            schema: irq_json::SCHEMA,
+            devices: &devices,
+            irqbalance_pids: &irqbalance,
+            plan: &changes,
+            applied: journal_path.is_some(),
+            journal: journal_path.as_ref().map(|p| p.display().to_string()),
+        },
+        planned: args.fix || args.apply,
+    };
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,22 +6,23 @@
 //! honour, refusing oversubscription unless asked (spinning waiters would
 //! fight the lock holder for the CPU), and it writes the output.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use numasleuth_analyze::lab::Raw;
+use numasleuth_kernel::Root;
 use numasleuth_measure::lab::{Budget, RunSample};
-use numasleuth_report::lab_json::{self, RunInfo};
+use numasleuth_report::lab_charts::LabReport;
+use numasleuth_report::lab_json::RunInfo;
 use numasleuth_report::lab_svg::ChartError;
 use serde::Serialize;
 
 use super::lab_args::{CommonArgs, Experiment, LabArgs, PlacementArg};
 use super::measure_plan::Machine;
-use crate::output;
+use super::output::{Aliases, Plan};
 
-pub fn run(root: &numasleuth_kernel::Root, args: &LabArgs) -> anyhow::Result<ExitCode> {
+pub fn run(root: &Root, args: &LabArgs) -> anyhow::Result<ExitCode> {
     match &args.experiment {
         Experiment::FalseSharing(a) => super::lab_false_sharing::run(root, a),
         Experiment::Locks(a) => super::lab_locks::run(root, a),
@@ -29,22 +30,14 @@ pub fn run(root: &numasleuth_kernel::Root, args: &LabArgs) -> anyhow::Result<Exi
     }
 }
 
-/// Checks that can fail before any measuring starts, so a typo in a path
-/// does not throw away minutes of samples.
-pub fn check_output(common: &CommonArgs) -> anyhow::Result<()> {
-    if let Some(path) = &common.svg {
-        let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-        if let Some(dir) = parent {
-            if !dir.is_dir() {
-                bail!(
-                    "cannot write the chart to {}: {} is not a directory",
-                    path.display(),
-                    dir.display()
-                );
-            }
-        }
-    }
-    Ok(())
+/// Where the report goes, checked before any measuring starts, so a typo
+/// in a path does not throw away minutes of samples.
+pub fn outputs(common: &CommonArgs) -> anyhow::Result<Plan> {
+    common.output.plan::<LabReport<'_, ()>>(Aliases {
+        json: common.json,
+        svg: common.svg.as_deref(),
+        ..Aliases::default()
+    })
 }
 
 /// The thread counts to run with `available` CPUs, and whether any
@@ -175,44 +168,18 @@ pub fn oversubscribed_warning(oversubscribed: bool) -> Option<String> {
     })
 }
 
-/// Prints the table or JSON, then writes the chart, so a chart that cannot
-/// be written never costs the measurements.
-pub fn emit<T: Serialize>(
-    common: &CommonArgs,
-    document: &T,
-    text: impl FnOnce() -> String,
-    chart: impl FnOnce() -> Result<String, ChartError>,
+/// The experiment's report, to stdout and every file asked for.
+pub fn emit<D: Serialize>(
+    root: &Root,
+    outputs: &Plan,
+    document: &D,
+    text: fn(&D) -> String,
+    chart: fn(&D) -> Result<String, ChartError>,
 ) -> anyhow::Result<ExitCode> {
-    if common.json {
-        output::print(&lab_json::render(document))?;
-    } else {
-        let mut text = text();
-        if let Some(path) = &common.svg {
-            text.push_str(&format!("\nchart: {}\n", path.display()));
-        }
-        output::print(&text)?;
-    }
-    if let Some(path) = &common.svg {
-        write_chart(path, chart)?;
-    }
+    super::output::emit(root, outputs, &LabReport { document, text, chart })?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn write_chart(path: &Path, chart: impl FnOnce() -> Result<String, ChartError>) -> anyhow::Result<()> {
-    let svg = chart()?;
-    std::fs::write(path, svg).with_context(|| format!("cannot write the chart to {}", path.display()))
 }
 
 pub fn cpu_list(cpus: &[u32]) -> String {
     cpus.iter().copied().collect::<numasleuth_kernel::IdList>().to_string()
-}
-
-/// Median, p10 and p90 of a row as a chart point.
-pub fn point(threads: usize, s: &numasleuth_analyze::stats::Summary) -> numasleuth_report::lab_svg::Point {
-    numasleuth_report::lab_svg::Point {
-        threads: threads as f64,
-        median: s.median,
-        p10: s.p10,
-        p90: s.p90,
-    }
 }

@@ -52,6 +52,8 @@ pub struct CommonArgs {
     /// Print JSON (schema numasleuth.lab.<experiment>/1) with every raw sample.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// Also write an SVG chart of throughput against threads.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,

@@ -9,16 +9,15 @@ use numasleuth_analyze::lab::{self as verdict, false_sharing as fs};
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::false_sharing::{self as workload, Layout, Op};
 use numasleuth_report::lab_json::{FalseSharingDocument, FALSE_SHARING_SCHEMA};
-use numasleuth_report::lab_svg::{self, Panel, Series};
-use numasleuth_report::lab_text;
+use numasleuth_report::{lab_charts, lab_text};
 
-use super::lab::{self, point};
+use super::lab;
 use super::lab_args::FalseSharingArgs;
 use super::measure_plan::{self, Progress};
 
 pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
-    lab::check_output(common)?;
+    let outputs = lab::outputs(common)?;
     let machine = measure_plan::machine(root, "lab false-sharing")?;
     let allowed: Vec<u32> = machine.allowed_cpus.iter().collect();
     let (counts, oversubscribed) = lab::thread_counts(common, &allowed, "this process may use")?;
@@ -90,61 +89,5 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(common, &doc, || lab_text::false_sharing(&doc), || chart(&doc))
-}
-
-/// Per operation, two panels like the talk's: total rate, and per-thread
-/// time for 10M operations. Packed lines solid, padded dashed.
-fn chart(doc: &FalseSharingDocument) -> Result<String, lab_svg::ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
-    placements.dedup();
-    let mut panels = Vec::new();
-    for op in Op::ALL {
-        let series = |metric: fn(&fs::Row) -> numasleuth_analyze::stats::Summary| -> Vec<Series> {
-            let mut out = Vec::new();
-            for (p, placement) in placements.iter().enumerate() {
-                for layout in Layout::ALL {
-                    let points = doc
-                        .results
-                        .iter()
-                        .filter(|r| r.op == op.name() && r.layout == layout.name() && r.placement == *placement)
-                        .map(|r| point(r.threads, &metric(r)))
-                        .collect();
-                    let name = if placements.len() > 1 {
-                        format!("{} ({placement})", layout.name())
-                    } else {
-                        layout.name().to_string()
-                    };
-                    out.push(Series {
-                        name,
-                        points,
-                        dashed: layout == Layout::Padded,
-                        colour: 2 * p + usize::from(layout == Layout::Padded),
-                    });
-                }
-            }
-            out
-        };
-        let what = match op {
-            Op::Atomic => "atomic fetch-add",
-            Op::Store => "plain load+store",
-        };
-        panels.push(Panel {
-            title: format!("{what}: total throughput"),
-            y_label: "ops/s, all threads".into(),
-            series: series(|r| r.ops_per_sec),
-            references: Vec::new(),
-        });
-        panels.push(Panel {
-            title: format!("{what}: time for 10M ops per thread"),
-            y_label: "ms".into(),
-            series: series(|r| r.ms_per_10m_ops_per_thread),
-            references: Vec::new(),
-        });
-    }
-    lab_svg::chart(
-        "numasleuth lab false-sharing: own counter per thread, packed in one line vs padded to 128 B",
-        &panels,
-        2,
-    )
+    lab::emit(root, &outputs, &doc, lab_text::false_sharing, lab_charts::false_sharing)
 }

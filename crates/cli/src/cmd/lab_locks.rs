@@ -9,16 +9,15 @@ use numasleuth_analyze::lab::{self as verdict, locks};
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::lock_bench::{self as workload, Load, LockKind};
 use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
-use numasleuth_report::lab_svg::{self, Panel, Series};
-use numasleuth_report::lab_text;
+use numasleuth_report::{lab_charts, lab_text};
 
-use super::lab::{self, point};
+use super::lab;
 use super::lab_args::{LockArg, LocksArgs};
 use super::measure_plan::{self, Progress};
 
 pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
-    lab::check_output(common)?;
+    let outputs = lab::outputs(common)?;
     let machine = measure_plan::machine(root, "lab locks")?;
     let allowed: Vec<u32> = machine.allowed_cpus.iter().collect();
     let (counts, oversubscribed) = lab::thread_counts(common, &allowed, "this process may use")?;
@@ -96,7 +95,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(common, &doc, || lab_text::locks(&doc), || chart(&doc))
+    lab::emit(root, &outputs, &doc, lab_text::locks, lab_charts::locks)
 }
 
 fn lock_arg(kind: LockKind) -> LockArg {
@@ -106,49 +105,4 @@ fn lock_arg(kind: LockKind) -> LockArg {
         LockKind::Mutex => LockArg::Mutex,
         LockKind::Atomic => LockArg::Atomic,
     }
-}
-
-/// One panel per load, one line per lock (dashed for the second placement),
-/// as the talk's "no load" and "1 load" charts.
-fn chart(doc: &LocksDocument) -> Result<String, lab_svg::ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
-    placements.dedup();
-    let mut panels = Vec::new();
-    for load in Load::ALL {
-        let mut series = Vec::new();
-        for (p, placement) in placements.iter().enumerate() {
-            for (colour, lock) in LockKind::ALL.iter().enumerate() {
-                let points: Vec<_> = doc
-                    .results
-                    .iter()
-                    .filter(|r| r.load == load.name() && r.lock == lock.name() && r.placement == *placement)
-                    .map(|r| point(r.threads, &r.ops_per_sec))
-                    .collect();
-                if points.is_empty() {
-                    continue;
-                }
-                let name = if placements.len() > 1 {
-                    format!("{} ({placement})", lock.name())
-                } else {
-                    lock.name().to_string()
-                };
-                series.push(Series {
-                    name,
-                    points,
-                    dashed: p > 0,
-                    colour,
-                });
-            }
-        }
-        panels.push(Panel {
-            title: match load {
-                Load::Empty => "empty critical section (no load)".into(),
-                Load::OneLoad => "1 load: atomic add on the lock's line".into(),
-            },
-            y_label: "lock/unlock pairs per second".into(),
-            series,
-            references: Vec::new(),
-        });
-    }
-    lab_svg::chart("numasleuth lab locks: locking rate against threads", &panels, 2)
 }

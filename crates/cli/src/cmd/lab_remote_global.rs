@@ -13,10 +13,9 @@ use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_measure::lab::remote_global::{self as workload, Global, LOCAL_WORDS_PER_OP};
 use numasleuth_report::lab_json::{RemoteGlobalDocument, REMOTE_GLOBAL_SCHEMA};
-use numasleuth_report::lab_svg::{self, Panel, Reference, Series};
-use numasleuth_report::lab_text;
+use numasleuth_report::{lab_charts, lab_text};
 
-use super::lab::{self, point};
+use super::lab;
 use super::lab_args::RemoteGlobalArgs;
 use super::measure_plan::{self, Machine, Progress};
 
@@ -25,7 +24,7 @@ const TRANSFERS_PER_SAMPLE: usize = 2000;
 
 pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
-    lab::check_output(common)?;
+    let outputs = lab::outputs(common)?;
     let machine = measure_plan::machine(root, "lab remote-global")?;
     let first_cpu = machine.allowed_cpus.ids()[0];
     let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
@@ -127,7 +126,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(common, &doc, || lab_text::remote_global(&doc), || chart(&doc))
+    lab::emit(root, &outputs, &doc, lab_text::remote_global, lab_charts::remote_global)
 }
 
 /// The other node with memory at the smallest SLIT distance from `node`.
@@ -206,54 +205,4 @@ fn warnings(
     })));
     warnings.extend(lab::oversubscribed_warning(oversubscribed));
     warnings
-}
-
-/// One panel: throughput per placement against threads, with each
-/// model ceiling as a dashed line in its placement's colour.
-fn chart(doc: &RemoteGlobalDocument) -> Result<String, lab_svg::ChartError> {
-    let colour = |global: &str| match global {
-        "local" => 0,
-        "remote" => 1,
-        _ => 2,
-    };
-    let mut series = Vec::new();
-    for global in ["local", "remote", "per-thread"] {
-        let points: Vec<_> = doc
-            .results
-            .iter()
-            .filter(|r| r.global == global)
-            .map(|r| point(r.threads, &r.ops_per_sec))
-            .collect();
-        if !points.is_empty() {
-            series.push(Series {
-                name: format!("{global} global"),
-                points,
-                dashed: false,
-                colour: colour(global),
-            });
-        }
-    }
-    let references = doc
-        .models
-        .iter()
-        .map(|m| Reference {
-            name: format!(
-                "model ceiling, {} ({:.0} ns/invalidation)",
-                m.global, m.ns_per_invalidation
-            ),
-            value: m.ceiling_ops_per_sec,
-            colour: colour(m.global),
-        })
-        .collect();
-    let panel = Panel {
-        title: format!("{} writes per operation to one global", doc.writes_per_op),
-        y_label: "operations per second, all threads".into(),
-        series,
-        references,
-    };
-    lab_svg::chart(
-        &format!("numasleuth lab remote-global: workers on node {}", doc.node),
-        &[panel],
-        1,
-    )
 }

@@ -12,10 +12,18 @@ use numasleuth_symbols::open::ObjectSource;
 use numasleuth_symbols::symbols::SymbolSource;
 use numasleuth_symbols::ProcessObjects;
 
+use super::output::Aliases;
 use super::process_args::LinesArgs;
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     let (source, bias) = match (args.pid, &args.binary) {
         (Some(pid), binary) => {
             read_process_stat(root, pid)?;
@@ -57,22 +65,18 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         SymbolSource::Dynsym => "dynsym",
         SymbolSource::None => "none",
     };
-    if args.json {
-        let doc = lines_json::LinesJson {
-            schema: lines_json::SCHEMA,
-            line_size: args.line_size,
-            object: &source.shown,
-            pid: args.pid,
-            load_bias: format!("{bias:#x}"),
-            sections: &SECTIONS,
-            symbol_source,
-            data_symbols: symbols.len(),
-            symbol: target.as_ref().map(lines_json::symbol),
-            lines: lines_json::lines(&lines),
-        };
-        output::print_json(&doc)?;
-        return Ok(ExitCode::SUCCESS);
-    }
+    let doc = lines_json::LinesJson {
+        schema: lines_json::SCHEMA,
+        line_size: args.line_size,
+        object: &source.shown,
+        pid: args.pid,
+        load_bias: format!("{bias:#x}"),
+        sections: &SECTIONS,
+        symbol_source,
+        data_symbols: symbols.len(),
+        symbol: target.as_ref().map(lines_json::symbol),
+        lines: lines_json::lines(&lines),
+    };
     let addresses = match args.pid {
         Some(pid) => format!("run-time addresses in process {pid}, load bias {bias:#x}"),
         None => "link-time addresses".to_string(),
@@ -87,7 +91,8 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         SECTIONS.join(" "),
         symbols.len()
     );
-    output::print(&lines_text::render(&heading, &lines, target.as_ref()))?;
+    let report = TextJson::new(doc, |_| lines_text::render(&heading, &lines, target.as_ref()));
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -16,6 +16,7 @@ fn id_list(text: &str) -> Result<IdList, String> {
 }
 
 #[derive(Debug, Args)]
+#[command(mut_arg("output", |a| a.global(true)), mut_arg("format", |a| a.global(true)))]
 pub struct MemArgs {
     #[command(subcommand)]
     pub mode: Option<MemMode>,
@@ -64,6 +65,8 @@ pub struct MemOptions {
     /// Print JSON (schema numasleuth.mem/1).
     #[arg(long, global = true, conflicts_with = "csv")]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// Print CSV, one row per measured cell.
     #[arg(long, global = true)]
     pub csv: bool,
@@ -153,6 +156,8 @@ pub struct C2cArgs {
     /// Print JSON (schema numasleuth.c2c/1).
     #[arg(long, conflicts_with = "csv")]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// Print CSV, one row per measured pair and direction.
     #[arg(long)]
     pub csv: bool,

@@ -14,13 +14,13 @@ use numasleuth_kernel::Root;
 use numasleuth_measure::bandwidth::{self, BandwidthConfig};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_measure::stream::Mix;
-use numasleuth_report::mem_json::{self, BandwidthMatrix, LatencyMatrix, MemDocument};
-use numasleuth_report::{csv, mem_text};
+use numasleuth_report::measure_export::MemReport;
+use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
 use super::measure_plan::{self, placement_check, Machine, Progress};
 use super::mem_curves;
-use crate::output;
+use super::output::Aliases;
 
 /// Resolved knobs shared by every `mem` mode.
 pub struct Settings {
@@ -92,6 +92,11 @@ fn document(options: &MemOptions) -> MemDocument {
 
 pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
     let options = &args.options;
+    let outputs = options.output.plan::<MemReport>(Aliases {
+        json: options.json,
+        csv: options.csv,
+        ..Aliases::default()
+    })?;
     let doc = match &args.mode {
         None => matrices(root, options)?,
         Some(mode) => {
@@ -114,13 +119,7 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
             doc
         }
     };
-    if options.json {
-        output::print(&mem_json::render(&doc))?;
-    } else if options.csv {
-        output::print(&csv::mem(&doc))?;
-    } else {
-        output::print(&mem_text::render(&doc, measure_plan::colour()))?;
-    }
+    super::output::emit(root, &outputs, &MemReport(&doc))?;
     Ok(ExitCode::SUCCESS)
 }
 

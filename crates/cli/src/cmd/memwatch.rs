@@ -12,9 +12,13 @@ use numasleuth_analyze::memwatch::{machine_counters, machine_row, node_samples, 
 use numasleuth_kernel::procfs::{settings, zoneinfo};
 use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
 use numasleuth_kernel::{pages, ReadError, Root};
-use numasleuth_report::memwatch_text::{chart, render_sample, sample_json, SCHEMA};
-use serde_json::json;
+use numasleuth_report::export::Format;
+use numasleuth_report::memwatch_text::{
+    first_record, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
+};
+use numasleuth_report::provenance::Provenance;
 
+use super::output::{Aliases, Plan};
 use crate::cli::MemwatchArgs;
 use crate::output;
 
@@ -22,6 +26,11 @@ use crate::output;
 const MAX_SAMPLES: u128 = 100_000;
 
 pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan::<MemwatchReport>(Aliases {
+        json: args.json,
+        svg: args.svg.as_deref(),
+        ..Aliases::default()
+    })?;
     // The parser bounds --interval (100ms to 1h) and --duration (7 days).
     let count = args.duration.as_nanos() / args.interval.as_nanos();
     if count == 0 {
@@ -36,19 +45,18 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     }
     let start = Instant::now();
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
-    let mut history = vec![previous.clone()];
-    let mut cost = Vec::new();
     let page_bytes = base_page_bytes(root);
+    let mut out = Stream::new(root, &outputs);
+    out.text(&format!(
+        "watching {} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
+        previous.nodes.len(),
+        args.interval.as_millis(),
+        args.duration.as_millis(),
+        numasleuth_report::format::bytes(page_bytes)
+    ))?;
+    out.sampled(&previous);
+    let mut cost = Vec::new();
     let mut tracker = EventTracker::new(page_bytes);
-    if !args.json {
-        output::print(&format!(
-            "watching {} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
-            previous.nodes.len(),
-            args.interval.as_millis(),
-            args.duration.as_millis(),
-            numasleuth_report::format::bytes(page_bytes)
-        ))?;
-    }
     for i in 1..=count {
         // Bounded by MAX_SAMPLES and the parser's limits, so neither the
         // product nor the sum can overflow; checked all the same.
@@ -63,36 +71,96 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         cost.push(began.elapsed());
         let (rows, machine) = (rows(&previous, &current), machine_row(&previous, &current));
         let events = tracker.events(&previous, &current);
-        if args.json {
-            output::print(&format!("{}\n", sample_json(&rows, &machine, &events)))?;
-        } else {
-            output::print(&render_sample(&rows, &machine, &events, page_bytes))?;
-        }
-        if args.svg.is_some() {
-            history.push(current.clone());
-        }
+        out.text(&render_sample(&rows, &machine, &events, page_bytes))?;
+        out.record(sample_json(&rows, &machine, &events))?;
+        out.sampled(&current);
         previous = current;
     }
     cost.sort();
     let median_us = cost[cost.len() / 2].as_secs_f64() * 1e6;
     let max_us = cost.last().map_or(0.0, |d| d.as_secs_f64() * 1e6);
     let share = median_us / (args.interval.as_secs_f64() * 1e6) * 100.0;
-    if args.json {
-        output::print(&format!(
-            "{}\n",
-            json!({"schema": SCHEMA, "type": "summary", "samples": cost.len(),
-                   "sampling_cost_us": {"median": median_us, "max": max_us}, "cost_share_of_interval_percent": share})
-        ))?;
-    } else {
-        output::print(&format!(
-            "sampling cost: median {median_us:.0} µs, max {max_us:.0} µs per sample ({share:.3}% of the interval)\n"
-        ))?;
-    }
-    if let Some(path) = &args.svg {
-        std::fs::write(path, chart(&history)).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("numasleuth: wrote {}", path.display());
-    }
+    out.record(summary_json(cost.len(), median_us, max_us, share))?;
+    out.text(&summary_text(median_us, max_us, share))?;
+    out.finish()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// memwatch prints as it samples: text or JSON lines on stdout, provenance
+/// first (its line, or inside the first record), and keeps only what the
+/// `-o` files (or a chart on stdout) need for the end.
+struct Stream<'a> {
+    plan: &'a Plan,
+    provenance: Provenance,
+    report: MemwatchReport,
+    keep_text: bool,
+    keep_json: bool,
+    keep_history: bool,
+    first_record: bool,
+}
+
+impl<'a> Stream<'a> {
+    fn new(root: &'a Root, plan: &'a Plan) -> Self {
+        let wants = |f: Format| plan.files.iter().any(|(_, format)| *format == f);
+        let provenance = super::provenance::read(root);
+        Stream {
+            plan,
+            report: MemwatchReport::default(),
+            keep_text: wants(Format::Text),
+            keep_json: wants(Format::Json),
+            keep_history: wants(Format::Svg) || plan.stdout == Format::Svg,
+            first_record: true,
+            provenance,
+        }
+    }
+
+    fn text(&mut self, text: &str) -> anyhow::Result<()> {
+        if self.keep_text {
+            self.report.text.push_str(text);
+        }
+        if self.plan.stdout == Format::Text {
+            if std::mem::take(&mut self.first_record) {
+                output::print(&format!("{}\n", self.provenance.line()))?;
+            }
+            output::print(text)?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, record: serde_json::Value) -> anyhow::Result<()> {
+        if self.plan.stdout == Format::Json {
+            let line = if std::mem::take(&mut self.first_record) {
+                first_record(&record, &self.provenance)?
+            } else {
+                serde_json::to_string(&record)?
+            };
+            output::print(&format!("{line}\n"))?;
+        }
+        if self.keep_json {
+            self.report.records.push(record);
+        }
+        Ok(())
+    }
+
+    fn sampled(&mut self, sample: &Sample) {
+        if self.keep_history {
+            self.report.history.push(sample.clone());
+        }
+    }
+
+    /// The files, and a chart asked for on stdout.
+    fn finish(self) -> anyhow::Result<()> {
+        super::output::write_files(self.plan, &self.report, &self.provenance)?;
+        if self.plan.stdout == Format::Svg {
+            output::print(&numasleuth_report::export::render(
+                &self.report,
+                Format::Svg,
+                &self.provenance,
+                false,
+            )?)?;
+        }
+        Ok(())
+    }
 }
 
 /// Pages in the samples are the kernel's base pages; a capture is read as

@@ -19,7 +19,8 @@ use numasleuth_report::{migrations_json, migrations_text};
 
 use super::hot_args::{MigrationMethod, MigrationsArgs};
 use super::migrations_collect::{self as collect, Collected, Scope};
-use crate::output;
+use super::output::Aliases;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// One observation, as `migrations` and `doctor --pid` use it (and `top`
 /// can: it is the count of moves per thread over a window).
@@ -88,6 +89,13 @@ pub fn doctor_findings(root: &Root, topo: &Topology, pid: u32, duration: Duratio
 }
 
 pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     if !root.is_live() {
         bail!("migrations needs the live system: moves happen now, a snapshot (--root) has none");
     }
@@ -110,27 +118,28 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     let found = pid.map_or_else(Vec::new, |p| {
         findings(p, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
     });
-    if args.json {
-        output::print_json(&migrations_json::build(
-            pid,
-            &seen.method,
-            seen.duration_s,
-            &seen.threads,
-            &seen.numa,
-            &found,
-            &seen.notes,
-        ))?;
-    } else {
-        let view = migrations_text::View {
-            pid,
-            method: &seen.method,
-            duration_s: seen.duration_s,
-            threads: &seen.threads,
-            numa: &seen.numa,
-            findings: &found,
-            notes: &seen.notes,
-        };
-        output::print(&migrations_text::render(&view))?;
-    }
+    let document = migrations_json::build(
+        pid,
+        &seen.method,
+        seen.duration_s,
+        &seen.threads,
+        &seen.numa,
+        &found,
+        &seen.notes,
+    );
+    let view = migrations_text::View {
+        pid,
+        method: &seen.method,
+        duration_s: seen.duration_s,
+        threads: &seen.threads,
+        numa: &seen.numa,
+        findings: &found,
+        notes: &seen.notes,
+    };
+    super::output::emit(
+        root,
+        &outputs,
+        &TextJson::new(document, |_| migrations_text::render(&view)),
+    )?;
     Ok(ExitCode::SUCCESS)
 }

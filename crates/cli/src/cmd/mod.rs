@@ -27,6 +27,7 @@ pub mod migrations;
 pub mod migrations_collect;
 pub mod moves;
 pub mod node_sampler;
+pub mod output;
 pub mod page_targets;
 pub mod pid_arg;
 pub mod pmu;

@@ -19,9 +19,10 @@ use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
 use numasleuth_report::{format, move_text};
 
+use super::output::Aliases;
 use super::page_targets::{mapped, residencies, targets, Asked};
 use super::process_args::MoveArgs;
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// Ends the hinting faults of the plan's hidden pages (`--apply` only:
 /// reading them is a change, however small) and plans again.
@@ -87,6 +88,13 @@ fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
 }
 
 pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     if !root.is_live() {
         bail!(
             "move needs the live system: where pages are is asked of the kernel (move_pages), not a snapshot (--root)"
@@ -190,11 +198,8 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             numa_maps_agrees: gained >= outcome.verified as i64,
         });
     }
-    if args.json {
-        output::print_json(&doc)?;
-    } else {
-        output::print(&move_text::render(&doc))?;
-    }
+    let report = TextJson::new(&doc, |_| move_text::render(&doc));
+    super::output::emit(root, &outputs, &report)?;
     if let Some(applied) = &doc.applied {
         if applied.verified < applied.attempted {
             bail!(

@@ -16,13 +16,21 @@ use numasleuth_kernel::Root;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
 
+use super::output::Aliases;
 use super::pmu_args::{EventsArg, PmuArgs, PmuSub};
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(PmuSub::Diff(diff)) = &args.sub {
-        return super::pmu_diff::run(diff);
+        return super::pmu_diff::run(root, diff);
     }
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     if !root.is_live() {
         bail!("pmu counts events on the live system; --root names a snapshot, where nothing runs to count");
     }
@@ -75,10 +83,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = nothing_counted(&summary) {
         bail!("{why}");
     }
-    if args.json {
-        output::print_json(&pmu_json::build(&summary))?;
-    } else {
-        output::print(&pmu_text::render(&summary))?;
-    }
+    let report = TextJson::new(pmu_json::build(&summary), |_| pmu_text::render(&summary));
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

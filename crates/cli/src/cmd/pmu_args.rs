@@ -38,6 +38,8 @@ pub struct PmuArgs {
     /// Print JSON (schema numasleuth.pmu/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// The command to start and count until it exits (after `--`); its
     /// output goes to stderr, the report to stdout.
     #[arg(last = true, value_name = "CMD")]
@@ -84,6 +86,8 @@ pub struct PmuDiffArgs {
     /// Print JSON (schema numasleuth.pmu_diff/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 fn parse_count(text: &str) -> Result<u64, String> {

@@ -11,12 +11,13 @@ use std::process::ExitCode;
 
 use anyhow::anyhow;
 use numasleuth_analyze::pmu::diff::{diff, Per};
-use numasleuth_kernel::untrusted;
+use numasleuth_kernel::{untrusted, Root};
 use numasleuth_report::pmu_diff_json::{self, RunJson};
 use numasleuth_report::{pmu_diff_text, pmu_json};
 
+use super::output::Aliases;
 use super::pmu_args::PmuDiffArgs;
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
@@ -29,7 +30,14 @@ fn read_document(path: &Path) -> Result<String, String> {
     String::from_utf8(bytes).map_err(|_| "is not UTF-8 text, so not JSON".to_string())
 }
 
-pub fn run(args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
+pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     let load = |path: &Path, side: &str| {
         read_document(path)
             .and_then(|text| pmu_json::parse(&text))
@@ -59,20 +67,19 @@ pub fn run(args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
         )
     })?;
     let (a_name, b_name) = (args.good.display().to_string(), args.bad.display().to_string());
-    if args.json {
-        let a = RunJson {
-            file: &a_name,
-            duration_s: good.duration_s,
-        };
-        let b = RunJson {
-            file: &b_name,
-            duration_s: bad.duration_s,
-        };
-        output::print_json(&pmu_diff_json::build(&result, a, b))?;
-    } else {
-        let a = format!("{a_name} ({:.3} s)", good.duration_s);
-        let b = format!("{b_name} ({:.3} s)", bad.duration_s);
-        output::print(&pmu_diff_text::render(&result, &a, &b))?;
-    }
+    let a_json = RunJson {
+        file: &a_name,
+        duration_s: good.duration_s,
+    };
+    let b_json = RunJson {
+        file: &b_name,
+        duration_s: bad.duration_s,
+    };
+    let a = format!("{a_name} ({:.3} s)", good.duration_s);
+    let b = format!("{b_name} ({:.3} s)", bad.duration_s);
+    let report = TextJson::new(pmu_diff_json::build(&result, a_json, b_json), |_| {
+        pmu_diff_text::render(&result, &a, &b)
+    });
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -97,6 +97,8 @@ pub struct ProbeLatencyArgs {
     /// Print JSON (schema numasleuth.probe_latency/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// Also write the latency timeline (worst per slice) as SVG.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,

@@ -16,13 +16,13 @@ use hdrhistogram::Histogram;
 use numasleuth_analyze::latency_spikes::{spikes, Window};
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
-use numasleuth_report::probe_latency::{self as report, ProbeReport, Summary, PERCENTILES};
+use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
 
 use super::node_sampler::Sampler;
+use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
 use super::probe_drive::{drive, stop_on_signals, STOP};
 use super::probe_ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
-use crate::output;
 
 /// The signal sampler takes at most ~3000 samples a run, at least 200 ms
 /// apart (zoneinfo is read whole each time) and at most 30 s.
@@ -31,6 +31,11 @@ fn signal_interval(duration: Duration) -> Duration {
 }
 
 pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan::<ProbeReport>(Aliases {
+        json: args.json,
+        svg: args.svg.as_deref(),
+        ..Aliases::default()
+    })?;
     let op_kind = super::probe_args::op(args.op.as_deref()).map_err(anyhow::Error::msg)?;
     if !root.is_live() {
         bail!("probe-latency measures the live system; --root names a snapshot, which has no latency to measure");
@@ -94,15 +99,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         signal_notes: notes,
         events: signals.events,
     };
-    if args.json {
-        output::print_json(&report::json(&probe))?;
-    } else {
-        output::print(&report::text(&probe))?;
-    }
-    if let Some(path) = &args.svg {
-        std::fs::write(path, report::svg(&probe)).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("numasleuth: wrote {}", path.display());
-    }
+    super::output::emit(root, &outputs, &probe)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,8 @@ pub struct InspectArgs {
     /// Print JSON (schema numasleuth.inspect/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// List every mapping, not only static sections, heap, stack and the
     /// 200 largest others (memory then grows with the mapping count).
     #[arg(long)]
@@ -44,6 +46,8 @@ pub struct LinesArgs {
     /// Print JSON (schema numasleuth.lines/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 fn parse_line_size(text: &str) -> Result<u64, String> {
@@ -121,6 +125,8 @@ pub struct WatchArgs {
     /// Print JSON (schema numasleuth.watch/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 #[derive(Debug, Args)]
@@ -154,6 +160,8 @@ pub struct MoveArgs {
     /// Print JSON (schema numasleuth.move/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
 }
 
 macro_rules! pid_accessor {

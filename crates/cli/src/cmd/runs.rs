@@ -19,10 +19,9 @@ use numasleuth_measure::affinity::allowed_cpus;
 use numasleuth_measure::runs::{run_once, RunRecord, RunSpec};
 use numasleuth_model::Topology;
 use numasleuth_report::runs_text::RunsReport;
-use numasleuth_report::{runs_json, runs_svg, runs_text};
 
+use super::output::Aliases;
 use super::runs_args::{RunsArgs, StartCpus};
-use crate::output;
 
 /// Output lines shown with an error about a run's output.
 const ERROR_TAIL_LINES: usize = 10;
@@ -31,6 +30,11 @@ const ERROR_TAIL_LINES: usize = 10;
 type Sample = Result<Placement, String>;
 
 pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan::<RunsReport>(Aliases {
+        json: args.json,
+        svg: args.svg.as_deref(),
+        ..Aliases::default()
+    })?;
     super::refuse_under_snapshot(root, "runs")?;
     let pattern = args
         .metric
@@ -114,14 +118,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         program: program_path.as_deref(),
         missing: &missing,
     };
-    if let Some(path) = &args.svg {
-        std::fs::write(path, runs_svg::render(&report)).with_context(|| format!("cannot write {}", path.display()))?;
-    }
-    if args.json {
-        output::print_json(&runs_json::build(&report))?;
-    } else {
-        output::print(&runs_text::render(&report))?;
-    }
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -96,6 +96,8 @@ pub struct RunsArgs {
     /// Print JSON (schema numasleuth.runs/1) instead of text.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub output: super::output::OutputArgs,
     /// Also write a strip plot of the runs, coloured by mode, as SVG.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,

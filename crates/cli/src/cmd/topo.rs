@@ -4,29 +4,32 @@ use std::process::ExitCode;
 
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::Root;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 use numasleuth_report::{topo_json, topo_text};
 
+use super::output::Aliases;
 use crate::cli::TopoArgs;
-use crate::output;
 
 pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
+    let plan = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     let read = super::read_degraded(root)?;
     let topo = &read.topology;
-    if args.json {
-        // What could not be read goes with the rest of the warnings.
-        let mut all = read.warnings;
-        all.extend(warnings(topo));
-        let mut doc = topo_json::build(topo, all);
-        doc.provenance = Some(super::provenance::read(root));
-        output::print_json(&doc)?;
-    } else {
+    // Text shows what could not be read on stderr; JSON carries it with
+    // the rest of the warnings.
+    if !plan.json() {
         super::warn(&read.warnings);
-        let provenance = super::provenance::read(root);
-        output::print(&format!(
-            "{}\n{}",
-            provenance.line(),
-            topo_text::render(topo, &warnings(topo))
-        ))?;
     }
+    let mut all = read.warnings;
+    all.extend(warnings(topo));
+    let report = TextJson::new(topo_json::build(topo, all), |_| {
+        topo_text::render(topo, &warnings(topo))
+    });
+    super::output::emit(root, &plan, &report)?;
     Ok(ExitCode::SUCCESS)
 }

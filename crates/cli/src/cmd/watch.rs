@@ -17,8 +17,9 @@ use numasleuth_probe::{Access, WatchSpec};
 use numasleuth_report::{watch_json, watch_text};
 use numasleuth_symbols::{locate_all, ProcessObjects};
 
+use super::output::Aliases;
 use super::process_args::WatchArgs;
-use crate::output;
+use numasleuth_report::export::{TextJson, TEXT_JSON};
 
 /// How often threads started during the watch are looked for.
 const RESCAN_MS: u64 = 100;
@@ -87,6 +88,13 @@ fn resolve(objects: &Result<ProcessObjects, anyhow::Error>, args: &WatchArgs) ->
 }
 
 pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_formats(
+        TEXT_JSON,
+        Aliases {
+            json: args.json,
+            ..Aliases::default()
+        },
+    )?;
     if !root.is_live() {
         bail!("watch needs the live system: a hardware watchpoint cannot be set on a snapshot (--root)");
     }
@@ -156,10 +164,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         },
     );
     summary.notes.splice(0..0, notes);
-    if args.json {
-        output::print_json(&watch_json::build(&summary))?;
-    } else {
-        output::print(&watch_text::render(&summary))?;
-    }
+    let report = TextJson::new(watch_json::build(&summary), |_| watch_text::render(&summary));
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -1,0 +1,199 @@
+//! The lab's SVG charts, drawn from the lab documents alone (moved here
+//! from the cli so rendering lives in `report`). Series are picked by the
+//! names the documents carry, in the order the experiments run them.
+
+use numasleuth_analyze::lab::false_sharing as fs;
+use numasleuth_analyze::stats::Summary;
+
+use crate::lab_json::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument};
+use crate::lab_svg::{chart, ChartError, Panel, Point, Reference, Series};
+
+/// `lab false-sharing`'s operations and layouts, as its rows name them.
+const OPS: [&str; 2] = ["atomic", "store"];
+const LAYOUTS: [&str; 2] = ["packed", PADDED];
+const PADDED: &str = "padded";
+/// `lab locks`' loads and locks, as its rows name them.
+const LOADS: [&str; 2] = ["empty", "one-load"];
+const LOCKS: [&str; 4] = ["ticket", "mcs", "mutex", "atomic"];
+
+/// Median, p10 and p90 of a row as a chart point.
+fn point(threads: usize, s: &Summary) -> Point {
+    Point {
+        threads: threads as f64,
+        median: s.median,
+        p10: s.p10,
+        p90: s.p90,
+    }
+}
+
+/// Per operation, two panels like the talk's: total rate, and per-thread
+/// time for 10M operations. Packed lines solid, padded dashed.
+pub fn false_sharing(doc: &FalseSharingDocument) -> Result<String, ChartError> {
+    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    placements.dedup();
+    let mut panels = Vec::new();
+    for op in OPS {
+        let series = |metric: fn(&fs::Row) -> Summary| -> Vec<Series> {
+            let mut out = Vec::new();
+            for (p, placement) in placements.iter().enumerate() {
+                for layout in LAYOUTS {
+                    let points = doc
+                        .results
+                        .iter()
+                        .filter(|r| r.op == op && r.layout == layout && r.placement == *placement)
+                        .map(|r| point(r.threads, &metric(r)))
+                        .collect();
+                    let name = if placements.len() > 1 {
+                        format!("{layout} ({placement})")
+                    } else {
+                        layout.to_string()
+                    };
+                    out.push(Series {
+                        name,
+                        points,
+                        dashed: layout == PADDED,
+                        colour: 2 * p + usize::from(layout == PADDED),
+                    });
+                }
+            }
+            out
+        };
+        let what = match op {
+            "atomic" => "atomic fetch-add",
+            _ => "plain load+store",
+        };
+        panels.push(Panel {
+            title: format!("{what}: total throughput"),
+            y_label: "ops/s, all threads".into(),
+            series: series(|r| r.ops_per_sec),
+            references: Vec::new(),
+        });
+        panels.push(Panel {
+            title: format!("{what}: time for 10M ops per thread"),
+            y_label: "ms".into(),
+            series: series(|r| r.ms_per_10m_ops_per_thread),
+            references: Vec::new(),
+        });
+    }
+    chart(
+        "numasleuth lab false-sharing: own counter per thread, packed in one line vs padded to 128 B",
+        &panels,
+        2,
+    )
+}
+
+/// One panel per load, one line per lock (dashed for the second placement),
+/// as the talk's "no load" and "1 load" charts.
+pub fn locks(doc: &LocksDocument) -> Result<String, ChartError> {
+    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    placements.dedup();
+    let mut panels = Vec::new();
+    for load in LOADS {
+        let mut series = Vec::new();
+        for (p, placement) in placements.iter().enumerate() {
+            for (colour, lock) in LOCKS.iter().enumerate() {
+                let points: Vec<_> = doc
+                    .results
+                    .iter()
+                    .filter(|r| r.load == load && r.lock == *lock && r.placement == *placement)
+                    .map(|r| point(r.threads, &r.ops_per_sec))
+                    .collect();
+                if points.is_empty() {
+                    continue;
+                }
+                let name = if placements.len() > 1 {
+                    format!("{lock} ({placement})")
+                } else {
+                    lock.to_string()
+                };
+                series.push(Series {
+                    name,
+                    points,
+                    dashed: p > 0,
+                    colour,
+                });
+            }
+        }
+        panels.push(Panel {
+            title: match load {
+                "empty" => "empty critical section (no load)".into(),
+                _ => "1 load: atomic add on the lock's line".into(),
+            },
+            y_label: "lock/unlock pairs per second".into(),
+            series,
+            references: Vec::new(),
+        });
+    }
+    chart("numasleuth lab locks: locking rate against threads", &panels, 2)
+}
+
+/// One panel: throughput per placement against threads, with each
+/// model ceiling as a dashed line in its placement's colour.
+pub fn remote_global(doc: &RemoteGlobalDocument) -> Result<String, ChartError> {
+    let colour = |global: &str| match global {
+        "local" => 0,
+        "remote" => 1,
+        _ => 2,
+    };
+    let mut series = Vec::new();
+    for global in ["local", "remote", "per-thread"] {
+        let points: Vec<_> = doc
+            .results
+            .iter()
+            .filter(|r| r.global == global)
+            .map(|r| point(r.threads, &r.ops_per_sec))
+            .collect();
+        if !points.is_empty() {
+            series.push(Series {
+                name: format!("{global} global"),
+                points,
+                dashed: false,
+                colour: colour(global),
+            });
+        }
+    }
+    let references = doc
+        .models
+        .iter()
+        .map(|m| Reference {
+            name: format!(
+                "model ceiling, {} ({:.0} ns/invalidation)",
+                m.global, m.ns_per_invalidation
+            ),
+            value: m.ceiling_ops_per_sec,
+            colour: colour(m.global),
+        })
+        .collect();
+    let panel = Panel {
+        title: format!("{} writes per operation to one global", doc.writes_per_op),
+        y_label: "operations per second, all threads".into(),
+        series,
+        references,
+    };
+    chart(
+        &format!("numasleuth lab remote-global: workers on node {}", doc.node),
+        &[panel],
+        1,
+    )
+}
+
+/// A lab experiment's report: its document, its text and its chart.
+pub struct LabReport<'a, D> {
+    pub document: &'a D,
+    pub text: fn(&D) -> String,
+    pub chart: fn(&D) -> Result<String, ChartError>,
+}
+
+impl<D: serde::Serialize> crate::export::Exporter for LabReport<'_, D> {
+    const EXTRA: &'static [crate::export::Format] = &[crate::export::Format::Svg];
+
+    fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
+        crate::export::with_provenance(self.document, provenance)
+    }
+    fn text(&self, _colour: bool) -> String {
+        (self.text)(self.document)
+    }
+    fn svg(&self) -> Option<Result<String, String>> {
+        Some((self.chart)(self.document).map_err(|e| e.to_string()))
+    }
+}
