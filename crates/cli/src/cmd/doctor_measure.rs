@@ -31,6 +31,7 @@ pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemD
         json: false,
         csv: false,
         nodes: None,
+        cpus: None,
         quick: true,
         samples: None,
         sample_ms: None,

@@ -26,14 +26,14 @@ const TRANSFERS_PER_SAMPLE: usize = 2000;
 pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
     lab::check_output(common)?;
-    let machine = measure_plan::machine(root, "lab remote-global")?;
+    let machine = lab::machine(root, "lab remote-global", &args.common)?;
     let first_cpu = machine.allowed_cpus.ids()[0];
     let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
     machine.check_node(node).context("--node")?;
     let cpus = machine.cpus_of(node);
     if cpus.is_empty() {
         bail!(
-            "node {node} has no CPU this process may use (allowed CPUs {}); pick another --node",
+            "node {node} has no CPU this process may use (allowed or -C CPUs {}); pick another --node",
             machine.allowed_cpus
         );
     }

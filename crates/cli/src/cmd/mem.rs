@@ -63,7 +63,7 @@ pub fn mix(arg: MixArg) -> Mix {
 /// The default `mem` job: both node×node matrices, placement verdict and
 /// interconnect judgement. `doctor --measure` runs exactly this.
 pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument> {
-    let machine = measure_plan::machine(root, "mem")?;
+    let machine = machine(root, options)?;
     let settings = Settings::new(options);
     let mut doc = document(options);
     let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
@@ -83,6 +83,13 @@ pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument
     Ok(doc)
 }
 
+/// The machine as `mem` may use it: its allowed CPUs, narrowed by `-C`.
+fn machine(root: &Root, options: &MemOptions) -> anyhow::Result<Machine> {
+    let mut machine = measure_plan::machine(root, "mem")?;
+    machine.restrict_cpus(options.cpus.as_ref())?;
+    Ok(machine)
+}
+
 fn document(options: &MemOptions) -> MemDocument {
     let mut doc = MemDocument::new();
     doc.page_kind = measure_plan::page_kind_name(options.pages).to_string();
@@ -95,7 +102,7 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
     let doc = match &args.mode {
         None => matrices(root, options)?,
         Some(mode) => {
-            let machine = measure_plan::machine(root, "mem")?;
+            let machine = machine(root, options)?;
             let settings = Settings::new(options);
             let mut doc = document(options);
             match mode {

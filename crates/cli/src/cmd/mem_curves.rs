@@ -16,9 +16,10 @@ use super::mem::Settings;
 /// Delays between 4 KiB reads, from flat out to a trickle.
 const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
 
-fn cpu_and_node(machine: &Machine, cpu: Option<u32>, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
-    let cpu = cpu.unwrap_or_else(|| machine.allowed_cpus.ids()[0]);
-    machine.check_cpu(cpu)?;
+/// The chasing CPU (the first of `-C`, or of the allowed CPUs; `machine`
+/// is already narrowed to `-C`) and the memory node.
+fn cpu_and_node(machine: &Machine, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
+    let cpu = machine.allowed_cpus.ids()[0];
     let node = node.unwrap_or_else(|| machine.node_of_cpu(cpu));
     machine.check_node(node)?;
     Ok((cpu, node))
@@ -31,7 +32,7 @@ pub fn sweep(
     sizes: &[usize],
     doc: &mut MemDocument,
 ) -> anyhow::Result<()> {
-    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    let (cpu, node) = cpu_and_node(machine, args.node)?;
     for &size in sizes {
         machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
     }
@@ -63,12 +64,13 @@ pub fn sweep(
 }
 
 pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &mut MemDocument) -> anyhow::Result<()> {
-    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    let (cpu, node) = cpu_and_node(machine, args.node)?;
     let home = machine.node_of_cpu(cpu);
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
     if load_cpus.is_empty() {
         bail!(
-            "loaded latency needs a second CPU on node {home} to generate load, and this process may use only CPU {cpu} there"
+            "loaded latency needs a second CPU on node {home} to generate load, and only CPU {cpu} there is allowed \
+             (or listed with -C)"
         );
     }
     let delays = args
