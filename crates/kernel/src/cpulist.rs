@@ -417,7 +417,7 @@ mod tests {
         assert!(IdList::parse_nodes_input("0-1024:2").unwrap_err().0.contains("node id 1024"));
         // Kernel files keep the strict form.
         assert!(IdList::parse("0-30:2").is_err());
-        let repeated = vec!["0-65535:2"; 9].join(",");
+        let repeated = ["0-65535:2"; 9].join(",");
         let err = IdList::parse_input(&repeated).unwrap_err();
         assert!(err.0.contains("more than 262144 ids"), "{err}");
     }

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
+use crate::clock;
 use crate::error::MeasureError;
 use crate::gate::{spawn_failed, StartGate};
 use crate::latency::Sampling;
@@ -39,11 +40,12 @@ pub struct BandwidthSamples {
     pub node: u32,
     pub buffer_bytes_per_thread: usize,
     pub passes_per_sample: usize,
-    /// Bytes read plus written by all threads in one sample.
-    pub bytes_per_sample: usize,
     pub non_temporal_stores: bool,
-    /// One figure per kept sample.
-    pub bytes_per_sec: Vec<f64>,
+    /// Wall time of each kept sample, from the barrier that starts every
+    /// thread to the one the last reaches.
+    pub elapsed_ns: Vec<u64>,
+    /// Bytes read plus written by all threads in each kept sample.
+    pub bytes: Vec<u64>,
     /// One entry per thread's buffer.
     pub placements: Vec<Placement>,
 }
@@ -126,18 +128,17 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
             barrier.wait();
             let start = Instant::now();
             barrier.wait();
-            (start.elapsed().as_nanos() as f64, bytes_done.load(Ordering::Relaxed))
+            (clock::elapsed_ns(start), bytes_done.load(Ordering::Relaxed) as u64)
         };
         // Warm-up round, discarded; it also says how long a pass takes.
         let (warm_ns, _) = round(1);
         let passes_per_sample =
-            ((config.sampling.sample_ns as f64 / warm_ns.max(1.0)).ceil() as usize).clamp(1, 1 << 20);
-        let mut bytes_per_sec = Vec::with_capacity(config.sampling.samples);
-        let mut bytes_per_sample = 0;
+            ((config.sampling.sample_ns as f64 / warm_ns.max(1) as f64).ceil() as usize).clamp(1, 1 << 20);
+        let (mut elapsed_ns, mut bytes) = (Vec::new(), Vec::new());
         for _ in 0..config.sampling.samples {
-            let (ns, bytes) = round(passes_per_sample);
-            bytes_per_sample = bytes;
-            bytes_per_sec.push(bytes as f64 / (ns / 1e9));
+            let (ns, moved) = round(passes_per_sample);
+            elapsed_ns.push(ns);
+            bytes.push(moved);
         }
         stop.store(true, Ordering::Release);
         barrier.wait();
@@ -147,9 +148,9 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
             node: config.node,
             buffer_bytes_per_thread: per_thread,
             passes_per_sample,
-            bytes_per_sample,
             non_temporal_stores: config.mix == Mix::Write && NON_TEMPORAL_STORES,
-            bytes_per_sec,
+            elapsed_ns,
+            bytes,
             placements,
         })
     })
@@ -175,16 +176,13 @@ mod tests {
                 },
             };
             let samples = measure(&config).unwrap();
-            assert_eq!(samples.bytes_per_sec.len(), 2);
+            assert_eq!(samples.elapsed_ns.len(), 2);
             assert_eq!(samples.placements.len(), cpus.len());
             assert!(samples.placements.iter().all(|p| p.verified));
             // Each pass moves the whole per-thread buffer (it divides by 2 and 3).
             let per_pass = cpus.len() * (96 << 10);
-            assert_eq!(
-                samples.bytes_per_sample,
-                per_pass * samples.passes_per_sample,
-                "{mix:?}"
-            );
+            let expected = (per_pass * samples.passes_per_sample) as u64;
+            assert_eq!(samples.bytes, vec![expected; 2], "{mix:?}");
         }
     }
 

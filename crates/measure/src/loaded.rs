@@ -34,13 +34,13 @@ pub struct LoadedConfig {
     pub sampling: Sampling,
 }
 
+/// One delay's raw samples: per kept sample, how long the chase of
+/// `loads_per_sample` loads took and what the load threads read meanwhile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadedPoint {
     pub delay_ns: u64,
-    /// Per sample, the chase's ns per load.
-    pub latency_ns: Vec<f64>,
-    /// Per sample, what the load threads read together over that sample.
-    pub bytes_per_sec: Vec<f64>,
+    pub elapsed_ns: Vec<u64>,
+    pub load_bytes: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +49,8 @@ pub struct LoadedSamples {
     pub load_cpus: Vec<u32>,
     pub node: u32,
     pub timer_overhead_ns: f64,
+    /// Dependent loads the chase times in each sample.
+    pub loads_per_sample: usize,
     pub points: Vec<LoadedPoint>,
     /// The chase buffer first, then one per load thread.
     pub placements: Vec<Placement>,
@@ -129,21 +131,19 @@ fn run_latency_side(
             running.store(true, Ordering::Release);
             let mut point = LoadedPoint {
                 delay_ns: delay,
-                latency_ns: Vec::new(),
-                bytes_per_sec: Vec::new(),
+                elapsed_ns: Vec::new(),
+                load_bytes: Vec::new(),
             };
             // Sample 0 lets the load threads reach their pace; discarded.
             for index in 0..=config.sampling.samples {
                 let bytes_before = total();
                 let start = Instant::now();
                 cycle.walk(loads);
-                let elapsed_ns = start.elapsed().as_nanos() as f64;
-                let bytes = total() - bytes_before;
+                let elapsed_ns = clock::elapsed_ns(start);
+                let bytes = total().wrapping_sub(bytes_before);
                 if index > 0 {
-                    point
-                        .latency_ns
-                        .push((elapsed_ns - timer_overhead_ns).max(0.0) / loads as f64);
-                    point.bytes_per_sec.push(bytes as f64 / (elapsed_ns / 1e9));
+                    point.elapsed_ns.push(elapsed_ns);
+                    point.load_bytes.push(bytes);
                 }
             }
             running.store(false, Ordering::Release);
@@ -154,6 +154,7 @@ fn run_latency_side(
             load_cpus: config.load_cpus.clone(),
             node: config.node,
             timer_overhead_ns,
+            loads_per_sample: loads,
             points,
             placements,
         })
@@ -215,7 +216,7 @@ mod tests {
         assert!(samples
             .points
             .iter()
-            .all(|p| p.latency_ns.len() == 2 && p.bytes_per_sec.len() == 2));
+            .all(|p| p.elapsed_ns.len() == 2 && p.load_bytes.len() == 2));
         assert_eq!(samples.placements.len(), 1 + load_cpus.len());
         assert!(samples.placements.iter().all(|p| p.verified));
     }

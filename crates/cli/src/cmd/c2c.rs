@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::{summarize, SPREAD_LIMIT};
+use numasleuth_analyze::stats::SPREAD_LIMIT;
+use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_report::c2c_json::{self, C2cDocument, SCHEMA};
@@ -17,6 +18,7 @@ use numasleuth_report::{c2c_text, csv};
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
 use super::measure_plan::{self, Machine, Progress};
+use super::measure_raw;
 use crate::output;
 
 /// Above this many CPUs, `--sample auto` keeps one per cache domain.
@@ -54,6 +56,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let n = cpus.len();
     let mut matrix = vec![vec![None; n]; n];
     let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
+    let mut raw_timing: Vec<Vec<Option<TimedSamples>>> = vec![vec![None; n]; n];
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
     let (mut overhead, mut noisy) = (None, Vec::new());
     for a in 0..n {
@@ -68,7 +71,8 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             };
             let pair = measure_pair(&line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
             overhead = Some(pair.timer_overhead_ns);
-            let summary = summarize(&pair.latency_ns);
+            let timing = measure_raw::pair(&pair);
+            let summary = timing.summary();
             if let Some(s) = &summary {
                 if s.relative_spread() > SPREAD_LIMIT {
                     noisy.push((cpus[a], cpus[b], s.relative_spread()));
@@ -77,8 +81,11 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             matrix[a][b] = summary;
             matrix[b][a] = summary;
             if args.raw {
-                raw[a][b] = Some(pair.latency_ns.clone());
-                raw[b][a] = Some(pair.latency_ns);
+                let latency_ns = timing.ns_per_op();
+                raw[a][b] = Some(latency_ns.clone());
+                raw[b][a] = Some(latency_ns);
+                raw_timing[a][b] = Some(timing.clone());
+                raw_timing[b][a] = Some(timing);
             }
         }
     }
@@ -117,6 +124,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         placement_verified: line.placement().verified,
         warnings,
         raw_latency_ns: args.raw.then_some(raw),
+        raw_timing: args.raw.then_some(raw_timing),
     };
     if args.json {
         output::print(&c2c_json::render(&doc))?;

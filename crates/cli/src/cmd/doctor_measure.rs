@@ -30,6 +30,7 @@ pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemD
     let options = MemOptions {
         json: false,
         csv: false,
+        raw: false,
         nodes: None,
         cpus: None,
         quick: true,

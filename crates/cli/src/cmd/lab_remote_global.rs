@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::lab::{self as verdict, remote_global as rg};
-use numasleuth_analyze::stats::summarize;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_measure::lab::remote_global::{self as workload, Global, LOCAL_WORDS_PER_OP};
@@ -152,7 +151,7 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
         transfers_per_sample: TRANSFERS_PER_SAMPLE,
     };
     let pair = measure_pair(&line, config).with_context(|| format!("timing a line transfer on node {home}"))?;
-    Ok(summarize(&pair.latency_ns).map(|ns| rg::Transfer {
+    Ok(super::measure_raw::pair(&pair).summary().map(|ns| rg::Transfer {
         global: global.name(),
         home_node: home,
         cpus,

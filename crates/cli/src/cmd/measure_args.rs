@@ -60,6 +60,10 @@ pub struct MemOptions {
     /// Print CSV, one row per measured cell.
     #[arg(long, global = true)]
     pub csv: bool,
+    /// Also put every sample as measured into the JSON (`raw`): elapsed
+    /// ns, clock overhead and loads per sample, bytes per sample.
+    #[arg(long, global = true, requires = "json")]
+    pub raw: bool,
     /// Only these nodes (numactl syntax, e.g. 0-1,3, or 0-6:2); default all.
     #[arg(short = 'N', long, global = true, value_name = "LIST", value_parser = node_list)]
     pub nodes: Option<IdList>,
@@ -177,7 +181,9 @@ pub struct C2cArgs {
     /// Fewer samples and transfers.
     #[arg(long)]
     pub quick: bool,
-    /// Also put every sample into the JSON (`raw_latency_ns`).
+    /// Also put every sample into the JSON: `raw_latency_ns` (ns per
+    /// transfer) and `raw_timing` (elapsed ns as measured, clock overhead,
+    /// clock reads and transfers per sample).
     #[arg(long, requires = "json")]
     pub raw: bool,
 }

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
-use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
 use numasleuth_kernel::Root;
 use numasleuth_measure::bandwidth::{self, BandwidthConfig};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
@@ -19,7 +20,7 @@ use numasleuth_report::{csv, mem_text};
 
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
 use super::measure_plan::{self, placement_check, Machine, Progress};
-use super::mem_curves;
+use super::{measure_raw, mem_curves};
 use crate::output;
 
 /// Resolved knobs shared by every `mem` mode.
@@ -92,6 +93,7 @@ fn machine(root: &Root, options: &MemOptions) -> anyhow::Result<Machine> {
 
 fn document(options: &MemOptions) -> MemDocument {
     let mut doc = MemDocument::new();
+    doc.raw = options.raw.then(Default::default);
     doc.page_kind = measure_plan::page_kind_name(options.pages).to_string();
     (doc.cycles_per_ns, doc.cycles_note) = measure_plan::cycles();
     doc
@@ -207,12 +209,21 @@ fn latency_matrix(
                 .measure(cpus[i], settings.sampling)
                 .with_context(|| format!("latency from CPU {} to node {target}", cpus[i]))?;
             doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-            let summary = summarize(&samples.latency_ns);
+            let chase = measure_raw::chase(&samples);
+            let summary = chase.summary();
             if let Some(s) = &summary {
                 doc.warnings
                     .extend(spread_warning(&format!("latency node {initiator} → node {target}"), s));
             }
             matrix[i][t] = summary;
+            if let Some(raw) = doc.raw.as_mut() {
+                raw.latency.push(RawLatency {
+                    cpu: cpus[i],
+                    node: target,
+                    size_bytes: samples.size_bytes,
+                    chase,
+                });
+            }
         }
     }
     doc.latency_ns = Some(LatencyMatrix {
@@ -274,12 +285,20 @@ fn bandwidth_matrix(
                 doc.placements.push(placement_check(what, placement));
             }
             (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
-            let summary = summarize(&samples.bytes_per_sec);
+            let rates = measure_raw::bandwidth(&samples);
+            let summary = rates.summary();
             if let Some(s) = &summary {
                 let what = format!("bandwidth node {initiator} → node {target}, in GB/s");
                 doc.warnings.extend(spread_warning(&what, &s.scaled(1e-9)));
             }
             matrix[i][t] = summary;
+            if let Some(raw) = doc.raw.as_mut() {
+                raw.bandwidth.push(RawBandwidth {
+                    cpus: samples.cpus.clone(),
+                    node: target,
+                    samples: rates,
+                });
+            }
         }
     }
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {

@@ -3,7 +3,8 @@
 //! load (`mem loaded`).
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::latency::ChaseBuffer;
 use numasleuth_measure::loaded::{self, LoadedConfig};
 use numasleuth_report::format;
@@ -11,6 +12,7 @@ use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, Sweep
 
 use super::measure_args::{LatencyArgs, LoadedArgs};
 use super::measure_plan::{placement_check, Machine, Progress};
+use super::measure_raw;
 use super::mem::Settings;
 
 /// Delays between 4 KiB reads, from flat out to a trickle.
@@ -48,7 +50,8 @@ pub fn sweep(
         ));
         let samples = buffer.measure(cpu, settings.sampling)?;
         doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-        let summary = summarize(&samples.latency_ns);
+        let chase = measure_raw::chase(&samples);
+        let summary = chase.summary();
         if let Some(s) = &summary {
             doc.warnings
                 .extend(spread_warning(&format!("latency at {}", format::bytes(size as u64)), s));
@@ -57,6 +60,14 @@ pub fn sweep(
             size_bytes: size,
             latency_ns: summary,
         });
+        if let Some(raw) = doc.raw.as_mut() {
+            raw.latency.push(RawLatency {
+                cpu,
+                node,
+                size_bytes: size,
+                chase,
+            });
+        }
     }
     progress.finish();
     doc.latency_sweep = Some(Sweep { cpu, node, points });
@@ -103,22 +114,27 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         doc.placements.push(placement_check(what, placement));
     }
     doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-    let points = samples
-        .points
-        .iter()
-        .map(|p| {
-            let latency_ns = summarize(&p.latency_ns);
-            if let Some(s) = &latency_ns {
-                doc.warnings
-                    .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
-            }
-            LoadedPoint {
+    let mut points = Vec::with_capacity(samples.points.len());
+    for p in &samples.points {
+        let (chase, load) = measure_raw::loaded_point(&samples, p);
+        let latency_ns = chase.summary();
+        if let Some(s) = &latency_ns {
+            doc.warnings
+                .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
+        }
+        points.push(LoadedPoint {
+            delay_ns: p.delay_ns,
+            bandwidth_bytes_per_sec: load.summary(),
+            latency_ns,
+        });
+        if let Some(raw) = doc.raw.as_mut() {
+            raw.loaded.push(RawLoaded {
                 delay_ns: p.delay_ns,
-                bandwidth_bytes_per_sec: summarize(&p.bytes_per_sec),
-                latency_ns,
-            }
-        })
-        .collect();
+                chase,
+                load,
+            });
+        }
+    }
     doc.loaded_latency = Some(Loaded {
         latency_cpu: cpu,
         load_cpus,
