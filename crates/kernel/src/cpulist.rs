@@ -410,11 +410,23 @@ mod tests {
         assert_eq!(ids("1-9:4,2").unwrap(), vec![1, 2, 5, 9]);
         assert_eq!(ids("0-3:1").unwrap(), vec![0, 1, 2, 3]);
         assert_eq!(ids("0-8:100").unwrap(), vec![0]);
-        for bad in ["0-30:0", "0-30:", "4:2", "0-30:2:2", "0-30:-1", "0-30:x", "30-0:2", "0-65536:2"] {
+        for bad in [
+            "0-30:0",
+            "0-30:",
+            "4:2",
+            "0-30:2:2",
+            "0-30:-1",
+            "0-30:x",
+            "30-0:2",
+            "0-65536:2",
+        ] {
             let err = IdList::parse_input(bad).unwrap_err();
             assert!(!err.0.contains('\n'), "{bad}: {err}");
         }
-        assert!(IdList::parse_nodes_input("0-1024:2").unwrap_err().0.contains("node id 1024"));
+        assert!(IdList::parse_nodes_input("0-1024:2")
+            .unwrap_err()
+            .0
+            .contains("node id 1024"));
         // Kernel files keep the strict form.
         assert!(IdList::parse("0-30:2").is_err());
         let repeated = ["0-65535:2"; 9].join(",");

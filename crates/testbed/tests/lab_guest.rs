@@ -40,7 +40,10 @@ fn lab_on_two_nodes_places_the_remote_global_and_spreads_threads() {
     spec.name = "lab-two-nodes".into();
     spec.commands = vec![
         ("fs".into(), format!("numasleuth lab false-sharing --threads 2 {TINY}")),
-        ("locks".into(), format!("numasleuth lab locks --thread-sweep 2,4 {TINY}")),
+        (
+            "locks".into(),
+            format!("numasleuth lab locks --thread-sweep 2,4 {TINY}"),
+        ),
         ("rg".into(), format!("numasleuth lab remote-global {TINY}")),
         ("bad-node".into(), "numasleuth lab remote-global --remote-node 7".into()),
     ];
