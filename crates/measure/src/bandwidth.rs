@@ -4,7 +4,8 @@
 //! Each thread owns its own buffer (no false sharing, no shared page
 //! tables to contend on); a sample is the wall time from the barrier that
 //! starts every thread to the barrier the last one reaches, so a slow
-//! thread lowers the figure instead of hiding.
+//! thread lowers the figure instead of hiding. Threads start through the
+//! one runner ([`crate::runner`]): pinned inside, behind a start gate.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};
@@ -12,12 +13,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::clock;
 use crate::error::MeasureError;
-use crate::gate::{spawn_failed, StartGate};
 use crate::latency::Sampling;
+use crate::runner::run_gated;
 use crate::stream::{Mix, NON_TEMPORAL_STORES};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -61,54 +61,25 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
     let passes = AtomicUsize::new(1);
     let bytes_done = AtomicUsize::new(0);
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
-    let gate = StartGate::default();
-
-    std::thread::scope(|scope| {
-        for &cpu in &config.cpus {
+    let (barrier, stop, passes, bytes_done) = (&barrier, &stop, &passes, &bytes_done);
+    let workers: Vec<_> = config
+        .cpus
+        .iter()
+        .map(|&cpu| {
             let setup_tx = setup_tx.clone();
-            let (barrier, stop, passes, bytes_done, gate) = (&barrier, &stop, &passes, &bytes_done, &gate);
-            let spawned = std::thread::Builder::new()
-                .name(format!("numasleuth-bw{cpu}"))
-                .spawn_scoped(scope, move || {
-                    if !gate.wait() {
-                        return;
-                    }
-                    let buffer = affinity::pin_current_thread(cpu)
-                        .and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
-                    let mut buffer = match buffer {
-                        Ok(buffer) => {
-                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
-                            Some(buffer)
-                        }
-                        Err(e) => {
-                            let _ = setup_tx.send(Err(e));
-                            None
-                        }
-                    };
-                    loop {
-                        barrier.wait();
-                        if stop.load(Ordering::Acquire) {
-                            return;
-                        }
-                        let mut bytes = 0;
-                        if let Some(buffer) = buffer.as_mut() {
-                            for _ in 0..passes.load(Ordering::Acquire) {
-                                bytes += config.mix.pass(buffer.as_words_mut());
-                            }
-                        }
-                        bytes_done.fetch_add(bytes, Ordering::Relaxed);
-                        barrier.wait();
-                    }
-                });
-            // The threads already started wait at the gate, not yet at the
-            // barrier that a missing thread would keep from filling.
-            if let Err(e) = spawned {
-                gate.abort();
-                return Err(spawn_failed(e));
-            }
-        }
-        gate.open();
-        drop(setup_tx);
+            (cpu, move |pinned: Result<(), MeasureError>| {
+                stream_worker(
+                    config,
+                    per_thread,
+                    pinned,
+                    &setup_tx,
+                    (barrier, stop, passes, bytes_done),
+                )
+            })
+        })
+        .collect();
+    drop(setup_tx);
+    let (outcome, _) = run_gated("numasleuth-bw", workers, |_| {
         let mut placements = Vec::with_capacity(threads);
         let mut failure = None;
         for result in setup_rx.iter().take(threads) {
@@ -153,12 +124,55 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
             bytes,
             placements,
         })
-    })
+    })?;
+    outcome
+}
+
+/// What the controller and the streaming threads share.
+type Shared<'a> = (&'a Barrier, &'a AtomicBool, &'a AtomicUsize, &'a AtomicUsize);
+
+/// One streaming thread: its own buffer on the target node, then rounds
+/// between the controller's barriers until told to stop. A thread whose
+/// pinning or buffer failed still meets every barrier, so none is left
+/// waiting, and its error reaches the controller through `setup`.
+fn stream_worker(
+    config: &BandwidthConfig,
+    per_thread: usize,
+    pinned: Result<(), MeasureError>,
+    setup: &mpsc::Sender<Result<Placement, MeasureError>>,
+    (barrier, stop, passes, bytes_done): Shared<'_>,
+) {
+    let buffer = pinned.and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
+    let mut buffer = match buffer {
+        Ok(buffer) => {
+            let _ = setup.send(Ok(buffer.placement().clone()));
+            Some(buffer)
+        }
+        Err(e) => {
+            let _ = setup.send(Err(e));
+            None
+        }
+    };
+    loop {
+        barrier.wait();
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut bytes = 0;
+        if let Some(buffer) = buffer.as_mut() {
+            for _ in 0..passes.load(Ordering::Acquire) {
+                bytes += config.mix.pass(buffer.as_words_mut());
+            }
+        }
+        bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        barrier.wait();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::affinity;
 
     #[test]
     fn every_thread_streams_and_every_buffer_is_placed() {

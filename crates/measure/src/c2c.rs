@@ -19,11 +19,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::clock;
 use crate::error::MeasureError;
-use crate::gate::{spawn_failed, StartGate};
+use crate::runner::run_gated;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -109,10 +108,10 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
     let barrier = Barrier::new(2);
     let pin_failed = AtomicBool::new(false);
     let origin = Instant::now();
-    // Both sides pin before the barrier and check the other did too: one
-    // side running alone would spin forever waiting for its partner.
-    let side = |cpu: u32, work: &(dyn Fn() -> Vec<u64> + Sync)| {
-        let pinned = affinity::pin_current_thread(cpu);
+    // Both sides pin (in the runner) before the barrier and check the
+    // other did too: one side running alone would spin forever waiting for
+    // its partner.
+    let side = |pinned: Result<(), MeasureError>, work: &(dyn Fn() -> Vec<u64> + Sync)| {
         if pinned.is_err() {
             pin_failed.store(true, Ordering::SeqCst);
         }
@@ -132,41 +131,16 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
         Method::Cas => cas_side(data, 1, rounds, per_batch),
         Method::OneWay => receive_side(data, ack, rounds, per_batch, origin),
     };
-    // Each side waits for the other; if the second cannot start, the first
-    // must not begin waiting for it.
-    let gate = StartGate::default();
-    let gated = |cpu: u32, work: &(dyn Fn() -> Vec<u64> + Sync)| {
-        if gate.wait() {
-            side(cpu, work)
-        } else {
-            Ok(Vec::new())
-        }
+    let workers = vec![
+        (config.cpu_a, on_side(&side, &a_work)),
+        (config.cpu_b, on_side(&side, &b_work)),
+    ];
+    let ((), sides) = run_gated("numasleuth-c2c", workers, |_| ())?;
+    let mut sides = sides.into_iter();
+    let (a_batches, b_batches) = match (sides.next(), sides.next()) {
+        (Some(a), Some(b)) => (a?, b?),
+        _ => return Err(MeasureError::Thread("a core-to-core thread returned nothing".into())),
     };
-    let (a_side, b_side) = std::thread::scope(|scope| {
-        let a = std::thread::Builder::new()
-            .name("numasleuth-c2c-a".into())
-            .spawn_scoped(scope, || gated(config.cpu_a, &a_work));
-        let b = std::thread::Builder::new()
-            .name("numasleuth-c2c-b".into())
-            .spawn_scoped(scope, || gated(config.cpu_b, &b_work));
-        match (a, b) {
-            (Ok(a), Ok(b)) => {
-                gate.open();
-                Ok((a.join(), b.join()))
-            }
-            (a, b) => {
-                gate.abort();
-                let error = [a.err(), b.err()].into_iter().flatten().next();
-                Err(error.map_or_else(
-                    || MeasureError::Thread("a core-to-core thread did not start".into()),
-                    spawn_failed,
-                ))
-            }
-        }
-    })?;
-    let panicked = || MeasureError::Thread("a core-to-core thread panicked".into());
-    let (a_side, b_side) = (a_side.map_err(|_| panicked())?, b_side.map_err(|_| panicked())?);
-    let (a_batches, b_batches) = (a_side?, b_side?);
     let transfers = config.transfers_per_sample as u64;
     // The first batch warmed the line up and is dropped.
     let (batches_ns, transfers_timed, reads) = match config.method {
@@ -187,6 +161,19 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
         transfers_timed_per_sample: transfers_timed,
         final_count: data.load(Ordering::SeqCst),
     })
+}
+
+/// What a side's bit of work returns: its batch times, or why it could not run.
+type SideResult = Result<Vec<u64>, MeasureError>;
+type Work<'a> = &'a (dyn Fn() -> Vec<u64> + Sync);
+
+/// One side's thread body for the runner: both sides are the same type,
+/// so they go in one list.
+fn on_side<'a, S>(side: &'a S, work: Work<'a>) -> impl FnOnce(Result<(), MeasureError>) -> SideResult + Send + 'a
+where
+    S: Fn(Result<(), MeasureError>, Work<'_>) -> SideResult + Sync,
+{
+    move |pinned| side(pinned, work)
 }
 
 fn wait_until(mut ready: impl FnMut() -> bool) {
@@ -262,6 +249,7 @@ fn receive_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, per_batch: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::affinity;
 
     fn two_cpus() -> (u32, u32) {
         let cpus = affinity::allowed_cpus().unwrap();

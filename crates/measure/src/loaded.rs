@@ -3,7 +3,6 @@
 //! delay lets them, so the curve shows latency rising as bandwidth nears
 //! the node's limit.
 
-use crate::gate::{spawn_failed, StartGate};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -16,6 +15,7 @@ use crate::chase::ChaseCycle;
 use crate::clock;
 use crate::error::MeasureError;
 use crate::latency::{loads_for, Sampling};
+use crate::runner::run_gated;
 use crate::stream::read_sum;
 
 /// Words read between two delays: one 4 KiB page.
@@ -68,40 +68,35 @@ pub fn measure(config: &LoadedConfig) -> Result<LoadedSamples, MeasureError> {
     let delay_ns = AtomicU64::new(0);
     let counters: Vec<Padded> = config.load_cpus.iter().map(|_| Padded::default()).collect();
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
-    let gate = StartGate::default();
-    std::thread::scope(|scope| {
-        for (index, &cpu) in config.load_cpus.iter().enumerate() {
+    let (running, stop, delay_ns) = (&running, &stop, &delay_ns);
+    let workers: Vec<_> = config
+        .load_cpus
+        .iter()
+        .zip(&counters)
+        .map(|(&cpu, counter)| {
             let setup_tx = setup_tx.clone();
-            let (running, stop, delay_ns, counter, gate) = (&running, &stop, &delay_ns, &counters[index].0, &gate);
-            let spawned = std::thread::Builder::new()
-                .name(format!("numasleuth-load{cpu}"))
-                .spawn_scoped(scope, move || {
-                    if !gate.wait() {
-                        return;
+            (cpu, move |pinned: Result<(), MeasureError>| {
+                let buffer =
+                    pinned.and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
+                match buffer {
+                    Ok(buffer) => {
+                        let _ = setup_tx.send(Ok(buffer.placement().clone()));
+                        load_loop(buffer.as_words(), running, stop, delay_ns, &counter.0);
                     }
-                    let buffer = affinity::pin_current_thread(cpu)
-                        .and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
-                    match buffer {
-                        Ok(buffer) => {
-                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
-                            load_loop(buffer.as_words(), running, stop, delay_ns, counter);
-                        }
-                        Err(e) => {
-                            let _ = setup_tx.send(Err(e));
-                        }
+                    Err(e) => {
+                        let _ = setup_tx.send(Err(e));
                     }
-                });
-            if let Err(e) = spawned {
-                gate.abort();
-                return Err(spawn_failed(e));
-            }
-        }
-        gate.open();
-        drop(setup_tx);
-        let result = run_latency_side(config, &setup_rx, &running, &delay_ns, &counters);
+                }
+            })
+        })
+        .collect();
+    drop(setup_tx);
+    let (result, _) = run_gated("numasleuth-load", workers, |_| {
+        let result = run_latency_side(config, &setup_rx, running, delay_ns, &counters);
         stop.store(true, Ordering::Release);
         result
-    })
+    })?;
+    result
 }
 
 fn run_latency_side(
