@@ -15,6 +15,11 @@ fn replaying_raw_mem_samples_gives_the_derived_figures() {
     assert!((s.p10 - 30.0).abs() < 1e-9 && (s.p90 - 117.0).abs() < 1e-9, "{s:?}");
     // The raw values stay as measured: nothing clamped in the document.
     assert_eq!(chase.elapsed_ns[3], 60);
+    let warning = chase.overhead_warning("latency").unwrap();
+    assert!(
+        warning.starts_with("latency: 1 of 4 samples took no longer"),
+        "{warning}"
+    );
 
     let bandwidth = &raw.bandwidth[0].samples;
     // 4 GB in 1 s and in 2 s; the zero-time sample has no rate.
@@ -25,6 +30,7 @@ fn replaying_raw_mem_samples_gives_the_derived_figures() {
     // One clock read per transfer: 100 × 20 ns off each sample first.
     assert_eq!(point.chase.ns_per_op(), vec![30.0, 50.0]);
     assert_eq!(point.chase.summary().unwrap().median, 40.0);
+    assert_eq!(point.chase.overhead_warning("loaded"), None);
     assert_eq!(point.load.bytes_per_sec(), vec![2e9]);
 }
 

@@ -58,7 +58,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
     let mut raw_timing: Vec<Vec<Option<TimedSamples>>> = vec![vec![None; n]; n];
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    let (mut overhead, mut noisy) = (None, Vec::new());
+    let (mut overhead, mut noisy, mut short_samples) = (None, Vec::new(), 0);
     for a in 0..n {
         for b in a + 1..n {
             progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
@@ -73,6 +73,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             overhead = Some(pair.timer_overhead_ns);
             let timing = measure_raw::pair(&pair);
             let summary = timing.summary();
+            short_samples += timing.at_or_below_overhead();
             if let Some(s) = &summary {
                 if s.relative_spread() > SPREAD_LIMIT {
                     noisy.push((cpus[a], cpus[b], s.relative_spread()));
@@ -102,6 +103,12 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             worst.0,
             worst.1,
             worst.2 * 100.0
+        ));
+    }
+    if short_samples > 0 {
+        warnings.push(format!(
+            "{short_samples} samples took no longer than the clock's own overhead and count as 0 ns; use more \
+             --transfers per sample"
         ));
     }
     if !line.placement().verified {

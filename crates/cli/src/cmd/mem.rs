@@ -211,6 +211,8 @@ fn latency_matrix(
             doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
             let chase = measure_raw::chase(&samples);
             let summary = chase.summary();
+            doc.warnings
+                .extend(chase.overhead_warning(&format!("latency node {initiator} → node {target}")));
             if let Some(s) = &summary {
                 doc.warnings
                     .extend(spread_warning(&format!("latency node {initiator} → node {target}"), s));

@@ -52,6 +52,8 @@ pub fn sweep(
         doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
         let chase = measure_raw::chase(&samples);
         let summary = chase.summary();
+        doc.warnings
+            .extend(chase.overhead_warning(&format!("latency at {}", format::bytes(size as u64))));
         if let Some(s) = &summary {
             doc.warnings
                 .extend(spread_warning(&format!("latency at {}", format::bytes(size as u64)), s));
@@ -118,6 +120,8 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
     for p in &samples.points {
         let (chase, load) = measure_raw::loaded_point(&samples, p);
         let latency_ns = chase.summary();
+        doc.warnings
+            .extend(chase.overhead_warning(&format!("loaded latency at delay {} ns", p.delay_ns)));
         if let Some(s) = &latency_ns {
             doc.warnings
                 .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
