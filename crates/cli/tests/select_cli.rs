@@ -60,6 +60,21 @@ fn mem_chases_from_the_listed_cpu() {
 }
 
 #[test]
+fn a_sweep_says_which_listed_cpu_chases() {
+    let cpus = allowed();
+    let all = format!("{}-{}", cpus[0], cpus.last().unwrap());
+    let doc = json(&["mem", "latency", "--sizes", "64K", "-C", &all], &TINY_MEM);
+    assert_eq!(doc["latency_sweep"]["cpu"], cpus[0]);
+    let warned = doc["warnings"].as_array().unwrap().iter().any(|w| {
+        w.as_str()
+            .unwrap()
+            .starts_with("the sweep chases from one CPU, the first of -C")
+    });
+    // One allowed CPU is a list of one, and nothing to warn about.
+    assert_eq!(warned, cpus.len() > 1, "{}", doc["warnings"]);
+}
+
+#[test]
 fn mem_bandwidth_streams_from_the_listed_cpus_only() {
     let cpus = allowed();
     let last = cpus.last().unwrap().to_string();

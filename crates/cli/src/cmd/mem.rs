@@ -109,7 +109,10 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
             let mut doc = document(options);
             match mode {
                 MemMode::Latency(latency) => match &latency.sizes {
-                    Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
+                    Some(sizes) => {
+                        let cpus_given = options.cpus.is_some();
+                        mem_curves::sweep(&machine, &settings, latency, &sizes.0, cpus_given, &mut doc)?
+                    }
                     None => one_matrix(&machine, options, "mem latency", |nodes, progress| {
                         latency_matrix(&machine, &settings, nodes, &mut doc, progress)
                     })?,

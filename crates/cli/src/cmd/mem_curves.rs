@@ -32,9 +32,16 @@ pub fn sweep(
     settings: &Settings,
     args: &LatencyArgs,
     sizes: &[usize],
+    cpus_given: bool,
     doc: &mut MemDocument,
 ) -> anyhow::Result<()> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
+    if machine.allowed_cpus.len() > 1 && cpus_given {
+        doc.warnings.push(format!(
+            "the sweep chases from one CPU, the first of -C ({}): CPU {cpu}",
+            machine.allowed_cpus.to_human()
+        ));
+    }
     for &size in sizes {
         machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
     }
