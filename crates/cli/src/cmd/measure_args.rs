@@ -72,7 +72,7 @@ pub struct MemOptions {
     /// latency (and the first listed CPU chases in `latency --sizes` and
     /// `loaded`, where the node's other listed CPUs make the load), and a
     /// node's listed CPUs run its bandwidth threads. Default: every CPU
-    /// this process may use. `--cpu` is the old name.
+    /// this process may use.
     #[arg(short = 'C', long, global = true, visible_alias = "cpu", value_name = "LIST", value_parser = cpu_list)]
     pub cpus: Option<IdList>,
     /// Smaller buffers and fewer samples: a rough answer in a few seconds.
