@@ -45,7 +45,7 @@ def row(what, mine, theirs, unit, scale=1.0, goal=""):
 
 def latency(size_bytes, cpu=0):
     def ours():
-        doc = ours_json(["mem", "latency", "--sizes", str(size_bytes), "--cpu", str(cpu), "--samples", "11"])
+        doc = ours_json(["mem", "latency", "--sizes", str(size_bytes), "-C", str(cpu), "--samples", "11"])
         return doc["latency_sweep"]["points"][0]["latency_ns"]["median"]
 
     def peer():

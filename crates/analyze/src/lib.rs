@@ -18,5 +18,6 @@ pub mod pmu;
 pub mod process;
 pub mod runs;
 pub mod stats;
+pub mod timing;
 pub mod topology;
 pub mod watch;

@@ -37,6 +37,39 @@ pub const LIST_MAX: usize = 64;
 /// (4 MB/s a thread); longer spins only delay stopping.
 pub const DELAY_MAX_NS: u64 = 1_000_000;
 
+/// Characters in a typed CPU or node list: `0-8191` or `0-30:2` are a few
+/// bytes, and even every id of a 4096-CPU machine written out one by one
+/// fits; anything longer is not a list a person meant.
+pub const ID_LIST_TEXT_MAX: usize = 32 * 1024;
+
+/// `-C, --cpus LIST`: numactl's `0-3,8`, or the strided `0-30:2` that
+/// numasleuth prints, checked by the one list parser in the kernel crate.
+pub fn cpu_list(text: &str) -> Result<numasleuth_kernel::IdList, String> {
+    id_list(text, numasleuth_kernel::IdList::parse_input)
+}
+
+/// `-N, --nodes LIST`: as [`cpu_list`], with node ids.
+pub fn node_list(text: &str) -> Result<numasleuth_kernel::IdList, String> {
+    id_list(text, numasleuth_kernel::IdList::parse_nodes_input)
+}
+
+fn id_list(
+    text: &str,
+    parse: fn(&str) -> Result<numasleuth_kernel::IdList, numasleuth_kernel::ParseError>,
+) -> Result<numasleuth_kernel::IdList, String> {
+    if text.len() > ID_LIST_TEXT_MAX {
+        return Err(format!(
+            "the list is {} bytes long; at most {ID_LIST_TEXT_MAX} (write ranges like 0-63 or 0-62:2)",
+            text.len()
+        ));
+    }
+    let list = parse(text).map_err(|e| e.to_string())?;
+    if list.is_empty() {
+        return Err("the list is empty; give ids like 0-3,8 or 0-30:2".into());
+    }
+    Ok(list)
+}
+
 /// `500ms`, `1s`, `1.5s`, `2m`, `1h`: what a person types for a duration,
 /// between `min` and `max`. The unit is required: a bare `500` meant
 /// milliseconds to some users and seconds to others. The range is checked
@@ -239,6 +272,18 @@ mod tests {
         }
         assert_eq!(threads("4096"), Ok(4096));
         assert!(threads("4097").is_err());
+    }
+
+    #[test]
+    fn typed_lists_take_numactl_and_strided_forms() {
+        assert_eq!(cpu_list("0-6:2,9").unwrap().ids(), &[0, 2, 4, 6, 9]);
+        assert_eq!(node_list("0-3,8").unwrap().ids(), &[0, 1, 2, 3, 8]);
+        for bad in ["", " ", "0-30:0", "3-1", "x", "1,,2", "0-1024:2"] {
+            let error = node_list(bad).unwrap_err();
+            assert!(!error.contains('\n'), "{bad}: {error}");
+        }
+        let long = vec!["1"; 20_000].join(",");
+        assert!(cpu_list(&long).unwrap_err().contains("at most 32768"));
     }
 
     #[test]

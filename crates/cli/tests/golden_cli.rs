@@ -60,12 +60,10 @@ fn volatile_filters() -> Vec<(&'static str, &'static str)> {
             r"numasleuth \d+\.\d+\.\d+( \(git [0-9a-f]+(-dirty)?\))?, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
             "numasleuth [VERSION], [NOW]",
         ),
-        (
-            r#""numasleuth_version": "[^"]*""#,
-            r#""numasleuth_version": "[VERSION]""#,
-        ),
-        (r#""generated_unix_s": \d+"#, r#""generated_unix_s": "[NOW]""#),
-        (r#""generated_utc": "[^"]*""#, r#""generated_utc": "[NOW]""#),
+        // JSON, pretty (`"key": value`) or one document per line (`"key":value`).
+        (r#"("numasleuth_version": ?)"[^"]*""#, r#"${1}"[VERSION]""#),
+        (r#"("generated_unix_s": ?)\d+"#, r#"${1}"[NOW]""#),
+        (r#"("generated_utc": ?)"[^"]*""#, r#"${1}"[NOW]""#),
         (r"\d+\.\d+\.\d+ \(git [0-9a-f]+(-dirty)?\)", "[VERSION]"),
         (r"(?m)^<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</td>$", "<td>[NOW]</td>"),
         (r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "generated [NOW]"),

@@ -46,7 +46,14 @@ fn assert_raw(row: &Value) {
 
 #[test]
 fn false_sharing_schema_and_counters_that_sum() {
-    let doc = json(&["lab", "false-sharing", "--threads", "1,2", "--placement", "compact"]);
+    let doc = json(&[
+        "lab",
+        "false-sharing",
+        "--thread-sweep",
+        "1,2",
+        "--placement",
+        "compact",
+    ]);
     assert_eq!(doc["schema"], "numasleuth.lab.false_sharing/1");
     let results = doc["results"].as_array().unwrap();
     assert_eq!(results.len(), 2 * 2 * 2, "ops × layouts × thread counts");
@@ -97,7 +104,7 @@ fn locks_schema_and_every_lock_counts_exactly() {
 
 #[test]
 fn remote_global_schema_and_the_single_node_case() {
-    let doc = json(&["lab", "remote-global", "--threads", "1,2"]);
+    let doc = json(&["lab", "remote-global", "--thread-sweep", "1,2"]);
     assert_eq!(doc["schema"], "numasleuth.lab.remote_global/1");
     assert_eq!(doc["writes_per_op"], 3);
     let results = doc["results"].as_array().unwrap();
@@ -131,7 +138,7 @@ fn text_output_explains_and_the_svg_is_drawn() {
     let args = [
         "lab",
         "locks",
-        "--threads",
+        "--thread-sweep",
         "1,2",
         "--locks",
         "ticket,mcs",
@@ -190,8 +197,10 @@ fn impossible_requests_are_clear_errors() {
     assert!(stderr.contains("node 4000 does not exist"), "{stderr}");
     let stderr = error(&["lab", "remote-global", "--node", "0", "--remote-node", "0"]);
     assert!(stderr.contains("workers' own node"), "{stderr}");
-    let stderr = error(&["lab", "false-sharing", "--threads", "0"]);
+    let stderr = error(&["lab", "false-sharing", "--thread-sweep", "0"]);
     assert!(stderr.contains("thread counts start at 1"), "{stderr}");
+    let stderr = error(&["lab", "false-sharing", "--threads", "0"]);
+    assert!(stderr.contains("is not a thread count from 1 to 4096"), "{stderr}");
     let stderr = error(&["lab", "false-sharing", "--svg", "/nonexistent-dir/x.svg"]);
     assert!(stderr.contains("/nonexistent-dir does not exist"), "{stderr}");
     let dir = tempfile::tempdir().unwrap();

@@ -12,6 +12,22 @@ pub fn run(data: &[u8]) {
         check_set(list);
         round_trips(list);
     }
+    // What a person types: the same sets, plus `a-b:step`; what
+    // `to_human` prints for any set parses back to it.
+    if let Ok(typed) = IdList::parse_input(&text) {
+        check_set(&typed);
+        round_trips(&typed);
+        let human = typed.to_human();
+        let again = IdList::parse_input(&human).unwrap_or_else(|e| panic!("`{human}` does not parse back: {}", e.0));
+        assert_eq!(again, typed, "`{human}` parses to a different set");
+    }
+    if let Some(list) = &list {
+        assert_eq!(
+            IdList::parse_input(&text).as_ref(),
+            Ok(list),
+            "typed and kernel lists differ"
+        );
+    }
     if let Ok(mask) = IdList::parse_mask(&text) {
         check_set(&mask);
         round_trips(&mask);

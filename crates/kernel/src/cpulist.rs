@@ -123,21 +123,38 @@ impl IdList {
     /// Whitespace around the list (the trailing newline of a sysfs file) is
     /// ignored; an empty list is valid and empty.
     pub fn parse(text: &str) -> Result<Self, ParseError> {
-        Self::parse_below(text, MAX_CPU_IDS, "CPU")
+        Self::parse_below(text, MAX_CPU_IDS, "CPU", Steps::Refused)
     }
 
     /// Parses a node list such as `node/online` or `Mems_allowed_list`,
     /// whose ids are below [`MAX_NODE_IDS`].
     pub fn parse_nodes(text: &str) -> Result<Self, ParseError> {
-        Self::parse_below(text, MAX_NODE_IDS, "node")
+        Self::parse_below(text, MAX_NODE_IDS, "node", Steps::Refused)
     }
 
-    fn parse_below(text: &str, limit: u32, what: &str) -> Result<Self, ParseError> {
+    /// Parses a CPU list a person typed: numactl's `0-3,8`, and also the
+    /// strided `a-b:step` that [`to_human`](Self::to_human) prints (and
+    /// taskset takes), so any list numasleuth shows can be pasted back.
+    /// Kernel files never hold steps, so [`parse`](Self::parse) keeps
+    /// refusing them there.
+    pub fn parse_input(text: &str) -> Result<Self, ParseError> {
+        Self::parse_below(text, MAX_CPU_IDS, "CPU", Steps::Allowed)
+    }
+
+    /// [`parse_input`](Self::parse_input) for node ids.
+    pub fn parse_nodes_input(text: &str) -> Result<Self, ParseError> {
+        Self::parse_below(text, MAX_NODE_IDS, "node", Steps::Allowed)
+    }
+
+    fn parse_below(text: &str, limit: u32, what: &str, steps: Steps) -> Result<Self, ParseError> {
         let text = text.trim();
         let mut bits = Bits::new(limit);
         if text.is_empty() {
             return Ok(IdList::default());
         }
+        // Ids a strided part sets one at a time; capped so `0-65535:2`
+        // repeated across a long list cannot cost billions of steps.
+        let mut stepped_ids: u64 = 0;
         for (index, part) in text.split(',').enumerate() {
             if index == MAX_LIST_PARTS {
                 return Err(ParseError::new(format!(
@@ -145,17 +162,39 @@ impl IdList {
                 )));
             }
             let part = part.trim();
-            let (first, last) = match part.split_once('-') {
+            let (range, step) = match (part.split_once(':'), steps) {
+                (Some((range, step)), Steps::Allowed) => (range, parse_step(step, part, limit)?),
+                _ => (part, 1),
+            };
+            let (first, last) = match range.split_once('-') {
                 Some((a, b)) => (parse_id(a, part, limit, what)?, parse_id(b, part, limit, what)?),
-                None => {
-                    let id = parse_id(part, part, limit, what)?;
+                None if step == 1 => {
+                    let id = parse_id(range, part, limit, what)?;
                     (id, id)
+                }
+                None => {
+                    return Err(ParseError::new(format!(
+                        "`{}` has a step but no range (write a-b:step, e.g. 0-30:2)",
+                        quote(part)
+                    )))
                 }
             };
             if first > last {
                 return Err(ParseError::new(format!("range `{}` runs backwards", quote(part))));
             }
-            bits.set_range(first, last);
+            if step == 1 {
+                bits.set_range(first, last);
+                continue;
+            }
+            stepped_ids += u64::from((last - first) / step + 1);
+            if stepped_ids > MAX_STEPPED_IDS {
+                return Err(ParseError::new(format!(
+                    "the strided ranges of this {what} list name more than {MAX_STEPPED_IDS} ids"
+                )));
+            }
+            for id in (first..=last).step_by(step as usize) {
+                bits.set_range(id, id);
+            }
         }
         Ok(bits.into_list())
     }
@@ -189,11 +228,40 @@ impl IdList {
     }
 }
 
+/// Whether a list may hold `a-b:step` parts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Steps {
+    Refused,
+    Allowed,
+}
+
+/// Ids all the strided parts of one list may name together, counting
+/// repeats: four times the widest CPU list, far beyond any real one.
+const MAX_STEPPED_IDS: u64 = 4 * MAX_CPU_IDS as u64;
+
+fn parse_step(text: &str, part: &str, limit: u32) -> Result<u32, ParseError> {
+    let refused = || {
+        ParseError::new(format!(
+            "`{}` has a bad step (write a-b:step with a step from 1 to {}, e.g. 0-30:2)",
+            quote(part),
+            limit - 1
+        ))
+    };
+    let text = text.trim();
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(refused());
+    }
+    match text.parse::<u32>() {
+        Ok(step) if (1..limit).contains(&step) => Ok(step),
+        _ => Err(refused()),
+    }
+}
+
 fn parse_id(text: &str, part: &str, limit: u32, what: &str) -> Result<u32, ParseError> {
     let text = text.trim();
     let id: u64 = text.parse().map_err(|_| {
         ParseError::new(format!(
-            "`{}` is not a {what} list entry (expected N or N-M)",
+            "`{}` is not a {what} list entry (expected N, N-M or N-M:step)",
             quote(part)
         ))
     })?;
@@ -316,6 +384,54 @@ mod tests {
             let list = IdList::new(ids.iter().copied().collect());
             prop_assert_eq!(expand_human(&list.to_human()), list.ids().to_vec());
         }
+    }
+
+    proptest! {
+        /// Whatever numasleuth prints for people, a person can paste back.
+        #[test]
+        fn human_lists_parse_back(ids in proptest::collection::btree_set(0u32..5000, 0..120)) {
+            let list = IdList::new(ids.iter().copied().collect());
+            prop_assert_eq!(IdList::parse_input(&list.to_human()).unwrap(), list.clone());
+            prop_assert_eq!(IdList::parse_input(&list.to_string()).unwrap(), list);
+        }
+
+        #[test]
+        fn input_never_panics(text in "[0-9:,-]{0,40}") {
+            let _ = IdList::parse_input(&text);
+            let _ = IdList::parse_nodes_input(&text);
+        }
+    }
+
+    #[test]
+    fn strided_input() {
+        let ids = |text: &str| IdList::parse_input(text).map(|l| l.ids().to_vec());
+        assert_eq!(ids("0-30:2").unwrap(), (0..=30).step_by(2).collect::<Vec<_>>());
+        assert_eq!(ids("0-3,8").unwrap(), vec![0, 1, 2, 3, 8]);
+        assert_eq!(ids("1-9:4,2").unwrap(), vec![1, 2, 5, 9]);
+        assert_eq!(ids("0-3:1").unwrap(), vec![0, 1, 2, 3]);
+        assert_eq!(ids("0-8:100").unwrap(), vec![0]);
+        for bad in [
+            "0-30:0",
+            "0-30:",
+            "4:2",
+            "0-30:2:2",
+            "0-30:-1",
+            "0-30:x",
+            "30-0:2",
+            "0-65536:2",
+        ] {
+            let err = IdList::parse_input(bad).unwrap_err();
+            assert!(!err.0.contains('\n'), "{bad}: {err}");
+        }
+        assert!(IdList::parse_nodes_input("0-1024:2")
+            .unwrap_err()
+            .0
+            .contains("node id 1024"));
+        // Kernel files keep the strict form.
+        assert!(IdList::parse("0-30:2").is_err());
+        let repeated = ["0-65535:2"; 9].join(",");
+        let err = IdList::parse_input(&repeated).unwrap_err();
+        assert!(err.0.contains("more than 262144 ids"), "{err}");
     }
 
     #[test]

@@ -21,21 +21,14 @@ pub fn allowed_cpus() -> Result<Vec<u32>, MeasureError> {
     sys::get_affinity().map_err(|e| MeasureError::Affinity(e.to_string()))
 }
 
-/// Runs `f` on a scoped thread pinned to `cpu`, so the caller's own
-/// affinity is left as it was.
+/// Runs `f` on a thread pinned to `cpu` (started through the one
+/// measurement runner), so the caller's own affinity is left as it was.
 pub fn on_cpu<T: Send>(cpu: u32, f: impl FnOnce() -> T + Send) -> Result<T, MeasureError> {
-    std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name(format!("numasleuth-cpu{cpu}"))
-            .spawn_scoped(scope, || {
-                pin_current_thread(cpu)?;
-                Ok(f())
-            })
-            .map_err(|e| MeasureError::Thread(e.to_string()))?;
-        handle
-            .join()
-            .map_err(|_| MeasureError::Thread("a measurement thread panicked".into()))?
-    })
+    let work = move |pinned: Result<(), MeasureError>| pinned.map(|()| f());
+    let ((), mut results) = crate::runner::run_gated("numasleuth-cpu", vec![(cpu, work)], |_| ())?;
+    results
+        .pop()
+        .unwrap_or_else(|| Err(MeasureError::Thread("the measurement thread returned nothing".into())))
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 //! Each thread owns its own buffer (no false sharing, no shared page
 //! tables to contend on); a sample is the wall time from the barrier that
 //! starts every thread to the barrier the last one reaches, so a slow
-//! thread lowers the figure instead of hiding.
+//! thread lowers the figure instead of hiding. Threads start through the
+//! one runner ([`crate::runner`]): pinned inside, behind a start gate.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};
@@ -12,11 +13,11 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
+use crate::clock;
 use crate::error::MeasureError;
-use crate::gate::{spawn_failed, StartGate};
 use crate::latency::Sampling;
+use crate::runner::run_gated;
 use crate::stream::{Mix, NON_TEMPORAL_STORES};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -39,11 +40,12 @@ pub struct BandwidthSamples {
     pub node: u32,
     pub buffer_bytes_per_thread: usize,
     pub passes_per_sample: usize,
-    /// Bytes read plus written by all threads in one sample.
-    pub bytes_per_sample: usize,
     pub non_temporal_stores: bool,
-    /// One figure per kept sample.
-    pub bytes_per_sec: Vec<f64>,
+    /// Wall time of each kept sample, from the barrier that starts every
+    /// thread to the one the last reaches.
+    pub elapsed_ns: Vec<u64>,
+    /// Bytes read plus written by all threads in each kept sample.
+    pub bytes: Vec<u64>,
     /// One entry per thread's buffer.
     pub placements: Vec<Placement>,
 }
@@ -59,54 +61,25 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
     let passes = AtomicUsize::new(1);
     let bytes_done = AtomicUsize::new(0);
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
-    let gate = StartGate::default();
-
-    std::thread::scope(|scope| {
-        for &cpu in &config.cpus {
+    let (barrier, stop, passes, bytes_done) = (&barrier, &stop, &passes, &bytes_done);
+    let workers: Vec<_> = config
+        .cpus
+        .iter()
+        .map(|&cpu| {
             let setup_tx = setup_tx.clone();
-            let (barrier, stop, passes, bytes_done, gate) = (&barrier, &stop, &passes, &bytes_done, &gate);
-            let spawned = std::thread::Builder::new()
-                .name(format!("numasleuth-bw{cpu}"))
-                .spawn_scoped(scope, move || {
-                    if !gate.wait() {
-                        return;
-                    }
-                    let buffer = affinity::pin_current_thread(cpu)
-                        .and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
-                    let mut buffer = match buffer {
-                        Ok(buffer) => {
-                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
-                            Some(buffer)
-                        }
-                        Err(e) => {
-                            let _ = setup_tx.send(Err(e));
-                            None
-                        }
-                    };
-                    loop {
-                        barrier.wait();
-                        if stop.load(Ordering::Acquire) {
-                            return;
-                        }
-                        let mut bytes = 0;
-                        if let Some(buffer) = buffer.as_mut() {
-                            for _ in 0..passes.load(Ordering::Acquire) {
-                                bytes += config.mix.pass(buffer.as_words_mut());
-                            }
-                        }
-                        bytes_done.fetch_add(bytes, Ordering::Relaxed);
-                        barrier.wait();
-                    }
-                });
-            // The threads already started wait at the gate, not yet at the
-            // barrier that a missing thread would keep from filling.
-            if let Err(e) = spawned {
-                gate.abort();
-                return Err(spawn_failed(e));
-            }
-        }
-        gate.open();
-        drop(setup_tx);
+            (cpu, move |pinned: Result<(), MeasureError>| {
+                stream_worker(
+                    config,
+                    per_thread,
+                    pinned,
+                    &setup_tx,
+                    (barrier, stop, passes, bytes_done),
+                )
+            })
+        })
+        .collect();
+    drop(setup_tx);
+    let (outcome, _) = run_gated("numasleuth-bw", workers, |_| {
         let mut placements = Vec::with_capacity(threads);
         let mut failure = None;
         for result in setup_rx.iter().take(threads) {
@@ -126,18 +99,17 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
             barrier.wait();
             let start = Instant::now();
             barrier.wait();
-            (start.elapsed().as_nanos() as f64, bytes_done.load(Ordering::Relaxed))
+            (clock::elapsed_ns(start), bytes_done.load(Ordering::Relaxed) as u64)
         };
         // Warm-up round, discarded; it also says how long a pass takes.
         let (warm_ns, _) = round(1);
         let passes_per_sample =
-            ((config.sampling.sample_ns as f64 / warm_ns.max(1.0)).ceil() as usize).clamp(1, 1 << 20);
-        let mut bytes_per_sec = Vec::with_capacity(config.sampling.samples);
-        let mut bytes_per_sample = 0;
+            ((config.sampling.sample_ns as f64 / warm_ns.max(1) as f64).ceil() as usize).clamp(1, 1 << 20);
+        let (mut elapsed_ns, mut bytes) = (Vec::new(), Vec::new());
         for _ in 0..config.sampling.samples {
-            let (ns, bytes) = round(passes_per_sample);
-            bytes_per_sample = bytes;
-            bytes_per_sec.push(bytes as f64 / (ns / 1e9));
+            let (ns, moved) = round(passes_per_sample);
+            elapsed_ns.push(ns);
+            bytes.push(moved);
         }
         stop.store(true, Ordering::Release);
         barrier.wait();
@@ -147,17 +119,60 @@ pub fn measure(config: &BandwidthConfig) -> Result<BandwidthSamples, MeasureErro
             node: config.node,
             buffer_bytes_per_thread: per_thread,
             passes_per_sample,
-            bytes_per_sample,
             non_temporal_stores: config.mix == Mix::Write && NON_TEMPORAL_STORES,
-            bytes_per_sec,
+            elapsed_ns,
+            bytes,
             placements,
         })
-    })
+    })?;
+    outcome
+}
+
+/// What the controller and the streaming threads share.
+type Shared<'a> = (&'a Barrier, &'a AtomicBool, &'a AtomicUsize, &'a AtomicUsize);
+
+/// One streaming thread: its own buffer on the target node, then rounds
+/// between the controller's barriers until told to stop. A thread whose
+/// pinning or buffer failed still meets every barrier, so none is left
+/// waiting, and its error reaches the controller through `setup`.
+fn stream_worker(
+    config: &BandwidthConfig,
+    per_thread: usize,
+    pinned: Result<(), MeasureError>,
+    setup: &mpsc::Sender<Result<Placement, MeasureError>>,
+    (barrier, stop, passes, bytes_done): Shared<'_>,
+) {
+    let buffer = pinned.and_then(|()| NodeBuffer::allocate(per_thread, config.node, config.pages));
+    let mut buffer = match buffer {
+        Ok(buffer) => {
+            let _ = setup.send(Ok(buffer.placement().clone()));
+            Some(buffer)
+        }
+        Err(e) => {
+            let _ = setup.send(Err(e));
+            None
+        }
+    };
+    loop {
+        barrier.wait();
+        if stop.load(Ordering::Acquire) {
+            return;
+        }
+        let mut bytes = 0;
+        if let Some(buffer) = buffer.as_mut() {
+            for _ in 0..passes.load(Ordering::Acquire) {
+                bytes += config.mix.pass(buffer.as_words_mut());
+            }
+        }
+        bytes_done.fetch_add(bytes, Ordering::Relaxed);
+        barrier.wait();
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::affinity;
 
     #[test]
     fn every_thread_streams_and_every_buffer_is_placed() {
@@ -175,16 +190,13 @@ mod tests {
                 },
             };
             let samples = measure(&config).unwrap();
-            assert_eq!(samples.bytes_per_sec.len(), 2);
+            assert_eq!(samples.elapsed_ns.len(), 2);
             assert_eq!(samples.placements.len(), cpus.len());
             assert!(samples.placements.iter().all(|p| p.verified));
             // Each pass moves the whole per-thread buffer (it divides by 2 and 3).
             let per_pass = cpus.len() * (96 << 10);
-            assert_eq!(
-                samples.bytes_per_sample,
-                per_pass * samples.passes_per_sample,
-                "{mix:?}"
-            );
+            let expected = (per_pass * samples.passes_per_sample) as u64;
+            assert_eq!(samples.bytes, vec![expected; 2], "{mix:?}");
         }
     }
 

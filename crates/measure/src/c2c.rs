@@ -19,11 +19,10 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::affinity;
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::clock;
 use crate::error::MeasureError;
-use crate::gate::{spawn_failed, StartGate};
+use crate::runner::run_gated;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -85,8 +84,13 @@ pub struct PairSamples {
     pub cpu_b: u32,
     pub transfers_per_sample: usize,
     pub timer_overhead_ns: f64,
-    /// One figure per kept sample: ns for one transfer of the line.
-    pub latency_ns: Vec<f64>,
+    /// Wall time of each kept sample, as read: nothing subtracted.
+    pub elapsed_ns: Vec<u64>,
+    /// Clock reads inside each sample (1 for CAS, one per transfer for
+    /// one-way), whose cost the analysis subtracts.
+    pub timer_reads_per_sample: u64,
+    /// Line transfers each sample timed (a CAS round trip is two).
+    pub transfers_timed_per_sample: u64,
     /// The counter's final value, which proves the protocol ran every step.
     pub final_count: u64,
 }
@@ -104,10 +108,10 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
     let barrier = Barrier::new(2);
     let pin_failed = AtomicBool::new(false);
     let origin = Instant::now();
-    // Both sides pin before the barrier and check the other did too: one
-    // side running alone would spin forever waiting for its partner.
-    let side = |cpu: u32, work: &(dyn Fn() -> Vec<f64> + Sync)| {
-        let pinned = affinity::pin_current_thread(cpu);
+    // Both sides pin (in the runner) before the barrier and check the
+    // other did too: one side running alone would spin forever waiting for
+    // its partner.
+    let side = |pinned: Result<(), MeasureError>, work: &(dyn Fn() -> Vec<u64> + Sync)| {
         if pinned.is_err() {
             pin_failed.store(true, Ordering::SeqCst);
         }
@@ -127,64 +131,49 @@ pub fn measure_pair(line: &HomeLine, config: PairConfig) -> Result<PairSamples, 
         Method::Cas => cas_side(data, 1, rounds, per_batch),
         Method::OneWay => receive_side(data, ack, rounds, per_batch, origin),
     };
-    // Each side waits for the other; if the second cannot start, the first
-    // must not begin waiting for it.
-    let gate = StartGate::default();
-    let gated = |cpu: u32, work: &(dyn Fn() -> Vec<f64> + Sync)| {
-        if gate.wait() {
-            side(cpu, work)
-        } else {
-            Ok(Vec::new())
-        }
+    let workers = vec![
+        (config.cpu_a, on_side(&side, &a_work)),
+        (config.cpu_b, on_side(&side, &b_work)),
+    ];
+    let ((), sides) = run_gated("numasleuth-c2c", workers, |_| ())?;
+    let mut sides = sides.into_iter();
+    let (a_batches, b_batches) = match (sides.next(), sides.next()) {
+        (Some(a), Some(b)) => (a?, b?),
+        _ => return Err(MeasureError::Thread("a core-to-core thread returned nothing".into())),
     };
-    let (a_side, b_side) = std::thread::scope(|scope| {
-        let a = std::thread::Builder::new()
-            .name("numasleuth-c2c-a".into())
-            .spawn_scoped(scope, || gated(config.cpu_a, &a_work));
-        let b = std::thread::Builder::new()
-            .name("numasleuth-c2c-b".into())
-            .spawn_scoped(scope, || gated(config.cpu_b, &b_work));
-        match (a, b) {
-            (Ok(a), Ok(b)) => {
-                gate.open();
-                Ok((a.join(), b.join()))
-            }
-            (a, b) => {
-                gate.abort();
-                let error = [a.err(), b.err()].into_iter().flatten().next();
-                Err(error.map_or_else(
-                    || MeasureError::Thread("a core-to-core thread did not start".into()),
-                    spawn_failed,
-                ))
-            }
-        }
-    })?;
-    let panicked = || MeasureError::Thread("a core-to-core thread panicked".into());
-    let (a_side, b_side) = (a_side.map_err(|_| panicked())?, b_side.map_err(|_| panicked())?);
-    let (a_batches, b_batches) = (a_side?, b_side?);
-    let (batches_ns, per_batch) = match config.method {
-        // A round trip is two transfers; each side saw every round trip.
-        Method::Cas => (a_batches, 2 * config.transfers_per_sample),
-        Method::OneWay => (b_batches, config.transfers_per_sample),
+    let transfers = config.transfers_per_sample as u64;
+    // The first batch warmed the line up and is dropped.
+    let (batches_ns, transfers_timed, reads) = match config.method {
+        // A round trip is two transfers; each side saw every round trip,
+        // and one clock pair times the batch.
+        Method::Cas => (a_batches, 2 * transfers, 1),
+        // Each transfer is timed by its own clock read on the receiver.
+        Method::OneWay => (b_batches, transfers, transfers),
     };
-    let overhead_per_batch = match config.method {
-        Method::Cas => timer_overhead_ns,
-        Method::OneWay => timer_overhead_ns * config.transfers_per_sample as f64,
-    };
-    let latency_ns = batches_ns
-        .iter()
-        .skip(1)
-        .map(|ns| (ns - overhead_per_batch).max(0.0) / per_batch as f64)
-        .collect();
     Ok(PairSamples {
         method: config.method,
         cpu_a: config.cpu_a,
         cpu_b: config.cpu_b,
         transfers_per_sample: config.transfers_per_sample,
         timer_overhead_ns,
-        latency_ns,
+        elapsed_ns: batches_ns.into_iter().skip(1).collect(),
+        timer_reads_per_sample: reads,
+        transfers_timed_per_sample: transfers_timed,
         final_count: data.load(Ordering::SeqCst),
     })
+}
+
+/// What a side's bit of work returns: its batch times, or why it could not run.
+type SideResult = Result<Vec<u64>, MeasureError>;
+type Work<'a> = &'a (dyn Fn() -> Vec<u64> + Sync);
+
+/// One side's thread body for the runner: both sides are the same type,
+/// so they go in one list.
+fn on_side<'a, S>(side: &'a S, work: Work<'a>) -> impl FnOnce(Result<(), MeasureError>) -> SideResult + Send + 'a
+where
+    S: Fn(Result<(), MeasureError>, Work<'_>) -> SideResult + Sync,
+{
+    move |pinned| side(pinned, work)
 }
 
 fn wait_until(mut ready: impl FnMut() -> bool) {
@@ -200,7 +189,7 @@ fn wait_until(mut ready: impl FnMut() -> bool) {
 
 /// Side `parity` moves the counter from `2k + parity` to `2k + parity + 1`,
 /// so the sides strictly alternate. Returns ns per batch of round trips.
-fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> Vec<f64> {
+fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> Vec<u64> {
     let mut batches = Vec::with_capacity(rounds / per_batch);
     let mut start = Instant::now();
     for round in 0..rounds as u64 {
@@ -215,7 +204,7 @@ fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> V
                     .is_ok()
         });
         if (round as usize + 1).is_multiple_of(per_batch) {
-            batches.push(start.elapsed().as_nanos() as f64);
+            batches.push(clock::elapsed_ns(start));
             start = Instant::now();
         }
     }
@@ -224,7 +213,7 @@ fn cas_side(word: &AtomicU64, parity: u64, rounds: usize, per_batch: usize) -> V
 
 /// The sender: wait for the receiver's acknowledgement, then store a fresh
 /// timestamp (ns since `origin`, plus one so it is never 0).
-fn send_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, origin: Instant) -> Vec<f64> {
+fn send_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, origin: Instant) -> Vec<u64> {
     for round in 0..rounds as u64 {
         wait_until(|| ack.load(Ordering::Acquire) == round);
         data.store(origin.elapsed().as_nanos() as u64 + 1, Ordering::Release);
@@ -234,9 +223,9 @@ fn send_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, origin: Instant) 
 
 /// The receiver: spin until the timestamp changes, take its own clock, and
 /// sum the differences per batch.
-fn receive_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, per_batch: usize, origin: Instant) -> Vec<f64> {
+fn receive_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, per_batch: usize, origin: Instant) -> Vec<u64> {
     let mut batches = Vec::with_capacity(rounds / per_batch);
-    let (mut last, mut sum_ns) = (0u64, 0.0);
+    let (mut last, mut sum_ns) = (0u64, 0u64);
     for round in 0..rounds {
         let mut sent = 0;
         wait_until(|| {
@@ -244,12 +233,14 @@ fn receive_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, per_batch: usi
             sent != last
         });
         let received = origin.elapsed().as_nanos() as u64 + 1;
-        sum_ns += received.saturating_sub(sent) as f64;
+        // CLOCK_MONOTONIC agrees across CPUs, so a receive never reads
+        // earlier than its send; if a broken clock did, 0 is the honest floor.
+        sum_ns = sum_ns.saturating_add(received.saturating_sub(sent));
         last = sent;
         ack.store(round as u64 + 1, Ordering::Release);
         if (round + 1) % per_batch == 0 {
             batches.push(sum_ns);
-            sum_ns = 0.0;
+            sum_ns = 0;
         }
     }
     batches
@@ -258,6 +249,7 @@ fn receive_side(data: &AtomicU64, ack: &AtomicU64, rounds: usize, per_batch: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::affinity;
 
     fn two_cpus() -> (u32, u32) {
         let cpus = affinity::allowed_cpus().unwrap();
@@ -277,7 +269,11 @@ mod tests {
             transfers_per_sample: 50,
         };
         let samples = measure_pair(&line, config).unwrap();
-        assert_eq!(samples.latency_ns.len(), 3);
+        assert_eq!(samples.elapsed_ns.len(), 3);
+        assert_eq!(
+            (samples.timer_reads_per_sample, samples.transfers_timed_per_sample),
+            (1, 100)
+        );
         // Each of 4 × 50 round trips moved the counter twice, in turn.
         assert_eq!(samples.final_count, 2 * 4 * 50);
     }
@@ -294,8 +290,11 @@ mod tests {
             transfers_per_sample: 20,
         };
         let samples = measure_pair(&line, config).unwrap();
-        assert_eq!(samples.latency_ns.len(), 2);
-        assert!(samples.latency_ns.iter().all(|ns| ns.is_finite() && *ns >= 0.0));
+        assert_eq!(samples.elapsed_ns.len(), 2);
+        assert_eq!(
+            (samples.timer_reads_per_sample, samples.transfers_timed_per_sample),
+            (20, 20)
+        );
     }
 
     #[test]

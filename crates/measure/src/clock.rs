@@ -10,6 +10,12 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+/// Nanoseconds since `start`, saturating at `u64::MAX` (584 years), so a
+/// sample's raw time fits the integer the documents carry.
+pub fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
 /// Median cost of one `Instant::now()` in ns, from back-to-back reads.
 pub fn timer_overhead_ns() -> f64 {
     const READS: usize = 2001;

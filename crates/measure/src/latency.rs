@@ -28,10 +28,12 @@ pub struct LatencySamples {
     pub size_bytes: usize,
     pub loads_per_sample: usize,
     pub warmup_loads: usize,
-    /// Subtracted from each sample's elapsed time before dividing by loads.
+    /// What one clock read costs here; `numasleuth-analyze` subtracts it
+    /// from each sample before dividing by the loads.
     pub timer_overhead_ns: f64,
-    /// One figure per kept sample: ns per dependent load.
-    pub latency_ns: Vec<f64>,
+    /// Wall time of each kept sample of `loads_per_sample` dependent
+    /// loads, as read: no overhead subtracted, nothing clamped.
+    pub elapsed_ns: Vec<u64>,
 }
 
 /// A chase buffer on one node, its cycle built once and walked from any CPU.
@@ -86,15 +88,15 @@ pub fn sample_cycle(
     cycle.walk(warmup_loads);
     let timer_overhead_ns = clock::timer_overhead_ns();
     let loads_per_sample = loads_for(cycle, sampling.sample_ns);
-    let mut latency_ns = Vec::with_capacity(sampling.samples);
+    let mut elapsed_ns = Vec::with_capacity(sampling.samples);
     // The first timed sample is discarded as well: frequency ramps and the
     // first pass of a size larger than the warm-up lap land there.
     for index in 0..=sampling.samples {
         let start = Instant::now();
         cycle.walk(loads_per_sample);
-        let elapsed_ns = start.elapsed().as_nanos() as f64;
+        let elapsed = clock::elapsed_ns(start);
         if index > 0 {
-            latency_ns.push((elapsed_ns - timer_overhead_ns).max(0.0) / loads_per_sample as f64);
+            elapsed_ns.push(elapsed);
         }
     }
     LatencySamples {
@@ -104,7 +106,7 @@ pub fn sample_cycle(
         loads_per_sample,
         warmup_loads,
         timer_overhead_ns,
-        latency_ns,
+        elapsed_ns,
     }
 }
 
@@ -132,9 +134,11 @@ mod tests {
             sample_ns: 200_000,
         };
         let samples = buffer.measure(cpu, sampling).unwrap();
-        assert_eq!(samples.latency_ns.len(), 3);
+        assert_eq!(samples.elapsed_ns.len(), 3);
         assert_eq!((samples.cpu, samples.node, samples.size_bytes), (cpu, 0, 64 << 10));
-        assert!(samples.latency_ns.iter().all(|ns| ns.is_finite() && *ns >= 0.0));
+        // Each sample timed at least its loads' worth of work: no sample
+        // can take 0 ns for thousands of dependent loads.
+        assert!(samples.elapsed_ns.iter().all(|&ns| ns > 0), "{:?}", samples.elapsed_ns);
         assert_eq!(samples.warmup_loads, 1024, "one lap of 1024 lines");
     }
 }

@@ -21,6 +21,7 @@ pub mod lab;
 pub mod latency;
 pub mod loaded;
 pub mod rng;
+mod runner;
 pub mod runs;
 pub mod shell_metric;
 pub mod stream;

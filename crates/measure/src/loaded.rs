@@ -3,7 +3,6 @@
 //! delay lets them, so the curve shows latency rising as bandwidth nears
 //! the node's limit.
 
-use crate::gate::{spawn_failed, StartGate};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -16,6 +15,7 @@ use crate::chase::ChaseCycle;
 use crate::clock;
 use crate::error::MeasureError;
 use crate::latency::{loads_for, Sampling};
+use crate::runner::run_gated;
 use crate::stream::read_sum;
 
 /// Words read between two delays: one 4 KiB page.
@@ -34,13 +34,13 @@ pub struct LoadedConfig {
     pub sampling: Sampling,
 }
 
+/// One delay's raw samples: per kept sample, how long the chase of
+/// `loads_per_sample` loads took and what the load threads read meanwhile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LoadedPoint {
     pub delay_ns: u64,
-    /// Per sample, the chase's ns per load.
-    pub latency_ns: Vec<f64>,
-    /// Per sample, what the load threads read together over that sample.
-    pub bytes_per_sec: Vec<f64>,
+    pub elapsed_ns: Vec<u64>,
+    pub load_bytes: Vec<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +49,8 @@ pub struct LoadedSamples {
     pub load_cpus: Vec<u32>,
     pub node: u32,
     pub timer_overhead_ns: f64,
+    /// Dependent loads the chase times in each sample.
+    pub loads_per_sample: usize,
     pub points: Vec<LoadedPoint>,
     /// The chase buffer first, then one per load thread.
     pub placements: Vec<Placement>,
@@ -66,40 +68,35 @@ pub fn measure(config: &LoadedConfig) -> Result<LoadedSamples, MeasureError> {
     let delay_ns = AtomicU64::new(0);
     let counters: Vec<Padded> = config.load_cpus.iter().map(|_| Padded::default()).collect();
     let (setup_tx, setup_rx) = mpsc::channel::<Result<Placement, MeasureError>>();
-    let gate = StartGate::default();
-    std::thread::scope(|scope| {
-        for (index, &cpu) in config.load_cpus.iter().enumerate() {
+    let (running, stop, delay_ns) = (&running, &stop, &delay_ns);
+    let workers: Vec<_> = config
+        .load_cpus
+        .iter()
+        .zip(&counters)
+        .map(|(&cpu, counter)| {
             let setup_tx = setup_tx.clone();
-            let (running, stop, delay_ns, counter, gate) = (&running, &stop, &delay_ns, &counters[index].0, &gate);
-            let spawned = std::thread::Builder::new()
-                .name(format!("numasleuth-load{cpu}"))
-                .spawn_scoped(scope, move || {
-                    if !gate.wait() {
-                        return;
+            (cpu, move |pinned: Result<(), MeasureError>| {
+                let buffer =
+                    pinned.and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
+                match buffer {
+                    Ok(buffer) => {
+                        let _ = setup_tx.send(Ok(buffer.placement().clone()));
+                        load_loop(buffer.as_words(), running, stop, delay_ns, &counter.0);
                     }
-                    let buffer = affinity::pin_current_thread(cpu)
-                        .and_then(|()| NodeBuffer::allocate(config.load_bytes_per_thread, config.node, config.pages));
-                    match buffer {
-                        Ok(buffer) => {
-                            let _ = setup_tx.send(Ok(buffer.placement().clone()));
-                            load_loop(buffer.as_words(), running, stop, delay_ns, counter);
-                        }
-                        Err(e) => {
-                            let _ = setup_tx.send(Err(e));
-                        }
+                    Err(e) => {
+                        let _ = setup_tx.send(Err(e));
                     }
-                });
-            if let Err(e) = spawned {
-                gate.abort();
-                return Err(spawn_failed(e));
-            }
-        }
-        gate.open();
-        drop(setup_tx);
-        let result = run_latency_side(config, &setup_rx, &running, &delay_ns, &counters);
+                }
+            })
+        })
+        .collect();
+    drop(setup_tx);
+    let (result, _) = run_gated("numasleuth-load", workers, |_| {
+        let result = run_latency_side(config, &setup_rx, running, delay_ns, &counters);
         stop.store(true, Ordering::Release);
         result
-    })
+    })?;
+    result
 }
 
 fn run_latency_side(
@@ -129,21 +126,19 @@ fn run_latency_side(
             running.store(true, Ordering::Release);
             let mut point = LoadedPoint {
                 delay_ns: delay,
-                latency_ns: Vec::new(),
-                bytes_per_sec: Vec::new(),
+                elapsed_ns: Vec::new(),
+                load_bytes: Vec::new(),
             };
             // Sample 0 lets the load threads reach their pace; discarded.
             for index in 0..=config.sampling.samples {
                 let bytes_before = total();
                 let start = Instant::now();
                 cycle.walk(loads);
-                let elapsed_ns = start.elapsed().as_nanos() as f64;
-                let bytes = total() - bytes_before;
+                let elapsed_ns = clock::elapsed_ns(start);
+                let bytes = total().wrapping_sub(bytes_before);
                 if index > 0 {
-                    point
-                        .latency_ns
-                        .push((elapsed_ns - timer_overhead_ns).max(0.0) / loads as f64);
-                    point.bytes_per_sec.push(bytes as f64 / (elapsed_ns / 1e9));
+                    point.elapsed_ns.push(elapsed_ns);
+                    point.load_bytes.push(bytes);
                 }
             }
             running.store(false, Ordering::Release);
@@ -154,6 +149,7 @@ fn run_latency_side(
             load_cpus: config.load_cpus.clone(),
             node: config.node,
             timer_overhead_ns,
+            loads_per_sample: loads,
             points,
             placements,
         })
@@ -215,7 +211,7 @@ mod tests {
         assert!(samples
             .points
             .iter()
-            .all(|p| p.latency_ns.len() == 2 && p.bytes_per_sec.len() == 2));
+            .all(|p| p.elapsed_ns.len() == 2 && p.load_bytes.len() == 2));
         assert_eq!(samples.placements.len(), 1 + load_cpus.len());
         assert!(samples.placements.iter().all(|p| p.verified));
     }

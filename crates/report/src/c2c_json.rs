@@ -7,6 +7,7 @@
 //! once and mirrored, so the matrix is symmetric.
 
 use numasleuth_analyze::stats::Summary;
+use numasleuth_analyze::timing::TimedSamples;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.c2c/1";
@@ -31,6 +32,12 @@ pub struct C2cDocument {
     /// `latency_ns`), for statistics of the reader's own choosing.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub raw_latency_ns: Option<Vec<Vec<Option<Vec<f64>>>>>,
+    /// With `--raw`: each pair's samples as measured (elapsed ns, clock
+    /// overhead, clock reads and transfers per sample), indexed like
+    /// `latency_ns`; `numasleuth_analyze::timing` derives both figures
+    /// above from these.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw_timing: Option<Vec<Vec<Option<TimedSamples>>>>,
 }
 
 #[cfg(test)]
@@ -59,6 +66,7 @@ mod tests {
             placement_verified: true,
             warnings: Vec::new(),
             raw_latency_ns: None,
+            raw_timing: None,
         };
         let json: serde_json::Value = serde_json::from_str(&crate::export::plain_json(&doc).unwrap()).unwrap();
         assert_eq!(json["schema"], "numasleuth.c2c/1");

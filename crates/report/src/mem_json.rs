@@ -11,6 +11,7 @@
 
 use numasleuth_analyze::interconnect::Interconnect;
 use numasleuth_analyze::stats::Summary;
+use numasleuth_analyze::timing::MemRaw;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.mem/1";
@@ -32,6 +33,10 @@ pub struct MemDocument {
     pub placements: Vec<PlacementCheck>,
     pub interconnect: Interconnect,
     pub warnings: Vec<String>,
+    /// With `--raw`: every cell's samples as measured, from which
+    /// `numasleuth_analyze::timing` derives the figures above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raw: Option<MemRaw>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,6 +118,7 @@ impl MemDocument {
             placements: Vec::new(),
             interconnect: Interconnect::default(),
             warnings: Vec::new(),
+            raw: None,
         }
     }
 }

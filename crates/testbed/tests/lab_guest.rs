@@ -40,8 +40,20 @@ fn lab_on_two_nodes_places_the_remote_global_and_spreads_threads() {
     spec.name = "lab-two-nodes".into();
     spec.commands = vec![
         ("fs".into(), format!("numasleuth lab false-sharing --threads 2 {TINY}")),
-        ("locks".into(), format!("numasleuth lab locks --threads 2,4 {TINY}")),
+        (
+            "locks".into(),
+            format!("numasleuth lab locks --thread-sweep 2,4 {TINY}"),
+        ),
         ("rg".into(), format!("numasleuth lab remote-global {TINY}")),
+        // -C picks the CPUs across both nodes, in numactl and strided form.
+        (
+            "fs-c".into(),
+            format!("numasleuth lab false-sharing -C 1-3:2 --threads 2 {TINY}"),
+        ),
+        (
+            "mem-c".into(),
+            "numasleuth mem latency -C 3 --size 1M --samples 2 --sample-ms 1ms --json".into(),
+        ),
         ("bad-node".into(), "numasleuth lab remote-global --remote-node 7".into()),
     ];
     if std::env::var("NUMASLEUTH_LAB_TEXT").is_ok_and(|v| v == "1") {
@@ -107,6 +119,27 @@ fn lab_on_two_nodes_places_the_remote_global_and_spreads_threads() {
                 Some(true),
             );
         }
+    }
+
+    if let Some(fs) = command_json(&mut c, sections, "fs-c") {
+        c.check(!results(&fs).is_empty(), || "fs -C: no rows".into());
+        for row in results(&fs) {
+            c.eq("fs -C 1-3:2: threads on CPUs 1 and 3", cpus(row), vec![1, 3]);
+        }
+    }
+
+    if let Some(mem) = command_json(&mut c, sections, "mem-c") {
+        let latency = &mem["latency_ns"];
+        c.eq(
+            "mem -C 3: chased from CPU 3",
+            latency["cpus"].clone(),
+            serde_json::json!([3]),
+        );
+        c.eq(
+            "mem -C 3: node 1 initiates",
+            latency["initiators"].clone(),
+            serde_json::json!([1]),
+        );
     }
 
     if let Some(rg) = command_json(&mut c, sections, "rg") {

@@ -180,7 +180,7 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
     if lines.is_empty() {
         lines.push(
             "every run had one thread, so nothing could be shared; false sharing needs two or more threads \
-             (--threads 1,2)"
+             (--thread-sweep 1,2)"
                 .to_string(),
         );
     }

@@ -119,7 +119,7 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
             listing.join(", ")
         ));
         if threads < 2 {
-            lines.push("with one thread no lock is contended; run --threads 1,2 or more to see them part".into());
+            lines.push("with one thread no lock is contended; run --thread-sweep 1,2 or more to see them part".into());
             continue;
         }
         if let (Some(ticket), Some(mcs)) = (at("ticket", threads), at("mcs", threads)) {

@@ -155,7 +155,9 @@ pub fn meaning(rows: &[Row], models: &[Model], remote_possible: bool, writes_per
             rate(shared.ops_per_sec.median * ratio.median),
         );
         lines.push(if most < 2 {
-            format!("{head}; one thread owns the line alone, so nothing is invalidated (run --threads 1,2 or more).")
+            format!(
+                "{head}; one thread owns the line alone, so nothing is invalidated (run --thread-sweep 1,2 or more)."
+            )
         } else if ratio.clearly_slower() {
             format!(
                 "{head}, {} slower: every write must first take the line from the core that wrote it last.",

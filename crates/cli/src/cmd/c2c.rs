@@ -9,7 +9,8 @@ use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::{summarize, SPREAD_LIMIT};
+use numasleuth_analyze::stats::SPREAD_LIMIT;
+use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_report::c2c_json::{C2cDocument, SCHEMA};
@@ -17,6 +18,7 @@ use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
 use super::measure_plan::{self, Machine, Progress};
+use super::measure_raw;
 use super::output::Aliases;
 
 /// Above this many CPUs, `--sample auto` keeps one per cache domain.
@@ -57,37 +59,15 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         MethodArg::OneWay => Method::OneWay,
     };
     let n = cpus.len();
-    let mut matrix = vec![vec![None; n]; n];
-    let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
-    let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    let (mut overhead, mut noisy) = (None, Vec::new());
-    for a in 0..n {
-        for b in a + 1..n {
-            progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
-            let config = PairConfig {
-                method,
-                cpu_a: cpus[a],
-                cpu_b: cpus[b],
-                samples,
-                transfers_per_sample: transfers,
-            };
-            let pair = measure_pair(&line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
-            overhead = Some(pair.timer_overhead_ns);
-            let summary = summarize(&pair.latency_ns);
-            if let Some(s) = &summary {
-                if s.relative_spread() > SPREAD_LIMIT {
-                    noisy.push((cpus[a], cpus[b], s.relative_spread()));
-                }
-            }
-            matrix[a][b] = summary;
-            matrix[b][a] = summary;
-            if args.raw {
-                raw[a][b] = Some(pair.latency_ns.clone());
-                raw[b][a] = Some(pair.latency_ns);
-            }
-        }
-    }
-    progress.finish();
+    let measured = measure_all(&line, &cpus, (method, samples, transfers), args.raw)?;
+    let Measured {
+        matrix,
+        raw,
+        raw_timing,
+        overhead,
+        noisy,
+        short_samples,
+    } = measured;
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
     if let Some(worst) = noisy.iter().max_by(|x, y| x.2.total_cmp(&y.2)) {
@@ -100,6 +80,12 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             worst.0,
             worst.1,
             worst.2 * 100.0
+        ));
+    }
+    if short_samples > 0 {
+        warnings.push(format!(
+            "{short_samples} samples took no longer than the clock's own overhead and count as 0 ns; use more \
+             --transfers per sample"
         ));
     }
     if !line.placement().verified {
@@ -122,9 +108,71 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         placement_verified: line.placement().verified,
         warnings,
         raw_latency_ns: args.raw.then_some(raw),
+        raw_timing: args.raw.then_some(raw_timing),
     };
     super::output::emit(root, &outputs, &C2cReport(&doc))?;
     Ok(ExitCode::SUCCESS)
+}
+
+type Grid<T> = Vec<Vec<Option<T>>>;
+
+/// Every pair's figures, and what the warnings need.
+struct Measured {
+    matrix: Grid<numasleuth_analyze::stats::Summary>,
+    raw: Grid<Vec<f64>>,
+    raw_timing: Grid<TimedSamples>,
+    overhead: Option<f64>,
+    /// (CPU a, CPU b, relative spread) of pairs too noisy to trust.
+    noisy: Vec<(u32, u32, f64)>,
+    short_samples: usize,
+}
+
+/// Measures every pair once (the matrix is symmetric), deriving each
+/// cell from the raw timing; `keep_raw` keeps those for `--raw`.
+fn measure_all(
+    line: &HomeLine,
+    cpus: &[u32],
+    (method, samples, transfers): (Method, usize, usize),
+    keep_raw: bool,
+) -> anyhow::Result<Measured> {
+    let n = cpus.len();
+    let mut m = Measured {
+        matrix: vec![vec![None; n]; n],
+        raw: vec![vec![None; n]; n],
+        raw_timing: vec![vec![None; n]; n],
+        overhead: None,
+        noisy: Vec::new(),
+        short_samples: 0,
+    };
+    let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
+    for a in 0..n {
+        for b in a + 1..n {
+            progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
+            let config = PairConfig {
+                method,
+                cpu_a: cpus[a],
+                cpu_b: cpus[b],
+                samples,
+                transfers_per_sample: transfers,
+            };
+            let pair = measure_pair(line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
+            m.overhead = Some(pair.timer_overhead_ns);
+            let timing = measure_raw::pair(&pair);
+            let summary = timing.summary();
+            m.short_samples += timing.at_or_below_overhead();
+            if let Some(s) = summary.filter(|s| s.relative_spread() > SPREAD_LIMIT) {
+                m.noisy.push((cpus[a], cpus[b], s.relative_spread()));
+            }
+            (m.matrix[a][b], m.matrix[b][a]) = (summary, summary);
+            if keep_raw {
+                let latency_ns = timing.ns_per_op();
+                (m.raw[a][b], m.raw[b][a]) = (Some(latency_ns.clone()), Some(latency_ns));
+                (m.raw_timing[a][b], m.raw_timing[b][a]) = (Some(timing.clone()), Some(timing));
+            }
+        }
+    }
+    progress.finish();
+    Ok(m)
 }
 
 /// Keeps the first CPU of each group that `key` puts it in.

@@ -30,6 +30,13 @@ pub fn run(root: &Root, args: &LabArgs) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// The machine as `lab` may use it: its allowed CPUs, narrowed by `-C`.
+pub fn machine(root: &numasleuth_kernel::Root, command: &str, common: &CommonArgs) -> anyhow::Result<Machine> {
+    let mut machine = super::measure_plan::machine(root, command)?;
+    machine.restrict_cpus(common.cpus.as_ref())?;
+    Ok(machine)
+}
+
 /// Where the report goes, checked before any measuring starts, so a typo
 /// in a path does not throw away minutes of samples.
 pub fn outputs(common: &CommonArgs) -> anyhow::Result<Plan> {
@@ -44,9 +51,10 @@ pub fn outputs(common: &CommonArgs) -> anyhow::Result<Plan> {
 /// exceeds them (allowed only with `--oversubscribe`).
 pub fn thread_counts(common: &CommonArgs, available: &[u32], what: &str) -> anyhow::Result<(Vec<usize>, bool)> {
     let n = available.len();
-    let counts: Vec<usize> = match &common.threads {
-        Some(list) => list.iter().map(|c| c as usize).collect(),
-        None => {
+    let counts: Vec<usize> = match (common.threads, &common.thread_sweep) {
+        (Some(count), _) => vec![count as usize],
+        (None, Some(list)) => list.iter().map(|c| c as usize).collect(),
+        (None, None) => {
             let mut counts: Vec<usize> = std::iter::successors(Some(1usize), |c| c.checked_mul(2))
                 .take_while(|c| *c < n)
                 .collect();
@@ -58,7 +66,7 @@ pub fn thread_counts(common: &CommonArgs, available: &[u32], what: &str) -> anyh
     if most > n && !common.oversubscribe {
         bail!(
             "{most} threads is more than the {n} CPU{} {what} ({}): threads would share CPUs, and a spinning \
-             waiter can burn the time slice its lock holder needs. Use --threads with at most {n}, or pass \
+             waiter can burn the time slice its lock holder needs. Use --threads or --thread-sweep with at most {n}, or pass \
              --oversubscribe to run anyway",
             if n == 1 { "" } else { "s" },
             cpu_list(available)

@@ -1,5 +1,7 @@
-//! Stage one for `lab`: what the user may type. Thread counts use numactl
-//! list syntax (`1,2,4` or `1-8`); nothing here looks at the machine.
+//! Stage one for `lab`: what the user may type. `--threads` is one count,
+//! as in `mem` (and perf, stress-ng, MLC); a sweep over several counts is
+//! `--thread-sweep`, in list syntax (`1,2,4` or `1-8`). Nothing here looks
+//! at the machine.
 
 use std::path::PathBuf;
 
@@ -28,7 +30,7 @@ pub enum Experiment {
 }
 
 fn thread_counts(text: &str) -> Result<IdList, String> {
-    let list = IdList::parse(text).map_err(|e| e.to_string())?;
+    let list = IdList::parse_input(text).map_err(|e| e.to_string())?;
     if list.contains(0) {
         return Err("thread counts start at 1".into());
     }
@@ -47,6 +49,18 @@ fn thread_counts(text: &str) -> Result<IdList, String> {
     Ok(list)
 }
 
+/// One count, as everywhere else; a list (the old meaning) says where the
+/// sweep went.
+fn thread_count(text: &str) -> Result<u32, String> {
+    crate::bounds::threads(text).map_err(|error| {
+        if text.contains([',', '-', ':']) {
+            format!("{error}; to run several counts use --thread-sweep {}", text.trim())
+        } else {
+            error
+        }
+    })
+}
+
 #[derive(Debug, Args)]
 pub struct CommonArgs {
     /// Print JSON (schema numasleuth.lab.<experiment>/1) with every raw sample.
@@ -57,10 +71,19 @@ pub struct CommonArgs {
     /// Also write an SVG chart of throughput against threads.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
-    /// Thread counts to run (numactl syntax, e.g. 1,2,4 or 1-8), each 1 to
-    /// 4096, at most 64 counts [default: 1, 2, 4, … and every allowed CPU].
-    #[arg(long, value_name = "LIST", value_parser = thread_counts)]
-    pub threads: Option<IdList>,
+    /// Run this many threads, 1 to 4096 (one count, as `mem --threads`)
+    /// [default: the sweep 1, 2, 4, … and every CPU].
+    #[arg(long, value_name = "N", value_parser = thread_count, conflicts_with = "thread_sweep")]
+    pub threads: Option<u32>,
+    /// Run once per thread count in this list (e.g. 1,2,4 or 1-8 or
+    /// 2-16:2), each 1 to 4096, at most 64 counts.
+    #[arg(long, value_name = "COUNTS", value_parser = thread_counts)]
+    pub thread_sweep: Option<IdList>,
+    /// Run the threads on these CPUs only (numactl syntax, e.g. 0-3,8, or
+    /// 0-30:2), in the order --placement gives them; the default sweep
+    /// then ends at their number. Default: every CPU this process may use.
+    #[arg(short = 'C', long, value_name = "LIST", value_parser = crate::bounds::cpu_list)]
+    pub cpus: Option<IdList>,
     /// Samples kept per configuration, 1 to 1000 (a warm-up sample is
     /// always dropped).
     #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=1000))]
@@ -128,12 +151,13 @@ pub struct LocksArgs {
 pub struct RemoteGlobalArgs {
     #[command(flatten)]
     pub common: CommonArgs,
-    /// Node A, whose CPUs run the workers [default: the first allowed
-    /// CPU's node].
+    /// Node A, whose CPUs run the workers [default: the first allowed (or
+    /// -C) CPU's node]; one node, as the experiment has one home for its
+    /// workers, so not -N's list.
     #[arg(long, value_name = "NODE")]
     pub node: Option<u32>,
     /// Node B, which holds the remote global [default: the nearest other
-    /// node with memory].
+    /// node with memory]; a second, specific node, so not -N.
     #[arg(long, value_name = "NODE")]
     pub remote_node: Option<u32>,
     /// Writes to the global per operation, 1 to 64 (the incident saw

@@ -13,12 +13,12 @@ use numasleuth_report::{lab_charts, lab_text};
 
 use super::lab;
 use super::lab_args::{LockArg, LocksArgs};
-use super::measure_plan::{self, Progress};
+use super::measure_plan::Progress;
 
 pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
     let outputs = lab::outputs(common)?;
-    let machine = measure_plan::machine(root, "lab locks")?;
+    let machine = lab::machine(root, "lab locks", &args.common)?;
     let allowed: Vec<u32> = machine.allowed_cpus.iter().collect();
     let (counts, oversubscribed) = lab::thread_counts(common, &allowed, "this process may use")?;
     let (placements, mut warnings) = lab::placements(&machine, &args.placement);

@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::lab::{self as verdict, remote_global as rg};
-use numasleuth_analyze::stats::summarize;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_measure::lab::remote_global::{self as workload, Global, LOCAL_WORDS_PER_OP};
@@ -25,14 +24,14 @@ const TRANSFERS_PER_SAMPLE: usize = 2000;
 pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
     let outputs = lab::outputs(common)?;
-    let machine = measure_plan::machine(root, "lab remote-global")?;
+    let machine = lab::machine(root, "lab remote-global", &args.common)?;
     let first_cpu = machine.allowed_cpus.ids()[0];
     let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
     machine.check_node(node).context("--node")?;
     let cpus = machine.cpus_of(node);
     if cpus.is_empty() {
         bail!(
-            "node {node} has no CPU this process may use (allowed CPUs {}); pick another --node",
+            "node {node} has no CPU this process may use (allowed or -C CPUs {}); pick another --node",
             machine.allowed_cpus
         );
     }
@@ -151,7 +150,7 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
         transfers_per_sample: TRANSFERS_PER_SAMPLE,
     };
     let pair = measure_pair(&line, config).with_context(|| format!("timing a line transfer on node {home}"))?;
-    Ok(summarize(&pair.latency_ns).map(|ns| rg::Transfer {
+    Ok(super::measure_raw::pair(&pair).summary().map(|ns| rg::Transfer {
         global: global.name(),
         home_node: home,
         cpus,

@@ -6,14 +6,7 @@ use clap::{Args, Subcommand, ValueEnum};
 use numasleuth_kernel::IdList;
 
 use super::sizes;
-
-fn id_list(text: &str) -> Result<IdList, String> {
-    let list = IdList::parse(text).map_err(|e| e.to_string())?;
-    if list.is_empty() {
-        return Err("the list is empty; give ids like 0-3,8".into());
-    }
-    Ok(list)
-}
+use crate::bounds::{cpu_list, node_list};
 
 #[derive(Debug, Args)]
 #[command(mut_arg("output", |a| a.global(true)), mut_arg("format", |a| a.global(true)))]
@@ -70,9 +63,21 @@ pub struct MemOptions {
     /// Print CSV, one row per measured cell.
     #[arg(long, global = true)]
     pub csv: bool,
-    /// Only these nodes (numactl syntax, e.g. 0-1,3); default all.
-    #[arg(short = 'N', long, global = true, value_name = "LIST", value_parser = id_list)]
+    /// Also put every sample as measured into the JSON (`raw`): elapsed
+    /// ns, clock overhead and loads per sample, bytes per sample.
+    #[arg(long, global = true, requires = "json")]
+    pub raw: bool,
+    /// Only these nodes (numactl syntax, e.g. 0-1,3, or 0-6:2); default all.
+    #[arg(short = 'N', long, global = true, value_name = "LIST", value_parser = node_list)]
     pub nodes: Option<IdList>,
+    /// Only these CPUs (numactl syntax, e.g. 0-3,8, or 0-30:2), like
+    /// numactl --physcpubind: the first listed CPU of each node chases
+    /// latency (and the first listed CPU chases in `latency --sizes` and
+    /// `loaded`, where the node's other listed CPUs make the load), and a
+    /// node's listed CPUs run its bandwidth threads. Default: every CPU
+    /// this process may use.
+    #[arg(short = 'C', long, global = true, visible_alias = "cpu", value_name = "LIST", value_parser = cpu_list)]
+    pub cpus: Option<IdList>,
     /// Smaller buffers and fewer samples: a rough answer in a few seconds.
     #[arg(long, global = true)]
     pub quick: bool,
@@ -106,10 +111,9 @@ pub struct LatencyArgs {
     /// or a list `32K,1M,256M`; each 4K to 16T, at most 64 sizes.
     #[arg(long, value_name = "SIZES", value_parser = sizes::parse_sizes)]
     pub sizes: Option<sizes::Sizes>,
-    /// CPU that chases in a sweep (default: the first allowed CPU).
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<u32>,
-    /// Memory node in a sweep (default: the CPU's own node).
+    /// The one node whose memory the sweep chases through (default: the
+    /// chasing CPU's own node). One node, unlike -N's list of nodes to
+    /// measure between.
     #[arg(long, value_name = "NODE")]
     pub node: Option<u32>,
 }
@@ -120,11 +124,8 @@ pub struct LoadedArgs {
     /// to 64 delays, each 0 to 1000000.
     #[arg(long, value_name = "NS,…", value_parser = crate::bounds::delays_ns)]
     pub delays: Option<crate::bounds::DelaysNs>,
-    /// CPU that chases (default: the first allowed CPU); the node's other
-    /// allowed CPUs generate the load.
-    #[arg(long, value_name = "CPU")]
-    pub cpu: Option<u32>,
-    /// Memory node (default: the CPU's own node).
+    /// The one node whose memory is chased and loaded (default: the
+    /// chasing CPU's own node). One node, unlike -N's list of nodes.
     #[arg(long, value_name = "NODE")]
     pub node: Option<u32>,
 }
@@ -161,11 +162,13 @@ pub struct C2cArgs {
     /// Print CSV, one row per measured pair and direction.
     #[arg(long)]
     pub csv: bool,
-    /// Only these CPUs (numactl syntax); default every allowed CPU.
-    #[arg(short = 'C', long, value_name = "LIST", value_parser = id_list)]
+    /// Only these CPUs (numactl syntax, e.g. 0-3,8, or 0-30:2); default
+    /// every allowed CPU.
+    #[arg(short = 'C', long, value_name = "LIST", value_parser = cpu_list)]
     pub cpus: Option<IdList>,
-    /// Node whose memory holds the contended line (default: the first
-    /// CPU's node).
+    /// The one node whose memory holds the contended line (default: the
+    /// first CPU's node); named apart from -N because it places memory
+    /// rather than choosing what to measure.
     #[arg(long, value_name = "NODE")]
     pub home_node: Option<u32>,
     #[arg(long, value_enum, default_value_t = MethodArg::Cas)]
@@ -183,7 +186,9 @@ pub struct C2cArgs {
     /// Fewer samples and transfers.
     #[arg(long)]
     pub quick: bool,
-    /// Also put every sample into the JSON (`raw_latency_ns`).
+    /// Also put every sample into the JSON: `raw_latency_ns` (ns per
+    /// transfer) and `raw_timing` (elapsed ns as measured, clock overhead,
+    /// clock reads and transfers per sample).
     #[arg(long, requires = "json")]
     pub raw: bool,
 }

@@ -46,6 +46,26 @@ pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
 }
 
 impl Machine {
+    /// Narrows the CPUs to those given with `-C`, refusing any this process
+    /// may not use: pinning there would fail mid-run, or measure nothing.
+    pub fn restrict_cpus(&mut self, only: Option<&IdList>) -> anyhow::Result<()> {
+        let Some(only) = only else {
+            return Ok(());
+        };
+        let outside = only.difference(&self.allowed_cpus);
+        if !outside.is_empty() {
+            bail!(
+                "CPU{} {} {} outside the CPUs this process may use ({}; sched_getaffinity and the online mask)",
+                plural(outside.len()),
+                outside.to_human(),
+                if outside.len() == 1 { "is" } else { "are" },
+                self.allowed_cpus.to_human()
+            );
+        }
+        self.allowed_cpus = only.clone();
+        Ok(())
+    }
+
     fn node_ids(&self) -> String {
         self.topo.nodes.iter().map(|n| n.id).collect::<IdList>().to_string()
     }

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
-use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
 use numasleuth_kernel::Root;
 use numasleuth_measure::bandwidth::{self, BandwidthConfig};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
@@ -19,8 +20,8 @@ use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
 use super::measure_plan::{self, placement_check, Machine, Progress};
-use super::mem_curves;
 use super::output::Aliases;
+use super::{measure_raw, mem_curves};
 
 /// Resolved knobs shared by every `mem` mode.
 pub struct Settings {
@@ -63,7 +64,7 @@ pub fn mix(arg: MixArg) -> Mix {
 /// The default `mem` job: both node×node matrices, placement verdict and
 /// interconnect judgement. `doctor --measure` runs exactly this.
 pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument> {
-    let machine = measure_plan::machine(root, "mem")?;
+    let machine = machine(root, options)?;
     let settings = Settings::new(options);
     let mut doc = document(options);
     let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
@@ -83,8 +84,16 @@ pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument
     Ok(doc)
 }
 
+/// The machine as `mem` may use it: its allowed CPUs, narrowed by `-C`.
+fn machine(root: &Root, options: &MemOptions) -> anyhow::Result<Machine> {
+    let mut machine = measure_plan::machine(root, "mem")?;
+    machine.restrict_cpus(options.cpus.as_ref())?;
+    Ok(machine)
+}
+
 fn document(options: &MemOptions) -> MemDocument {
     let mut doc = MemDocument::new();
+    doc.raw = options.raw.then(Default::default);
     doc.page_kind = measure_plan::page_kind_name(options.pages).to_string();
     (doc.cycles_per_ns, doc.cycles_note) = measure_plan::cycles();
     doc
@@ -100,12 +109,15 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
     let doc = match &args.mode {
         None => matrices(root, options)?,
         Some(mode) => {
-            let machine = measure_plan::machine(root, "mem")?;
+            let machine = machine(root, options)?;
             let settings = Settings::new(options);
             let mut doc = document(options);
             match mode {
                 MemMode::Latency(latency) => match &latency.sizes {
-                    Some(sizes) => mem_curves::sweep(&machine, &settings, latency, &sizes.0, &mut doc)?,
+                    Some(sizes) => {
+                        let cpus_given = options.cpus.is_some();
+                        mem_curves::sweep(&machine, &settings, latency, &sizes.0, cpus_given, &mut doc)?
+                    }
                     None => one_matrix(&machine, options, "mem latency", |nodes, progress| {
                         latency_matrix(&machine, &settings, nodes, &mut doc, progress)
                     })?,
@@ -199,12 +211,23 @@ fn latency_matrix(
                 .measure(cpus[i], settings.sampling)
                 .with_context(|| format!("latency from CPU {} to node {target}", cpus[i]))?;
             doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-            let summary = summarize(&samples.latency_ns);
+            let chase = measure_raw::chase(&samples);
+            let summary = chase.summary();
+            doc.warnings
+                .extend(chase.overhead_warning(&format!("latency node {initiator} → node {target}")));
             if let Some(s) = &summary {
                 doc.warnings
                     .extend(spread_warning(&format!("latency node {initiator} → node {target}"), s));
             }
             matrix[i][t] = summary;
+            if let Some(raw) = doc.raw.as_mut() {
+                raw.latency.push(RawLatency {
+                    cpu: cpus[i],
+                    node: target,
+                    size_bytes: samples.size_bytes,
+                    chase,
+                });
+            }
         }
     }
     doc.latency_ns = Some(LatencyMatrix {
@@ -266,12 +289,20 @@ fn bandwidth_matrix(
                 doc.placements.push(placement_check(what, placement));
             }
             (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
-            let summary = summarize(&samples.bytes_per_sec);
+            let rates = measure_raw::bandwidth(&samples);
+            let summary = rates.summary();
             if let Some(s) = &summary {
                 let what = format!("bandwidth node {initiator} → node {target}, in GB/s");
                 doc.warnings.extend(spread_warning(&what, &s.scaled(1e-9)));
             }
             matrix[i][t] = summary;
+            if let Some(raw) = doc.raw.as_mut() {
+                raw.bandwidth.push(RawBandwidth {
+                    cpus: samples.cpus.clone(),
+                    node: target,
+                    samples: rates,
+                });
+            }
         }
     }
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {

@@ -3,7 +3,8 @@
 //! load (`mem loaded`).
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::{spread_warning, summarize};
+use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::latency::ChaseBuffer;
 use numasleuth_measure::loaded::{self, LoadedConfig};
 use numasleuth_report::format;
@@ -11,14 +12,16 @@ use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, Sweep
 
 use super::measure_args::{LatencyArgs, LoadedArgs};
 use super::measure_plan::{placement_check, Machine, Progress};
+use super::measure_raw;
 use super::mem::Settings;
 
 /// Delays between 4 KiB reads, from flat out to a trickle.
 const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
 
-fn cpu_and_node(machine: &Machine, cpu: Option<u32>, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
-    let cpu = cpu.unwrap_or_else(|| machine.allowed_cpus.ids()[0]);
-    machine.check_cpu(cpu)?;
+/// The chasing CPU (the first of `-C`, or of the allowed CPUs; `machine`
+/// is already narrowed to `-C`) and the memory node.
+fn cpu_and_node(machine: &Machine, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
+    let cpu = machine.allowed_cpus.ids()[0];
     let node = node.unwrap_or_else(|| machine.node_of_cpu(cpu));
     machine.check_node(node)?;
     Ok((cpu, node))
@@ -29,9 +32,16 @@ pub fn sweep(
     settings: &Settings,
     args: &LatencyArgs,
     sizes: &[usize],
+    cpus_given: bool,
     doc: &mut MemDocument,
 ) -> anyhow::Result<()> {
-    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    let (cpu, node) = cpu_and_node(machine, args.node)?;
+    if machine.allowed_cpus.len() > 1 && cpus_given {
+        doc.warnings.push(format!(
+            "the sweep chases from one CPU, the first of -C ({}): CPU {cpu}",
+            machine.allowed_cpus.to_human()
+        ));
+    }
     for &size in sizes {
         machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
     }
@@ -47,7 +57,10 @@ pub fn sweep(
         ));
         let samples = buffer.measure(cpu, settings.sampling)?;
         doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-        let summary = summarize(&samples.latency_ns);
+        let chase = measure_raw::chase(&samples);
+        let summary = chase.summary();
+        doc.warnings
+            .extend(chase.overhead_warning(&format!("latency at {}", format::bytes(size as u64))));
         if let Some(s) = &summary {
             doc.warnings
                 .extend(spread_warning(&format!("latency at {}", format::bytes(size as u64)), s));
@@ -56,6 +69,14 @@ pub fn sweep(
             size_bytes: size,
             latency_ns: summary,
         });
+        if let Some(raw) = doc.raw.as_mut() {
+            raw.latency.push(RawLatency {
+                cpu,
+                node,
+                size_bytes: size,
+                chase,
+            });
+        }
     }
     progress.finish();
     doc.latency_sweep = Some(Sweep { cpu, node, points });
@@ -63,12 +84,13 @@ pub fn sweep(
 }
 
 pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &mut MemDocument) -> anyhow::Result<()> {
-    let (cpu, node) = cpu_and_node(machine, args.cpu, args.node)?;
+    let (cpu, node) = cpu_and_node(machine, args.node)?;
     let home = machine.node_of_cpu(cpu);
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
     if load_cpus.is_empty() {
         bail!(
-            "loaded latency needs a second CPU on node {home} to generate load, and this process may use only CPU {cpu} there"
+            "loaded latency needs a second CPU on node {home} to generate load, and only CPU {cpu} there is allowed \
+             (or listed with -C)"
         );
     }
     let delays = args
@@ -101,22 +123,29 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         doc.placements.push(placement_check(what, placement));
     }
     doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-    let points = samples
-        .points
-        .iter()
-        .map(|p| {
-            let latency_ns = summarize(&p.latency_ns);
-            if let Some(s) = &latency_ns {
-                doc.warnings
-                    .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
-            }
-            LoadedPoint {
+    let mut points = Vec::with_capacity(samples.points.len());
+    for p in &samples.points {
+        let (chase, load) = measure_raw::loaded_point(&samples, p);
+        let latency_ns = chase.summary();
+        doc.warnings
+            .extend(chase.overhead_warning(&format!("loaded latency at delay {} ns", p.delay_ns)));
+        if let Some(s) = &latency_ns {
+            doc.warnings
+                .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
+        }
+        points.push(LoadedPoint {
+            delay_ns: p.delay_ns,
+            bandwidth_bytes_per_sec: load.summary(),
+            latency_ns,
+        });
+        if let Some(raw) = doc.raw.as_mut() {
+            raw.loaded.push(RawLoaded {
                 delay_ns: p.delay_ns,
-                bandwidth_bytes_per_sec: summarize(&p.bytes_per_sec),
-                latency_ns,
-            }
-        })
-        .collect();
+                chase,
+                load,
+            });
+        }
+    }
     doc.loaded_latency = Some(Loaded {
         latency_cpu: cpu,
         load_cpus,

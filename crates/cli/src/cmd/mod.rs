@@ -20,6 +20,7 @@ pub mod lab_remote_global;
 pub mod lines;
 pub mod measure_args;
 pub mod measure_plan;
+pub mod measure_raw;
 pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;

@@ -36,7 +36,7 @@ fn start_cpus(text: &str) -> Result<StartCpus, String> {
     }
     let mut cpus = Vec::new();
     for item in text.split(',') {
-        let list = IdList::parse(item).map_err(|e| e.to_string())?;
+        let list = IdList::parse_input(item).map_err(|e| e.to_string())?;
         if list.is_empty() {
             return Err(format!(
                 "`{text}` has an empty item; give `spread` or CPUs like 0,2 or 0-3"

@@ -1,8 +1,8 @@
 //! The contention lab's workloads: false sharing, lock scaling and the
 //! remote-global bug, reproduced with real threads on real cache lines.
 //!
-//! Every experiment runs through [`run_pinned`]: each worker pins itself
-//! to its CPU *inside* the thread, builds its own state there (so first
+//! Every experiment runs through [`run_pinned`], on the crate's one
+//! thread runner: each worker pins itself to its CPU *inside* the thread, builds its own state there (so first
 //! touch puts it on that CPU's node), waits at a start gate, and works in
 //! batches until the budget is spent. A sample is the raw count of
 //! operations per thread and the wall time they took; rates and verdicts
@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::affinity;
 use crate::error::MeasureError;
+use crate::runner::run_gated;
 
 /// How much work one sample does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,54 +142,28 @@ where
         abort: AtomicBool::new(false),
         stop: AtomicBool::new(false),
     };
-    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
-        let mut handles = Vec::with_capacity(threads);
-        let mut spawn_error = None;
-        for index in 0..threads {
-            let cpu = cpus[index % cpus.len()];
+    let workers: Vec<_> = (0..threads)
+        .map(|index| {
             let (gate, make) = (&gate, &make);
-            let spawned = std::thread::Builder::new()
-                .name(format!("numasleuth-lab{index}"))
-                .spawn_scoped(scope, move || worker(gate, cpu, index, budget, batch_ops, make));
-            match spawned {
-                Ok(handle) => handles.push(handle),
-                Err(e) => {
-                    spawn_error = Some(MeasureError::Thread(e.to_string()));
-                    break;
-                }
-            }
-        }
+            let cpu = cpus[index % cpus.len()];
+            (cpu, move |pinned| worker(gate, pinned, index, budget, batch_ops, make))
+        })
+        .collect();
+    let ((), outcomes) = run_gated("numasleuth-lab", workers, |running| {
         // Release the workers only when every one is pinned and built, so
-        // none measures while another is still setting up.
-        // A worker that ended before the start (it panicked) never counts
-        // itself ready, so stop waiting for it.
+        // none measures while another is still setting up. A worker that
+        // ended before the start (it panicked) never counts itself ready,
+        // so stop waiting for it.
         let mut backoff = Backoff::default();
-        while spawn_error.is_none()
-            && gate.ready.load(Ordering::Acquire) < threads
-            && !handles.iter().any(|h| h.is_finished())
-        {
+        while gate.ready.load(Ordering::Acquire) < threads && !running.any_finished() {
             backoff.snooze();
         }
-        if spawn_error.is_some() {
-            gate.abort.store(true, Ordering::Release);
-        }
         gate.go.store(true, Ordering::Release);
-        if let (Budget::Time(duration), None) = (budget, &spawn_error) {
+        if let Budget::Time(duration) = budget {
             std::thread::sleep(duration);
             gate.stop.store(true, Ordering::Release);
         }
-        let mut outcomes: Vec<Outcome> = handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(MeasureError::Thread("a lab worker panicked".into())))
-            })
-            .collect();
-        if let Some(e) = spawn_error {
-            outcomes.push(Err(e));
-        }
-        outcomes
-    });
+    })?;
     let mut finished = Vec::with_capacity(threads);
     let mut first_error = None;
     for outcome in outcomes {
@@ -217,12 +191,19 @@ where
     })
 }
 
-fn worker<M, B>(gate: &Gate, cpu: u32, index: usize, budget: Budget, batch_ops: u64, make: &M) -> Outcome
+fn worker<M, B>(
+    gate: &Gate,
+    pinned: Result<(), MeasureError>,
+    index: usize,
+    budget: Budget,
+    batch_ops: u64,
+    make: &M,
+) -> Outcome
 where
     M: Fn(usize) -> Result<B, MeasureError>,
     B: FnMut(u64),
 {
-    let built = affinity::pin_current_thread(cpu).and_then(|()| make(index));
+    let built = pinned.and_then(|()| make(index));
     if built.is_err() {
         gate.abort.store(true, Ordering::Release);
     }
@@ -282,7 +263,7 @@ mod tests {
     use std::sync::atomic::AtomicU64;
 
     fn cpus() -> Vec<u32> {
-        affinity::allowed_cpus().unwrap()
+        crate::affinity::allowed_cpus().unwrap()
     }
 
     #[test]
