@@ -65,7 +65,12 @@ fn lock_graph(lock: &str) -> BTreeMap<String, BTreeSet<String>> {
         } else if in_deps && line == "]" {
             in_deps = false;
         } else if in_deps {
-            let dep = line.trim_matches([',', '"']).split(' ').next().unwrap_or("").to_string();
+            let dep = line
+                .trim_matches([',', '"'])
+                .split(' ')
+                .next()
+                .unwrap_or("")
+                .to_string();
             if let Some(pkg) = &current {
                 graph.entry(pkg.clone()).or_default().insert(dep);
             }
@@ -90,8 +95,7 @@ fn forbidden_path(start: &str, lock: &BTreeMap<String, BTreeSet<String>>) -> Opt
         let deps: Vec<String> = match name.strip_prefix("numasleuth-") {
             Some(dir) => {
                 let manifest = root.join("crates").join(dir).join("Cargo.toml");
-                let text = std::fs::read_to_string(&manifest)
-                    .unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
+                let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
                 normal_dependencies(&text)
             }
             None => lock.get(&name).map(|d| d.iter().cloned().collect()).unwrap_or_default(),
