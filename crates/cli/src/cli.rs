@@ -92,6 +92,11 @@ pub enum Command {
     /// Contended cache lines of a running process without a PMU: timer
     /// samples whose instruction is decoded to the address it touches.
     Hotlines(crate::cmd::hot_args::HotlinesArgs),
+    /// Print a shell completion script (bash, zsh or fish) to stdout.
+    Completions(crate::cmd::docs_gen::CompletionsArgs),
+    /// Print the man page (roff) to stdout, or write one page per
+    /// subcommand with --dir.
+    Man(crate::cmd::docs_gen::ManArgs),
 }
 
 #[derive(Debug, Args)]

@@ -35,7 +35,24 @@ fn main() -> ExitCode {
     if let Some(width) = output::table_width() {
         numasleuth_report::format::set_table_width(width);
     }
-    let result = cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
+    let result = match &cli.command {
+        // Generated from the clap definition alone: no root is opened.
+        Command::Completions(args) => cmd::docs_gen::completions(args),
+        Command::Man(args) => cmd::docs_gen::man(args),
+        _ => run(&cli),
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("numasleuth: error: {error:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),
         Command::Doctor(args) => cmd::doctor::run(&root, args),
@@ -57,13 +74,7 @@ fn main() -> ExitCode {
         Command::Top(args) => cmd::top::run(&root, args),
         Command::Migrations(args) => cmd::migrations::run(&root, args),
         Command::Hotlines(args) => cmd::hotlines::run(&root, args),
-    });
-    match result {
-        Ok(code) => code,
-        Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("numasleuth: error: {error:#}");
-            ExitCode::from(EXIT_ERROR)
-        }
-    }
+        Command::Completions(args) => cmd::docs_gen::completions(args),
+        Command::Man(args) => cmd::docs_gen::man(args),
+    })
 }

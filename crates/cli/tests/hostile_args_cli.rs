@@ -199,7 +199,9 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "ADDR" => Kind::Address,
         "IP:PORT" => Kind::Listen,
         "START-END" => Kind::Range,
-        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" | "OP" | "FORMAT" => Kind::Choice,
+        "MIX" | "PAGES" | "METHOD" | "SAMPLE" | "SEVERITY" | "PLACEMENT" | "LOCK" | "OP" | "FORMAT" | "SHELL" => {
+            Kind::Choice
+        }
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
         | "GOOD.json" | "BAD.json" | "DIR" => return Some(None),
         _ => return None,

@@ -4,6 +4,7 @@ pub mod bisect;
 pub mod bisect_args;
 pub mod bisect_live;
 pub mod c2c;
+pub mod docs_gen;
 pub mod doctor;
 pub mod doctor_measure;
 pub mod hot_args;

@@ -1,0 +1,128 @@
+//! `numasleuth completions SHELL` and `numasleuth man [--dir DIR]`: shell
+//! completion scripts and roff man pages generated from the same clap
+//! definition that parses the command line, so they cannot drift from it.
+//!
+//! Neither reads /proc or /sys. `man --dir` writes one page per command and
+//! subcommand (`numasleuth-lab-locks.1`); every page is rendered in memory
+//! first, and each file is written beside its final name and renamed over
+//! it, so a failure leaves no half-written page and a symlink planted at a
+//! page's name is replaced, never followed.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, CommandFactory, ValueEnum};
+
+use crate::cli::Cli;
+use crate::output;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Shell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for: bash, zsh or fish.
+    #[arg(value_enum, value_name = "SHELL")]
+    pub shell: Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write numasleuth.1 and one page per subcommand
+    /// (numasleuth-topo.1, numasleuth-lab-locks.1, …) into this existing
+    /// directory instead of printing numasleuth(1) to stdout.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+/// The completion script for `shell`.
+pub fn completion_script(shell: Shell) -> anyhow::Result<String> {
+    let mut command = Cli::command();
+    let mut bytes = Vec::new();
+    let target = match shell {
+        Shell::Bash => clap_complete::Shell::Bash,
+        Shell::Zsh => clap_complete::Shell::Zsh,
+        Shell::Fish => clap_complete::Shell::Fish,
+    };
+    clap_complete::generate(target, &mut command, "numasleuth", &mut bytes);
+    String::from_utf8(bytes).context("the completion script is not UTF-8")
+}
+
+pub fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
+    output::print(&completion_script(args.shell)?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render(command: clap::Command) -> anyhow::Result<Vec<u8>> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(command)
+        .render(&mut page)
+        .context("cannot render the man page")?;
+    Ok(page)
+}
+
+/// `(file name, roff)` for the command and, depth first, every subcommand,
+/// each named after its path (`numasleuth-mem-latency`).
+pub fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut root = Cli::command();
+    root.build();
+    let mut out = Vec::new();
+    collect(root, "numasleuth".to_string(), &mut out)?;
+    Ok(out)
+}
+
+fn collect(command: clap::Command, name: String, out: &mut Vec<(String, Vec<u8>)>) -> anyhow::Result<()> {
+    let subcommands: Vec<clap::Command> = command
+        .get_subcommands()
+        .filter(|s| s.get_name() != "help")
+        .cloned()
+        .collect();
+    let page = render(command.name(name.clone()))?;
+    out.push((format!("{name}.1"), page));
+    for sub in subcommands {
+        let sub_name = format!("{name}-{}", sub.get_name());
+        collect(sub, sub_name, out)?;
+    }
+    Ok(())
+}
+
+pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
+    let Some(dir) = &args.dir else {
+        let mut command = Cli::command();
+        command.build();
+        let page = render(command)?;
+        output::print(&String::from_utf8_lossy(&page))?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    if !dir.is_dir() {
+        bail!("{} is not a directory (create it first)", dir.display());
+    }
+    let pages = pages()?;
+    for (name, page) in &pages {
+        write_replacing(dir, name, page)?;
+    }
+    output::print(&format!("wrote {} man pages to {}\n", pages.len(), dir.display()))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `name` in `dir` through a fresh temporary file renamed over it.
+fn write_replacing(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    let target = dir.join(name);
+    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temporary)
+        .and_then(|mut file| file.write_all(bytes));
+    if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, &target)) {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(error).with_context(|| format!("cannot write {}", target.display()));
+    }
+    Ok(())
+}
