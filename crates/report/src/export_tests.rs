@@ -122,8 +122,10 @@ fn svg_gets_a_desc_and_a_footer_in_grown_room() {
     let escaped = crate::html::escape(&provenance().line());
     assert!(escaped.contains("db&lt;1&gt;"));
     assert!(out.contains(&format!("<desc>{escaped}</desc>")));
+    // The line is longer than the 100 px chart: squeezed to its width.
     assert!(out.contains(&format!(
-        "y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\">{escaped}</text></svg>"
+        "y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\" textLength=\"92\" \
+         lengthAdjust=\"spacingAndGlyphs\">{escaped}</text></svg>"
     )));
     assert!(out.contains("<rect/>"));
 }
