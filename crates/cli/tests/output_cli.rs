@@ -156,7 +156,34 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["probe.txt", "probe.json", "probe.svg"],
         ),
     ];
-    for (args, names) in cases {
+    let pmu = dir.path().join("pmu.json");
+    let pmu = pmu.to_str().unwrap();
+    common::require_root("pmu, hotlines, watch and move attach to another process with perf or ptrace");
+    // Run in order: `pmu diff` reads the pmu.json written just before it.
+    let process_cases: Vec<(Vec<&str>, Vec<&str>)> = vec![
+        (
+            vec!["pmu", "--events", "task-clock", "--", "true"],
+            vec!["pmu.txt", "pmu.json"],
+        ),
+        (vec!["pmu", "diff", pmu, pmu], vec!["diff.txt", "diff.json"]),
+        (
+            vec!["migrations", &pid, "--duration", "200ms"],
+            vec!["mig.txt", "mig.json"],
+        ),
+        (
+            vec!["hotlines", &pid, "--duration", "200ms"],
+            vec!["hot.txt", "hot.json"],
+        ),
+        (
+            vec!["move", &pid, "--to-node", "0", "--section", ".bss"],
+            vec!["move.txt", "move.json"],
+        ),
+        (
+            vec!["watch", &pid, "--addr", "0x1000", "--duration", "100ms"],
+            vec!["watch.txt", "watch.json"],
+        ),
+    ];
+    for (args, names) in cases.into_iter().chain(process_cases) {
         let stdout = run_with_outputs(None, &args, dir.path(), &names);
         assert!(
             stdout.lines().next().unwrap().contains("live system"),

@@ -232,12 +232,22 @@ pub fn svg_with_provenance(svg: &str, provenance: &Provenance) -> String {
         return svg.to_string();
     };
     let open = &svg[..open_end];
+    let width = numeric_attribute(open, "width");
     let (open, height) = grow_height(open);
     let footer = match height {
-        Some(h) => format!(
-            "<text x=\"4\" y=\"{}\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\">{line}</text>",
-            h.saturating_add(FOOTER_PX).saturating_sub(5)
-        ),
+        Some(h) => {
+            // About 0.55 em a character: a line longer than the chart is
+            // squeezed to its width rather than cut off.
+            let squeeze = width
+                .filter(|w| line.chars().count() as f64 * 5.5 > w - 8.0)
+                .map_or(String::new(), |w| {
+                    format!(" textLength=\"{:.0}\" lengthAdjust=\"spacingAndGlyphs\"", w - 8.0)
+                });
+            format!(
+                "<text x=\"4\" y=\"{}\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\"{squeeze}>{line}</text>",
+                h.saturating_add(FOOTER_PX).saturating_sub(5)
+            )
+        }
         None => String::new(),
     };
     format!(
@@ -250,20 +260,12 @@ pub fn svg_with_provenance(svg: &str, provenance: &Provenance) -> String {
 /// The opening tag with its `height="N"` grown by the footer, and the old
 /// height; unchanged (and `None`) when it has no plain numeric height.
 fn grow_height(open: &str) -> (String, Option<u32>) {
-    let Some(at) = open.find(" height=\"") else {
+    let Some((value_start, len)) = attribute_span(open, "height") else {
         return (open.to_string(), None);
     };
-    let value_start = at + " height=\"".len();
-    let Some(len) = open[value_start..].find('"') else {
+    let Some(height) = numeric_attribute(open, "height") else {
         return (open.to_string(), None);
     };
-    let value = &open[value_start..value_start + len];
-    let Ok(height) = value.trim_end_matches("px").parse::<f64>() else {
-        return (open.to_string(), None);
-    };
-    if !(0.0..1e6).contains(&height) {
-        return (open.to_string(), None);
-    }
     let height = height.ceil() as u32;
     let mut grown = String::with_capacity(open.len() + 4);
     grown.push_str(&open[..value_start]);
@@ -271,6 +273,21 @@ fn grow_height(open: &str) -> (String, Option<u32>) {
     grown.push_str(&open[value_start + len..]);
     // A viewBox would scale the old drawing into the new height; grow it too.
     (grow_view_box(&grown, FOOTER_PX), Some(height))
+}
+
+/// Where the value of ` name="…"` sits in a tag: start and length.
+fn attribute_span(tag: &str, name: &str) -> Option<(usize, usize)> {
+    let key = format!(" {name}=\"");
+    let start = tag.find(&key)? + key.len();
+    let len = tag[start..].find('"')?;
+    Some((start, len))
+}
+
+/// A plain number of pixels, 0 to a million; `None` for `100%` and the like.
+fn numeric_attribute(tag: &str, name: &str) -> Option<f64> {
+    let (start, len) = attribute_span(tag, name)?;
+    let value: f64 = tag[start..start + len].trim_end_matches("px").parse().ok()?;
+    (0.0..1e6).contains(&value).then_some(value)
 }
 
 fn grow_view_box(open: &str, extra: u32) -> String {

@@ -122,8 +122,10 @@ fn svg_gets_a_desc_and_a_footer_in_grown_room() {
     let escaped = crate::html::escape(&provenance().line());
     assert!(escaped.contains("db&lt;1&gt;"));
     assert!(out.contains(&format!("<desc>{escaped}</desc>")));
+    // The line is longer than the 100 px chart: squeezed to its width.
     assert!(out.contains(&format!(
-        "y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\">{escaped}</text></svg>"
+        "y=\"63\" font-size=\"10\" fill=\"#555\" font-family=\"sans-serif\" textLength=\"92\" \
+         lengthAdjust=\"spacingAndGlyphs\">{escaped}</text></svg>"
     )));
     assert!(out.contains("<rect/>"));
 }
@@ -143,4 +145,25 @@ fn svg_without_a_height_still_gets_its_desc() {
     assert!(out.ends_with("<g/></svg>"));
     // Not an SVG at all: left alone rather than mangled.
     assert_eq!(svg_with_provenance("plain", &provenance()), "plain");
+}
+
+#[test]
+fn json_lines_carry_provenance_in_the_first_record_only() {
+    let report = crate::memwatch_text::MemwatchReport {
+        text: "t=0.1s\n".into(),
+        records: vec![
+            serde_json::json!({"type": "sample", "t_s": 0.1}),
+            serde_json::json!({"type": "summary"}),
+        ],
+        history: Vec::new(),
+    };
+    let out = render(&report, Format::Json, &provenance(), false).unwrap();
+    let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["provenance"]["hostname"], "db<1>");
+    assert_eq!(lines[0]["t_s"], 0.1);
+    assert!(lines[1].get("provenance").is_none());
+    let text = render(&report, Format::Text, &provenance(), false).unwrap();
+    assert_eq!(text, format!("{}\nt=0.1s\n", provenance().line()));
+    assert!(render(&report, Format::Csv, &provenance(), false).is_err());
 }

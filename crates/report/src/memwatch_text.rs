@@ -13,6 +13,16 @@ fn per_sec(rate: Option<f64>) -> String {
     rate.map_or("?".to_string(), |v| format!("{v:.0}"))
 }
 
+/// The first text line: what is watched, how often, and the page size.
+pub fn header(nodes: usize, interval: std::time::Duration, duration: std::time::Duration, page_bytes: u64) -> String {
+    format!(
+        "watching {nodes} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
+        interval.as_millis(),
+        duration.as_millis(),
+        crate::format::bytes(page_bytes)
+    )
+}
+
 /// One interval: a line per node, one machine-wide line, then events.
 pub fn render_sample(rows: &[Row], machine: &MachineRow, events: &[Event], page_bytes: u64) -> String {
     let mut text = String::new();

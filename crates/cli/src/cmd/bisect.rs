@@ -21,9 +21,9 @@ use numasleuth_report::bisect_text;
 
 use super::bisect_args::BisectArgs;
 use super::bisect_live::{culprits, read_metric, Live, Stop};
-use super::output::{Aliases, Plan};
+use super::output::Plan;
 use super::page_targets::{mapped, residencies, targets, Asked};
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 /// Nodes a page can live on: those with memory.
 fn memory_nodes(root: &Root) -> anyhow::Result<Vec<u32>> {
@@ -102,13 +102,7 @@ fn print(root: &Root, doc: &BisectDocument, outputs: &Plan) -> anyhow::Result<()
 }
 
 pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     super::refuse_under_snapshot(root, "bisect")?;
     let pid = args.pid();
     let stat = read_process_stat(root, pid)?;

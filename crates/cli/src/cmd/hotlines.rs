@@ -23,8 +23,7 @@ use numasleuth_report::hotlines_text;
 use super::hot_args::{HotMethod, HotlinesArgs};
 use super::hotlines_names::Namer;
 use super::hotlines_precise::choose as choose_precise;
-use super::output::Aliases;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 const RING_PAGES: usize = 64;
 const RESCAN: Duration = Duration::from_millis(100);
@@ -155,13 +154,7 @@ fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent
 }
 
 pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
         bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
     }

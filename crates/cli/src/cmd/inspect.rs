@@ -17,21 +17,14 @@ use numasleuth_model::Topology;
 use numasleuth_report::{inspect_json, inspect_text};
 use numasleuth_symbols::{ObjectPlacer, SectionSpan};
 
-use super::output::Aliases;
 use super::process_args::InspectArgs;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 /// Mappings listed beyond static sections, heap and stack.
 const LISTED_MAPPINGS: usize = 200;
 
 pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     let topology = super::topology(root)?;
     let model = model(root, args.pid(), args.all_mappings, &topology)?;
     let findings = numasleuth_analyze::process::findings(&model, &topology);

@@ -12,18 +12,11 @@ use numasleuth_symbols::open::ObjectSource;
 use numasleuth_symbols::symbols::SymbolSource;
 use numasleuth_symbols::ProcessObjects;
 
-use super::output::Aliases;
 use super::process_args::LinesArgs;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     let (source, bias) = match (args.pid, &args.binary) {
         (Some(pid), binary) => {
             read_process_stat(root, pid)?;

@@ -14,7 +14,7 @@ use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
 use numasleuth_kernel::{pages, ReadError, Root};
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
-    first_record, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
+    first_record, header, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
 };
 use numasleuth_report::provenance::Provenance;
 
@@ -47,13 +47,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
     let page_bytes = base_page_bytes(root);
     let mut out = Stream::new(root, &outputs);
-    out.text(&format!(
-        "watching {} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
-        previous.nodes.len(),
-        args.interval.as_millis(),
-        args.duration.as_millis(),
-        numasleuth_report::format::bytes(page_bytes)
-    ))?;
+    out.text(&header(previous.nodes.len(), args.interval, args.duration, page_bytes))?;
     out.sampled(&previous);
     let mut cost = Vec::new();
     let mut tracker = EventTracker::new(page_bytes);

@@ -19,8 +19,7 @@ use numasleuth_report::{migrations_json, migrations_text};
 
 use super::hot_args::{MigrationMethod, MigrationsArgs};
 use super::migrations_collect::{self as collect, Collected, Scope};
-use super::output::Aliases;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 /// One observation, as `migrations` and `doctor --pid` use it (and `top`
 /// can: it is the count of moves per thread over a window).
@@ -89,13 +88,7 @@ pub fn doctor_findings(root: &Root, topo: &Topology, pid: u32, duration: Duratio
 }
 
 pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
         bail!("migrations needs the live system: moves happen now, a snapshot (--root) has none");
     }

@@ -19,10 +19,9 @@ use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
 use numasleuth_report::{format, move_text};
 
-use super::output::Aliases;
 use super::page_targets::{mapped, residencies, targets, Asked};
 use super::process_args::MoveArgs;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 /// Ends the hinting faults of the plan's hidden pages (`--apply` only:
 /// reading them is a change, however small) and plans again.
@@ -88,13 +87,7 @@ fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
 }
 
 pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
         bail!(
             "move needs the live system: where pages are is asked of the kernel (move_pages), not a snapshot (--root)"

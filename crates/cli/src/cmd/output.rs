@@ -93,6 +93,18 @@ impl OutputArgs {
         self.plan_formats(&export::formats::<E>(), aliases)
     }
 
+    /// The plan for a report with text and JSON only, whose `--json` is
+    /// `json`.
+    pub fn plan_text_json(&self, json: bool) -> anyhow::Result<Plan> {
+        self.plan_formats(
+            export::TEXT_JSON,
+            Aliases {
+                json,
+                ..Aliases::default()
+            },
+        )
+    }
+
     /// The plan for a report offering `offered` (text and JSON first).
     pub fn plan_formats(&self, offered: &[Format], aliases: Aliases) -> anyhow::Result<Plan> {
         let offered = offered.to_vec();

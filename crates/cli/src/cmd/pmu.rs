@@ -16,21 +16,14 @@ use numasleuth_kernel::Root;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
 
-use super::output::Aliases;
 use super::pmu_args::{EventsArg, PmuArgs, PmuSub};
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(PmuSub::Diff(diff)) = &args.sub {
         return super::pmu_diff::run(root, diff);
     }
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
         bail!("pmu counts events on the live system; --root names a snapshot, where nothing runs to count");
     }

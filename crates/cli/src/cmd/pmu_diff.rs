@@ -15,9 +15,8 @@ use numasleuth_kernel::{untrusted, Root};
 use numasleuth_report::pmu_diff_json::{self, RunJson};
 use numasleuth_report::{pmu_diff_text, pmu_json};
 
-use super::output::Aliases;
 use super::pmu_args::PmuDiffArgs;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 pub const MAX_FILE_BYTES: u64 = 16 << 20;
 
@@ -31,13 +30,7 @@ fn read_document(path: &Path) -> Result<String, String> {
 }
 
 pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     let load = |path: &Path, side: &str| {
         read_document(path)
             .and_then(|text| pmu_json::parse(&text))

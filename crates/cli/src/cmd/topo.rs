@@ -4,20 +4,13 @@ use std::process::ExitCode;
 
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::Root;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 use numasleuth_report::{topo_json, topo_text};
 
-use super::output::Aliases;
 use crate::cli::TopoArgs;
 
 pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
-    let plan = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let plan = args.output.plan_text_json(args.json)?;
     let read = super::read_degraded(root)?;
     let topo = &read.topology;
     // Text shows what could not be read on stderr; JSON carries it with

@@ -17,9 +17,8 @@ use numasleuth_probe::{Access, WatchSpec};
 use numasleuth_report::{watch_json, watch_text};
 use numasleuth_symbols::{locate_all, ProcessObjects};
 
-use super::output::Aliases;
 use super::process_args::WatchArgs;
-use numasleuth_report::export::{TextJson, TEXT_JSON};
+use numasleuth_report::export::TextJson;
 
 /// How often threads started during the watch are looked for.
 const RESCAN_MS: u64 = 100;
@@ -88,13 +87,7 @@ fn resolve(objects: &Result<ProcessObjects, anyhow::Error>, args: &WatchArgs) ->
 }
 
 pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
-    let outputs = args.output.plan_formats(
-        TEXT_JSON,
-        Aliases {
-            json: args.json,
-            ..Aliases::default()
-        },
-    )?;
+    let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
         bail!("watch needs the live system: a hardware watchpoint cannot be set on a snapshot (--root)");
     }
