@@ -2,6 +2,7 @@
 //! person should be told. No I/O happens here.
 
 pub mod bisect;
+pub mod cpu_sample;
 pub mod doctor;
 pub mod findings;
 pub mod hotlines;

@@ -5,22 +5,19 @@
 //! machines `--sample` keeps one CPU per core, cache domain or node so a
 //! run finishes in minutes rather than hours.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::{summarize, SPREAD_LIMIT};
+use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
+use numasleuth_analyze::stats::{rows_spread_warning, summarize};
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_report::c2c_json::{self, C2cDocument, SCHEMA};
 use numasleuth_report::{c2c_text, csv};
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
-use super::measure_plan::{self, Machine, Progress};
+use super::measure_plan::{self, Progress};
 use crate::output;
-
-/// Above this many CPUs, `--sample auto` keeps one per cache domain.
-const AUTO_ALL_LIMIT: usize = 64;
 
 pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let machine = measure_plan::machine(root, "c2c")?;
@@ -33,7 +30,14 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         }
         None => machine.allowed_cpus.iter().collect(),
     };
-    let (cpus, sampling) = select(&machine, chosen, args.sample);
+    let mode = match args.sample {
+        SampleArg::Auto => CpuSample::Auto,
+        SampleArg::All => CpuSample::All,
+        SampleArg::Core => CpuSample::Core,
+        SampleArg::Cache => CpuSample::Cache,
+        SampleArg::Node => CpuSample::Node,
+    };
+    let (cpus, sampling) = sample_cpus(&machine.topo, chosen, mode);
     if cpus.len() < 2 {
         bail!(
             "c2c needs at least two CPUs, and the selection leaves {}",
@@ -55,7 +59,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let mut matrix = vec![vec![None; n]; n];
     let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    let (mut overhead, mut noisy) = (None, Vec::new());
+    let mut overhead = None;
     for a in 0..n {
         for b in a + 1..n {
             progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
@@ -69,11 +73,6 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
             let pair = measure_pair(&line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
             overhead = Some(pair.timer_overhead_ns);
             let summary = summarize(&pair.latency_ns);
-            if let Some(s) = &summary {
-                if s.relative_spread() > SPREAD_LIMIT {
-                    noisy.push((cpus[a], cpus[b], s.relative_spread()));
-                }
-            }
             matrix[a][b] = summary;
             matrix[b][a] = summary;
             if args.raw {
@@ -85,18 +84,9 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     progress.finish();
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
-    if let Some(worst) = noisy.iter().max_by(|x, y| x.2.total_cmp(&y.2)) {
-        warnings.push(format!(
-            "{} of {} pairs spread wider than {:.0}% between p10 and p90 (worst CPU {}↔{}: {:.0}%); the machine was busy \
-             or is a noisy VM, so treat those cells as rough",
-            noisy.len(),
-            n * (n - 1) / 2,
-            SPREAD_LIMIT * 100.0,
-            worst.0,
-            worst.1,
-            worst.2 * 100.0
-        ));
-    }
+    let pairs = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b)));
+    let summaries = pairs.filter_map(|(a, b)| Some((format!("CPU {}↔{}", cpus[a], cpus[b]), matrix[a][b].as_ref()?)));
+    warnings.extend(rows_spread_warning("pairs", summaries));
     if !line.placement().verified {
         warnings.push(format!("the line could not be verified to be on node {home_node}"));
     }
@@ -126,52 +116,4 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         output::print(&c2c_text::render(&doc, measure_plan::colour()))?;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Keeps the first CPU of each group that `key` puts it in.
-fn first_per<K: Ord>(cpus: Vec<u32>, key: impl Fn(u32) -> K) -> Vec<u32> {
-    let mut seen = BTreeSet::new();
-    cpus.into_iter().filter(|&cpu| seen.insert(key(cpu))).collect()
-}
-
-/// Which CPUs stand for the machine, and the mode's name for the output.
-fn select(machine: &Machine, cpus: Vec<u32>, sample: SampleArg) -> (Vec<u32>, &'static str) {
-    let topo = &machine.topo;
-    let cpu_info = |cpu: u32| topo.cpus.iter().find(|c| c.id == cpu);
-    match sample {
-        SampleArg::Auto if cpus.len() <= AUTO_ALL_LIMIT => (cpus, "all"),
-        SampleArg::All => (cpus, "all"),
-        SampleArg::Core => {
-            let key = |cpu: u32| match cpu_info(cpu) {
-                Some(c) => match (&c.thread_siblings, c.package, c.core) {
-                    (Some(siblings), _, _) if !siblings.is_empty() => (0, siblings.ids()[0], 0),
-                    (_, Some(package), Some(core)) => (1, package, core),
-                    _ => (2, cpu, 0),
-                },
-                None => (2, cpu, 0),
-            };
-            (first_per(cpus, key), "core")
-        }
-        SampleArg::Node => (first_per(cpus, |cpu| machine.node_of_cpu(cpu)), "node"),
-        SampleArg::Cache | SampleArg::Auto => {
-            let top = topo
-                .caches
-                .iter()
-                .filter(|c| c.kind != "Instruction")
-                .map(|c| c.level)
-                .max();
-            let domains: Vec<_> = topo
-                .caches
-                .iter()
-                .filter(|c| Some(c.level) == top && c.kind != "Instruction")
-                .collect();
-            let key = |cpu: u32| {
-                domains
-                    .iter()
-                    .position(|d| d.cpus.contains(cpu))
-                    .map_or((1, cpu), |d| (0, d as u32))
-            };
-            (first_per(cpus, key), "cache")
-        }
-    }
 }

@@ -167,14 +167,6 @@ pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) ->
     }
 }
 
-pub fn oversubscribed_warning(oversubscribed: bool) -> Option<String> {
-    oversubscribed.then(|| {
-        "more threads than CPUs: threads took turns on CPUs, so these rates include scheduling and spinning \
-         waiters that slept; compare them with care"
-            .to_string()
-    })
-}
-
 /// Prints the table or JSON, then writes the chart, so a chart that cannot
 /// be written never costs the measurements.
 pub fn emit<T: Serialize>(

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::lab::{self as verdict, remote_global as rg};
+use numasleuth_analyze::lab::remote_global as rg;
 use numasleuth_analyze::stats::summarize;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
@@ -18,7 +18,7 @@ use numasleuth_report::lab_text;
 
 use super::lab::{self, point};
 use super::lab_args::RemoteGlobalArgs;
-use super::measure_plan::{self, Machine, Progress};
+use super::measure_plan::{self, Progress};
 
 /// Round trips averaged into one transfer sample.
 const TRANSFERS_PER_SAMPLE: usize = 2000;
@@ -43,7 +43,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
             machine.check_node(b).context("--remote-node")?;
             Some(b)
         }
-        None => nearest_other_node(&machine, node),
+        None => numasleuth_analyze::topology::nearest_other_node(&machine.topo, node),
     };
     let (counts, oversubscribed) = lab::thread_counts(common, &cpus, &format!("of node {node} this process may use"))?;
     let mut placements = vec![Global::Local];
@@ -98,15 +98,14 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let rows = rg::rows(measured);
     let models = rg::models(&rows, &transfers, args.writes_per_op, cycles_per_ns);
     let meaning = rg::meaning(&rows, &models, remote_node.is_some(), args.writes_per_op);
-    let warnings = warnings(
-        &machine,
-        &rows,
-        &transfers,
-        remote_node,
-        pair.is_some(),
-        oversubscribed,
+    let shape = rg::RunShape {
         node,
-    );
+        node_count: machine.topo.nodes.len(),
+        remote_node,
+        timed: pair.is_some(),
+        oversubscribed,
+    };
+    let warnings = rg::warnings(shape, &rows, &transfers);
     let ns_of = |global: &str| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
     let ns_per_invalidation = ns_of("remote");
     let doc = RemoteGlobalDocument {
@@ -130,18 +129,6 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     lab::emit(common, &doc, || lab_text::remote_global(&doc), || chart(&doc))
 }
 
-/// The other node with memory at the smallest SLIT distance from `node`.
-fn nearest_other_node(machine: &Machine, node: u32) -> Option<u32> {
-    let topo = &machine.topo;
-    let distances = topo.node(node).map(|n| n.distances.clone()).unwrap_or_default();
-    topo.nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.id != node && machine.check_node(n.id).is_ok())
-        .min_by_key(|(i, n)| (distances.get(*i).copied().flatten().unwrap_or(u32::MAX), n.id))
-        .map(|(_, n)| n.id)
-}
-
 fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow::Result<Option<rg::Transfer>> {
     let line = HomeLine::allocate(home).with_context(|| format!("cannot place a line on node {home}"))?;
     let config = PairConfig {
@@ -158,54 +145,6 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
         cpus,
         ns,
     }))
-}
-
-fn warnings(
-    machine: &Machine,
-    rows: &[rg::Row],
-    transfers: &[rg::Transfer],
-    remote_node: Option<u32>,
-    timed: bool,
-    oversubscribed: bool,
-    node: u32,
-) -> Vec<String> {
-    let mut warnings = Vec::new();
-    if remote_node.is_none() {
-        warnings.push(format!(
-            "no other node with memory (this machine has {} node{}): the remote placement was skipped",
-            machine.topo.nodes.len(),
-            if machine.topo.nodes.len() == 1 { "" } else { "s" }
-        ));
-    }
-    if !timed {
-        warnings.push(format!(
-            "node {node} has only one CPU this process may use, so no line transfer could be timed and the \
-             bottleneck model has no input"
-        ));
-    }
-    for row in rows.iter().filter(|r| !r.placement_verified) {
-        warnings.push(format!(
-            "the {} global could not be verified to be on node {} ({} threads)",
-            row.global, row.global_node, row.threads
-        ));
-    }
-    let summaries = rows
-        .iter()
-        .map(|r| (format!("{} global {} threads", r.global, r.threads), &r.ops_per_sec))
-        .chain(
-            transfers
-                .iter()
-                .map(|t| (format!("line transfer on node {}", t.home_node), &t.ns)),
-        );
-    warnings.extend(verdict::spread_warning(summaries));
-    warnings.extend(verdict::cpu_share_warning(rows.iter().map(|r| {
-        (
-            format!("{} global {} threads", r.global, r.threads),
-            r.cpu_share.as_ref(),
-        )
-    })));
-    warnings.extend(lab::oversubscribed_warning(oversubscribed));
-    warnings
 }
 
 /// One panel: throughput per placement against threads, with each

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use numasleuth_analyze::topology::holds_memory;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
 use numasleuth_model::Topology;
@@ -57,7 +58,7 @@ impl Machine {
                 plural(self.topo.nodes.len()),
                 self.node_ids()
             ),
-            Some(n) if !has_memory(n) => bail!("node {node} has no memory to place a buffer on"),
+            Some(n) if !holds_memory(n) => bail!("node {node} has no memory to place a buffer on"),
             Some(_) => Ok(()),
         }
     }
@@ -73,12 +74,7 @@ impl Machine {
     }
 
     pub fn node_of_cpu(&self, cpu: u32) -> u32 {
-        self.topo
-            .cpus
-            .iter()
-            .find(|c| c.id == cpu)
-            .and_then(|c| c.node)
-            .unwrap_or(0)
+        numasleuth_analyze::cpu_sample::node_of_cpu(&self.topo, cpu)
     }
 
     /// Allowed CPUs of `node`, in order.
@@ -115,7 +111,7 @@ impl Machine {
             .topo
             .nodes
             .iter()
-            .filter(|n| chosen(n.id) && has_memory(n))
+            .filter(|n| chosen(n.id) && holds_memory(n))
             .map(|n| n.id)
             .collect();
         if initiators.is_empty() {
@@ -158,10 +154,6 @@ impl Machine {
         }
         Ok(())
     }
-}
-
-fn has_memory(node: &numasleuth_model::Node) -> bool {
-    node.has_memory != Some(false) && node.memory_total_bytes != Some(0)
 }
 
 fn plural(n: usize) -> &'static str {
