@@ -11,6 +11,7 @@ pub mod irq;
 pub mod lab;
 pub mod latency_spikes;
 pub mod lines;
+pub mod mem;
 pub mod memwatch;
 pub mod migrations;
 pub mod node_signals;

@@ -154,3 +154,28 @@ fn target_nodes() {
     let err = target_node(&topology, 7).unwrap_err();
     assert_eq!(err, "--to-node 7: node 7 does not exist (nodes: 0-2)");
 }
+
+#[test]
+fn numa_maps_check_counts_only_the_target_node() {
+    let vma = |pages_by_node: Vec<(u32, u64)>| VmaPages {
+        span: 0x1000..0x9000,
+        pages_by_node,
+    };
+    let before = [vma(vec![(0, 6), (1, 2)]), vma(vec![(1, 1)])];
+    let after = [vma(vec![(0, 1), (1, 7)]), vma(vec![(1, 1)])];
+    assert_eq!(
+        numa_maps_check(&before, &after, 1, 5),
+        NumaMapsCheck {
+            gained: 5,
+            agrees: true
+        }
+    );
+    assert_eq!(
+        numa_maps_check(&before, &after, 1, 6),
+        NumaMapsCheck {
+            gained: 5,
+            agrees: false
+        }
+    );
+    assert_eq!(numa_maps_check(&before, &after, 0, 0).gained, -5);
+}

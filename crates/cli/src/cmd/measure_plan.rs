@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use numasleuth_analyze::mem::placement_note;
 use numasleuth_analyze::topology::holds_memory;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
@@ -181,19 +182,13 @@ pub fn page_kind_name(pages: PagesArg) -> &'static str {
 }
 
 pub fn placement_check(what: String, placement: &Placement) -> PlacementCheck {
-    let mut note = placement.unverifiable.clone();
-    if note.is_none() && !placement.verified {
-        let elsewhere: Vec<String> = placement
-            .pages_elsewhere
-            .iter()
-            .map(|e| format!("{} on node {}", e.pages, e.node))
-            .collect();
-        note = Some(format!(
-            "{}; {} not present",
-            elsewhere.join(", "),
-            placement.pages_unknown
-        ));
-    }
+    let elsewhere: Vec<(u32, usize)> = placement.pages_elsewhere.iter().map(|e| (e.node, e.pages)).collect();
+    let note = placement_note(
+        placement.verified,
+        placement.unverifiable.as_deref(),
+        &elsewhere,
+        placement.pages_unknown,
+    );
     PlacementCheck {
         what,
         node: placement.requested_node,

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::page_move::{self, MovePlan};
+use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, VmaPages};
 use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::process::read_process_stat;
@@ -29,7 +29,7 @@ fn reveal_and_replan(
     root: &Root,
     args: &MoveArgs,
     addresses: &[u64],
-    mapped: &[Range<u64>],
+    mapped: &[VmaPages],
     plan: MovePlan,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<MovePlan> {
@@ -61,12 +61,14 @@ fn reveal_and_replan(
     }
 }
 
-fn on_node(vmas: &[VmaJson], node: u32) -> i64 {
-    let key = node.to_string();
+fn vma_json(vmas: &[VmaPages]) -> Vec<VmaJson> {
     vmas.iter()
-        .filter_map(|v| v.pages_by_node.get(&key))
-        .map(|&c| c as i64)
-        .sum()
+        .map(|v| VmaJson {
+            start: format!("{:#x}", v.span.start),
+            end: format!("{:#x}", v.span.end),
+            pages_by_node: v.pages_by_node.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+        })
+        .collect()
 }
 
 fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
@@ -119,11 +121,11 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     let addresses = page_move::pages_of(&found.parts, page_bytes);
     let before = found.vmas;
     let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
-    let states = residencies(root, pid, &addresses, &found.spans, &mut notes)?;
+    let states = residencies(root, pid, &addresses, &before, &mut notes)?;
     let mut plan = page_move::plan(&addresses, &states, args.to_node, page_bytes);
     if plan.pages_hinting() > 0 {
         if args.apply {
-            plan = reveal_and_replan(root, args, &addresses, &found.spans, plan, &mut notes)?;
+            plan = reveal_and_replan(root, args, &addresses, &before, plan, &mut notes)?;
         } else {
             notes.push(format!(
                 "{} resident page(s) are between NUMA-balancing hinting faults: move_pages can neither see nor move \
@@ -161,7 +163,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         &target_node,
         targets.into_iter().map(|(t, _)| t).collect(),
         &plan,
-        before.clone(),
+        vma_json(&before),
         notes,
     );
     if args.apply && plan.pages_to_move() > 0 {
@@ -174,20 +176,20 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         let outcome = apply_pages(root, &mut journal, &path, &key)
             .with_context(|| format!("cannot move the pages of process {pid}"))?;
         let after = mapped(root, pid, &ranges, page_bytes)?.vmas;
-        let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
+        let check = numa_maps_check(&before, &after, args.to_node, outcome.verified);
         if let Some(why) = &outcome.reveal_failed {
             doc.notes.push(why.clone());
         }
         let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
-        doc.numa_maps_after = Some(after);
+        doc.numa_maps_after = Some(vma_json(&after));
         doc.applied = Some(AppliedJson {
             journal: path.display().to_string(),
             attempted: outcome.attempted,
             verified: outcome.verified,
             not_moved: move_json::state_runs(&not_moved, page_bytes),
             revealed: outcome.revealed,
-            numa_maps_gained: gained,
-            numa_maps_agrees: gained >= outcome.verified as i64,
+            numa_maps_gained: check.gained,
+            numa_maps_agrees: check.agrees,
         });
     }
     if args.json {
