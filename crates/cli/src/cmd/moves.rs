@@ -15,6 +15,7 @@ use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, VmaPages};
 use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
 use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
 use numasleuth_report::{format, move_text};
@@ -147,11 +148,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
         notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
     }
-    if root
-        .read("proc/sys/kernel/numa_balancing")
-        .is_ok_and(|v| v.trim() != "0")
-        && topology.nodes.len() > 1
-    {
+    if settings::numa_balancing_on(root) && topology.nodes.len() > 1 {
         notes.push(
             "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
                 .into(),
