@@ -18,6 +18,7 @@ pub mod node_signals;
 pub mod page_move;
 pub mod pmu;
 pub mod process;
+pub mod rates;
 pub mod runs;
 pub mod stats;
 pub mod topology;

@@ -83,10 +83,27 @@ pub fn read_zone_reclaim_mode(root: &Root) -> Result<Option<u64>, ReadError> {
     read::number(root, "proc/sys/vm/zone_reclaim_mode")
 }
 
-/// Whether `kernel.numa_balancing` (AutoNUMA) is on; `false` when the
-/// kernel has no such knob or it cannot be read.
+/// `kernel.numa_balancing` (AutoNUMA's mode: 0 off, 1 on, 2 tiering);
+/// `None` on a kernel without it.
+pub fn read_numa_balancing(root: &Root) -> Result<Option<u64>, ReadError> {
+    read::number(root, "proc/sys/kernel/numa_balancing")
+}
+
+/// Whether AutoNUMA is on; `false` when the kernel has no such knob or it
+/// cannot be read.
 pub fn numa_balancing_on(root: &Root) -> bool {
-    matches!(read::number(root, "proc/sys/kernel/numa_balancing"), Ok(Some(mode)) if mode != 0)
+    matches!(read_numa_balancing(root), Ok(Some(mode)) if mode != 0)
+}
+
+/// `kernel.perf_event_paranoid` (-1 to 4; it decides which perf events an
+/// unprivileged user may open); `None` when absent or unreadable, as the
+/// callers only quote it in an explanation.
+pub fn perf_event_paranoid(root: &Root) -> Option<i32> {
+    root.read("proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// All of `/proc/vmstat`; callers pick the reclaim, compaction, `numa_*`,
@@ -144,6 +161,9 @@ mod tests {
         assert!(!numa_balancing_on(&root));
         std::fs::write(dir.path().join("proc/sys/vm/zone_reclaim_mode"), "on\n").unwrap();
         assert!(read_zone_reclaim_mode(&root).is_err());
+        assert_eq!(perf_event_paranoid(&root), None);
+        std::fs::write(dir.path().join("proc/sys/kernel/perf_event_paranoid"), "-1\n").unwrap();
+        assert_eq!(perf_event_paranoid(&root), Some(-1));
     }
 
     #[test]
