@@ -134,7 +134,12 @@ mod tests {
         let samples = buffer.measure(cpu, sampling).unwrap();
         assert_eq!(samples.latency_ns.len(), 3);
         assert_eq!((samples.cpu, samples.node, samples.size_bytes), (cpu, 0, 64 << 10));
-        assert!(samples.latency_ns.iter().all(|ns| ns.is_finite() && *ns >= 0.0));
+        // Clamped at 0 only if the clock's own cost swallowed a whole sample.
+        assert!(
+            samples.latency_ns.iter().all(|ns| ns.is_finite() && *ns > 0.0),
+            "{:?}",
+            samples.latency_ns
+        );
         assert_eq!(samples.warmup_loads, 1024, "one lap of 1024 lines");
     }
 }

@@ -23,9 +23,7 @@ const MIB: u64 = 1 << 20;
 
 fn run_guest(spec: GuestSpec, expect: impl FnOnce(&Outcome, &mut Checks)) {
     let test = format!("qemu guest {}", spec.name);
-    let Some(host) = env::require(&test) else {
-        return;
-    };
+    let host = env::require(&test);
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     // crates/testbed -> the workspace root, which holds tests/fixtures.
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).ancestors().nth(2);
