@@ -17,7 +17,7 @@ use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
-use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
+use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, VmaJson};
 use numasleuth_report::{format, move_text};
 
 use super::page_targets::{mapped, residencies, targets, Asked};
@@ -136,24 +136,14 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let asked_bytes = ranges
-        .iter()
-        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
-    if asked_bytes > found.mapped_bytes {
-        notes.push(format!(
-            "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",
-            format::bytes(asked_bytes - found.mapped_bytes)
-        ));
-    }
-    if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
-        notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
-    }
-    if settings::numa_balancing_on(root) && topology.nodes.len() > 1 {
-        notes.push(
-            "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
-                .into(),
-        );
-    }
+    notes.extend(situation_notes(
+        root,
+        args,
+        &plan,
+        &ranges,
+        found.mapped_bytes,
+        topology.nodes.len(),
+    ));
     let mut doc = move_json::plan(
         pid,
         &stat.comm,
@@ -164,36 +154,98 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         notes,
     );
     if args.apply && plan.pages_to_move() > 0 {
-        let path = args.journal.clone().unwrap_or_else(|| default_journal(pid));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let mut journal = Journal::pages(MachineIdentity::read(root), now, page_moves(&plan, pid, start_time));
-        let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
-        let outcome = apply_pages(root, &mut journal, &path, &key)
-            .with_context(|| format!("cannot move the pages of process {pid}"))?;
-        let after = mapped(root, pid, &ranges, page_bytes)?.vmas;
-        let check = numa_maps_check(&before, &after, args.to_node, outcome.verified);
-        if let Some(why) = &outcome.reveal_failed {
-            doc.notes.push(why.clone());
-        }
-        let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
-        doc.numa_maps_after = Some(vma_json(&after));
-        doc.applied = Some(AppliedJson {
-            journal: path.display().to_string(),
-            attempted: outcome.attempted,
-            verified: outcome.verified,
-            not_moved: move_json::state_runs(&not_moved, page_bytes),
-            revealed: outcome.revealed,
-            numa_maps_gained: check.gained,
-            numa_maps_agrees: check.agrees,
-        });
+        let applied = Applied {
+            plan: &plan,
+            before: &before,
+            ranges: &ranges,
+            start_time,
+        };
+        apply(root, args, &applied, &mut doc)?;
     }
     if args.json {
         output::print_json(&doc)?;
     } else {
         output::print(&move_text::render(&doc))?;
     }
+    refuse_leftovers(&doc, &plan, args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the user should know beside the plan: asked memory that is not
+/// mapped, an `--apply` with nothing to do, and AutoNUMA that may undo it.
+fn situation_notes(
+    root: &Root,
+    args: &MoveArgs,
+    plan: &MovePlan,
+    ranges: &[Range<u64>],
+    mapped_bytes: u64,
+    nodes: usize,
+) -> Vec<String> {
+    let pid = args.pid();
+    let mut out = Vec::new();
+    let asked_bytes = ranges
+        .iter()
+        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
+    if asked_bytes > mapped_bytes {
+        out.push(format!(
+            "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",
+            format::bytes(asked_bytes - mapped_bytes)
+        ));
+    }
+    if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
+        out.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
+    }
+    if settings::numa_balancing_on(root) && nodes > 1 {
+        out.push(
+            "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
+                .into(),
+        );
+    }
+    out
+}
+
+/// What `apply` needs of the plan made before it.
+struct Applied<'a> {
+    plan: &'a MovePlan,
+    before: &'a [VmaPages],
+    ranges: &'a [Range<u64>],
+    start_time: u64,
+}
+
+/// Moves the plan's pages through a sealed journal, then records both
+/// verifications (move_pages and numa_maps) in `doc`.
+fn apply(root: &Root, args: &MoveArgs, a: &Applied<'_>, doc: &mut MoveDocument) -> anyhow::Result<()> {
+    let pid = args.pid();
+    let page_bytes = a.plan.page_bytes;
+    let path = args.journal.clone().unwrap_or_else(|| default_journal(pid));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut journal = Journal::pages(MachineIdentity::read(root), now, page_moves(a.plan, pid, a.start_time));
+    let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
+    let outcome = apply_pages(root, &mut journal, &path, &key)
+        .with_context(|| format!("cannot move the pages of process {pid}"))?;
+    let after = mapped(root, pid, a.ranges, page_bytes)?.vmas;
+    let check = numa_maps_check(a.before, &after, args.to_node, outcome.verified);
+    if let Some(why) = &outcome.reveal_failed {
+        doc.notes.push(why.clone());
+    }
+    let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
+    doc.numa_maps_after = Some(vma_json(&after));
+    doc.applied = Some(AppliedJson {
+        journal: path.display().to_string(),
+        attempted: outcome.attempted,
+        verified: outcome.verified,
+        not_moved: move_json::state_runs(&not_moved, page_bytes),
+        revealed: outcome.revealed,
+        numa_maps_gained: check.gained,
+        numa_maps_agrees: check.agrees,
+    });
+    Ok(())
+}
+
+/// An error (after the report is printed) when `--apply` left pages behind.
+fn refuse_leftovers(doc: &MoveDocument, plan: &MovePlan, args: &MoveArgs) -> anyhow::Result<()> {
     if let Some(applied) = &doc.applied {
         if applied.verified < applied.attempted {
             bail!(
@@ -212,7 +264,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             plan.pages_hinting()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn default_journal(pid: u32) -> PathBuf {
