@@ -9,41 +9,19 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
-use numasleuth_analyze::stats::{rows_spread_warning, summarize};
+use numasleuth_analyze::stats::{rows_spread_warning, summarize, Summary};
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_report::c2c_json::{self, C2cDocument, SCHEMA};
 use numasleuth_report::{c2c_text, csv};
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
-use super::measure_plan::{self, Progress};
+use super::measure_plan::{self, Machine, Progress};
 use crate::output;
 
 pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let machine = measure_plan::machine(root, "c2c")?;
-    let chosen: Vec<u32> = match &args.cpus {
-        Some(list) => {
-            for cpu in list.iter() {
-                machine.check_cpu(cpu)?;
-            }
-            list.iter().collect()
-        }
-        None => machine.allowed_cpus.iter().collect(),
-    };
-    let mode = match args.sample {
-        SampleArg::Auto => CpuSample::Auto,
-        SampleArg::All => CpuSample::All,
-        SampleArg::Core => CpuSample::Core,
-        SampleArg::Cache => CpuSample::Cache,
-        SampleArg::Node => CpuSample::Node,
-    };
-    let (cpus, sampling) = sample_cpus(&machine.topo, chosen, mode);
-    if cpus.len() < 2 {
-        bail!(
-            "c2c needs at least two CPUs, and the selection leaves {}",
-            numasleuth_kernel::IdList::new(cpus.clone())
-        );
-    }
+    let (cpus, sampling) = cpus(&machine, args)?;
     let home_node = args.home_node.unwrap_or_else(|| machine.node_of_cpu(cpus[0]));
     machine.check_node(home_node)?;
     let line = HomeLine::allocate(home_node).with_context(|| format!("cannot place the line on node {home_node}"))?;
@@ -56,32 +34,14 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         MethodArg::OneWay => Method::OneWay,
     };
     let n = cpus.len();
-    let mut matrix = vec![vec![None; n]; n];
-    let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
-    let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    let mut overhead = None;
-    for a in 0..n {
-        for b in a + 1..n {
-            progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
-            let config = PairConfig {
-                method,
-                cpu_a: cpus[a],
-                cpu_b: cpus[b],
-                samples,
-                transfers_per_sample: transfers,
-            };
-            let pair = measure_pair(&line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
-            overhead = Some(pair.timer_overhead_ns);
-            let summary = summarize(&pair.latency_ns);
-            matrix[a][b] = summary;
-            matrix[b][a] = summary;
-            if args.raw {
-                raw[a][b] = Some(pair.latency_ns.clone());
-                raw[b][a] = Some(pair.latency_ns);
-            }
-        }
-    }
-    progress.finish();
+    let config = |cpu_a, cpu_b| PairConfig {
+        method,
+        cpu_a,
+        cpu_b,
+        samples,
+        transfers_per_sample: transfers,
+    };
+    let Measured { matrix, raw, overhead } = measure_all(&line, &cpus, config, args.raw)?;
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
     let pairs = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b)));
@@ -116,4 +76,72 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         output::print(&c2c_text::render(&doc, measure_plan::colour()))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The CPUs asked for (all this process may use by default), thinned by
+/// `--sample`, and the sampling mode's name.
+fn cpus(machine: &Machine, args: &C2cArgs) -> anyhow::Result<(Vec<u32>, &'static str)> {
+    let chosen: Vec<u32> = match &args.cpus {
+        Some(list) => {
+            for cpu in list.iter() {
+                machine.check_cpu(cpu)?;
+            }
+            list.iter().collect()
+        }
+        None => machine.allowed_cpus.iter().collect(),
+    };
+    let mode = match args.sample {
+        SampleArg::Auto => CpuSample::Auto,
+        SampleArg::All => CpuSample::All,
+        SampleArg::Core => CpuSample::Core,
+        SampleArg::Cache => CpuSample::Cache,
+        SampleArg::Node => CpuSample::Node,
+    };
+    let (cpus, sampling) = sample_cpus(&machine.topo, chosen, mode);
+    if cpus.len() < 2 {
+        bail!(
+            "c2c needs at least two CPUs, and the selection leaves {}",
+            numasleuth_kernel::IdList::new(cpus.clone())
+        );
+    }
+    Ok((cpus, sampling))
+}
+
+/// Every pair's summary (mirrored), raw samples when kept, and the
+/// timer overhead of the last pair.
+struct Measured {
+    matrix: Vec<Vec<Option<Summary>>>,
+    raw: Vec<Vec<Option<Vec<f64>>>>,
+    overhead: Option<f64>,
+}
+
+/// Each pair once (A↔B, not also B↔A), with a progress line.
+fn measure_all(
+    line: &HomeLine,
+    cpus: &[u32],
+    config: impl Fn(u32, u32) -> PairConfig,
+    keep_raw: bool,
+) -> anyhow::Result<Measured> {
+    let n = cpus.len();
+    let mut matrix = vec![vec![None; n]; n];
+    let mut raw: Vec<Vec<Option<Vec<f64>>>> = vec![vec![None; n]; n];
+    let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
+    let mut overhead = None;
+    for a in 0..n {
+        for b in a + 1..n {
+            progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
+            let pair = measure_pair(line, config(cpus[a], cpus[b]))
+                .with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
+            overhead = Some(pair.timer_overhead_ns);
+            let summary = summarize(&pair.latency_ns);
+            matrix[a][b] = summary;
+            matrix[b][a] = summary;
+            if keep_raw {
+                raw[a][b] = Some(pair.latency_ns.clone());
+                raw[b][a] = Some(pair.latency_ns);
+            }
+        }
+    }
+    progress.finish();
+    Ok(Measured { matrix, raw, overhead })
 }
