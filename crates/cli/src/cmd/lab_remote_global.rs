@@ -18,7 +18,7 @@ use numasleuth_report::lab_text;
 
 use super::lab::{self, point};
 use super::lab_args::RemoteGlobalArgs;
-use super::measure_plan::{self, Progress};
+use super::measure_plan::{self, Machine, Progress};
 
 /// Round trips averaged into one transfer sample.
 const TRANSFERS_PER_SAMPLE: usize = 2000;
@@ -27,24 +27,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
     lab::check_output(common)?;
     let machine = measure_plan::machine(root, "lab remote-global")?;
-    let first_cpu = machine.allowed_cpus.ids()[0];
-    let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
-    machine.check_node(node).context("--node")?;
-    let cpus = machine.cpus_of(node);
-    if cpus.is_empty() {
-        bail!(
-            "node {node} has no CPU this process may use (allowed CPUs {}); pick another --node",
-            machine.allowed_cpus
-        );
-    }
-    let remote_node = match args.remote_node {
-        Some(b) if b == node => bail!("--remote-node {b} is the workers' own node; pick another node"),
-        Some(b) => {
-            machine.check_node(b).context("--remote-node")?;
-            Some(b)
-        }
-        None => numasleuth_analyze::topology::nearest_other_node(&machine.topo, node),
-    };
+    let (node, cpus, remote_node) = nodes(&machine, args)?;
     let (counts, oversubscribed) = lab::thread_counts(common, &cpus, &format!("of node {node} this process may use"))?;
     let mut placements = vec![Global::Local];
     placements.extend(remote_node.map(|_| Global::Remote));
@@ -60,32 +43,13 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let pair = (cpus.len() >= 2).then(|| [cpus[0], cpus[1]]);
     let total = placements.len() * counts.len() + pair.map_or(0, |_| shared.len());
     let mut progress = Progress::new(total as u64, "lab remote-global");
-    let mut measured = Vec::new();
-    for &global in &placements {
-        for &threads in &counts {
-            let label = format!("{} global, {threads} threads", global.name());
-            progress.step(&label);
-            let config = workload::Config {
-                global,
-                cpus: cpus.clone(),
-                threads,
-                local_node: node,
-                remote_node,
-                writes_per_op: args.writes_per_op,
-                budget: lab::budget(common),
-                samples: common.samples as usize,
-            };
-            let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
-            measured.push(rg::Measured {
-                global: global.name(),
-                threads,
-                cpus: lab::cpus_for(&cpus, threads),
-                global_node: outcome.placement.requested_node,
-                placement_verified: outcome.placement.verified,
-                raw: lab::raw(outcome.samples),
-            });
-        }
-    }
+    let plan = Plan {
+        node,
+        remote_node,
+        cpus: &cpus,
+        counts: &counts,
+    };
+    let measured = measure_placements(args, &plan, &placements, &mut progress)?;
     let mut transfers = Vec::new();
     if let Some(pair) = pair {
         for &(global, home) in &shared {
@@ -127,6 +91,75 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         warnings,
     };
     lab::emit(common, &doc, || lab_text::remote_global(&doc), || chart(&doc))
+}
+
+/// The workers' node (`--node`, else the first allowed CPU's), its CPUs
+/// this process may use, and the remote node (`--remote-node`, else the
+/// nearest other node with memory; `None` on a one-node machine).
+fn nodes(machine: &Machine, args: &RemoteGlobalArgs) -> anyhow::Result<(u32, Vec<u32>, Option<u32>)> {
+    let first_cpu = machine.allowed_cpus.ids()[0];
+    let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
+    machine.check_node(node).context("--node")?;
+    let cpus = machine.cpus_of(node);
+    if cpus.is_empty() {
+        bail!(
+            "node {node} has no CPU this process may use (allowed CPUs {}); pick another --node",
+            machine.allowed_cpus
+        );
+    }
+    let remote_node = match args.remote_node {
+        Some(b) if b == node => bail!("--remote-node {b} is the workers' own node; pick another node"),
+        Some(b) => {
+            machine.check_node(b).context("--remote-node")?;
+            Some(b)
+        }
+        None => numasleuth_analyze::topology::nearest_other_node(&machine.topo, node),
+    };
+    Ok((node, cpus, remote_node))
+}
+
+/// Where the workers run and which thread counts to measure.
+struct Plan<'a> {
+    node: u32,
+    remote_node: Option<u32>,
+    cpus: &'a [u32],
+    counts: &'a [usize],
+}
+
+/// The workload at every placement and thread count.
+fn measure_placements(
+    args: &RemoteGlobalArgs,
+    plan: &Plan<'_>,
+    placements: &[Global],
+    progress: &mut Progress,
+) -> anyhow::Result<Vec<rg::Measured>> {
+    let mut measured = Vec::new();
+    for &global in placements {
+        for &threads in plan.counts {
+            let label = format!("{} global, {threads} threads", global.name());
+            progress.step(&label);
+            let config = workload::Config {
+                global,
+                cpus: plan.cpus.to_vec(),
+                threads,
+                local_node: plan.node,
+                remote_node: plan.remote_node,
+                writes_per_op: args.writes_per_op,
+                budget: lab::budget(&args.common),
+                samples: args.common.samples as usize,
+            };
+            let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
+            measured.push(rg::Measured {
+                global: global.name(),
+                threads,
+                cpus: lab::cpus_for(plan.cpus, threads),
+                global_node: outcome.placement.requested_node,
+                placement_verified: outcome.placement.verified,
+                raw: lab::raw(outcome.samples),
+            });
+        }
+    }
+    Ok(measured)
 }
 
 fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow::Result<Option<rg::Transfer>> {
