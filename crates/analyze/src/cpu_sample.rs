@@ -73,7 +73,7 @@ fn first_per<K: Ord>(cpus: Vec<u32>, key: impl Fn(u32) -> K) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use numasleuth_kernel::IdList;
-    use numasleuth_model::{CacheDomain, Cpu, NumaSource, Restrictions};
+    use numasleuth_model::{CacheDomain, Cpu};
 
     use super::*;
 
@@ -97,19 +97,13 @@ mod tests {
             cpus: IdList::new(cpus),
         };
         Topology {
-            numa: NumaSource::Sysfs,
-            nodes: Vec::new(),
             cpus,
             caches: vec![
                 cache(1, "Instruction", vec![0, 4]),
                 cache(3, "Unified", vec![0, 1, 4, 5]),
                 cache(3, "Unified", vec![2, 3, 6, 7]),
             ],
-            devices: Vec::new(),
-            restrictions: Restrictions::default(),
-            cpu_model: None,
-            cpu_vendor: None,
-            memory_total_bytes: None,
+            ..Topology::default()
         }
     }
 

@@ -1,5 +1,5 @@
 use numasleuth_kernel::IdList;
-use numasleuth_model::{Node, NumaSource, Restrictions};
+use numasleuth_model::{Node, NumaSource};
 
 use super::*;
 
@@ -138,12 +138,7 @@ fn target_nodes() {
             node(2, &[], Some(1 << 30), Some(true)),
         ],
         cpus: Vec::new(),
-        caches: Vec::new(),
-        devices: Vec::new(),
-        restrictions: Restrictions::default(),
-        cpu_model: None,
-        cpu_vendor: None,
-        memory_total_bytes: None,
+        ..Topology::default()
     };
     let ok = target_node(&topology, 0).unwrap();
     assert!(ok.has_cpus && ok.note.is_none());

@@ -101,7 +101,6 @@ pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use numasleuth_kernel::IdList;
-    use numasleuth_model::Restrictions;
 
     use super::*;
 
@@ -110,11 +109,8 @@ mod tests {
             id,
             cpus: IdList::new(vec![id]),
             memory_total_bytes: Some(memory_bytes),
-            memory_free_bytes: None,
-            hugetlb_bytes: None,
             distances: distances.iter().map(|&d| Some(d)).collect(),
-            has_memory: None,
-            access: Vec::new(),
+            ..Node::default()
         }
     }
 
@@ -123,12 +119,7 @@ mod tests {
             numa: NumaSource::Sysfs,
             nodes,
             cpus: Vec::new(),
-            caches: Vec::new(),
-            devices: Vec::new(),
-            restrictions: Restrictions::default(),
-            cpu_model: None,
-            cpu_vendor: None,
-            memory_total_bytes: None,
+            ..Topology::default()
         }
     }
 
