@@ -15,6 +15,7 @@
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
+use numasleuth_testbed::doc::array;
 use numasleuth_testbed::guest::GuestSpec;
 use numasleuth_testbed::{env, guests};
 use serde_json::Value;
@@ -36,10 +37,6 @@ fn run_guest(spec: GuestSpec, expect: impl FnOnce(&Outcome, &mut Checks)) {
 }
 
 // ---- reading the topo JSON (contract: schema numasleuth.topo/1) ----
-
-fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
 
 fn by_id<'a>(v: &'a Value, key: &str, id: u64) -> Option<&'a Value> {
     array(v, key).iter().find(|x| x["id"].as_u64() == Some(id))
