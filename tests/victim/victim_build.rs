@@ -15,8 +15,8 @@ pub fn source() -> PathBuf {
 }
 
 /// Compiles the victim with the given extra gcc flags (`-no-pie`,
-/// `-static`) into `dir`. Always `Some`: a missing gcc fails the test.
-pub fn build(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
+/// `-static`) into `dir`. A missing gcc fails the test.
+pub fn build(dir: &Path, name: &str, flags: &[&str]) -> PathBuf {
     let out = dir.join(name);
     let status = Command::new("gcc")
         .args(["-O1", "-g", "-pthread", "-fno-toplevel-reorder"])
@@ -26,7 +26,7 @@ pub fn build(dir: &Path, name: &str, flags: &[&str]) -> Option<PathBuf> {
         .arg(&out)
         .status();
     match status {
-        Ok(s) if s.success() => Some(out),
+        Ok(s) if s.success() => out,
         Ok(s) => panic!("gcc failed on the victim: {s}"),
         Err(e) => panic!("gcc not found ({e}): the victim tests need it (scripts/test-all installs it)"),
     }

@@ -2,6 +2,7 @@
 //! person should be told. No I/O happens here.
 
 pub mod bisect;
+pub mod cpu_sample;
 pub mod doctor;
 pub mod findings;
 pub mod hotlines;
@@ -10,12 +11,14 @@ pub mod irq;
 pub mod lab;
 pub mod latency_spikes;
 pub mod lines;
+pub mod mem;
 pub mod memwatch;
 pub mod migrations;
 pub mod node_signals;
 pub mod page_move;
 pub mod pmu;
 pub mod process;
+pub mod rates;
 pub mod runs;
 pub mod stats;
 pub mod timing;

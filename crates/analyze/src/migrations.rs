@@ -12,6 +12,8 @@ use serde::Serialize;
 
 use crate::findings::{incident, Finding, Severity};
 
+pub mod refresh;
+
 /// `thread-hopping-nodes`: more node changes per second than this...
 pub const HOP_RATE_PER_S: f64 = 1.0;
 /// ...and at least this many, so one move in a short window is not a rate.

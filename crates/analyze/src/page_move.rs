@@ -245,6 +245,38 @@ pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, String>
     })
 }
 
+/// numa_maps' page counts for one mapping that holds asked pages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmaPages {
+    pub span: Range<u64>,
+    /// (node, pages), as numa_maps' `N<node>=<pages>` fields.
+    pub pages_by_node: Vec<(u32, u64)>,
+}
+
+/// What numa_maps says about an applied move: how many pages `node`
+/// gained across the mappings, and whether that covers the pages
+/// move_pages verified (other activity may add more, never fewer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NumaMapsCheck {
+    pub gained: i64,
+    pub agrees: bool,
+}
+
+pub fn numa_maps_check(before: &[VmaPages], after: &[VmaPages], node: u32, verified: u64) -> NumaMapsCheck {
+    let on_node = |vmas: &[VmaPages]| -> i64 {
+        vmas.iter()
+            .flat_map(|v| &v.pages_by_node)
+            .filter(|(n, _)| *n == node)
+            .map(|&(_, pages)| i64::try_from(pages).unwrap_or(i64::MAX))
+            .fold(0i64, i64::saturating_add)
+    };
+    let gained = on_node(after).saturating_sub(on_node(before));
+    NumaMapsCheck {
+        gained,
+        agrees: gained >= i64::try_from(verified).unwrap_or(i64::MAX),
+    }
+}
+
 #[cfg(test)]
 #[path = "page_move_tests.rs"]
 mod tests;

@@ -1,5 +1,5 @@
 use numasleuth_kernel::IdList;
-use numasleuth_model::{Node, NumaSource, Restrictions};
+use numasleuth_model::{Node, NumaSource};
 
 use super::*;
 
@@ -138,12 +138,7 @@ fn target_nodes() {
             node(2, &[], Some(1 << 30), Some(true)),
         ],
         cpus: Vec::new(),
-        caches: Vec::new(),
-        devices: Vec::new(),
-        restrictions: Restrictions::default(),
-        cpu_model: None,
-        cpu_vendor: None,
-        memory_total_bytes: None,
+        ..Topology::default()
     };
     let ok = target_node(&topology, 0).unwrap();
     assert!(ok.has_cpus && ok.note.is_none());
@@ -153,4 +148,29 @@ fn target_nodes() {
     assert!(err.contains("node 1 has no memory"), "{err}");
     let err = target_node(&topology, 7).unwrap_err();
     assert_eq!(err, "--to-node 7: node 7 does not exist (nodes: 0-2)");
+}
+
+#[test]
+fn numa_maps_check_counts_only_the_target_node() {
+    let vma = |pages_by_node: Vec<(u32, u64)>| VmaPages {
+        span: 0x1000..0x9000,
+        pages_by_node,
+    };
+    let before = [vma(vec![(0, 6), (1, 2)]), vma(vec![(1, 1)])];
+    let after = [vma(vec![(0, 1), (1, 7)]), vma(vec![(1, 1)])];
+    assert_eq!(
+        numa_maps_check(&before, &after, 1, 5),
+        NumaMapsCheck {
+            gained: 5,
+            agrees: true
+        }
+    );
+    assert_eq!(
+        numa_maps_check(&before, &after, 1, 6),
+        NumaMapsCheck {
+            gained: 5,
+            agrees: false
+        }
+    );
+    assert_eq!(numa_maps_check(&before, &after, 0, 0).gained, -5);
 }

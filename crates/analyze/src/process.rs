@@ -94,38 +94,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     let [home] = model.thread_nodes.ids() else {
         return None;
     };
-    // Per object, per section: pages on and off the threads' node.
-    let mut remote: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
-    for usage in &model.mappings {
-        // RELRO (.data.rel.ro, .got, .init_array) is mapped read-only once
-        // relocated: it cannot be written, so it cannot cause remote
-        // invalidations, and moving .bss must be able to clear the finding.
-        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.contains('w') {
-            continue;
-        }
-        let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
-            continue;
-        };
-        // Counted pages only: the page .data's end shares with .bss's start
-        // is one page, not one per section.
-        let counted = &usage.counted_pages_by_node;
-        let local = counted.get(home).copied().unwrap_or(0);
-        let off: u64 = counted.values().sum::<u64>() - local;
-        let exact = usage.accuracy == Accuracy::PerPage;
-        remote.entry(object).or_default().push(Piece {
-            section,
-            counts: &usage.pages_by_node,
-            counted,
-            shared: usage.shared_pages(),
-            local,
-            off,
-            exact,
-        });
-    }
-    remote.retain(|_, sections| {
-        let (local, off) = sections.iter().fold((0, 0), |(l, o), p| (l + p.local, o + p.off));
-        off > 0 && off >= local
-    });
+    let remote = remote_static_pieces(model, *home);
     if remote.is_empty() {
         return None;
     }
@@ -147,68 +116,14 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         .map(|p| p.section)
         .unwrap_or(".bss");
     let mut evidence = threads_evidence(model);
-    // One line per section with pages off the threads' node (a section
-    // split over two mappings is summed), the largest first, at most 6.
-    let mut lines: Vec<(u64, String)> = Vec::new();
-    for (object, sections) in &remote {
-        let mut by_section: BTreeMap<&str, (NodeCounts, bool, u64)> = BTreeMap::new();
-        for piece in sections {
-            let (sum, all_exact, shared) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true, 0));
-            *all_exact &= piece.exact;
-            *shared += piece.shared;
-            for (node, pages) in piece.counts.iter() {
-                *sum.entry(*node).or_default() += pages;
-            }
-        }
-        for (section, (counts, exact, shared)) in by_section {
-            let off: u64 = counts.iter().filter(|(n, _)| *n != home).map(|(_, p)| p).sum();
-            let how = if exact {
-                "per page via move_pages"
-            } else {
-                "per mapping"
-            };
-            // Listed per section, a page two sections share shows in both
-            // lines: say so, so the lines are not added up.
-            let sharing = match shared {
-                0 => String::new(),
-                1 => ", 1 page shared with a neighbouring section and counted there".into(),
-                n => format!(", {n} pages shared with neighbouring sections and counted there"),
-            };
-            if off > 0 {
-                lines.push((
-                    off,
-                    format!(
-                        "{object} {section}: {}{sharing} (/proc/{}/numa_maps, {how})",
-                        nodes_text(&counts, "pages"),
-                        model.pid
-                    ),
-                ));
-            }
-        }
-    }
-    lines.sort_by_key(|(off, _)| std::cmp::Reverse(*off));
+    let lines = section_lines(&remote, *home, model.pid);
     let shown = lines.len().min(6);
     // Each line already names its source and accuracy.
     evidence.extend(lines.iter().take(shown).map(|(_, line)| line.clone()));
     if lines.len() > shown {
         evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
     }
-    let hinting: u64 = model
-        .mappings
-        .iter()
-        .filter(|m| m.object.as_deref() == Some(worst) && m.kind.group() == KindGroup::WritableStatic)
-        .map(|m| m.hinting_fault_pages)
-        .sum();
-    if hinting > 0 {
-        // Without this, the remedy's `move` looked as if it could not
-        // move them; it can, and says how.
-        evidence.push(format!(
-            "{hinting} of these pages are between NUMA-balancing hinting faults: resident (/proc/{}/pagemap) but \
-             invisible to move_pages until the process touches them; `numasleuth move --apply` reads each once to \
-             end the fault, then moves it",
-            model.pid
-        ));
-    }
+    evidence.extend(hinting_note(model, worst));
     Some(Finding {
         id: "static-data-remote",
         severity: Severity::Warning,
@@ -225,6 +140,106 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
             model.pid
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+    })
+}
+
+/// Per object, its writable static sections' pieces, kept only for the
+/// objects with at least as many pages off `home` as on it (and some).
+fn remote_static_pieces(model: &ProcessModel, home: u32) -> BTreeMap<&str, Vec<Piece<'_>>> {
+    let mut remote: BTreeMap<&str, Vec<Piece>> = BTreeMap::new();
+    for usage in &model.mappings {
+        // RELRO (.data.rel.ro, .got, .init_array) is mapped read-only once
+        // relocated: it cannot be written, so it cannot cause remote
+        // invalidations, and moving .bss must be able to clear the finding.
+        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.contains('w') {
+            continue;
+        }
+        let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
+            continue;
+        };
+        // Counted pages only: the page .data's end shares with .bss's start
+        // is one page, not one per section.
+        let counted = &usage.counted_pages_by_node;
+        let local = counted.get(&home).copied().unwrap_or(0);
+        let off: u64 = counted.values().sum::<u64>() - local;
+        let exact = usage.accuracy == Accuracy::PerPage;
+        remote.entry(object).or_default().push(Piece {
+            section,
+            counts: &usage.pages_by_node,
+            counted,
+            shared: usage.shared_pages(),
+            local,
+            off,
+            exact,
+        });
+    }
+    remote.retain(|_, sections| {
+        let (local, off) = sections.iter().fold((0, 0), |(l, o), p| (l + p.local, o + p.off));
+        off > 0 && off >= local
+    });
+    remote
+}
+
+/// One evidence line per section with pages off `home` (a section split
+/// over two mappings is summed), with its page count off `home`, largest
+/// first.
+fn section_lines(remote: &BTreeMap<&str, Vec<Piece<'_>>>, home: u32, pid: u32) -> Vec<(u64, String)> {
+    let mut lines: Vec<(u64, String)> = Vec::new();
+    for (object, sections) in remote {
+        let mut by_section: BTreeMap<&str, (NodeCounts, bool, u64)> = BTreeMap::new();
+        for piece in sections {
+            let (sum, all_exact, shared) = by_section.entry(piece.section).or_insert((NodeCounts::new(), true, 0));
+            *all_exact &= piece.exact;
+            *shared += piece.shared;
+            for (node, pages) in piece.counts.iter() {
+                *sum.entry(*node).or_default() += pages;
+            }
+        }
+        for (section, (counts, exact, shared)) in by_section {
+            let off: u64 = counts.iter().filter(|(n, _)| **n != home).map(|(_, p)| p).sum();
+            let how = if exact {
+                "per page via move_pages"
+            } else {
+                "per mapping"
+            };
+            // Listed per section, a page two sections share shows in both
+            // lines: say so, so the lines are not added up.
+            let sharing = match shared {
+                0 => String::new(),
+                1 => ", 1 page shared with a neighbouring section and counted there".into(),
+                n => format!(", {n} pages shared with neighbouring sections and counted there"),
+            };
+            if off > 0 {
+                lines.push((
+                    off,
+                    format!(
+                        "{object} {section}: {}{sharing} (/proc/{pid}/numa_maps, {how})",
+                        nodes_text(&counts, "pages")
+                    ),
+                ));
+            }
+        }
+    }
+    lines.sort_by_key(|(off, _)| std::cmp::Reverse(*off));
+    lines
+}
+
+/// Without this, the remedy's `move` looked as if it could not move the
+/// pages between hinting faults; it can, and says how.
+fn hinting_note(model: &ProcessModel, worst: &str) -> Option<String> {
+    let hinting: u64 = model
+        .mappings
+        .iter()
+        .filter(|m| m.object.as_deref() == Some(worst) && m.kind.group() == KindGroup::WritableStatic)
+        .map(|m| m.hinting_fault_pages)
+        .sum();
+    (hinting > 0).then(|| {
+        format!(
+            "{hinting} of these pages are between NUMA-balancing hinting faults: resident (/proc/{}/pagemap) but \
+             invisible to move_pages until the process touches them; `numasleuth move --apply` reads each once to \
+             end the fault, then moves it",
+            model.pid
+        )
     })
 }
 

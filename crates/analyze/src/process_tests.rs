@@ -9,7 +9,7 @@ use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::IdList;
 use numasleuth_model::process::{Accuracy, MemoryKind, ProcessBuilder, ProcessModel};
 use numasleuth_model::symbol::{SectionClass, SectionSpan};
-use numasleuth_model::{Cpu, Node, NumaSource, Restrictions, Topology};
+use numasleuth_model::{Cpu, Node, NumaSource, Topology};
 
 use super::*;
 
@@ -44,12 +44,7 @@ fn topology(nodes: &[&[u32]]) -> Topology {
                 })
             })
             .collect(),
-        caches: Vec::new(),
-        devices: Vec::new(),
-        restrictions: Restrictions::default(),
-        cpu_model: None,
-        cpu_vendor: None,
-        memory_total_bytes: None,
+        ..Topology::default()
     }
 }
 

@@ -88,6 +88,39 @@ pub fn spread_warning(what: &str, summary: &Summary) -> Option<String> {
     }
 }
 
+/// One sentence for all rows (`noun`: "configurations", "pairs") too noisy
+/// to trust, naming the worst, rather than one sentence per row; or, when
+/// none is noisy, one for the rows too thin to judge.
+pub fn rows_spread_warning<'a>(noun: &str, rows: impl Iterator<Item = (String, &'a Summary)>) -> Option<String> {
+    let mut noisy: Vec<(String, f64)> = Vec::new();
+    let mut total = 0;
+    let mut thin = 0;
+    for (name, summary) in rows {
+        total += 1;
+        if summary.samples < 3 {
+            thin += 1;
+        }
+        let spread = summary.relative_spread();
+        if spread > SPREAD_LIMIT {
+            noisy.push((name, spread));
+        }
+    }
+    let worst = noisy.iter().max_by(|a, b| a.1.total_cmp(&b.1));
+    match worst {
+        Some((name, spread)) => Some(format!(
+            "{} of {total} {noun} spread wider than {:.0}% between p10 and p90 (worst: {name}, {:.0}%); \
+             the machine was busy or is a noisy VM, so compare those with care or rerun with more --samples",
+            noisy.len(),
+            SPREAD_LIMIT * 100.0,
+            spread * 100.0
+        )),
+        None if thin > 0 => Some(format!(
+            "{thin} of {total} {noun} have fewer than 3 samples, so their spread cannot be judged"
+        )),
+        None => None,
+    }
+}
+
 /// Four significant figures, enough to show a spread without noise digits.
 fn significant(value: f64) -> String {
     let magnitude = if value == 0.0 {
@@ -142,5 +175,34 @@ mod tests {
             prop_assert!(min <= s.p10 && s.p10 <= s.median && s.median <= s.p90 && s.p90 <= max);
             prop_assert_eq!(s.samples, values.len());
         }
+    }
+
+    #[test]
+    fn rows_spread_warning_names_the_worst_row_and_counts_thin_rows() {
+        let tight = summarize(&[100.0, 101.0, 99.0, 100.0]).unwrap();
+        let noisy = summarize(&[100.0, 200.0, 50.0, 100.0]).unwrap();
+        let wilder = summarize(&[100.0, 400.0, 20.0, 100.0]).unwrap();
+        let rows = vec![
+            ("a".to_string(), &tight),
+            ("b".to_string(), &noisy),
+            ("c".to_string(), &wilder),
+        ];
+        let text = rows_spread_warning("pairs", rows.into_iter()).unwrap();
+        assert!(text.starts_with("2 of 3 pairs spread wider than 20%"), "{text}");
+        assert!(text.contains("worst: c,"), "{text}");
+        assert_eq!(
+            rows_spread_warning("pairs", vec![("a".to_string(), &tight)].into_iter()),
+            None
+        );
+        let one = summarize(&[100.0]).unwrap();
+        let text = rows_spread_warning(
+            "pairs",
+            vec![("a".to_string(), &one), ("b".to_string(), &tight)].into_iter(),
+        )
+        .unwrap();
+        assert_eq!(
+            text,
+            "1 of 2 pairs have fewer than 3 samples, so their spread cannot be judged"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! under (offline CPUs, cpusets, no NUMA at all) and data the kernel did not
 //! give us.
 
-use numasleuth_model::{NumaSource, Topology};
+use numasleuth_model::{Node, NumaSource, Topology};
 
 pub fn warnings(topo: &Topology) -> Vec<String> {
     let mut out = Vec::new();
@@ -78,4 +78,72 @@ fn restriction_warnings(topo: &Topology) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a buffer can be placed on `node`: the kernel does not say it has
+/// no memory.
+pub fn holds_memory(node: &Node) -> bool {
+    node.has_memory != Some(false) && node.memory_total_bytes != Some(0)
+}
+
+/// The other node with memory at the smallest SLIT distance from `node`
+/// (lowest id on a tie, and last when the distance is unknown).
+pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
+    let distances = topo.node(node).map(|n| n.distances.clone()).unwrap_or_default();
+    topo.nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.id != node && holds_memory(n))
+        .min_by_key(|(i, n)| (distances.get(*i).copied().flatten().unwrap_or(u32::MAX), n.id))
+        .map(|(_, n)| n.id)
+}
+
+#[cfg(test)]
+mod tests {
+    use numasleuth_kernel::IdList;
+
+    use super::*;
+
+    fn node(id: u32, distances: &[u32], memory_bytes: u64) -> Node {
+        Node {
+            id,
+            cpus: IdList::new(vec![id]),
+            memory_total_bytes: Some(memory_bytes),
+            distances: distances.iter().map(|&d| Some(d)).collect(),
+            ..Node::default()
+        }
+    }
+
+    fn topo(nodes: Vec<Node>) -> Topology {
+        Topology {
+            numa: NumaSource::Sysfs,
+            nodes,
+            cpus: Vec::new(),
+            ..Topology::default()
+        }
+    }
+
+    #[test]
+    fn nearest_other_node_follows_the_slit_and_skips_memoryless_nodes() {
+        let gib = 1 << 30;
+        // Node 1 is nearest to 0 but has no memory; node 3 ties node 2 at 21.
+        let t = topo(vec![
+            node(0, &[10, 12, 21, 21], gib),
+            node(1, &[12, 10, 21, 21], 0),
+            node(2, &[21, 21, 10, 30], gib),
+            node(3, &[21, 21, 30, 10], gib),
+        ]);
+        assert_eq!(nearest_other_node(&t, 0), Some(2));
+        assert_eq!(nearest_other_node(&t, 3), Some(0));
+        assert!(!holds_memory(&t.nodes[1]));
+        assert_eq!(nearest_other_node(&topo(vec![node(0, &[10], gib)]), 0), None);
+    }
+
+    #[test]
+    fn an_implicit_topology_says_numa_is_off() {
+        let mut t = topo(vec![node(0, &[10], 1 << 30)]);
+        t.numa = NumaSource::Implicit;
+        let w = warnings(&t);
+        assert!(w.iter().any(|w| w.starts_with("no /sys/devices/system/node")), "{w:?}");
+    }
 }

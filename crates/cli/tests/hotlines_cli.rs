@@ -30,7 +30,7 @@ fn strings(v: &Value) -> Vec<String> {
 #[test]
 fn the_victims_hot_global_is_the_top_contended_line() {
     let dir = tempfile::tempdir().unwrap();
-    let binary = victim_build::build(dir.path(), "victim", &[]).unwrap();
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "2", "--worker-cpus", "0-1", "--seconds", "60"]);
     let doc = hotlines(victim.pid, &["--duration", "3s", "--frequency", "10000"]);
     assert_eq!(doc["schema"], "numasleuth.hotlines/1");
@@ -127,7 +127,7 @@ fn padded_counters_show_no_contended_line() {
 #[test]
 fn a_process_exiting_mid_run_reports_what_was_sampled() {
     let dir = tempfile::tempdir().unwrap();
-    let binary = victim_build::build(dir.path(), "victim", &[]).unwrap();
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let mut victim = victim_build::start(&binary, &["--workers", "2", "--seconds", "60"]);
     let mut run = Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
         .args(["hotlines", &victim.pid.to_string(), "--json", "--duration", "5s"])
@@ -203,7 +203,7 @@ fn kernel_threads_missing_processes_and_bad_values_are_clear_errors() {
 fn another_users_process_is_refused_with_the_sysctl_named() {
     require_root("it runs numasleuth as another user");
     let dir = tempfile::tempdir().unwrap();
-    let binary = victim_build::build(dir.path(), "victim", &[]).unwrap();
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "1", "--seconds", "30"]);
     let output = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])

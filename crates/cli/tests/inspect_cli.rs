@@ -28,9 +28,7 @@ fn pages(mapping: &Value) -> u64 {
 #[test]
 fn live_victim_bss_heap_and_stack() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "2", "--seconds", "30"]);
     let doc = inspect_json(&["inspect", &victim.pid.to_string()]);
     assert_eq!(doc["schema"], "numasleuth.inspect/1");
@@ -97,9 +95,7 @@ fn no_such_process() {
 #[test]
 fn another_users_process_is_a_permission_message() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     common::require_root("it runs numasleuth as another user");
     let victim = victim_build::start(&binary, &["--workers", "1", "--seconds", "30"]);
     let output = std::process::Command::new("setpriv")
@@ -136,9 +132,7 @@ fn a_kernel_thread_has_no_memory_and_says_so() {
 #[test]
 fn the_incident_offline_static_data_on_node_1() {
     let build_dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(build_dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(build_dir.path(), "victim", &[]);
     let root = incident_root(&binary);
 
     let doc = inspect_json(&["--root", root.path().to_str().unwrap(), "inspect", "4242"]);
@@ -233,9 +227,7 @@ fn incident_root(binary: &std::path::Path) -> tempfile::TempDir {
 #[test]
 fn doctor_pid_adds_the_process_findings() {
     let build_dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(build_dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(build_dir.path(), "victim", &[]);
     let root = incident_root(&binary);
     let root_arg = root.path().to_str().unwrap();
     let doc = inspect_json(&["--root", root_arg, "doctor", "--pid", "4242"]);

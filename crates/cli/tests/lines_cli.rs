@@ -26,9 +26,7 @@ fn line_names(line: &Value) -> Vec<String> {
 #[test]
 fn nil_root_and_log_level_share_a_line() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let victim = victim_build::build(dir.path(), "victim", &[]);
     let doc = lines_json(&[victim.to_str().unwrap()]);
     assert_eq!(doc["schema"], "numasleuth.lines/1");
     assert_eq!(doc["line_size"], 64);
@@ -53,9 +51,7 @@ fn nil_root_and_log_level_share_a_line() {
 #[test]
 fn symbol_shows_its_line_and_neighbours_at_run_time() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "1", "--seconds", "20"]);
     let pid = victim.pid.to_string();
     let doc = lines_json(&["--pid", &pid, "--symbol", "log_level"]);
@@ -74,9 +70,7 @@ fn symbol_shows_its_line_and_neighbours_at_run_time() {
 #[test]
 fn clear_errors() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let bin = binary.to_str().unwrap();
     let output = numasleuth()
         .args(["lines", bin, "--symbol", "no_such_global"])

@@ -15,9 +15,9 @@ use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use serde_json::Value;
 
-fn victim(dir: &std::path::Path) -> Option<victim_build::Victim> {
-    let binary = victim_build::build(dir, "victim", &[])?;
-    Some(victim_build::start(&binary, &["--workers", "1", "--seconds", "30"]))
+fn victim(dir: &std::path::Path) -> victim_build::Victim {
+    let binary = victim_build::build(dir, "victim", &[]);
+    victim_build::start(&binary, &["--workers", "1", "--seconds", "30"])
 }
 
 fn json(args: &[&str]) -> Value {
@@ -36,7 +36,7 @@ fn node_of_page(pid: u32, address: u64) -> u32 {
 #[test]
 fn dry_run_plans_the_bss_and_a_symbol() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let pid = victim.pid.to_string();
     let node = node_of_page(victim.pid, victim.nil_root).to_string();
     let doc = json(&["move", &pid, "--section", ".bss", "--to-node", &node]);
@@ -85,7 +85,7 @@ fn dry_run_plans_the_bss_and_a_symbol() {
 fn untouched_pages_and_holes_are_named_apart() {
     use numasleuth_kernel::procfs::maps::{parse_line, Backing};
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let pid = victim.pid.to_string();
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     let maps: Vec<_> = maps.lines().map(|l| parse_line(l).unwrap()).collect();
@@ -130,7 +130,7 @@ fn untouched_pages_and_holes_are_named_apart() {
 #[test]
 fn refusals_are_clear() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let pid = victim.pid.to_string();
     let fail = |args: &[&str]| {
         let output = numasleuth().args(args).output().unwrap();
@@ -170,7 +170,7 @@ fn page_journal(pid: u32, start: u64, address: u64, node: u32, machine: MachineI
 #[test]
 fn undo_moves_pages_back_and_refuses_what_it_must() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let root = Root::live();
     let start = read_process_stat(&root, victim.pid).unwrap().start_time_ticks.unwrap();
     let node = node_of_page(victim.pid, victim.nil_root);
@@ -248,7 +248,7 @@ fn undo_moves_pages_back_and_refuses_what_it_must() {
 fn another_users_process_cannot_be_moved() {
     common::require_root("it runs numasleuth as another user");
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let range = format!("{:#x}-{:#x}", victim.nil_root, victim.nil_root + 8);
     let output = std::process::Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])

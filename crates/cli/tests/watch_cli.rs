@@ -25,15 +25,15 @@ fn writing_lines() -> Vec<u64> {
         .collect()
 }
 
-fn victim(dir: &std::path::Path) -> Option<victim_build::Victim> {
-    let binary = victim_build::build(dir, "victim", &[])?;
-    Some(victim_build::start(&binary, &["--workers", "2", "--seconds", "30"]))
+fn victim(dir: &std::path::Path) -> victim_build::Victim {
+    let binary = victim_build::build(dir, "victim", &[]);
+    victim_build::start(&binary, &["--workers", "2", "--seconds", "30"])
 }
 
 #[test]
 fn counts_the_victims_writes_and_names_apply_op() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let pid = victim.pid.to_string();
     let output = numasleuth()
         .args(["watch", &pid, "--symbol", "nil_root", "--duration", "1s", "--json"])
@@ -91,7 +91,7 @@ fn counts_the_victims_writes_and_names_apply_op() {
 #[test]
 fn an_address_is_watched_too_and_misalignment_is_explained() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let (pid, address) = (victim.pid.to_string(), format!("{:#x}", victim.nil_root));
     let output = numasleuth()
         .args([
@@ -137,7 +137,7 @@ fn no_such_process_and_unknown_symbol() {
         "numasleuth: error: no such process: 4194303 (/proc/4194303/stat does not exist)\n"
     );
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let output = numasleuth()
         .args(["watch", &victim.pid.to_string(), "--symbol", "no_such_global"])
         .output()
@@ -176,7 +176,7 @@ fn no_such_process_and_unknown_symbol() {
 fn another_users_process_gets_the_permission_explanation() {
     require_root("it runs numasleuth as another user");
     let dir = tempfile::tempdir().unwrap();
-    let Some(victim) = victim(dir.path()) else { return };
+    let victim = victim(dir.path());
     let as_nobody = |args: &[&str]| {
         std::process::Command::new("setpriv")
             .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
@@ -212,9 +212,7 @@ fn another_users_process_gets_the_permission_explanation() {
 #[cfg_attr(not(target_arch = "x86_64"), ignore = "the 4-register limit is x86's")]
 fn a_fifth_concurrent_watch_is_refused_and_explained() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "1", "--seconds", "30"]);
     let pid = victim.pid.to_string();
     let bin = assert_cmd::cargo::cargo_bin("numasleuth");

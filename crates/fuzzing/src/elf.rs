@@ -59,7 +59,6 @@ fn check_image(image: &ElfImage) {
         assert!(section.end() >= section.address);
         assert!(image.section(&section.name).is_some());
     }
-    let _ = image.has_sections();
     // Mapping a PT_LOAD segment's own first page always has a bias.
     for segment in &image.load_segments {
         let offset = segment.file_offset & !0xfff;

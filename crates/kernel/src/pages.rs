@@ -133,6 +133,17 @@ pub enum PagesError {
     Other { pid: u32, message: String },
 }
 
+/// The base page size that page counts read through `root` are in: this
+/// machine's when live; a capture is read as 4 KiB pages (x86-64 and the
+/// arm64 default), as it does not record its page size.
+pub fn base_page_bytes(root: &crate::Root) -> u64 {
+    if root.is_live() {
+        page_size_bytes()
+    } else {
+        4096
+    }
+}
+
 /// The base page size in bytes.
 pub fn page_size_bytes() -> u64 {
     // SAFETY: sysconf has no memory effects.
@@ -211,6 +222,15 @@ fn decode(status: libc::c_int) -> PageStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_capture_is_read_in_4_kib_pages_and_live_in_this_machines() {
+        let dir = tempfile::tempdir().unwrap();
+        let capture = crate::Root::directory(dir.path()).unwrap();
+        assert_eq!(base_page_bytes(&capture), 4096);
+        let live = crate::Root::live();
+        assert_eq!(base_page_bytes(&live), page_size_bytes());
+    }
 
     #[test]
     fn statuses_decode() {

@@ -79,12 +79,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn overhead_is_a_finite_number() {
-        let overhead = timer_overhead_ns();
-        assert!(overhead.is_finite() && overhead >= 0.0);
-    }
-
-    #[test]
     fn cycle_clock_is_plausible_or_explained() {
         match cycle_clock(5) {
             Ok(clock) => assert!(clock.cycles_per_ns > 0.1 && clock.cycles_per_ns < 20.0, "{clock:?}"),

@@ -18,17 +18,20 @@ use serde::Serialize;
 pub use build::ModelError;
 pub use caches::CacheDomain;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// `Default` (`Sysfs`) and the `Default`s below let a test or a synthetic
+/// machine name only the fields it sets.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NumaSource {
     /// The kernel exports `/sys/devices/system/node`.
+    #[default]
     Sysfs,
     /// No node sysfs (kernel without NUMA, or `numa=off`): one implicit
     /// node 0 holds every CPU and all memory.
     Implicit,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
     pub id: u32,
     pub cpus: IdList,
@@ -84,7 +87,7 @@ pub struct Restrictions {
     pub cgroup_mems: Option<IdList>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Topology {
     pub numa: NumaSource,
     pub nodes: Vec<Node>,

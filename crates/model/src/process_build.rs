@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 
 use crate::symbol::SectionSpan;
 use numasleuth_kernel::pages::Residency;
+use numasleuth_kernel::procfs::numa_maps::Policy;
 use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
 use numasleuth_kernel::procfs::task::TaskStat;
 
@@ -51,7 +52,7 @@ pub struct ProcessBuilder {
     bytes_by_kind: BTreeMap<MemoryKind, NodeCounts>,
     objects: BTreeMap<String, ObjectUsage>,
     policies: BTreeMap<String, PolicyUsage>,
-    last_policy: Option<(numasleuth_kernel::procfs::numa_maps::Policy, String)>,
+    last_policy: Option<(Policy, String)>,
     hidden_pages_note: Vec<String>,
     /// Some static mapping fell back to numa_maps' per-mapping count.
     split_per_vma: bool,
@@ -91,26 +92,9 @@ impl ProcessBuilder {
             .map(|n| n.pages_by_node.iter().copied().collect())
             .unwrap_or_default();
         let page_size_bytes = numa.map_or(self.base_page_bytes, |n| n.page_size_bytes());
-        let policy = numa.and_then(|n| n.policy.as_ref());
-        if let Some(policy) = policy {
-            // Most mappings share one policy: format it only when it changes.
-            if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
-                self.last_policy = Some((policy.clone(), policy.to_string()));
-            }
-            let text: &str = self.last_policy.as_ref().map_or("", |(_, t)| t.as_str());
-            let usage = match self.policies.get_mut(text) {
-                Some(usage) => usage,
-                None => self.policies.entry(text.to_string()).or_insert_with(|| PolicyUsage {
-                    policy: text.to_string(),
-                    mode: policy.mode.clone(),
-                    nodes: policy.nodes.clone(),
-                    mappings: 0,
-                    bytes_by_node: NodeCounts::new(),
-                }),
-            };
-            usage.mappings += 1;
-            add_counts(&mut usage.bytes_by_node, &pages_by_node, page_size_bytes);
-        }
+        let policy = numa
+            .and_then(|n| n.policy.as_ref())
+            .map(|policy| self.count_policy(policy, &pages_by_node, page_size_bytes));
         add_counts(&mut self.bytes_by_node, &pages_by_node, page_size_bytes);
         let writable: Vec<SectionSpan> = spans
             .iter()
@@ -120,19 +104,7 @@ impl ProcessBuilder {
         let dominant = spans
             .iter()
             .max_by_key(|s| s.end.min(m.end).saturating_sub(s.start.max(m.start)));
-        let kind = match dominant {
-            Some(span) => MemoryKind::from_class(span.class),
-            None if object.is_some() && !is_special(&m.backing) => {
-                // An object's mapping no section covers (stripped headers,
-                // or the gap between segments): judge by permissions.
-                match (m.perms.exec, m.perms.write) {
-                    (true, _) => MemoryKind::Text,
-                    (false, true) => MemoryKind::Data,
-                    _ => MemoryKind::Rodata,
-                }
-            }
-            None => base_kind(vma),
-        };
+        let kind = kind_of(vma, object, dominant.copied());
         let usage = MappingUsage {
             start: m.start,
             end: m.end,
@@ -142,7 +114,7 @@ impl ProcessBuilder {
                 .or_else(|| m.backing.path().map(str::to_string)),
             section: dominant.map(|s| s.section.clone()),
             perms: m.perms.to_string(),
-            policy: policy.map(|p| p.to_string()),
+            policy,
             counted_pages_by_node: pages_by_node.clone(),
             hinting_fault_pages: 0,
             pages_by_node,
@@ -161,8 +133,35 @@ impl ProcessBuilder {
             });
             return;
         }
+        self.keep(usage, dominant.is_some());
+    }
+
+    /// Counts one mapping under its policy and returns the policy's text.
+    /// Most mappings share one policy: it is formatted only when it
+    /// changes from the last mapping's.
+    fn count_policy(&mut self, policy: &Policy, pages_by_node: &NodeCounts, page_size_bytes: u64) -> String {
+        if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
+            self.last_policy = Some((policy.clone(), policy.to_string()));
+        }
+        let text = self.last_policy.as_ref().map_or(String::new(), |(_, t)| t.clone());
+        let usage = self.policies.entry(text.clone()).or_insert_with(|| PolicyUsage {
+            policy: text.clone(),
+            mode: policy.mode.clone(),
+            nodes: policy.nodes.clone(),
+            mappings: 0,
+            bytes_by_node: NodeCounts::new(),
+        });
+        usage.mappings += 1;
+        add_counts(&mut usage.bytes_by_node, pages_by_node, page_size_bytes);
+        text
+    }
+
+    /// Folds a mapping with no writable static section into the totals and
+    /// lists it: sections, heap and stack always; others while resident,
+    /// trimmed to the listing limit; the rest only counted.
+    fn keep(&mut self, usage: MappingUsage, in_a_section: bool) {
         self.fold(&usage, usage.kind, &usage.pages_by_node);
-        if dominant.is_some() || matches!(usage.kind, MemoryKind::Heap | MemoryKind::Stack) {
+        if in_a_section || matches!(usage.kind, MemoryKind::Heap | MemoryKind::Stack) {
             self.listed.push(usage);
         } else if usage.resident_pages() > 0 || self.listing_limit == usize::MAX {
             self.others.push(usage);
@@ -307,5 +306,21 @@ fn clip(span: &SectionSpan, start: u64, end: u64) -> SectionSpan {
         start: span.start.max(start),
         end: span.end.min(end),
         ..span.clone()
+    }
+}
+
+/// What a mapping holds: the section covering most of it, else (for an
+/// object's mapping no section covers: stripped headers, or the gap between
+/// segments) its permissions, else what backs it.
+fn kind_of(vma: &Vma, object: Option<&str>, dominant: Option<&SectionSpan>) -> MemoryKind {
+    let m = &vma.mapping;
+    match dominant {
+        Some(span) => MemoryKind::from_class(span.class),
+        None if object.is_some() && !is_special(&m.backing) => match (m.perms.exec, m.perms.write) {
+            (true, _) => MemoryKind::Text,
+            (false, true) => MemoryKind::Data,
+            _ => MemoryKind::Rodata,
+        },
+        None => base_kind(vma),
     }
 }

@@ -44,15 +44,51 @@ impl ProcessBuilder {
                 _ => {}
             }
         }
-        let range = format!("{:#x}-{:#x}", s.usage.start, s.usage.end);
-        let resident = s.usage.resident_pages();
-        let seen = total(&visible);
         let hidden_to = if hidden > 0 {
             hidden_node(&s.usage.pages_by_node, &visible, hidden)
         } else {
             None
         };
-        let trusted = match &s.page_nodes {
+        let trusted = self.per_page_trusted(&s, &visible, hidden, hidden_to);
+        let statuses = s.page_nodes.as_deref().filter(|_| trusted);
+        let Some(statuses) = statuses else {
+            self.split_per_vma |= s.page_nodes.is_some();
+            self.split_per_mapping(&s);
+            return;
+        };
+        let (mut listed, rest, rest_hidden) = self.count_per_page(&s, statuses, hidden_to);
+        for (i, piece) in s.pieces.iter().enumerate() {
+            let counts = std::mem::take(&mut listed[i]);
+            self.push_piece(&s.usage, piece, counts, Accuracy::PerPage);
+        }
+        if total(&rest) > 0 {
+            let usage = MappingUsage {
+                kind: if s.usage.kind.group() == KindGroup::WritableStatic {
+                    MemoryKind::Anon
+                } else {
+                    s.usage.kind
+                },
+                section: None,
+                counted_pages_by_node: rest.clone(),
+                pages_by_node: rest,
+                hinting_fault_pages: rest_hidden,
+                accuracy: Accuracy::PerPage,
+                ..s.usage
+            };
+            self.fold(&usage, usage.kind, &usage.pages_by_node);
+            self.listed.push(usage);
+        }
+    }
+
+    /// Whether `s`'s per-page answers can be counted per page: not when
+    /// pages hidden between hinting faults cannot be given a node, nor when
+    /// move_pages saw fewer pages than numa_maps counts. Each "no" leaves a
+    /// note saying why the mapping is counted per mapping.
+    fn per_page_trusted(&mut self, s: &StaticVma, visible: &NodeCounts, hidden: u64, hidden_to: Option<u32>) -> bool {
+        let range = format!("{:#x}-{:#x}", s.usage.start, s.usage.end);
+        let resident = s.usage.resident_pages();
+        let seen = total(visible);
+        match &s.page_nodes {
             None => false,
             Some(_) if hidden > 0 => match hidden_to {
                 Some(node) => {
@@ -83,13 +119,17 @@ impl ProcessBuilder {
                 false
             }
             Some(_) => true,
-        };
-        let statuses = s.page_nodes.as_deref().filter(|_| trusted);
-        let Some(statuses) = statuses else {
-            self.split_per_vma |= s.page_nodes.is_some();
-            self.split_per_mapping(&s);
-            return;
-        };
+        }
+    }
+    /// Each page to every piece it overlaps (`.0`, as listed) and to the
+    /// one it overlaps most (`.1`, counted once, `.2` hidden); pages in no
+    /// piece are the rest, with how many of them are hidden.
+    fn count_per_page(
+        &self,
+        s: &StaticVma,
+        statuses: &[Residency],
+        hidden_to: Option<u32>,
+    ) -> (Vec<PieceCounts>, NodeCounts, u64) {
         let page = self.base_page_bytes;
         let mut listed: Vec<PieceCounts> = vec![Default::default(); s.pieces.len()];
         let mut rest = NodeCounts::new();
@@ -118,27 +158,7 @@ impl ProcessBuilder {
                 }
             }
         }
-        for (i, piece) in s.pieces.iter().enumerate() {
-            let counts = std::mem::take(&mut listed[i]);
-            self.push_piece(&s.usage, piece, counts, Accuracy::PerPage);
-        }
-        if total(&rest) > 0 {
-            let usage = MappingUsage {
-                kind: if s.usage.kind.group() == KindGroup::WritableStatic {
-                    MemoryKind::Anon
-                } else {
-                    s.usage.kind
-                },
-                section: None,
-                counted_pages_by_node: rest.clone(),
-                pages_by_node: rest,
-                hinting_fault_pages: rest_hidden,
-                accuracy: Accuracy::PerPage,
-                ..s.usage
-            };
-            self.fold(&usage, usage.kind, &usage.pages_by_node);
-            self.listed.push(usage);
-        }
+        (listed, rest, rest_hidden)
     }
 
     /// Per-VMA: numa_maps' whole count to the section covering most of it.

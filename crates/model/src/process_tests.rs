@@ -7,7 +7,7 @@ use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::IdList;
 
 use super::*;
-use crate::{Cpu, NumaSource, Restrictions};
+use crate::{Cpu, NumaSource};
 
 /// `/proc/29014/task/29014/stat` on the development VM (kernel 6.18): a
 /// `sleep` started with `taskset -c 1`, then re-pinned from outside with
@@ -37,12 +37,7 @@ fn topology(nodes: &[&[u32]]) -> Topology {
         numa: NumaSource::Sysfs,
         nodes: Vec::new(),
         cpus,
-        caches: Vec::new(),
-        devices: Vec::new(),
-        restrictions: Restrictions::default(),
-        cpu_model: None,
-        cpu_vendor: None,
-        memory_total_bytes: None,
+        ..Topology::default()
     }
 }
 

@@ -99,11 +99,6 @@ impl ElfImage {
         self.sections.iter().find(|s| s.name == name)
     }
 
-    /// Section headers stripped entirely (`sstrip`), or none loaded.
-    pub fn has_sections(&self) -> bool {
-        self.sections.iter().any(|s| s.alloc)
-    }
-
     /// The load bias of a mapping of this file that starts at `map_start`
     /// and maps file offset `map_offset` with the given permissions:
     /// run-time address minus link-time address.

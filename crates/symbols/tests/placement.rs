@@ -55,9 +55,7 @@ fn placed_like_the_victim_says(binary: &std::path::Path, expect_bias_zero: bool)
 #[test]
 fn pie_victim_is_placed_with_its_load_bias() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim-pie", &["-pie", "-fPIE"]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim-pie", &["-pie", "-fPIE"]);
     let image = ObjectSource::file(&binary.to_string_lossy()).image().unwrap();
     assert_eq!(image.elf_type, ElfType::Dynamic);
     placed_like_the_victim_says(&binary, false);
@@ -66,9 +64,7 @@ fn pie_victim_is_placed_with_its_load_bias() {
 #[test]
 fn non_pie_victim_has_bias_zero() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim-nopie", &["-no-pie", "-fno-PIE"]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim-nopie", &["-no-pie", "-fno-PIE"]);
     let image = ObjectSource::file(&binary.to_string_lossy()).image().unwrap();
     assert_eq!(image.elf_type, ElfType::Executable);
     placed_like_the_victim_says(&binary, true);
@@ -77,9 +73,7 @@ fn non_pie_victim_has_bias_zero() {
 #[test]
 fn a_deleted_binary_is_read_through_map_files() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim-deleted", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim-deleted", &[]);
     let victim = victim_build::start(&binary, &["--workers", "1", "--seconds", "20"]);
     std::fs::remove_file(&binary).unwrap();
     let objects = ProcessObjects::load(&Root::live(), victim.pid).unwrap();
@@ -97,9 +91,7 @@ fn a_deleted_binary_is_read_through_map_files() {
 #[test]
 fn stripped_binaries_and_other_files() {
     let dir = tempfile::tempdir().unwrap();
-    let Some(binary) = victim_build::build(dir.path(), "victim-strip", &[]) else {
-        return;
-    };
+    let binary = victim_build::build(dir.path(), "victim-strip", &[]);
     let status = std::process::Command::new("strip")
         .arg("--strip-all")
         .arg(&binary)

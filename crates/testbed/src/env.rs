@@ -58,10 +58,10 @@ pub fn detect() -> Result<HostEnv, String> {
 }
 
 /// Like [`detect`], but panics with the instructions when something is
-/// missing. Always `Some`; the `Option` keeps the callers' `let … else`.
-pub fn require(test_name: &str) -> Option<HostEnv> {
+/// missing: a guest test that cannot run fails, never passes unrun.
+pub fn require(test_name: &str) -> HostEnv {
     match detect() {
-        Ok(host) => Some(host),
+        Ok(host) => host,
         Err(msg) => panic!("{test_name}: {msg}"),
     }
 }

@@ -16,6 +16,7 @@
 pub mod check;
 pub mod console;
 pub mod cpio;
+pub mod doc;
 pub mod env;
 pub mod facts;
 pub mod guest;

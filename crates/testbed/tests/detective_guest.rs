@@ -21,32 +21,9 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
+use numasleuth_testbed::doc::{self, array, finding, victim_bss};
 use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
-
-fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
-    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
-/// Pages of the victim's .bss per node, and those between hinting faults,
-/// each page once.
-fn bss(inspect: &Value) -> (BTreeMap<String, u64>, u64) {
-    let mut nodes = BTreeMap::new();
-    let mut hinting = 0;
-    for m in array(inspect, "mappings") {
-        if m["section"] == ".bss" && m["object"] == "/victim" {
-            for (node, pages) in m["counted_pages_by_node"].as_object().into_iter().flatten() {
-                *nodes.entry(node.clone()).or_insert(0) += pages.as_u64().unwrap_or(0);
-            }
-            hinting += m["hinting_fault_pages"].as_u64().unwrap_or(0);
-        }
-    }
-    (nodes, hinting)
-}
-
-fn finding<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
-    array(doc, "findings").iter().find(|f| f["id"] == id)
-}
 
 fn section<'a>(o: &'a Outcome, name: &str) -> &'a str {
     o.run.transcript.sections.get(name).map_or("", |s| s.text.trim())
@@ -94,7 +71,7 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
     let mut hidden_before = 0;
     let mut nodes_before = BTreeMap::new();
     if let Some(doc) = command_json(c, sections, "inspect-hinting") {
-        let (nodes, hinting) = bss(&doc);
+        let (nodes, hinting) = victim_bss(&doc, "counted_pages_by_node");
         hidden_before = hinting;
         c.check(hinting > 0, || {
             format!("inspect: no .bss page between hinting faults: {}", doc["notes"])
@@ -129,16 +106,7 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
         c.check(applied["attempted"].as_u64() >= Some(resident) && resident > 0, || {
             format!("move --apply attempted fewer than the {resident} resident pages: {applied}")
         });
-        c.eq(
-            "move --apply verified all",
-            applied["verified"].clone(),
-            applied["attempted"].clone(),
-        );
-        c.eq(
-            "move --apply numa_maps agrees",
-            applied["numa_maps_agrees"].as_bool(),
-            Some(true),
-        );
+        doc::expect_move_verified(c, applied);
         let notes: Vec<&str> = array(&moved, "notes").iter().filter_map(Value::as_str).collect();
         c.check(
             notes.iter().any(|n| n.contains("were read once (process_vm_readv)")),
@@ -146,7 +114,7 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
         );
     }
     if let Some(after) = command_json(c, sections, "inspect-hinting-moved") {
-        let (nodes, _) = bss(&after);
+        let (nodes, _) = victim_bss(&after, "counted_pages_by_node");
         c.check(finding(&after, "static-data-remote").is_none(), || {
             format!("static-data-remote still raised after the move: {}", after["findings"])
         });
@@ -163,7 +131,7 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
         )),
     }
     if let Some(again) = command_json(c, sections, "inspect-hinting-again") {
-        let (nodes, hinting) = bss(&again);
+        let (nodes, hinting) = victim_bss(&again, "counted_pages_by_node");
         c.check(
             hinting > 0 && nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
             || format!("inspect after two more scan passes: {hinting} hidden pages, {nodes:?}"),
@@ -180,7 +148,7 @@ fn expect_hinting(o: &Outcome, c: &mut Checks) {
         other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
     }
     if let Some(undone) = command_json(c, sections, "inspect-hinting-undone") {
-        let (nodes, _) = bss(&undone);
+        let (nodes, _) = victim_bss(&undone, "counted_pages_by_node");
         c.eq("spinner .bss after undo = before the move", nodes, nodes_before);
     }
 }
@@ -194,9 +162,7 @@ fn qemu_two_nodes_detective_repinned_sleeper_and_hinting_faults() {
         &["-pthread", "-fno-toplevel-reorder"],
     );
     let spec = guests::two_nodes_detective(&victim);
-    let Some(host) = env::require(&format!("qemu guest {}", spec.name)) else {
-        return;
-    };
+    let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, |o, c| {
         // The premise: AutoNUMA is on, as on any multi-node machine.

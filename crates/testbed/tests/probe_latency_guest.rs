@@ -105,9 +105,7 @@ fn qemu_two_nodes_probe_latency_binds_node_1_and_sees_node_pressure() {
             format!("sh -c '({HOG}) & H=$!; {PRESSURE}; rc=$?; kill $H; wait $H; exit $rc'"),
         ));
     }
-    let Some(host) = env::require(&format!("qemu guest {}", spec.name)) else {
-        return;
-    };
+    let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, |o, c| {
         let sections = &o.run.transcript.sections;

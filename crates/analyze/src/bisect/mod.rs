@@ -67,6 +67,26 @@ pub enum Verdict {
     Together { pages: Range<usize> },
 }
 
+impl Verdict {
+    /// The candidate indices the verdict blames (none for no effect).
+    pub fn blamed(&self) -> Range<usize> {
+        match self {
+            Verdict::NoEffect => 0..0,
+            Verdict::Page { index } => *index..index + 1,
+            Verdict::Together { pages } => pages.clone(),
+        }
+    }
+
+    /// The verdict's name in `bisect --json`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Verdict::NoEffect => "no_effect",
+            Verdict::Page { .. } => "page",
+            Verdict::Together { .. } => "together",
+        }
+    }
+}
+
 /// The record of a search, complete or cut short by an error.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Search {

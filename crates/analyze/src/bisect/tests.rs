@@ -246,3 +246,13 @@ fn max_steps_counts_the_full_move_and_two_per_halving() {
     assert_eq!(max_steps(3), 5);
     assert_eq!(max_steps(1 << 24), 49);
 }
+
+#[test]
+fn a_verdict_names_the_pages_it_blames() {
+    assert_eq!(Verdict::NoEffect.blamed(), 0..0);
+    assert_eq!(Verdict::Page { index: 4 }.blamed(), 4..5);
+    assert_eq!(Verdict::Together { pages: 2..6 }.blamed(), 2..6);
+    assert_eq!(Verdict::Together { pages: 2..6 }.name(), "together");
+    assert_eq!(Verdict::Page { index: 0 }.name(), "page");
+    assert_eq!(Verdict::NoEffect.name(), "no_effect");
+}

@@ -16,6 +16,9 @@ use numasleuth_model::Topology;
 use crate::findings::{Diagnosis, Partial, Severity};
 
 pub use inputs::{reads, Check, CHECKS};
+
+mod gate;
+pub use gate::{gate, Gate};
 pub use irq_checks::IRQ_OFF_NODE;
 
 /// Runs every static check. `--measure` and `--pid` add their findings to

@@ -1,5 +1,5 @@
 use numasleuth_kernel::IdList;
-use numasleuth_model::{Node, NumaSource, Restrictions, Topology};
+use numasleuth_model::{Node, NumaSource, Topology};
 
 use super::*;
 
@@ -21,12 +21,7 @@ fn two_sockets() -> Topology {
         numa: NumaSource::Sysfs,
         nodes: vec![node(0, vec![0, 1], vec![10, 21]), node(1, vec![2, 3], vec![21, 10])],
         cpus: Vec::new(),
-        caches: Vec::new(),
-        devices: Vec::new(),
-        restrictions: Restrictions::default(),
-        cpu_model: None,
-        cpu_vendor: None,
-        memory_total_bytes: None,
+        ..Topology::default()
     }
 }
 

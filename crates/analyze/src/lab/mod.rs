@@ -9,7 +9,7 @@ pub mod remote_global;
 
 use serde::Serialize;
 
-use crate::stats::{summarize, Summary, SPREAD_LIMIT};
+use crate::stats::{summarize, Summary};
 
 /// One sample as a workload measured it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -163,36 +163,19 @@ pub fn rate(ops_per_sec: f64) -> String {
     }
 }
 
+/// Threads that took turns on CPUs make every rate suspect.
+pub fn oversubscribed_warning(oversubscribed: bool) -> Option<String> {
+    oversubscribed.then(|| {
+        "more threads than CPUs: threads took turns on CPUs, so these rates include scheduling and spinning \
+         waiters that slept; compare them with care"
+            .to_string()
+    })
+}
+
 /// One sentence for all configurations too noisy to trust (naming the
 /// worst), rather than one per row.
 pub fn spread_warning<'a>(rows: impl Iterator<Item = (String, &'a Summary)>) -> Option<String> {
-    let mut noisy: Vec<(String, f64)> = Vec::new();
-    let mut total = 0;
-    let mut thin = 0;
-    for (name, summary) in rows {
-        total += 1;
-        if summary.samples < 3 {
-            thin += 1;
-        }
-        let spread = summary.relative_spread();
-        if spread > SPREAD_LIMIT {
-            noisy.push((name, spread));
-        }
-    }
-    let worst = noisy.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    match worst {
-        Some((name, spread)) => Some(format!(
-            "{} of {total} configurations spread wider than {:.0}% between p10 and p90 (worst: {name}, {:.0}%); \
-             the machine was busy or is a noisy VM, so compare those with care or rerun with more --samples",
-            noisy.len(),
-            SPREAD_LIMIT * 100.0,
-            spread * 100.0
-        )),
-        None if thin > 0 => Some(format!(
-            "{thin} of {total} configurations have fewer than 3 samples, so their spread cannot be judged"
-        )),
-        None => None,
-    }
+    crate::stats::rows_spread_warning("configurations", rows)
 }
 
 #[cfg(test)]

@@ -5,6 +5,9 @@
 
 use serde::Serialize;
 
+mod warnings;
+pub use warnings::{warnings, RunShape};
+
 use super::{factor, rate, slowdown, throughput, Ratio, Raw};
 use crate::stats::Summary;
 

@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::bisect::{self, Candidates, Readings, Search, Verdict};
+use numasleuth_analyze::bisect::{self, Candidates, Readings, Search};
 use numasleuth_analyze::page_move;
 use numasleuth_change::{ChangeError, Journal, JournalKey, MachineIdentity, PageMove, PageSession, Restored};
 use numasleuth_kernel::pages;
@@ -31,7 +31,7 @@ fn memory_nodes(root: &Root) -> anyhow::Result<Vec<u32>> {
     Ok(topology
         .nodes
         .iter()
-        .filter(|n| n.has_memory != Some(false) && n.memory_total_bytes != Some(0))
+        .filter(|n| numasleuth_analyze::topology::holds_memory(n))
         .map(|n| n.id)
         .collect())
 }
@@ -67,14 +67,6 @@ fn unix_now_s() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn verdict_name(verdict: &Verdict) -> &'static str {
-    match verdict {
-        Verdict::NoEffect => "no_effect",
-        Verdict::Page { .. } => "page",
-        Verdict::Together { .. } => "together",
-    }
-}
-
 fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) {
     doc.baseline = search.baseline.as_ref().map(ReadingsJson::from);
     doc.steps = search
@@ -82,7 +74,7 @@ fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) 
         .iter()
         .map(|s| StepJson::new(s, &found.addresses))
         .collect();
-    doc.verdict = search.verdict.as_ref().map(|v| verdict_name(v).to_string());
+    doc.verdict = search.verdict.as_ref().map(|v| v.name().to_string());
 }
 
 fn record_restore(doc: &mut BisectDocument, restored: &Restored) {
@@ -128,7 +120,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     }
     let addresses = page_move::pages_of(&mapped.parts, page_bytes);
     let mut notes = Vec::new();
-    let states = residencies(root, pid, &addresses, &mapped.spans, &mut notes)?;
+    let states = residencies(root, pid, &addresses, &mapped.vmas, &mut notes)?;
     let found =
         bisect::candidates(&addresses, &states, &memory_nodes(root)?, args.to_node).map_err(anyhow::Error::msg)?;
     let mut doc = BisectDocument {

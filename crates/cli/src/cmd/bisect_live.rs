@@ -171,11 +171,7 @@ impl Experiment for Live<'_> {
 
 /// The culprit page(s) with the data symbols on them.
 pub fn culprits(verdict: &Verdict, found: &Candidates, objects: &ProcessObjects, page_bytes: u64) -> Vec<CulpritJson> {
-    let indices = match verdict {
-        Verdict::NoEffect => 0..0,
-        Verdict::Page { index } => *index..index + 1,
-        Verdict::Together { pages } => pages.clone(),
-    };
+    let indices = verdict.blamed();
     let mut tables = BTreeMap::new();
     indices
         .take(CULPRITS_LISTED)

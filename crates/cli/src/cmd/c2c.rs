@@ -5,11 +5,11 @@
 //! machines `--sample` keeps one CPU per core, cache domain or node so a
 //! run finishes in minutes rather than hours.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::SPREAD_LIMIT;
+use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
+use numasleuth_analyze::stats::rows_spread_warning;
 use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
@@ -21,9 +21,6 @@ use super::measure_plan::{self, Machine, Progress};
 use super::measure_raw;
 use super::output::Aliases;
 
-/// Above this many CPUs, `--sample auto` keeps one per cache domain.
-const AUTO_ALL_LIMIT: usize = 64;
-
 pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan::<C2cReport>(Aliases {
         json: args.json,
@@ -31,22 +28,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         ..Aliases::default()
     })?;
     let machine = measure_plan::machine(root, "c2c")?;
-    let chosen: Vec<u32> = match &args.cpus {
-        Some(list) => {
-            for cpu in list.iter() {
-                machine.check_cpu(cpu)?;
-            }
-            list.iter().collect()
-        }
-        None => machine.allowed_cpus.iter().collect(),
-    };
-    let (cpus, sampling) = select(&machine, chosen, args.sample);
-    if cpus.len() < 2 {
-        bail!(
-            "c2c needs at least two CPUs, and the selection leaves {}",
-            numasleuth_kernel::IdList::new(cpus.clone())
-        );
-    }
+    let (cpus, sampling) = cpus(&machine, args)?;
     let home_node = args.home_node.unwrap_or_else(|| machine.node_of_cpu(cpus[0]));
     machine.check_node(home_node)?;
     let line = HomeLine::allocate(home_node).with_context(|| format!("cannot place the line on node {home_node}"))?;
@@ -65,23 +47,13 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         raw,
         raw_timing,
         overhead,
-        noisy,
         short_samples,
     } = measured;
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
-    if let Some(worst) = noisy.iter().max_by(|x, y| x.2.total_cmp(&y.2)) {
-        warnings.push(format!(
-            "{} of {} pairs spread wider than {:.0}% between p10 and p90 (worst CPU {}↔{}: {:.0}%); the machine was busy \
-             or is a noisy VM, so treat those cells as rough",
-            noisy.len(),
-            n * (n - 1) / 2,
-            SPREAD_LIMIT * 100.0,
-            worst.0,
-            worst.1,
-            worst.2 * 100.0
-        ));
-    }
+    let pairs = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b)));
+    let summaries = pairs.filter_map(|(a, b)| Some((format!("CPU {}↔{}", cpus[a], cpus[b]), matrix[a][b].as_ref()?)));
+    warnings.extend(rows_spread_warning("pairs", summaries));
     if short_samples > 0 {
         warnings.push(format!(
             "{short_samples} samples took no longer than the clock's own overhead and count as 0 ns; use more \
@@ -122,8 +94,6 @@ struct Measured {
     raw: Grid<Vec<f64>>,
     raw_timing: Grid<TimedSamples>,
     overhead: Option<f64>,
-    /// (CPU a, CPU b, relative spread) of pairs too noisy to trust.
-    noisy: Vec<(u32, u32, f64)>,
     short_samples: usize,
 }
 
@@ -141,7 +111,6 @@ fn measure_all(
         raw: vec![vec![None; n]; n],
         raw_timing: vec![vec![None; n]; n],
         overhead: None,
-        noisy: Vec::new(),
         short_samples: 0,
     };
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
@@ -160,9 +129,6 @@ fn measure_all(
             let timing = measure_raw::pair(&pair);
             let summary = timing.summary();
             m.short_samples += timing.at_or_below_overhead();
-            if let Some(s) = summary.filter(|s| s.relative_spread() > SPREAD_LIMIT) {
-                m.noisy.push((cpus[a], cpus[b], s.relative_spread()));
-            }
             (m.matrix[a][b], m.matrix[b][a]) = (summary, summary);
             if keep_raw {
                 let latency_ns = timing.ns_per_op();
@@ -175,50 +141,31 @@ fn measure_all(
     Ok(m)
 }
 
-/// Keeps the first CPU of each group that `key` puts it in.
-fn first_per<K: Ord>(cpus: Vec<u32>, key: impl Fn(u32) -> K) -> Vec<u32> {
-    let mut seen = BTreeSet::new();
-    cpus.into_iter().filter(|&cpu| seen.insert(key(cpu))).collect()
-}
-
-/// Which CPUs stand for the machine, and the mode's name for the output.
-fn select(machine: &Machine, cpus: Vec<u32>, sample: SampleArg) -> (Vec<u32>, &'static str) {
-    let topo = &machine.topo;
-    let cpu_info = |cpu: u32| topo.cpus.iter().find(|c| c.id == cpu);
-    match sample {
-        SampleArg::Auto if cpus.len() <= AUTO_ALL_LIMIT => (cpus, "all"),
-        SampleArg::All => (cpus, "all"),
-        SampleArg::Core => {
-            let key = |cpu: u32| match cpu_info(cpu) {
-                Some(c) => match (&c.thread_siblings, c.package, c.core) {
-                    (Some(siblings), _, _) if !siblings.is_empty() => (0, siblings.ids()[0], 0),
-                    (_, Some(package), Some(core)) => (1, package, core),
-                    _ => (2, cpu, 0),
-                },
-                None => (2, cpu, 0),
-            };
-            (first_per(cpus, key), "core")
+/// The CPUs asked for (all this process may use by default), thinned by
+/// `--sample`, and the sampling mode's name.
+fn cpus(machine: &Machine, args: &C2cArgs) -> anyhow::Result<(Vec<u32>, &'static str)> {
+    let chosen: Vec<u32> = match &args.cpus {
+        Some(list) => {
+            for cpu in list.iter() {
+                machine.check_cpu(cpu)?;
+            }
+            list.iter().collect()
         }
-        SampleArg::Node => (first_per(cpus, |cpu| machine.node_of_cpu(cpu)), "node"),
-        SampleArg::Cache | SampleArg::Auto => {
-            let top = topo
-                .caches
-                .iter()
-                .filter(|c| c.kind != "Instruction")
-                .map(|c| c.level)
-                .max();
-            let domains: Vec<_> = topo
-                .caches
-                .iter()
-                .filter(|c| Some(c.level) == top && c.kind != "Instruction")
-                .collect();
-            let key = |cpu: u32| {
-                domains
-                    .iter()
-                    .position(|d| d.cpus.contains(cpu))
-                    .map_or((1, cpu), |d| (0, d as u32))
-            };
-            (first_per(cpus, key), "cache")
-        }
+        None => machine.allowed_cpus.iter().collect(),
+    };
+    let mode = match args.sample {
+        SampleArg::Auto => CpuSample::Auto,
+        SampleArg::All => CpuSample::All,
+        SampleArg::Core => CpuSample::Core,
+        SampleArg::Cache => CpuSample::Cache,
+        SampleArg::Node => CpuSample::Node,
+    };
+    let (cpus, sampling) = sample_cpus(&machine.topo, chosen, mode);
+    if cpus.len() < 2 {
+        bail!(
+            "c2c needs at least two CPUs, and the selection leaves {}",
+            numasleuth_kernel::IdList::new(cpus.clone())
+        );
     }
+    Ok((cpus, sampling))
 }

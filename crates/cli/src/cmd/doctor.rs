@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use numasleuth_analyze::doctor::{diagnose, uncertain_at};
+use numasleuth_analyze::doctor::{diagnose, gate, Gate};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
@@ -71,25 +71,22 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         FailOn::Warning => Severity::Warning,
         FailOn::Critical => Severity::Critical,
     });
-    let Some(threshold) = threshold else {
-        return Ok(ExitCode::SUCCESS);
-    };
-    if diagnosis.worst().is_some_and(|worst| worst >= threshold) {
-        return Ok(ExitCode::from(1));
+    match gate(&diagnosis, threshold) {
+        Gate::Pass => Ok(ExitCode::SUCCESS),
+        Gate::Found => Ok(ExitCode::from(1)),
+        Gate::Unsure(unsure) => {
+            // No finding at the threshold, but a check that could have
+            // raised one did not see all its input: the gate cannot pass
+            // on a guess.
+            eprintln!(
+                "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not \
+                 read all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
+                threshold.map_or("", Severity::as_str),
+                unsure.join(", ")
+            );
+            Ok(ExitCode::from(1))
+        }
     }
-    // No finding at the threshold, but a check that could have raised one
-    // did not see all its input: the gate cannot pass on a guess.
-    let unsure = uncertain_at(&diagnosis, threshold);
-    if !unsure.is_empty() {
-        eprintln!(
-            "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not read \
-             all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
-            threshold.as_str(),
-            unsure.join(", ")
-        );
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
 }
 
 fn unreadable(error: &anyhow::Error) -> bool {

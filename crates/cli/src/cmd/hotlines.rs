@@ -166,10 +166,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let precise = super::hotlines_precise::available(root);
     let (event, method, method_note) = choose_event(root, args)?;
     let namer = Namer::load(root, pid);
-    let paranoid = root
-        .read("proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok());
+    let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = SampleSpec {
         pid,
         duration: args.duration,

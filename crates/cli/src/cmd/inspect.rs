@@ -39,7 +39,7 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
     let stat = read_process_stat(root, pid)?;
     let threads = read_threads(root, pid)?;
-    let base_page_bytes = if root.is_live() { pages::page_size_bytes() } else { 4096 };
+    let base_page_bytes = pages::base_page_bytes(root);
     let limit = if all_mappings { usize::MAX } else { LISTED_MAPPINGS };
     let mut builder = ProcessBuilder::new(base_page_bytes, limit);
     // One pass: each mapping places its object (if it starts one) and is

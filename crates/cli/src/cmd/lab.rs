@@ -168,14 +168,6 @@ pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) ->
     }
 }
 
-pub fn oversubscribed_warning(oversubscribed: bool) -> Option<String> {
-    oversubscribed.then(|| {
-        "more threads than CPUs: threads took turns on CPUs, so these rates include scheduling and spinning \
-         waiters that slept; compare them with care"
-            .to_string()
-    })
-}
-
 /// The experiment's report, to stdout and every file asked for.
 pub fn emit<D: Serialize>(
     root: &Root,

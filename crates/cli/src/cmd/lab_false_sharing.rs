@@ -74,7 +74,7 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
             r.cpu_share.as_ref(),
         )
     })));
-    warnings.extend(lab::oversubscribed_warning(oversubscribed));
+    warnings.extend(verdict::oversubscribed_warning(oversubscribed));
     if !placement_verified {
         warnings.push(format!(
             "the counters could not be verified to be on node {counters_node}"

@@ -82,7 +82,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
             r.cpu_share.as_ref(),
         )
     })));
-    warnings.extend(lab::oversubscribed_warning(oversubscribed));
+    warnings.extend(verdict::oversubscribed_warning(oversubscribed));
     if !placement_verified {
         warnings.push(format!("the lock could not be verified to be on node {lock_node}"));
     }

@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::lab::{self as verdict, remote_global as rg};
+use numasleuth_analyze::lab::remote_global as rg;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_measure::lab::remote_global::{self as workload, Global, LOCAL_WORDS_PER_OP};
@@ -25,24 +25,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
     let outputs = lab::outputs(common)?;
     let machine = lab::machine(root, "lab remote-global", &args.common)?;
-    let first_cpu = machine.allowed_cpus.ids()[0];
-    let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
-    machine.check_node(node).context("--node")?;
-    let cpus = machine.cpus_of(node);
-    if cpus.is_empty() {
-        bail!(
-            "node {node} has no CPU this process may use (allowed or -C CPUs {}); pick another --node",
-            machine.allowed_cpus
-        );
-    }
-    let remote_node = match args.remote_node {
-        Some(b) if b == node => bail!("--remote-node {b} is the workers' own node; pick another node"),
-        Some(b) => {
-            machine.check_node(b).context("--remote-node")?;
-            Some(b)
-        }
-        None => nearest_other_node(&machine, node),
-    };
+    let (node, cpus, remote_node) = nodes(&machine, args)?;
     let (counts, oversubscribed) = lab::thread_counts(common, &cpus, &format!("of node {node} this process may use"))?;
     let mut placements = vec![Global::Local];
     placements.extend(remote_node.map(|_| Global::Remote));
@@ -58,32 +41,13 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let pair = (cpus.len() >= 2).then(|| [cpus[0], cpus[1]]);
     let total = placements.len() * counts.len() + pair.map_or(0, |_| shared.len());
     let mut progress = Progress::new(total as u64, "lab remote-global");
-    let mut measured = Vec::new();
-    for &global in &placements {
-        for &threads in &counts {
-            let label = format!("{} global, {threads} threads", global.name());
-            progress.step(&label);
-            let config = workload::Config {
-                global,
-                cpus: cpus.clone(),
-                threads,
-                local_node: node,
-                remote_node,
-                writes_per_op: args.writes_per_op,
-                budget: lab::budget(common),
-                samples: common.samples as usize,
-            };
-            let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
-            measured.push(rg::Measured {
-                global: global.name(),
-                threads,
-                cpus: lab::cpus_for(&cpus, threads),
-                global_node: outcome.placement.requested_node,
-                placement_verified: outcome.placement.verified,
-                raw: lab::raw(outcome.samples),
-            });
-        }
-    }
+    let plan = Plan {
+        node,
+        remote_node,
+        cpus: &cpus,
+        counts: &counts,
+    };
+    let measured = measure_placements(args, &plan, &placements, &mut progress)?;
     let mut transfers = Vec::new();
     if let Some(pair) = pair {
         for &(global, home) in &shared {
@@ -96,15 +60,14 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let rows = rg::rows(measured);
     let models = rg::models(&rows, &transfers, args.writes_per_op, cycles_per_ns);
     let meaning = rg::meaning(&rows, &models, remote_node.is_some(), args.writes_per_op);
-    let warnings = warnings(
-        &machine,
-        &rows,
-        &transfers,
-        remote_node,
-        pair.is_some(),
-        oversubscribed,
+    let shape = rg::RunShape {
         node,
-    );
+        node_count: machine.topo.nodes.len(),
+        remote_node,
+        timed: pair.is_some(),
+        oversubscribed,
+    };
+    let warnings = rg::warnings(shape, &rows, &transfers);
     let ns_of = |global: &str| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
     let ns_per_invalidation = ns_of("remote");
     let doc = RemoteGlobalDocument {
@@ -128,16 +91,73 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     lab::emit(root, &outputs, &doc, lab_text::remote_global, lab_charts::remote_global)
 }
 
-/// The other node with memory at the smallest SLIT distance from `node`.
-fn nearest_other_node(machine: &Machine, node: u32) -> Option<u32> {
-    let topo = &machine.topo;
-    let distances = topo.node(node).map(|n| n.distances.clone()).unwrap_or_default();
-    topo.nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.id != node && machine.check_node(n.id).is_ok())
-        .min_by_key(|(i, n)| (distances.get(*i).copied().flatten().unwrap_or(u32::MAX), n.id))
-        .map(|(_, n)| n.id)
+/// The workers' node (`--node`, else the first allowed CPU's), its CPUs
+/// this process may use, and the remote node (`--remote-node`, else the
+/// nearest other node with memory; `None` on a one-node machine).
+fn nodes(machine: &Machine, args: &RemoteGlobalArgs) -> anyhow::Result<(u32, Vec<u32>, Option<u32>)> {
+    let first_cpu = machine.allowed_cpus.ids()[0];
+    let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
+    machine.check_node(node).context("--node")?;
+    let cpus = machine.cpus_of(node);
+    if cpus.is_empty() {
+        bail!(
+            "node {node} has no CPU this process may use (allowed or -C CPUs {}); pick another --node",
+            machine.allowed_cpus
+        );
+    }
+    let remote_node = match args.remote_node {
+        Some(b) if b == node => bail!("--remote-node {b} is the workers' own node; pick another node"),
+        Some(b) => {
+            machine.check_node(b).context("--remote-node")?;
+            Some(b)
+        }
+        None => numasleuth_analyze::topology::nearest_other_node(&machine.topo, node),
+    };
+    Ok((node, cpus, remote_node))
+}
+
+/// Where the workers run and which thread counts to measure.
+struct Plan<'a> {
+    node: u32,
+    remote_node: Option<u32>,
+    cpus: &'a [u32],
+    counts: &'a [usize],
+}
+
+/// The workload at every placement and thread count.
+fn measure_placements(
+    args: &RemoteGlobalArgs,
+    plan: &Plan<'_>,
+    placements: &[Global],
+    progress: &mut Progress,
+) -> anyhow::Result<Vec<rg::Measured>> {
+    let mut measured = Vec::new();
+    for &global in placements {
+        for &threads in plan.counts {
+            let label = format!("{} global, {threads} threads", global.name());
+            progress.step(&label);
+            let config = workload::Config {
+                global,
+                cpus: plan.cpus.to_vec(),
+                threads,
+                local_node: plan.node,
+                remote_node: plan.remote_node,
+                writes_per_op: args.writes_per_op,
+                budget: lab::budget(&args.common),
+                samples: args.common.samples as usize,
+            };
+            let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
+            measured.push(rg::Measured {
+                global: global.name(),
+                threads,
+                cpus: lab::cpus_for(plan.cpus, threads),
+                global_node: outcome.placement.requested_node,
+                placement_verified: outcome.placement.verified,
+                raw: lab::raw(outcome.samples),
+            });
+        }
+    }
+    Ok(measured)
 }
 
 fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow::Result<Option<rg::Transfer>> {
@@ -156,52 +176,4 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
         cpus,
         ns,
     }))
-}
-
-fn warnings(
-    machine: &Machine,
-    rows: &[rg::Row],
-    transfers: &[rg::Transfer],
-    remote_node: Option<u32>,
-    timed: bool,
-    oversubscribed: bool,
-    node: u32,
-) -> Vec<String> {
-    let mut warnings = Vec::new();
-    if remote_node.is_none() {
-        warnings.push(format!(
-            "no other node with memory (this machine has {} node{}): the remote placement was skipped",
-            machine.topo.nodes.len(),
-            if machine.topo.nodes.len() == 1 { "" } else { "s" }
-        ));
-    }
-    if !timed {
-        warnings.push(format!(
-            "node {node} has only one CPU this process may use, so no line transfer could be timed and the \
-             bottleneck model has no input"
-        ));
-    }
-    for row in rows.iter().filter(|r| !r.placement_verified) {
-        warnings.push(format!(
-            "the {} global could not be verified to be on node {} ({} threads)",
-            row.global, row.global_node, row.threads
-        ));
-    }
-    let summaries = rows
-        .iter()
-        .map(|r| (format!("{} global {} threads", r.global, r.threads), &r.ops_per_sec))
-        .chain(
-            transfers
-                .iter()
-                .map(|t| (format!("line transfer on node {}", t.home_node), &t.ns)),
-        );
-    warnings.extend(verdict::spread_warning(summaries));
-    warnings.extend(verdict::cpu_share_warning(rows.iter().map(|r| {
-        (
-            format!("{} global {} threads", r.global, r.threads),
-            r.cpu_share.as_ref(),
-        )
-    })));
-    warnings.extend(lab::oversubscribed_warning(oversubscribed));
-    warnings
 }

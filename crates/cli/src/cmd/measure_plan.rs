@@ -7,6 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use numasleuth_analyze::mem::placement_note;
+use numasleuth_analyze::topology::holds_memory;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
 use numasleuth_model::Topology;
@@ -77,7 +79,7 @@ impl Machine {
                 plural(self.topo.nodes.len()),
                 self.node_ids()
             ),
-            Some(n) if !has_memory(n) => bail!("node {node} has no memory to place a buffer on"),
+            Some(n) if !holds_memory(n) => bail!("node {node} has no memory to place a buffer on"),
             Some(_) => Ok(()),
         }
     }
@@ -93,12 +95,7 @@ impl Machine {
     }
 
     pub fn node_of_cpu(&self, cpu: u32) -> u32 {
-        self.topo
-            .cpus
-            .iter()
-            .find(|c| c.id == cpu)
-            .and_then(|c| c.node)
-            .unwrap_or(0)
+        numasleuth_analyze::cpu_sample::node_of_cpu(&self.topo, cpu)
     }
 
     /// Allowed CPUs of `node`, in order.
@@ -135,7 +132,7 @@ impl Machine {
             .topo
             .nodes
             .iter()
-            .filter(|n| chosen(n.id) && has_memory(n))
+            .filter(|n| chosen(n.id) && holds_memory(n))
             .map(|n| n.id)
             .collect();
         if initiators.is_empty() {
@@ -180,10 +177,6 @@ impl Machine {
     }
 }
 
-fn has_memory(node: &numasleuth_model::Node) -> bool {
-    node.has_memory != Some(false) && node.memory_total_bytes != Some(0)
-}
-
 fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""
@@ -209,19 +202,13 @@ pub fn page_kind_name(pages: PagesArg) -> &'static str {
 }
 
 pub fn placement_check(what: String, placement: &Placement) -> PlacementCheck {
-    let mut note = placement.unverifiable.clone();
-    if note.is_none() && !placement.verified {
-        let elsewhere: Vec<String> = placement
-            .pages_elsewhere
-            .iter()
-            .map(|e| format!("{} on node {}", e.pages, e.node))
-            .collect();
-        note = Some(format!(
-            "{}; {} not present",
-            elsewhere.join(", "),
-            placement.pages_unknown
-        ));
-    }
+    let elsewhere: Vec<(u32, usize)> = placement.pages_elsewhere.iter().map(|e| (e.node, e.pages)).collect();
+    let note = placement_note(
+        placement.verified,
+        placement.unverifiable.as_deref(),
+        &elsewhere,
+        placement.pages_unknown,
+    );
     PlacementCheck {
         what,
         node: placement.requested_node,

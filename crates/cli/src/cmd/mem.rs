@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
+use numasleuth_analyze::mem::placement_verdict;
 use numasleuth_analyze::stats::spread_warning;
 use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
 use numasleuth_kernel::Root;
@@ -137,13 +138,9 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
 
 /// Placement verdict and the interconnect judgement, once all is measured.
 fn finish(machine: &Machine, options: &MemOptions, doc: &mut MemDocument) {
-    doc.placement_verified = !doc.placements.is_empty() && doc.placements.iter().all(|p| p.verified);
-    if !doc.placement_verified {
-        doc.warnings.push(
-            "not every buffer was verified to be on the node asked for (see placements); the matrix may mix nodes"
-                .to_string(),
-        );
-    }
+    let (verified, warning) = placement_verdict(doc.placements.iter().map(|p| p.verified));
+    doc.placement_verified = verified;
+    doc.warnings.extend(warning.map(str::to_string));
     let as_matrix = |initiators: &[u32], targets: &[u32], cells: &[Vec<Option<_>>]| NodeMatrix {
         initiators: initiators.to_vec(),
         targets: targets.to_vec(),

@@ -3,14 +3,14 @@
 //! events as they happen. It reads nothing that takes allocator locks (no
 //! /proc/slabinfo), bounds its sample count, and measures its own cost.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::memwatch::{machine_counters, machine_row, node_samples, rows, EventTracker, Sample};
 use numasleuth_kernel::procfs::{settings, zoneinfo};
-use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
+use numasleuth_kernel::sysfs::node;
 use numasleuth_kernel::{pages, ReadError, Root};
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
@@ -45,7 +45,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     }
     let start = Instant::now();
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
-    let page_bytes = base_page_bytes(root);
+    let page_bytes = pages::base_page_bytes(root);
     let mut out = Stream::new(root, &outputs);
     out.text(&header(previous.nodes.len(), args.interval, args.duration, page_bytes))?;
     out.sampled(&previous);
@@ -157,40 +157,17 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// Pages in the samples are the kernel's base pages; a capture is read as
-/// 4 KiB pages (x86-64, arm64 default).
-pub fn base_page_bytes(root: &Root) -> u64 {
-    if root.is_live() {
-        pages::page_size_bytes()
-    } else {
-        4096
-    }
-}
-
 /// One memwatch sample: zoneinfo, each node's numastat and vmstat, and
 /// /proc/vmstat. Only cheap files; never /proc/slabinfo.
 pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
     let zones = zoneinfo::read(root)?;
-    let mut numastat = BTreeMap::new();
-    let mut node_vmstat = BTreeMap::new();
-    for node in zones.iter().map(|z| z.node).collect::<std::collections::BTreeSet<_>>() {
-        for (file, into) in [("numastat", &mut numastat), ("vmstat", &mut node_vmstat)] {
-            let path = format!("{NODE_DIR}/node{node}/{file}");
-            if let Some(text) = root.read_optional(&path)? {
-                into.insert(
-                    node,
-                    parse_counters(&text).map_err(|e| ReadError::malformed(&path, e.0))?,
-                );
-            }
-        }
-    }
-    let zone_reclaim_mode = root
-        .read_optional("proc/sys/vm/zone_reclaim_mode")?
-        .and_then(|t| t.trim().parse().ok());
+    let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
+    let numastat = node::read_counters(root, nodes.iter().copied(), "numastat")?;
+    let node_vmstat = node::read_counters(root, nodes, "vmstat")?;
     Ok(Sample {
         t_s,
         nodes: node_samples(&zones, &numastat, &node_vmstat),
         machine: machine_counters(&settings::read_vmstat(root)?),
-        zone_reclaim_mode,
+        zone_reclaim_mode: settings::read_zone_reclaim_mode(root)?,
     })
 }

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use numasleuth_analyze::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
-use numasleuth_kernel::procfs::task;
+use numasleuth_kernel::procfs::{settings, task};
 use numasleuth_kernel::{ReadError, Root};
 use numasleuth_probe::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
 
@@ -60,14 +60,6 @@ pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
     })
 }
 
-fn paranoid(root: &Root) -> Option<i32> {
-    root.read("proc/sys/kernel/perf_event_paranoid")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
-}
-
 /// Watches moves for `duration` with the tracepoint, or says why not.
 pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Result<Collected, String> {
     let (id, layout) = find_tracepoint(root)?;
@@ -76,7 +68,7 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
             "perf refused the system-wide tracepoint ({e}): kernel.perf_event_paranoid is {} \
              (/proc/sys/kernel/perf_event_paranoid); it needs root/CAP_PERFMON or \
              `sysctl kernel.perf_event_paranoid=-1`",
-            paranoid(root).map_or("unknown".into(), |p| p.to_string())
+            settings::perf_event_paranoid(root).map_or("unknown".into(), |p| p.to_string())
         ),
         _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
     })?;
@@ -255,18 +247,15 @@ pub fn numa_tasks(root: &Root, pid: u32) -> (Vec<TaskNuma>, Option<u64>) {
 
 /// System-wide pages migrated (`--all`), from /proc/vmstat.
 pub fn vmstat_pages_migrated(root: &Root) -> Option<u64> {
-    let text = root.read("proc/vmstat").ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("numa_pages_migrated "))
-        .and_then(|v| v.trim().parse().ok())
+    settings::read_vmstat(root).ok()?.get("numa_pages_migrated").copied()
 }
 
 /// The state before, completed after the observation.
 pub fn numa_balancing(root: &Root, scope: Scope, before: Option<u64>) -> NumaBalancing {
-    let mode = root
-        .read("proc/sys/kernel/numa_balancing")
+    let mode = settings::read_numa_balancing(root)
         .ok()
-        .and_then(|t| t.trim().parse().ok());
+        .flatten()
+        .and_then(|m| u32::try_from(m).ok());
     let (tasks, after) = match scope {
         Scope::Process(pid) => numa_tasks(root, pid),
         Scope::All => (Vec::new(), vmstat_pages_migrated(root)),

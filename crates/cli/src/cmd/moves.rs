@@ -11,12 +11,13 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::page_move::{self, MovePlan};
+use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, VmaPages};
 use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
-use numasleuth_report::move_json::{self, AppliedJson, VmaJson};
+use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, VmaJson};
 use numasleuth_report::{format, move_text};
 
 use super::page_targets::{mapped, residencies, targets, Asked};
@@ -29,7 +30,7 @@ fn reveal_and_replan(
     root: &Root,
     args: &MoveArgs,
     addresses: &[u64],
-    mapped: &[Range<u64>],
+    mapped: &[VmaPages],
     plan: MovePlan,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<MovePlan> {
@@ -61,12 +62,14 @@ fn reveal_and_replan(
     }
 }
 
-fn on_node(vmas: &[VmaJson], node: u32) -> i64 {
-    let key = node.to_string();
+fn vma_json(vmas: &[VmaPages]) -> Vec<VmaJson> {
     vmas.iter()
-        .filter_map(|v| v.pages_by_node.get(&key))
-        .map(|&c| c as i64)
-        .sum()
+        .map(|v| VmaJson {
+            start: format!("{:#x}", v.span.start),
+            end: format!("{:#x}", v.span.end),
+            pages_by_node: v.pages_by_node.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
+        })
+        .collect()
 }
 
 fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
@@ -120,11 +123,11 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
     let addresses = page_move::pages_of(&found.parts, page_bytes);
     let before = found.vmas;
     let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
-    let states = residencies(root, pid, &addresses, &found.spans, &mut notes)?;
+    let states = residencies(root, pid, &addresses, &before, &mut notes)?;
     let mut plan = page_move::plan(&addresses, &states, args.to_node, page_bytes);
     if plan.pages_hinting() > 0 {
         if args.apply {
-            plan = reveal_and_replan(root, args, &addresses, &found.spans, plan, &mut notes)?;
+            plan = reveal_and_replan(root, args, &addresses, &before, plan, &mut notes)?;
         } else {
             notes.push(format!(
                 "{} resident page(s) are between NUMA-balancing hinting faults: move_pages can neither see nor move \
@@ -134,65 +137,113 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             ));
         }
     }
-    let asked_bytes = ranges
-        .iter()
-        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
-    if asked_bytes > found.mapped_bytes {
-        notes.push(format!(
-            "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",
-            format::bytes(asked_bytes - found.mapped_bytes)
-        ));
-    }
-    if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
-        notes.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
-    }
-    if root
-        .read("proc/sys/kernel/numa_balancing")
-        .is_ok_and(|v| v.trim() != "0")
-        && topology.nodes.len() > 1
-    {
-        notes.push(
-            "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
-                .into(),
-        );
-    }
+    notes.extend(situation_notes(
+        root,
+        args,
+        &plan,
+        &ranges,
+        found.mapped_bytes,
+        topology.nodes.len(),
+    ));
     let mut doc = move_json::plan(
         pid,
         &stat.comm,
         &target_node,
         targets.into_iter().map(|(t, _)| t).collect(),
         &plan,
-        before.clone(),
+        vma_json(&before),
         notes,
     );
     if args.apply && plan.pages_to_move() > 0 {
-        let path = args.journal.clone().unwrap_or_else(|| default_journal(pid));
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs());
-        let mut journal = Journal::pages(MachineIdentity::read(root), now, page_moves(&plan, pid, start_time));
-        let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
-        let outcome = apply_pages(root, &mut journal, &path, &key)
-            .with_context(|| format!("cannot move the pages of process {pid}"))?;
-        let after = mapped(root, pid, &ranges, page_bytes)?.vmas;
-        let gained = on_node(&after, args.to_node) - on_node(&before, args.to_node);
-        if let Some(why) = &outcome.reveal_failed {
-            doc.notes.push(why.clone());
-        }
-        let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
-        doc.numa_maps_after = Some(after);
-        doc.applied = Some(AppliedJson {
-            journal: path.display().to_string(),
-            attempted: outcome.attempted,
-            verified: outcome.verified,
-            not_moved: move_json::state_runs(&not_moved, page_bytes),
-            revealed: outcome.revealed,
-            numa_maps_gained: gained,
-            numa_maps_agrees: gained >= outcome.verified as i64,
-        });
+        let applied = Applied {
+            plan: &plan,
+            before: &before,
+            ranges: &ranges,
+            start_time,
+        };
+        apply(root, args, &applied, &mut doc)?;
     }
     let report = TextJson::new(&doc, |_| move_text::render(&doc));
     super::output::emit(root, &outputs, &report)?;
+    refuse_leftovers(&doc, &plan, args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the user should know beside the plan: asked memory that is not
+/// mapped, an `--apply` with nothing to do, and AutoNUMA that may undo it.
+fn situation_notes(
+    root: &Root,
+    args: &MoveArgs,
+    plan: &MovePlan,
+    ranges: &[Range<u64>],
+    mapped_bytes: u64,
+    nodes: usize,
+) -> Vec<String> {
+    let pid = args.pid();
+    let mut out = Vec::new();
+    let asked_bytes = ranges
+        .iter()
+        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
+    if asked_bytes > mapped_bytes {
+        out.push(format!(
+            "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",
+            format::bytes(asked_bytes - mapped_bytes)
+        ));
+    }
+    if args.apply && plan.pages_to_move() == 0 && plan.pages_hinting() == 0 {
+        out.push("--apply: nothing to move, so nothing was changed and no journal was written".into());
+    }
+    if settings::numa_balancing_on(root) && nodes > 1 {
+        out.push(
+            "kernel.numa_balancing is on: AutoNUMA may move these pages again, towards the threads that touch them"
+                .into(),
+        );
+    }
+    out
+}
+
+/// What `apply` needs of the plan made before it.
+struct Applied<'a> {
+    plan: &'a MovePlan,
+    before: &'a [VmaPages],
+    ranges: &'a [Range<u64>],
+    start_time: u64,
+}
+
+/// Moves the plan's pages through a sealed journal, then records both
+/// verifications (move_pages and numa_maps) in `doc`.
+fn apply(root: &Root, args: &MoveArgs, a: &Applied<'_>, doc: &mut MoveDocument) -> anyhow::Result<()> {
+    let pid = args.pid();
+    let page_bytes = a.plan.page_bytes;
+    let path = args.journal.clone().unwrap_or_else(|| default_journal(pid));
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let mut journal = Journal::pages(MachineIdentity::read(root), now, page_moves(a.plan, pid, a.start_time));
+    let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
+    let outcome = apply_pages(root, &mut journal, &path, &key)
+        .with_context(|| format!("cannot move the pages of process {pid}"))?;
+    let after = mapped(root, pid, a.ranges, page_bytes)?.vmas;
+    let check = numa_maps_check(a.before, &after, args.to_node, outcome.verified);
+    if let Some(why) = &outcome.reveal_failed {
+        doc.notes.push(why.clone());
+    }
+    let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
+    doc.numa_maps_after = Some(vma_json(&after));
+    doc.applied = Some(AppliedJson {
+        journal: path.display().to_string(),
+        attempted: outcome.attempted,
+        verified: outcome.verified,
+        not_moved: move_json::state_runs(&not_moved, page_bytes),
+        revealed: outcome.revealed,
+        numa_maps_gained: check.gained,
+        numa_maps_agrees: check.agrees,
+    });
+    Ok(())
+}
+
+/// An error (after the report is printed) when `--apply` left pages behind.
+fn refuse_leftovers(doc: &MoveDocument, plan: &MovePlan, args: &MoveArgs) -> anyhow::Result<()> {
     if let Some(applied) = &doc.applied {
         if applied.verified < applied.attempted {
             bail!(
@@ -211,7 +262,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
             plan.pages_hinting()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn default_journal(pid: u32) -> PathBuf {

@@ -3,7 +3,7 @@
 //! background thread that samples on a schedule while a probe runs. Only
 //! cheap files are read: never /proc/slabinfo, which takes allocator locks.
 
-use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use numasleuth_analyze::node_signals::{events, nodes_from_zones, reclaim_counters, SignalEvent, Signals};
 use numasleuth_kernel::procfs::{settings, zoneinfo};
-use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
+use numasleuth_kernel::sysfs::node;
 use numasleuth_kernel::{ReadError, Root};
 
 /// Events kept at most over one run; later ones are counted, not kept.
@@ -19,16 +19,8 @@ pub const MAX_EVENTS: usize = 50_000;
 
 pub fn sample(root: &Root, t_s: f64) -> Result<Signals, ReadError> {
     let zones = zoneinfo::read(root)?;
-    let mut numastat = BTreeMap::new();
-    for node in zones.iter().map(|z| z.node).collect::<std::collections::BTreeSet<_>>() {
-        let path = format!("{NODE_DIR}/node{node}/numastat");
-        if let Some(text) = root.read_optional(&path)? {
-            numastat.insert(
-                node,
-                parse_counters(&text).map_err(|e| ReadError::malformed(&path, e.0))?,
-            );
-        }
-    }
+    let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
+    let numastat = node::read_counters(root, nodes, "numastat")?;
     let (pgscan_kswapd, pgscan_direct, allocstall) = reclaim_counters(&settings::read_vmstat(root)?);
     Ok(Signals {
         t_s,

@@ -5,13 +5,13 @@
 use std::ops::Range;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::page_move;
+use numasleuth_analyze::page_move::{self, VmaPages};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::for_each_vma;
 use numasleuth_kernel::Root;
 use numasleuth_report::format;
-use numasleuth_report::move_json::{TargetJson, VmaJson};
+use numasleuth_report::move_json::TargetJson;
 use numasleuth_symbols::ProcessObjects;
 
 /// What to move, as typed: one of range, symbol, section (default .bss).
@@ -84,11 +84,9 @@ pub struct Mapped {
     pub pages: u64,
     pub mapped_bytes: u64,
     pub mappings: u64,
-    /// numa_maps of every mapping touched.
-    pub vmas: Vec<VmaJson>,
-    /// The address ranges of those mappings: an address outside them is
-    /// unmapped, inside them it is at most not yet touched.
-    pub spans: Vec<Range<u64>>,
+    /// numa_maps of every mapping touched: an address outside their spans
+    /// is unmapped, inside them it is at most not yet touched.
+    pub vmas: Vec<VmaPages>,
 }
 
 pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
@@ -110,16 +108,8 @@ pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> 
         }
         found.mappings += 1;
         if found.mappings <= MAX_MAPPINGS {
-            let pages_by_node = vma
-                .numa
-                .map(|n| n.pages_by_node.iter().map(|(k, v)| (k.to_string(), *v)).collect())
-                .unwrap_or_default();
-            found.vmas.push(VmaJson {
-                start: format!("{:#x}", span.start),
-                end: format!("{:#x}", span.end),
-                pages_by_node,
-            });
-            found.spans.push(span);
+            let pages_by_node = vma.numa.map(|n| n.pages_by_node.clone()).unwrap_or_default();
+            found.vmas.push(VmaPages { span, pages_by_node });
         }
     })?;
     if found.pages > page_move::MAX_PAGES {
@@ -150,7 +140,7 @@ pub fn residencies(
     root: &Root,
     pid: u32,
     addresses: &[u64],
-    mapped: &[Range<u64>],
+    mapped: &[VmaPages],
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Residency>> {
     let statuses = pages::query(pid, addresses).context("where the pages are now")?;
@@ -172,7 +162,7 @@ pub fn residencies(
         .zip(statuses)
         .enumerate()
         .map(|(i, (a, status))| {
-            let inside = mapped.iter().any(|r| r.contains(a));
+            let inside = mapped.iter().any(|v| v.span.contains(a));
             pages::residency(status, entries.as_ref().map(|e| e[i]), inside)
         })
         .collect())

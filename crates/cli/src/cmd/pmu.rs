@@ -33,10 +33,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         EventsArg::List(names) => Selection::List(names.clone()),
     };
     let plan = plan(&readings, &selection).map_err(anyhow::Error::msg)?;
-    let paranoid = root
-        .read("proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok());
+    let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let target = match (args.pid, args.duration) {
         (Some(pid), Some(duration)) => Target::Pid { pid, duration },
         _ if !args.command.is_empty() => Target::Command {

@@ -45,53 +45,18 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     let topology = super::topology(root)?;
     let allowed = allowed_cpus().context("cannot read which CPUs this process may use")?;
     let start_cpus = resolve_start_cpus(&args.start_cpus, &allowed, &topology)?;
-    let matches = |line: &str| pattern.as_ref().is_some_and(|p| p.matches(line));
-    let (program, rest) = args.command.split_first().context("no command given after --")?;
-    let rest: Vec<&OsStr> = rest.iter().map(|a| a.as_os_str()).collect();
     let command: Vec<String> = args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    let mut rows = Vec::new();
-    let mut program_path = None;
-    let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
-    for index in 0..args.runs as usize {
-        let cpu = start_cpus[index % start_cpus.len()];
-        let node = node_of(&topology, cpu);
-        eprintln!(
-            "numasleuth: run {}/{} on CPU {cpu} (node {})…",
-            index + 1,
-            args.runs,
-            node.map_or("?".into(), |n| n.to_string())
-        );
-        let spec = RunSpec {
-            program,
-            args: &rest,
-            start_cpu: cpu,
-            release: args.release_after.map(|d| (d, allowed.as_slice())),
-            settle: args.settle,
-            matches: &matches,
-            timeout: args.timeout,
-        };
-        let record = run_once(&spec, |pid| sample(root, pid, &topology))?;
-        if record.timed_out {
-            bail!(
-                "run {index} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
-                args.runs,
-                args.timeout.map_or(0, |t| t.as_millis())
-            );
-        }
-        if args.verbose {
-            for line in &record.output.tail {
-                eprintln!("  run {index} | {line}");
-            }
-        }
-        let metric = metric_of(&record, pattern.as_ref(), index, args.runs)?;
-        if let Some(Ok(p)) = &record.sample {
-            program_path = program_path.or(p.program.clone());
-        }
-        if let Err(why) = &record.cpu_migrations {
-            *perf_refusals.entry(why.clone()).or_default() += 1;
-        }
-        rows.push(row(index, node, metric, record));
-    }
+    let setup = Setup {
+        topology: &topology,
+        allowed: &allowed,
+        start_cpus: &start_cpus,
+        pattern: pattern.as_ref(),
+    };
+    let Done {
+        rows,
+        program_path,
+        perf_refusals,
+    } = run_all(root, args, &setup)?;
     let lower_is_better = pattern.is_none() || args.lower_is_better;
     let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
     let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
@@ -120,6 +85,77 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     };
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What every run needs from the setup.
+struct Setup<'a> {
+    topology: &'a Topology,
+    allowed: &'a [u32],
+    start_cpus: &'a [u32],
+    pattern: Option<&'a MetricPattern>,
+}
+
+/// Every run's row, the program's path once seen, and why perf could not
+/// count CPU migrations (with how many runs each reason hit).
+struct Done {
+    rows: Vec<RunRow>,
+    program_path: Option<String>,
+    perf_refusals: BTreeMap<String, usize>,
+}
+
+/// Runs the command `--runs` times, each started on the next start CPU.
+fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Done> {
+    let matches = |line: &str| setup.pattern.is_some_and(|p| p.matches(line));
+    let (program, rest) = args.command.split_first().context("no command given after --")?;
+    let rest: Vec<&OsStr> = rest.iter().map(|a| a.as_os_str()).collect();
+    let mut rows = Vec::new();
+    let mut program_path = None;
+    let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
+    for index in 0..args.runs as usize {
+        let cpu = setup.start_cpus[index % setup.start_cpus.len()];
+        let node = node_of(setup.topology, cpu);
+        eprintln!(
+            "numasleuth: run {}/{} on CPU {cpu} (node {})…",
+            index + 1,
+            args.runs,
+            node.map_or("?".into(), |n| n.to_string())
+        );
+        let spec = RunSpec {
+            program,
+            args: &rest,
+            start_cpu: cpu,
+            release: args.release_after.map(|d| (d, setup.allowed)),
+            settle: args.settle,
+            matches: &matches,
+            timeout: args.timeout,
+        };
+        let record = run_once(&spec, |pid| sample(root, pid, setup.topology))?;
+        if record.timed_out {
+            bail!(
+                "run {index} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
+                args.runs,
+                args.timeout.map_or(0, |t| t.as_millis())
+            );
+        }
+        if args.verbose {
+            for line in &record.output.tail {
+                eprintln!("  run {index} | {line}");
+            }
+        }
+        let metric = metric_of(&record, setup.pattern, index, args.runs)?;
+        if let Some(Ok(p)) = &record.sample {
+            program_path = program_path.or(p.program.clone());
+        }
+        if let Err(why) = &record.cpu_migrations {
+            *perf_refusals.entry(why.clone()).or_default() += 1;
+        }
+        rows.push(row(index, node, metric, record));
+    }
+    Ok(Done {
+        rows,
+        program_path,
+        perf_refusals,
+    })
 }
 
 fn node_of(topology: &Topology, cpu: u32) -> Option<u32> {

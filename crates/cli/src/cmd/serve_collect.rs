@@ -12,7 +12,7 @@ use numasleuth_analyze::doctor::diagnose;
 use numasleuth_analyze::irq::audit;
 use numasleuth_analyze::memwatch::machine_counters;
 use numasleuth_kernel::procfs::{meminfo, settings, zoneinfo};
-use numasleuth_kernel::sysfs::node::{parse_counters, NODE_DIR};
+use numasleuth_kernel::sysfs::node::{self, NODE_DIR};
 use numasleuth_kernel::Root;
 use numasleuth_report::openmetrics::{encode_text, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark};
 
@@ -35,7 +35,7 @@ pub struct Collector {
 
 impl Collector {
     pub fn new(root: Root, pids: Vec<u32>) -> Self {
-        let base_page_bytes = super::memwatch::base_page_bytes(&root);
+        let base_page_bytes = numasleuth_kernel::pages::base_page_bytes(&root);
         Collector {
             root,
             pids,
@@ -162,15 +162,14 @@ impl Collector {
             }
             Err(_) => errors.push((format!("node{node}/meminfo"), 1)),
         }
-        let path = format!("{NODE_DIR}/node{node}/numastat");
-        match self.root.read_optional(&path).map(|t| t.map(|t| parse_counters(&t))) {
-            Ok(Some(Ok(counters))) => {
+        match node::read_counters(&self.root, [node], "numastat") {
+            Ok(mut nodes) => {
+                let counters = nodes.remove(&node).unwrap_or_default();
                 m.numa_hit = counters.get("numa_hit").copied();
                 m.numa_miss = counters.get("numa_miss").copied();
                 m.numa_foreign = counters.get("numa_foreign").copied();
             }
-            Ok(None) => {}
-            _ => errors.push((format!("node{node}/numastat"), 1)),
+            Err(_) => errors.push((format!("node{node}/numastat"), 1)),
         }
         m
     }

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use numasleuth_analyze::node_signals::Signals;
+use numasleuth_analyze::rates::{cpu_util_percent, per_sec};
 use numasleuth_kernel::procfs::stat::{self, CpuTicks};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::Topology;
@@ -37,25 +38,6 @@ pub struct Frame {
     pub allocstall_per_sec: Option<f64>,
     pub procs: Vec<ProcRow>,
     pub notes: Vec<String>,
-}
-
-/// Busy share of the CPUs in `cpus` between two readings; `None` when no
-/// tick passed (or none of the CPUs has a line, e.g. all offline).
-pub fn cpu_util_percent(before: &BTreeMap<u32, CpuTicks>, now: &BTreeMap<u32, CpuTicks>, cpus: &IdList) -> Option<f64> {
-    let (mut busy, mut total) = (0u64, 0u64);
-    for cpu in cpus.iter() {
-        let (Some(a), Some(b)) = (before.get(&cpu), now.get(&cpu)) else {
-            continue;
-        };
-        let db = b.busy.saturating_sub(a.busy);
-        busy = busy.saturating_add(db);
-        total = total.saturating_add(db).saturating_add(b.idle.saturating_sub(a.idle));
-    }
-    (total > 0).then(|| busy as f64 / total as f64 * 100.0)
-}
-
-fn per_sec(now: Option<u64>, before: Option<u64>, dt_s: f64) -> Option<f64> {
-    Some(now?.saturating_sub(before?) as f64 / dt_s)
 }
 
 pub struct Collector {
@@ -130,28 +112,5 @@ impl Collector {
         frame.notes.extend(notes);
         self.previous = Some((now, ticks, signals));
         frame
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ticks(list: &[(u32, u64, u64)]) -> BTreeMap<u32, CpuTicks> {
-        list.iter()
-            .map(|&(cpu, busy, idle)| (cpu, CpuTicks { busy, idle }))
-            .collect()
-    }
-
-    #[test]
-    fn utilisation_is_over_the_nodes_cpus_only() {
-        let before = ticks(&[(0, 100, 100), (1, 100, 100), (2, 0, 0)]);
-        let now = ticks(&[(0, 150, 150), (1, 200, 100), (2, 1000, 0)]);
-        let node0 = IdList::parse("0-1").unwrap();
-        assert_eq!(cpu_util_percent(&before, &now, &node0), Some(75.0));
-        assert_eq!(cpu_util_percent(&before, &before, &node0), None);
-        assert_eq!(cpu_util_percent(&before, &now, &IdList::parse("7").unwrap()), None);
-        // Counters that went backwards (a CPU re-onlined) count as no time.
-        assert_eq!(cpu_util_percent(&now, &before, &node0), None);
     }
 }

@@ -9,8 +9,8 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use numasleuth_kernel::procfs::numa_maps;
-use numasleuth_kernel::procfs::process::LineStream;
+use numasleuth_analyze::migrations::refresh::{moves_between, remote_bytes};
+use numasleuth_kernel::procfs::process::resident_bytes_by_node;
 use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::Root;
 
@@ -61,52 +61,6 @@ pub fn thread_cpus(root: &Root, pid: u32, budget: &mut usize) -> Option<Vec<(u32
         }
     }
     Some(out)
-}
-
-/// Resident bytes per node from `/proc/PID/numa_maps`; `None` when it
-/// cannot be read (exited, no permission, kernel without NUMA).
-pub fn bytes_by_node(root: &Root, pid: u32) -> Option<BTreeMap<u32, u64>> {
-    let mut stream = LineStream::open(root, &format!("proc/{pid}/numa_maps")).ok()?;
-    let mut by_node = BTreeMap::new();
-    for _ in 0..MAX_NUMA_LINES {
-        let Ok(Some(line)) = stream.next_line() else { break };
-        let Ok(entry) = numa_maps::parse_line(line) else {
-            continue;
-        };
-        let page_bytes = entry.page_size_bytes();
-        for (node, pages) in &entry.pages_by_node {
-            let total: &mut u64 = by_node.entry(*node).or_default();
-            *total = total.saturating_add(pages.saturating_mul(page_bytes));
-        }
-    }
-    Some(by_node)
-}
-
-pub fn remote_bytes(by_node: &BTreeMap<u32, u64>, thread_nodes: &BTreeSet<u32>) -> Option<u64> {
-    if thread_nodes.is_empty() {
-        return None;
-    }
-    Some(
-        by_node
-            .iter()
-            .filter(|(node, _)| !thread_nodes.contains(node))
-            .fold(0u64, |sum, (_, b)| sum.saturating_add(*b)),
-    )
-}
-
-/// Threads that moved: `(cpu moves, node moves)` between two readings.
-pub fn moves(before: &HashMap<u32, u32>, now: &[(u32, u32)], cpu_node: &BTreeMap<u32, u32>) -> (u64, u64) {
-    let (mut cpu, mut node) = (0, 0);
-    for (tid, cpu_now) in now {
-        let Some(cpu_then) = before.get(tid) else { continue };
-        if cpu_then != cpu_now {
-            cpu += 1;
-            if cpu_node.get(cpu_then) != cpu_node.get(cpu_now) {
-                node += 1;
-            }
-        }
-    }
-    (cpu, node)
 }
 
 struct Known {
@@ -186,7 +140,7 @@ impl ProcessScan {
                 memory_read_at: 0,
             };
         }
-        let (cpu_moves, node_moves) = moves(&known.cpus, &cpus, cpu_node);
+        let (cpu_moves, node_moves) = moves_between(&known.cpus, &cpus, cpu_node);
         known.cpus = cpus.iter().copied().collect();
         let thread_nodes = cpus.iter().filter_map(|(_, cpu)| cpu_node.get(cpu).copied()).collect();
         Some(ProcRow {
@@ -212,7 +166,7 @@ impl ProcessScan {
         for row in rows.iter_mut() {
             if let Some(known) = self.known.get_mut(&row.pid) {
                 if due.contains(&row.pid) {
-                    known.bytes_by_node = bytes_by_node(root, row.pid);
+                    known.bytes_by_node = resident_bytes_by_node(root, row.pid, MAX_NUMA_LINES);
                     known.memory_read_at = self.refreshes;
                 }
                 row.bytes_by_node = known.bytes_by_node.clone();
@@ -228,24 +182,6 @@ impl ProcessScan {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn moves_count_cpu_and_node_changes_of_threads_seen_twice() {
-        let cpu_node: BTreeMap<u32, u32> = [(0, 0), (1, 0), (2, 1), (3, 1)].into_iter().collect();
-        let before: HashMap<u32, u32> = [(10, 0), (11, 1), (12, 2)].into_iter().collect();
-        // 10 stays, 11 moves within node 0, 12 moves to node 0, 13 is new.
-        let now = [(10, 0), (11, 0), (12, 1), (13, 3)];
-        assert_eq!(moves(&before, &now, &cpu_node), (2, 1));
-        assert_eq!(moves(&HashMap::new(), &now, &cpu_node), (0, 0));
-    }
-
-    #[test]
-    fn remote_is_memory_where_no_thread_runs() {
-        let by_node: BTreeMap<u32, u64> = [(0, 4096), (1, 8192), (2, u64::MAX)].into_iter().collect();
-        assert_eq!(remote_bytes(&by_node, &[0].into_iter().collect()), Some(u64::MAX));
-        assert_eq!(remote_bytes(&by_node, &[0, 2].into_iter().collect()), Some(8192));
-        assert_eq!(remote_bytes(&by_node, &BTreeSet::new()), None);
-    }
 
     #[test]
     fn this_process_is_listed_with_its_threads_and_memory() {

@@ -98,10 +98,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let objects = ProcessObjects::load(root, pid).map_err(anyhow::Error::from);
     let target = resolve(&objects, args)?;
     let len_bytes = choose_len(target.address, target.size_bytes, args.len).map_err(anyhow::Error::msg)?;
-    let paranoid = root
-        .read("proc/sys/kernel/perf_event_paranoid")
-        .ok()
-        .and_then(|t| t.trim().parse().ok());
+    let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = WatchSpec {
         pid,
         address: target.address,

@@ -11,6 +11,7 @@
 //! joined on start address, so a process with millions of mappings costs
 //! one line of each in memory, never the whole text.
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 
@@ -321,6 +322,28 @@ impl LineStream {
         };
         Ok(Some(text.trim_end_matches(['\n', '\0'])))
     }
+}
+
+/// Resident bytes per node of process `pid`, summed over at most
+/// `max_lines` mappings of its numa_maps (huge pages counted at their
+/// size); `None` when the file cannot be opened (exited, no permission,
+/// kernel without NUMA). Malformed lines are skipped, a read error ends
+/// the sum: callers show this as a refreshing estimate.
+pub fn resident_bytes_by_node(root: &Root, pid: u32, max_lines: usize) -> Option<BTreeMap<u32, u64>> {
+    let mut stream = LineStream::open(root, &format!("proc/{pid}/numa_maps")).ok()?;
+    let mut by_node = BTreeMap::new();
+    for _ in 0..max_lines {
+        let Ok(Some(line)) = stream.next_line() else { break };
+        let Ok(entry) = numa_maps::parse_line(line) else {
+            continue;
+        };
+        let page_bytes = entry.page_size_bytes();
+        for (node, pages) in &entry.pages_by_node {
+            let total: &mut u64 = by_node.entry(*node).or_default();
+            *total = total.saturating_add(pages.saturating_mul(page_bytes));
+        }
+    }
+    Some(by_node)
 }
 
 #[cfg(test)]

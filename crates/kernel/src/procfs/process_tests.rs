@@ -213,3 +213,18 @@ fn malformed_numa_maps_names_the_file_and_stops_the_reader() {
     let err = for_each_vma(&root, 4242, |_| {}).unwrap_err();
     assert!(err.to_string().starts_with("/proc/4242/numa_maps: malformed"), "{err}");
 }
+
+#[test]
+fn resident_bytes_sum_each_node_at_its_page_size() {
+    let numa_maps = "7f00 default anon=3 N0=2 N1=1 kernelpagesize_kB=4\n\
+                     7f10 default huge N1=1 kernelpagesize_kB=2048\n\
+                     not a numa_maps line at all\n\
+                     7f20 default anon=1 N0=1 kernelpagesize_kB=4\n";
+    let (_dir, root) = tree(&[("proc/4242/numa_maps", numa_maps)]);
+    let by_node = resident_bytes_by_node(&root, 4242, 100).unwrap();
+    assert_eq!(by_node, [(0, 3 * 4096), (1, 4096 + (2 << 20))].into_iter().collect());
+    // The line cap: only the first mapping.
+    let first = resident_bytes_by_node(&root, 4242, 1).unwrap();
+    assert_eq!(first, [(0, 2 * 4096), (1, 4096)].into_iter().collect());
+    assert_eq!(resident_bytes_by_node(&root, 4243, 100), None);
+}

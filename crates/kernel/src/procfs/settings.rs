@@ -77,6 +77,35 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Settings {
     }
 }
 
+/// `vm.zone_reclaim_mode` alone, for samplers that read it every tick;
+/// `None` on a kernel without it.
+pub fn read_zone_reclaim_mode(root: &Root) -> Result<Option<u64>, ReadError> {
+    read::number(root, "proc/sys/vm/zone_reclaim_mode")
+}
+
+/// `kernel.numa_balancing` (AutoNUMA's mode: 0 off, 1 on, 2 tiering);
+/// `None` on a kernel without it.
+pub fn read_numa_balancing(root: &Root) -> Result<Option<u64>, ReadError> {
+    read::number(root, "proc/sys/kernel/numa_balancing")
+}
+
+/// Whether AutoNUMA is on; `false` when the kernel has no such knob or it
+/// cannot be read.
+pub fn numa_balancing_on(root: &Root) -> bool {
+    matches!(read_numa_balancing(root), Ok(Some(mode)) if mode != 0)
+}
+
+/// `kernel.perf_event_paranoid` (-1 to 4; it decides which perf events an
+/// unprivileged user may open); `None` when absent or unreadable, as the
+/// callers only quote it in an explanation.
+pub fn perf_event_paranoid(root: &Root) -> Option<i32> {
+    root.read("proc/sys/kernel/perf_event_paranoid")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
 /// All of `/proc/vmstat`; callers pick the reclaim, compaction, `numa_*`,
 /// `pgmigrate*` and `numa_hint*` counters they need.
 pub fn read_vmstat(root: &Root) -> Result<BTreeMap<String, u64>, ReadError> {
@@ -114,6 +143,27 @@ mod tests {
             "madvise"
         );
         assert!(parse_choice("always madvise never").is_err());
+    }
+
+    #[test]
+    fn per_tick_knobs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::directory(dir.path()).unwrap();
+        assert_eq!(read_zone_reclaim_mode(&root).unwrap(), None);
+        assert!(!numa_balancing_on(&root));
+        std::fs::create_dir_all(dir.path().join("proc/sys/vm")).unwrap();
+        std::fs::create_dir_all(dir.path().join("proc/sys/kernel")).unwrap();
+        std::fs::write(dir.path().join("proc/sys/vm/zone_reclaim_mode"), "1\n").unwrap();
+        std::fs::write(dir.path().join("proc/sys/kernel/numa_balancing"), "2\n").unwrap();
+        assert_eq!(read_zone_reclaim_mode(&root).unwrap(), Some(1));
+        assert!(numa_balancing_on(&root));
+        std::fs::write(dir.path().join("proc/sys/kernel/numa_balancing"), "0\n").unwrap();
+        assert!(!numa_balancing_on(&root));
+        std::fs::write(dir.path().join("proc/sys/vm/zone_reclaim_mode"), "on\n").unwrap();
+        assert!(read_zone_reclaim_mode(&root).is_err());
+        assert_eq!(perf_event_paranoid(&root), None);
+        std::fs::write(dir.path().join("proc/sys/kernel/perf_event_paranoid"), "-1\n").unwrap();
+        assert_eq!(perf_event_paranoid(&root), Some(-1));
     }
 
     #[test]

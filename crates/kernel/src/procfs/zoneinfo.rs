@@ -48,18 +48,7 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
         let line = raw.trim();
         let at = |message: String| ParseError::new(format!("line {}: {message}", index + 1));
         if let Some(rest) = line.strip_prefix("Node ") {
-            let (node, zone) = rest
-                .split_once(", zone")
-                .ok_or_else(|| at(format!("`{}` is not `Node N, zone NAME`", quote(line))))?;
-            let node = node
-                .trim()
-                .parse()
-                .map_err(|_| at(format!("`{}` is not a node", quote(node))))?;
-            zones.push(Zone {
-                node,
-                name: zone.trim().to_string(),
-                ..Zone::default()
-            });
+            zones.push(header(rest).map_err(|e| at(e.0))?);
             in_zone_body = false;
             continue;
         }
@@ -75,16 +64,7 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
             continue;
         }
         if let Some(rest) = line.strip_prefix("protection:") {
-            zone.protection_pages = rest
-                .trim()
-                .trim_matches(|c| c == '(' || c == ')')
-                .split(',')
-                .map(|v| {
-                    v.trim()
-                        .parse()
-                        .map_err(|_| at(format!("`{}` in protection is not a number", quote(v))))
-                })
-                .collect::<Result<_, _>>()?;
+            zone.protection_pages = protection(rest).map_err(|e| at(e.0))?;
             continue;
         }
         if !in_zone_body {
@@ -120,6 +100,35 @@ pub fn parse(text: &str) -> Result<Vec<Zone>, ParseError> {
         return Err(ParseError::new("no zones"));
     }
     Ok(zones)
+}
+
+/// `Node N, zone NAME` after its `Node `: a new zone.
+fn header(rest: &str) -> Result<Zone, ParseError> {
+    let (node, zone) = rest
+        .split_once(", zone")
+        .ok_or_else(|| ParseError::new(format!("`Node {}` is not `Node N, zone NAME`", quote(rest))))?;
+    let node = node
+        .trim()
+        .parse()
+        .map_err(|_| ParseError::new(format!("`{}` is not a node", quote(node))))?;
+    Ok(Zone {
+        node,
+        name: zone.trim().to_string(),
+        ..Zone::default()
+    })
+}
+
+/// `(0, 1234, 5678)` after `protection:`: the lowmem reserve per zone.
+fn protection(rest: &str) -> Result<Vec<u64>, ParseError> {
+    rest.trim()
+        .trim_matches(|c| c == '(' || c == ')')
+        .split(',')
+        .map(|v| {
+            v.trim()
+                .parse()
+                .map_err(|_| ParseError::new(format!("`{}` in protection is not a number", quote(v))))
+        })
+        .collect()
 }
 
 fn number(text: &str) -> Option<u64> {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::cpulist::{IdList, MAX_NODE_IDS};
-use crate::error::{quote, ParseError};
+use crate::error::{quote, ParseError, ReadError};
 use crate::procfs::meminfo::{self, Meminfo};
 use crate::read;
 use crate::root::Root;
@@ -91,6 +91,23 @@ pub fn parse_counters(text: &str) -> Result<BTreeMap<String, u64>, ParseError> {
         }
     }
     Ok(counters)
+}
+
+/// Each listed node's `numastat` or `vmstat` (`file`) counters, keyed by
+/// node; a node without the file is left out (a kernel without NUMA has
+/// no node directory at all), a malformed one is an error naming it.
+pub fn read_counters(
+    root: &Root,
+    nodes: impl IntoIterator<Item = u32>,
+    file: &str,
+) -> Result<BTreeMap<u32, BTreeMap<String, u64>>, ReadError> {
+    let mut out = BTreeMap::new();
+    for node in nodes {
+        if let Some(counters) = read::parsed(root, &format!("{NODE_DIR}/node{node}/{file}"), parse_counters)? {
+            out.insert(node, counters);
+        }
+    }
+    Ok(out)
 }
 
 /// Node ids from directory names `node0`, `node12`, ….
@@ -215,6 +232,24 @@ mod tests {
         assert_eq!(counters.len(), 6);
         assert!(parse_counters("numa_hit\n").is_err());
         assert!(parse_counters("numa_hit 12 13\n").is_err());
+    }
+
+    #[test]
+    fn counters_of_each_node_that_has_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = |n: u32| dir.path().join(format!("{NODE_DIR}/node{n}"));
+        for n in [0, 1] {
+            std::fs::create_dir_all(node(n)).unwrap();
+        }
+        std::fs::write(node(0).join("numastat"), "numa_hit 5\nnuma_miss 2\n").unwrap();
+        std::fs::write(node(1).join("vmstat"), "nr_free_pages 7\n").unwrap();
+        let root = Root::directory(dir.path()).unwrap();
+        let numastat = read_counters(&root, [0, 1, 2], "numastat").unwrap();
+        assert_eq!(numastat.keys().copied().collect::<Vec<_>>(), vec![0]);
+        assert_eq!(numastat[&0]["numa_miss"], 2);
+        std::fs::write(node(1).join("numastat"), "numa_hit five\n").unwrap();
+        let err = read_counters(&root, [0, 1], "numastat").unwrap_err().to_string();
+        assert!(err.contains("node1/numastat"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,52 @@
+//! Reading the guests' `--json` documents, shared by the guest tests so
+//! each asks the same question the same way.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::check::Checks;
+
+/// `v[key]` as a slice; empty when absent or not an array (the check that
+/// needs it then fails on what it does not find).
+pub fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
+    v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// The finding with this id in a doctor or inspect document.
+pub fn finding<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
+    array(doc, "findings").iter().find(|f| f["id"] == id)
+}
+
+/// Pages of the guest victim's .bss (`/victim`) per node from `inspect
+/// --json`, summed over its mappings from `counts` (`pages_by_node`, or
+/// `counted_pages_by_node` for each page once), and how many of them are
+/// between hinting faults.
+pub fn victim_bss(inspect: &Value, counts: &str) -> (BTreeMap<String, u64>, u64) {
+    let mut nodes = BTreeMap::new();
+    let mut hinting = 0;
+    for m in array(inspect, "mappings") {
+        if m["section"] == ".bss" && m["object"] == "/victim" {
+            for (node, pages) in m[counts].as_object().into_iter().flatten() {
+                *nodes.entry(node.clone()).or_insert(0) += pages.as_u64().unwrap_or(0);
+            }
+            hinting += m["hinting_fault_pages"].as_u64().unwrap_or(0);
+        }
+    }
+    (nodes, hinting)
+}
+
+/// `move --apply`'s two verifications: every page attempted is on the
+/// target afterwards (move_pages), and numa_maps agrees.
+pub fn expect_move_verified(c: &mut Checks, applied: &Value) {
+    c.eq(
+        "move --apply verified all",
+        applied["verified"].clone(),
+        applied["attempted"].clone(),
+    );
+    c.eq(
+        "move --apply numa_maps agrees",
+        applied["numa_maps_agrees"].as_bool(),
+        Some(true),
+    );
+}
