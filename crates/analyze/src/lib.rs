@@ -3,6 +3,7 @@
 
 pub mod bisect;
 pub mod doctor;
+pub mod evidence;
 pub mod findings;
 pub mod hotlines;
 pub mod interconnect;

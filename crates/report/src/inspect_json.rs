@@ -1,4 +1,4 @@
-//! `inspect --json`, schema `numasleuth.inspect/1`.
+//! `inspect --json`, schema `numasleuth.inspect/2`.
 //!
 //! Kept names: `schema`, `pid`, `threads[]` (`tid`, `cpu`, `node`),
 //! `mappings[]` (`start`, `end` as hex strings, `kind`, `object`,
@@ -15,7 +15,7 @@ use numasleuth_model::process::{
 };
 use serde::Serialize;
 
-pub const SCHEMA: &str = "numasleuth.inspect/1";
+pub const SCHEMA: &str = "numasleuth.inspect/2";
 
 #[derive(Debug, Serialize)]
 pub struct InspectJson<'a> {

@@ -63,9 +63,9 @@ fn the_qumulo_case_is_flagged_with_what_was_measured_and_what_is_typical() {
         first.title,
         "remote read bandwidth from node 0 to node 1 is 13% of local"
     );
-    assert!(first.evidence[0].contains("6.0 GB/s"), "{:?}", first.evidence);
-    assert!(first.evidence[1].contains("46.0 GB/s"));
-    assert!(first.evidence[2].starts_with("typical:"));
+    assert!(first.evidence[0].text.contains("6.0 GB/s"), "{:?}", first.evidence);
+    assert!(first.evidence[1].text.contains("46.0 GB/s"));
+    assert!(first.evidence[2].text.starts_with("typical:"));
     assert!(first.remedy.contains("snoop mode"));
     let ratio = &verdict.ratios[0];
     assert_eq!((ratio.initiator, ratio.target), (0, 1));
