@@ -202,7 +202,7 @@ fn zone_reclaim_incident_machine_flags_node_1() {
         title.contains("node 1 zone Normal is near its low watermark"),
         "{title}"
     );
-    assert!(pressure[0]["evidence"][0]
+    assert!(pressure[0]["evidence"][0]["text"]
         .as_str()
         .unwrap()
         .contains("pages free 174188, min 131132, low 163915, high 196698"));
