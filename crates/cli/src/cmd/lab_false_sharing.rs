@@ -8,6 +8,7 @@ use anyhow::Context;
 use numasleuth_analyze::lab::{self as verdict, false_sharing as fs};
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::false_sharing::{self as workload, Layout, Op};
+use numasleuth_model::lab::Placement;
 use numasleuth_report::lab_json::{FalseSharingDocument, FALSE_SHARING_SCHEMA};
 use numasleuth_report::lab_svg::{self, Panel, Series};
 use numasleuth_report::lab_text;
@@ -48,9 +49,9 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
                     let outcome = workload::run(&config).with_context(|| format!("false sharing, {label}"))?;
                     placement_verified &= outcome.placement.verified;
                     measured.push(fs::Measured {
-                        layout: layout.name(),
-                        op: op.name(),
-                        placement: placement.name(),
+                        layout,
+                        op,
+                        placement: placement.into(),
                         threads,
                         cpus,
                         counts_verified: true,
@@ -96,7 +97,7 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
 /// Per operation, two panels like the talk's: total rate, and per-thread
 /// time for 10M operations. Packed lines solid, padded dashed.
 fn chart(doc: &FalseSharingDocument) -> Result<String, lab_svg::ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    let mut placements: Vec<Placement> = doc.results.iter().map(|r| r.placement).collect();
     placements.dedup();
     let mut panels = Vec::new();
     for op in Op::ALL {
@@ -107,7 +108,7 @@ fn chart(doc: &FalseSharingDocument) -> Result<String, lab_svg::ChartError> {
                     let points = doc
                         .results
                         .iter()
-                        .filter(|r| r.op == op.name() && r.layout == layout.name() && r.placement == *placement)
+                        .filter(|r| r.op == op && r.layout == layout && r.placement == *placement)
                         .map(|r| point(r.threads, &metric(r)))
                         .collect();
                     let name = if placements.len() > 1 {

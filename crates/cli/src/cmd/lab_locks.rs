@@ -8,6 +8,7 @@ use anyhow::Context;
 use numasleuth_analyze::lab::{self as verdict, locks};
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::lock_bench::{self as workload, Load, LockKind};
+use numasleuth_model::lab::Placement;
 use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
 use numasleuth_report::lab_svg::{self, Panel, Series};
 use numasleuth_report::lab_text;
@@ -56,9 +57,9 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
                     let outcome = workload::run(&config).with_context(|| format!("locks, {label}"))?;
                     placement_verified &= outcome.placement.verified;
                     measured.push(locks::Measured {
-                        lock: lock.name(),
-                        load: load.name(),
-                        placement: placement.name(),
+                        lock,
+                        load,
+                        placement: placement.into(),
                         threads,
                         cpus,
                         count_verified: outcome.count_verified,
@@ -111,7 +112,7 @@ fn lock_arg(kind: LockKind) -> LockArg {
 /// One panel per load, one line per lock (dashed for the second placement),
 /// as the talk's "no load" and "1 load" charts.
 fn chart(doc: &LocksDocument) -> Result<String, lab_svg::ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    let mut placements: Vec<Placement> = doc.results.iter().map(|r| r.placement).collect();
     placements.dedup();
     let mut panels = Vec::new();
     for load in Load::ALL {
@@ -121,7 +122,7 @@ fn chart(doc: &LocksDocument) -> Result<String, lab_svg::ChartError> {
                 let points: Vec<_> = doc
                     .results
                     .iter()
-                    .filter(|r| r.load == load.name() && r.lock == lock.name() && r.placement == *placement)
+                    .filter(|r| r.load == load && r.lock == *lock && r.placement == *placement)
                     .map(|r| point(r.threads, &r.ops_per_sec))
                     .collect();
                 if points.is_empty() {

@@ -77,7 +77,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
             };
             let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
             measured.push(rg::Measured {
-                global: global.name(),
+                global,
                 threads,
                 cpus: lab::cpus_for(&cpus, threads),
                 global_node: outcome.placement.requested_node,
@@ -107,8 +107,8 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         oversubscribed,
         node,
     );
-    let ns_of = |global: &str| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
-    let ns_per_invalidation = ns_of("remote");
+    let ns_of = |global: Global| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
+    let ns_per_invalidation = ns_of(Global::Remote);
     let doc = RemoteGlobalDocument {
         schema: REMOTE_GLOBAL_SCHEMA,
         run: lab::run_info(&machine, common, oversubscribed),
@@ -119,7 +119,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         results: rows,
         ns_per_invalidation,
         cycles_per_invalidation: ns_per_invalidation.zip(cycles_per_ns).map(|(ns, c)| ns * c),
-        ns_per_invalidation_local: ns_of("local"),
+        ns_per_invalidation_local: ns_of(Global::Local),
         transfers,
         models,
         cycles_per_ns,
@@ -153,7 +153,7 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
     };
     let pair = measure_pair(&line, config).with_context(|| format!("timing a line transfer on node {home}"))?;
     Ok(summarize(&pair.latency_ns).map(|ns| rg::Transfer {
-        global: global.name(),
+        global,
         home_node: home,
         cpus,
         ns,
@@ -211,13 +211,13 @@ fn warnings(
 /// One panel: throughput per placement against threads, with each
 /// model ceiling as a dashed line in its placement's colour.
 fn chart(doc: &RemoteGlobalDocument) -> Result<String, lab_svg::ChartError> {
-    let colour = |global: &str| match global {
-        "local" => 0,
-        "remote" => 1,
-        _ => 2,
+    let colour = |global: Global| match global {
+        Global::Local => 0,
+        Global::Remote => 1,
+        Global::PerThread => 2,
     };
     let mut series = Vec::new();
-    for global in ["local", "remote", "per-thread"] {
+    for global in [Global::Local, Global::Remote, Global::PerThread] {
         let points: Vec<_> = doc
             .results
             .iter()
