@@ -130,7 +130,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
         // RELRO (.data.rel.ro, .got, .init_array) is mapped read-only once
         // relocated: it cannot be written, so it cannot cause remote
         // invalidations, and moving .bss must be able to clear the finding.
-        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.contains('w') {
+        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.write {
             continue;
         }
         let (Some(object), Some(section)) = (&usage.object, &usage.section) else {

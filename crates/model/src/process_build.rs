@@ -101,7 +101,7 @@ impl ProcessBuilder {
             let usage = match self.policies.get_mut(text) {
                 Some(usage) => usage,
                 None => self.policies.entry(text.to_string()).or_insert_with(|| PolicyUsage {
-                    policy: text.to_string(),
+                    policy: policy.clone(),
                     mode: policy.mode.clone(),
                     nodes: policy.nodes.clone(),
                     mappings: 0,
@@ -141,8 +141,8 @@ impl ProcessBuilder {
                 .map(str::to_string)
                 .or_else(|| m.backing.path().map(str::to_string)),
             section: dominant.map(|s| s.section.clone()),
-            perms: m.perms.to_string(),
-            policy: policy.map(|p| p.to_string()),
+            perms: m.perms,
+            policy: policy.cloned(),
             counted_pages_by_node: pages_by_node.clone(),
             hinting_fault_pages: 0,
             pages_by_node,
