@@ -1,6 +1,7 @@
 //! Findings: what `doctor` tells a person, each with the numbers it rests
 //! on, the exact remedy, and the incident it guards against.
 
+pub use crate::evidence::Evidence;
 use numasleuth_kernel::{ReadError, Unread};
 use serde::Serialize;
 
@@ -35,18 +36,29 @@ pub mod incident {
         "starved interconnect: remote bandwidth of 6 GB/s against 46 GB/s local exposed a BIOS snoop-mode setting";
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Finding {
     /// Stable kebab-case id, listed in the README.
     pub id: &'static str,
     pub severity: Severity,
     pub title: String,
-    /// The numbers and the files they came from.
-    pub evidence: Vec<String>,
+    /// The numbers, the files they came from, and a sentence for people.
+    pub evidence: Vec<Evidence>,
     /// The exact command or setting that fixes it.
     pub remedy: String,
     /// The incident this guards against, when one fits.
     pub incident: Option<&'static str>,
+}
+
+impl Finding {
+    /// Every evidence sentence, joined by ` | `: for logs and tests.
+    pub fn evidence_text(&self) -> String {
+        self.evidence
+            .iter()
+            .map(|e| e.text.as_str())
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -67,7 +79,7 @@ pub struct Partial {
 }
 
 /// The outcome of every check: what was found, what ran, what could not.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Every check that ran, including the partial ones.

@@ -6,7 +6,8 @@
 use numasleuth_model::Topology;
 use serde::Serialize;
 
-use crate::findings::{incident, Finding, Severity};
+use crate::evidence::{MEASURED_MEM, REFERENCE};
+use crate::findings::{incident, Evidence, Finding, Severity};
 use crate::stats::{Summary, SPREAD_LIMIT};
 
 /// Below this remote/local bandwidth ratio the link is called starved. The
@@ -73,6 +74,16 @@ fn noisy(cells: &[Option<&Summary>]) -> &'static str {
     }
 }
 
+/// One measured bandwidth cell: the sentence and its numbers, the median
+/// with its spread.
+fn bandwidth_cell(text: String, s: &Summary) -> Evidence {
+    Evidence::new(MEASURED_MEM, text)
+        .with("bandwidth_bytes_per_sec", s.median)
+        .with("bandwidth_p10_bytes_per_sec", s.p10)
+        .with("bandwidth_p90_bytes_per_sec", s.p90)
+        .with("samples", s.samples)
+}
+
 fn gb(summary: &Summary) -> String {
     format!(
         "{:.1} GB/s (p10 {:.1}, p90 {:.1}, {} samples)",
@@ -112,17 +123,31 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                             r * 100.0
                         ),
                         evidence: vec![
-                            format!("measured: node {i} → node {t}: {}", gb(remote)),
-                            format!(
-                                "measured: node {i} → node {i} (local): {}{}",
-                                gb(local),
-                                noisy(&[Some(remote), Some(local)])
-                            ),
-                            format!(
-                                "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
-                                 below {:.0}% the link is starved (a starved link has been measured at 6 of 46 GB/s, 13%)",
-                                STARVED_BANDWIDTH_RATIO * 100.0
-                            ),
+                            bandwidth_cell(format!("measured: node {i} → node {t}: {}", gb(remote)), remote)
+                                .with("initiator_node", i)
+                                .with("target_node", t)
+                                .with("ratio_to_local", r),
+                            bandwidth_cell(
+                                format!(
+                                    "measured: node {i} → node {i} (local): {}{}",
+                                    gb(local),
+                                    noisy(&[Some(remote), Some(local)])
+                                ),
+                                local,
+                            )
+                            .with("initiator_node", i)
+                            .with("target_node", i),
+                            Evidence::new(
+                                REFERENCE,
+                                format!(
+                                    "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
+                                     below {:.0}% the link is starved (a starved link has been measured at 6 of 46 GB/s, 13%)",
+                                    STARVED_BANDWIDTH_RATIO * 100.0
+                                ),
+                            )
+                            .with("starved_below_ratio", STARVED_BANDWIDTH_RATIO)
+                            .with("incident_remote_bandwidth_bytes_per_sec", 6e9)
+                            .with("incident_local_bandwidth_bytes_per_sec", 46e9),
                         ],
                         remedy:
                             "check the firmware's coherence settings: the BIOS snoop mode (Intel: home snoop, early \
@@ -134,14 +159,24 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                     });
                 }
                 if r > 1.1 {
-                    out.findings
-                        .push(inverted(i, t, "bandwidth", r, noisy(&[Some(remote), Some(local)])));
+                    out.findings.push(inverted(
+                        i,
+                        t,
+                        ("bandwidth", "bandwidth_ratio"),
+                        r,
+                        noisy(&[Some(remote), Some(local)]),
+                    ));
                 }
             }
             if let (Some(r), Some(remote), Some(local)) = (row.latency_ratio, lat_remote, lat_local) {
                 if r < 0.9 {
-                    out.findings
-                        .push(inverted(i, t, "latency", r, noisy(&[Some(remote), Some(local)])));
+                    out.findings.push(inverted(
+                        i,
+                        t,
+                        ("latency", "latency_ratio"),
+                        r,
+                        noisy(&[Some(remote), Some(local)]),
+                    ));
                 }
                 if let Some(slit_ratio) = row.slit_ratio {
                     if r > slit_ratio * SLIT_TOLERANCE || r * SLIT_TOLERANCE < slit_ratio {
@@ -152,16 +187,32 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                                 "node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"
                             ),
                             evidence: vec![
-                                format!(
-                                    "measured: {:.1} ns remote vs {:.1} ns local{}",
-                                    remote.median,
-                                    local.median,
-                                    noisy(&[Some(remote), Some(local)])
-                                ),
-                                format!(
-                                    "the firmware's distance table (/sys/devices/system/node/node{i}/distance) claims \
-                                     {slit_ratio:.2}×; the kernel and numactl place memory by that table"
-                                ),
+                                Evidence::new(
+                                    MEASURED_MEM,
+                                    format!(
+                                        "measured: {:.1} ns remote vs {:.1} ns local{}",
+                                        remote.median,
+                                        local.median,
+                                        noisy(&[Some(remote), Some(local)])
+                                    ),
+                                )
+                                .with("initiator_node", i)
+                                .with("target_node", t)
+                                .with("remote_latency_ns", remote.median)
+                                .with("remote_latency_p10_ns", remote.p10)
+                                .with("remote_latency_p90_ns", remote.p90)
+                                .with("local_latency_ns", local.median)
+                                .with("local_latency_p10_ns", local.p10)
+                                .with("local_latency_p90_ns", local.p90)
+                                .with("latency_ratio", r),
+                                Evidence::new(
+                                    format!("/sys/devices/system/node/node{i}/distance"),
+                                    format!(
+                                        "the firmware's distance table (/sys/devices/system/node/node{i}/distance) claims \
+                                         {slit_ratio:.2}×; the kernel and numactl place memory by that table"
+                                    ),
+                                )
+                                .with("slit_ratio", slit_ratio),
                             ],
                             remedy: "trust the measured figures for placement decisions; report the SLIT to the \
                                      platform vendor if it is far off"
@@ -177,12 +228,18 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
     out
 }
 
-fn inverted(i: u32, t: u32, what: &str, ratio: f64, noisy: &str) -> Finding {
+/// `what` names the figure for people, `ratio_name` for machines.
+fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64, noisy: &str) -> Finding {
     Finding {
         id: "remote-beats-local",
         severity: Severity::Warning,
         title: format!("node {i}: remote node {t} measured better {what} than local memory ({ratio:.2}× local)"),
-        evidence: vec![format!("remote/local {what} = {ratio:.2}{noisy}")],
+        evidence: vec![
+            Evidence::new(MEASURED_MEM, format!("remote/local {what} = {ratio:.2}{noisy}"))
+                .with("initiator_node", i)
+                .with("target_node", t)
+                .with(ratio_name, ratio),
+        ],
         remedy: "check that the placement was verified (placement_verified) and that the node numbering matches the \
                  hardware; otherwise rerun on a quiet machine"
             .into(),

@@ -4,6 +4,7 @@
 pub mod bisect;
 pub mod cpu_sample;
 pub mod doctor;
+pub mod evidence;
 pub mod findings;
 pub mod hotlines;
 pub mod interconnect;

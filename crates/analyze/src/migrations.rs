@@ -10,7 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::findings::{incident, Finding, Severity};
+use numasleuth_kernel::IdList;
+
+use crate::findings::{incident, Evidence, Finding, Severity};
 
 pub mod refresh;
 
@@ -187,23 +189,45 @@ pub fn findings(
         .filter(|t| t.node_migrations >= HOP_MIN_MOVES && t.node_migrations_per_s > HOP_RATE_PER_S)
         .collect();
     if !hoppers.is_empty() {
-        let how = match method {
-            Method::Tracepoint => "sched:sched_migrate_task".to_string(),
-            Method::Sampled { interval_ms, .. } => {
-                format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)")
-            }
+        let (source, how, interval_ms) = match method {
+            Method::Tracepoint => (
+                "tracepoint:sched:sched_migrate_task".to_string(),
+                "sched:sched_migrate_task".to_string(),
+                None,
+            ),
+            Method::Sampled { interval_ms, .. } => (
+                format!("/proc/{pid}/task/*/stat"),
+                format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)"),
+                Some(*interval_ms),
+            ),
         };
-        let mut evidence: Vec<String> = hoppers
+        let mut evidence: Vec<Evidence> = hoppers
             .iter()
             .take(8)
             .map(|t| {
-                format!(
-                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {:?}, {} CPU moves",
-                    t.tid, t.comm, t.node_migrations, t.node_migrations_per_s, t.nodes_visited, t.cpu_migrations
-                )
+                let text = format!(
+                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {}, {} CPU moves",
+                    t.tid,
+                    t.comm,
+                    t.node_migrations,
+                    t.node_migrations_per_s,
+                    IdList::new(t.nodes_visited.clone()).to_human(),
+                    t.cpu_migrations
+                );
+                Evidence::new(source.clone(), text)
+                    .with("tid", t.tid)
+                    .with("node_migrations", t.node_migrations)
+                    .with("node_migrations_per_s", t.node_migrations_per_s)
+                    .with("duration_s", duration_s)
+                    .with("nodes_visited", t.nodes_visited.as_slice())
+                    .with("cpu_migrations", t.cpu_migrations)
             })
             .collect();
-        evidence.push(format!("counted from {how}"));
+        evidence.push(
+            Evidence::new(source, format!("counted from {how}"))
+                .with("threads_hopping", hoppers.len())
+                .with_some("interval_ms", interval_ms),
+        );
         out.push(Finding {
             id: "thread-hopping-nodes",
             severity: Severity::Warning,
@@ -221,19 +245,35 @@ pub fn findings(
         });
     }
     if let Some(pages) = numa.pages_migrated_during().filter(|p| *p > 0) {
-        let mut evidence = vec![format!(
-            "numa_pages_migrated of process {pid}'s threads rose by {pages} in {duration_s:.1} s (/proc/{pid}/task/*/sched: {} → {})",
-            numa.pages_migrated_before.unwrap_or(0),
-            numa.pages_migrated_after.unwrap_or(0)
-        )];
+        let before = numa.pages_migrated_before.unwrap_or(0);
+        let after = numa.pages_migrated_after.unwrap_or(0);
+        let text = format!(
+            "numa_pages_migrated of process {pid}'s threads rose by {pages} in {duration_s:.1} s (/proc/{pid}/task/*/sched: {before} → {after})"
+        );
+        let mut evidence = vec![Evidence::new(format!("/proc/{pid}/task/*/sched"), text)
+            .with("pages_migrated", pages)
+            .with("pages_migrated_before", before)
+            .with("pages_migrated_after", after)
+            .with("duration_s", duration_s)];
         if let Some(mode) = numa.mode {
-            evidence.push(format!(
-                "kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"
-            ));
+            evidence.push(
+                Evidence::new(
+                    "/proc/sys/kernel/numa_balancing",
+                    format!("kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"),
+                )
+                .with("numa_balancing", mode),
+            );
         }
         let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
         if !preferred.is_empty() {
-            evidence.push(format!("preferred nodes of its threads: {preferred:?}"));
+            let preferred: IdList = preferred.into_iter().collect();
+            evidence.push(
+                Evidence::new(
+                    format!("/proc/{pid}/task/*/sched"),
+                    format!("preferred nodes of its threads: {}", preferred.to_human()),
+                )
+                .with("preferred_nodes", &preferred),
+            );
         }
         out.push(Finding {
             id: "numa-balancing-migrating",

@@ -12,7 +12,7 @@ use numasleuth_kernel::IdList;
 use numasleuth_model::process::{Accuracy, KindGroup, NodeCounts, ProcessModel};
 use numasleuth_model::Topology;
 
-use crate::findings::{incident, Finding, Severity};
+use crate::findings::{incident, Evidence, Finding, Severity};
 
 /// Memory "sits on one node" when that node holds at least this share…
 const ONE_NODE_SHARE: f64 = 0.9;
@@ -32,6 +32,15 @@ fn kib(bytes: u64) -> String {
     format!("{} KiB", bytes / 1024)
 }
 
+/// `node 0: 32 KiB, node 1: 32 KiB`.
+fn bytes_text(counts: &NodeCounts) -> String {
+    counts
+        .iter()
+        .map(|(n, b)| format!("node {n}: {}", kib(*b)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn nodes_text(counts: &NodeCounts, unit: &str) -> String {
     let parts: Vec<String> = counts.iter().map(|(n, c)| format!("node {n}: {c} {unit}")).collect();
     parts.join(", ")
@@ -44,31 +53,52 @@ const MOVED_THREADS_SHOWN: usize = 4;
 /// Where the threads run, as evidence: the CPUs they last ran on, and
 /// each thread placed by its allowed CPUs instead (its last CPU is one it
 /// may no longer use), said so.
-fn threads_evidence(model: &ProcessModel) -> Vec<String> {
-    let moved: Vec<String> = model.threads.iter().filter_map(|t| t.moved_away()).collect();
+fn threads_evidence(model: &ProcessModel) -> Vec<Evidence> {
+    let stat = format!("/proc/{}/task/*/stat", model.pid);
+    let moved: Vec<_> = model
+        .threads
+        .iter()
+        .filter_map(|t| Some((t, t.moved_away()?)))
+        .collect();
     if moved.is_empty() {
         let cpus: IdList = model.threads.iter().filter_map(|t| t.cpu).collect();
-        return vec![format!(
+        let text = format!(
             "{} thread(s) last ran on CPUs {cpus} (node {}) (/proc/{}/task/*/stat)",
             model.threads.len(),
             model.thread_nodes,
             model.pid
-        )];
+        );
+        return vec![Evidence::new(stat, text)
+            .with("threads", model.threads.len())
+            .with("cpus", &cpus)
+            .with("nodes", &model.thread_nodes)];
     }
-    let mut out = vec![format!(
+    let text = format!(
         "{} thread(s) run on node {}: {} of them by the CPUs they may use, not the CPU they last ran on \
          (/proc/{}/task/*/stat `processor`, status `Cpus_allowed_list`)",
         model.threads.len(),
         model.thread_nodes,
         moved.len(),
         model.pid
-    )];
-    out.extend(moved.iter().take(MOVED_THREADS_SHOWN).cloned());
+    );
+    let mut out = vec![Evidence::new(stat.clone(), text)
+        .with("threads", model.threads.len())
+        .with("nodes", &model.thread_nodes)
+        .with("threads_moved", moved.len())];
+    out.extend(moved.iter().take(MOVED_THREADS_SHOWN).map(|(thread, text)| {
+        Evidence::new(format!("/proc/{}/task/{}/status", model.pid, thread.tid), text.clone())
+            .with("tid", thread.tid)
+            .with_some("last_cpu", thread.cpu)
+            .with_some("allowed_cpus", thread.allowed_cpus.as_ref())
+    }));
     if moved.len() > MOVED_THREADS_SHOWN {
-        out.push(format!(
-            "… and {} more such thread(s)",
-            moved.len() - MOVED_THREADS_SHOWN
-        ));
+        out.push(
+            Evidence::new(
+                stat,
+                format!("… and {} more such thread(s)", moved.len() - MOVED_THREADS_SHOWN),
+            )
+            .with("threads_not_shown", moved.len() - MOVED_THREADS_SHOWN),
+        );
     }
     out
 }
@@ -121,7 +151,13 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     // Each line already names its source and accuracy.
     evidence.extend(lines.iter().take(shown).map(|(_, line)| line.clone()));
     if lines.len() > shown {
-        evidence.push(format!("… and {} more section(s) off node {home}", lines.len() - shown));
+        evidence.push(
+            Evidence::new(
+                format!("/proc/{}/numa_maps", model.pid),
+                format!("… and {} more section(s) off node {home}", lines.len() - shown),
+            )
+            .with("sections_not_shown", lines.len() - shown),
+        );
     }
     evidence.extend(hinting_note(model, worst));
     Some(Finding {
@@ -151,7 +187,7 @@ fn remote_static_pieces(model: &ProcessModel, home: u32) -> BTreeMap<&str, Vec<P
         // RELRO (.data.rel.ro, .got, .init_array) is mapped read-only once
         // relocated: it cannot be written, so it cannot cause remote
         // invalidations, and moving .bss must be able to clear the finding.
-        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.contains('w') {
+        if usage.kind.group() != KindGroup::WritableStatic || !usage.perms.write {
             continue;
         }
         let (Some(object), Some(section)) = (&usage.object, &usage.section) else {
@@ -183,8 +219,8 @@ fn remote_static_pieces(model: &ProcessModel, home: u32) -> BTreeMap<&str, Vec<P
 /// One evidence line per section with pages off `home` (a section split
 /// over two mappings is summed), with its page count off `home`, largest
 /// first.
-fn section_lines(remote: &BTreeMap<&str, Vec<Piece<'_>>>, home: u32, pid: u32) -> Vec<(u64, String)> {
-    let mut lines: Vec<(u64, String)> = Vec::new();
+fn section_lines(remote: &BTreeMap<&str, Vec<Piece<'_>>>, home: u32, pid: u32) -> Vec<(u64, Evidence)> {
+    let mut lines: Vec<(u64, Evidence)> = Vec::new();
     for (object, sections) in remote {
         let mut by_section: BTreeMap<&str, (NodeCounts, bool, u64)> = BTreeMap::new();
         for piece in sections {
@@ -210,13 +246,15 @@ fn section_lines(remote: &BTreeMap<&str, Vec<Piece<'_>>>, home: u32, pid: u32) -
                 n => format!(", {n} pages shared with neighbouring sections and counted there"),
             };
             if off > 0 {
-                lines.push((
-                    off,
-                    format!(
-                        "{object} {section}: {}{sharing} (/proc/{pid}/numa_maps, {how})",
-                        nodes_text(&counts, "pages")
-                    ),
-                ));
+                let text = format!(
+                    "{object} {section}: {}{sharing} (/proc/{pid}/numa_maps, {how})",
+                    nodes_text(&counts, "pages")
+                );
+                let line = Evidence::new(format!("/proc/{pid}/numa_maps"), text)
+                    .by_node("pages_by_node", &counts)
+                    .with("pages_off_node", off)
+                    .with("shared_pages", shared);
+                lines.push((off, line));
             }
         }
     }
@@ -226,7 +264,7 @@ fn section_lines(remote: &BTreeMap<&str, Vec<Piece<'_>>>, home: u32, pid: u32) -
 
 /// Without this, the remedy's `move` looked as if it could not move the
 /// pages between hinting faults; it can, and says how.
-fn hinting_note(model: &ProcessModel, worst: &str) -> Option<String> {
+fn hinting_note(model: &ProcessModel, worst: &str) -> Option<Evidence> {
     let hinting: u64 = model
         .mappings
         .iter()
@@ -234,12 +272,13 @@ fn hinting_note(model: &ProcessModel, worst: &str) -> Option<String> {
         .map(|m| m.hinting_fault_pages)
         .sum();
     (hinting > 0).then(|| {
-        format!(
+        let text = format!(
             "{hinting} of these pages are between NUMA-balancing hinting faults: resident (/proc/{}/pagemap) but \
              invisible to move_pages until the process touches them; `numasleuth move --apply` reads each once to \
              end the fault, then moves it",
             model.pid
-        )
+        );
+        Evidence::new(format!("/proc/{}/pagemap", model.pid), text).with("hinting_fault_pages", hinting)
     })
 }
 
@@ -261,12 +300,23 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
         let Some(nodes) = &policy.nodes else { continue };
         let mut why = Vec::new();
         for node in nodes.iter() {
+            let source = format!("/sys/devices/system/node/node{node}/cpulist");
             match topology.node(node) {
-                Some(n) if !n.has_cpus() => why.push(format!("node {node} has no CPUs (memory-only node)")),
-                Some(n) if n.cpus.intersection(&allowed).is_empty() => why.push(format!(
-                    "node {node}'s CPUs {} are outside the process's allowed CPUs {allowed}",
-                    n.cpus
-                )),
+                Some(n) if !n.has_cpus() => why.push(
+                    Evidence::new(source, format!("node {node} has no CPUs (memory-only node)")).with("node", node),
+                ),
+                Some(n) if n.cpus.intersection(&allowed).is_empty() => why.push(
+                    Evidence::new(
+                        source,
+                        format!(
+                            "node {node}'s CPUs {} are outside the process's allowed CPUs {allowed}",
+                            n.cpus
+                        ),
+                    )
+                    .with("node", node)
+                    .with("node_cpus", &n.cpus)
+                    .with("allowed_cpus", &allowed),
+                ),
                 _ => {}
             }
         }
@@ -274,13 +324,17 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
             continue;
         }
         let bytes: u64 = policy.bytes_by_node.values().sum();
-        let mut evidence = vec![format!(
+        let text = format!(
             "policy {} governs {} mapping(s) holding {} (/proc/{}/numa_maps)",
             policy.policy,
             policy.mappings,
             kib(bytes),
             model.pid
-        )];
+        );
+        let mut evidence = vec![Evidence::new(format!("/proc/{}/numa_maps", model.pid), text)
+            .with("mappings", policy.mappings)
+            .with("bytes", bytes)
+            .with("policy_nodes", nodes)];
         evidence.extend(why);
         let cpu_nodes: IdList = topology
             .nodes
@@ -332,17 +386,24 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
             model.thread_nodes
         ),
         evidence: vec![
-            format!("threads: {} (/proc/{}/task/*/stat)", spread.join(", "), model.pid),
-            format!(
-                "resident memory: {} (/proc/{}/numa_maps)",
-                model
-                    .bytes_by_node
-                    .iter()
-                    .map(|(n, b)| format!("node {n}: {}", kib(*b)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                model.pid
+            Evidence::new(
+                format!("/proc/{}/task/*/stat", model.pid),
+                format!("threads: {} (/proc/{}/task/*/stat)", spread.join(", "), model.pid),
+            )
+            .with("nodes", per_node.keys().copied().collect::<Vec<u32>>())
+            .with(
+                "threads_by_node",
+                per_node.values().map(|c| *c as u64).collect::<Vec<u64>>().as_slice(),
             ),
+            Evidence::new(
+                format!("/proc/{}/numa_maps", model.pid),
+                format!(
+                    "resident memory: {} (/proc/{}/numa_maps)",
+                    bytes_text(&model.bytes_by_node),
+                    model.pid
+                ),
+            )
+            .by_node("bytes_by_node", &model.bytes_by_node),
         ],
         remedy: format!(
             "Threads off node {node} reach all of it remotely. Confine the process to one node \
@@ -363,17 +424,16 @@ pub fn interleave_in_use(model: &ProcessModel) -> Option<Finding> {
     let evidence = policies
         .iter()
         .map(|p| {
-            format!(
+            let text = format!(
                 "policy {} on {} mapping(s): {} (/proc/{}/numa_maps)",
                 p.policy,
                 p.mappings,
-                p.bytes_by_node
-                    .iter()
-                    .map(|(n, b)| format!("node {n}: {}", kib(*b)))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                bytes_text(&p.bytes_by_node),
                 model.pid
-            )
+            );
+            Evidence::new(format!("/proc/{}/numa_maps", model.pid), text)
+                .with("mappings", p.mappings)
+                .by_node("bytes_by_node", &p.bytes_by_node)
         })
         .collect();
     Some(Finding {

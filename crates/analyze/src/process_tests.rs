@@ -223,7 +223,7 @@ fn the_incident_static_data_on_node_1_threads_on_node_0() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.contains(".bss: node 1: 3 pages") && e.contains("per page")),
+            .any(|e| e.text.contains(".bss: node 1: 3 pages") && e.text.contains("per page")),
         "{:?}",
         f.evidence
     );
@@ -248,7 +248,7 @@ fn without_page_answers_counts_are_per_mapping_and_said_so() {
         .collect();
     assert!(data_vma.iter().all(|m| m.accuracy == Accuracy::PerVma));
     let f = static_data_remote(&model).expect("still found per mapping");
-    assert!(f.evidence.iter().any(|e| e.contains("per mapping")));
+    assert!(f.evidence.iter().any(|e| e.text.contains("per mapping")));
 }
 
 #[test]
@@ -284,7 +284,7 @@ fn bind_to_a_node_without_cpus() {
     assert!(found[0]
         .evidence
         .iter()
-        .any(|e| e == "node 2 has no CPUs (memory-only node)"));
+        .any(|e| e.text == "node 2 has no CPUs (memory-only node)"));
     assert!(found[0].remedy.contains("--membind=0-1"));
     // Node 1 has CPUs, but none the process may use.
     let mut model = victim(
@@ -298,7 +298,9 @@ fn bind_to_a_node_without_cpus() {
     }
     let found = policy_binds_cpuless_node(&model, &topology(&[&[0, 1], &[2, 3]]));
     assert!(
-        found[0].evidence[1].contains("outside the process's allowed CPUs 0-1"),
+        found[0].evidence[1]
+            .text
+            .contains("outside the process's allowed CPUs 0-1"),
         "{:?}",
         found[0].evidence
     );
@@ -313,7 +315,9 @@ fn interleave_is_reported_as_info() {
     let model = victim(0, &[0], Answers::All, &spread);
     let f = interleave_in_use(&model).unwrap();
     assert_eq!(f.severity, Severity::Info);
-    assert!(f.evidence[0].starts_with("policy interleave:0-1 on 1 mapping(s): node 0: 32 KiB, node 1: 32 KiB"));
+    assert!(f.evidence[0]
+        .text
+        .starts_with("policy interleave:0-1 on 1 mapping(s): node 0: 32 KiB, node 1: 32 KiB"));
 }
 
 #[test]
@@ -355,7 +359,7 @@ fn pages_move_pages_cannot_see_fall_back_to_numa_maps() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e.contains(".bss: node 1: 4 pages") && e.contains("per mapping")),
+            .any(|e| e.text.contains(".bss: node 1: 4 pages") && e.text.contains("per mapping")),
         "{:?}",
         f.evidence
     );

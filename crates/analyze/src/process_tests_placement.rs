@@ -35,11 +35,13 @@ fn a_process_repinned_while_asleep_is_judged_where_it_may_run() {
     assert!(
         f.evidence
             .iter()
-            .any(|e| e == "thread 114 last ran on CPU 2 but may now run only on 0-1 (node 0)"),
+            .any(|e| e.text == "thread 114 last ran on CPU 2 but may now run only on 0-1 (node 0)"),
         "{:?}",
         f.evidence
     );
-    assert!(f.evidence[0].starts_with("1 thread(s) run on node 0: 1 of them by the CPUs they may use"));
+    assert!(f.evidence[0]
+        .text
+        .starts_with("1 thread(s) run on node 0: 1 of them by the CPUs they may use"));
     assert!(f.remedy.contains("--section .bss --to-node 0 --apply"));
 }
 
@@ -130,7 +132,7 @@ fn the_evidence_says_a_listed_page_is_shared() {
     let model = victim(1, &[0], Answers::All, &[]);
     let f = static_data_remote(&model).unwrap();
     assert!(
-        f.evidence.iter().any(|e| e.starts_with(
+        f.evidence.iter().any(|e| e.text.starts_with(
             "/opt/victim .data: node 1: 1 pages, 1 page shared with a neighbouring section and counted there"
         )),
         "{:?}",
@@ -165,9 +167,9 @@ fn pages_between_hinting_faults_are_placed_by_numa_maps() {
     );
     let f = static_data_remote(&model).unwrap();
     assert!(
-        f.evidence
-            .iter()
-            .any(|e| e.contains("2 of these pages are between NUMA-balancing hinting faults")),
+        f.evidence.iter().any(|e| e
+            .text
+            .contains("2 of these pages are between NUMA-balancing hinting faults")),
         "{:?}",
         f.evidence
     );

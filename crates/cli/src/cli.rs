@@ -125,7 +125,7 @@ pub enum FailOn {
 
 #[derive(Debug, Args)]
 pub struct DoctorArgs {
-    /// Print JSON (schema numasleuth.doctor/1) instead of text.
+    /// Print JSON (schema numasleuth.doctor/2) instead of text.
     #[arg(long)]
     pub json: bool,
     /// Also write a self-contained HTML report to this file (same as

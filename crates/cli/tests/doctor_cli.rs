@@ -21,7 +21,7 @@ fn finding_ids(json: &Value) -> Vec<String> {
 fn healthy_machine_is_clean_and_every_check_runs() {
     let dir = host_tree_with(&[]);
     let (code, json) = doctor(dir.path(), &["--fail-on", "info"]);
-    assert_eq!(json["schema"], "numasleuth.doctor/1");
+    assert_eq!(json["schema"], "numasleuth.doctor/2");
     assert!(finding_ids(&json).is_empty(), "{}", json["findings"]);
     // Only the measured check is skipped, and it says how to run it.
     assert_eq!(json["checks_skipped"].as_array().unwrap().len(), 1);
@@ -202,7 +202,7 @@ fn zone_reclaim_incident_machine_flags_node_1() {
         title.contains("node 1 zone Normal is near its low watermark"),
         "{title}"
     );
-    assert!(pressure[0]["evidence"][0]
+    assert!(pressure[0]["evidence"][0]["text"]
         .as_str()
         .unwrap()
         .contains("pages free 174188, min 131132, low 163915, high 196698"));
@@ -277,7 +277,7 @@ fn measure_needs_the_live_machine_and_adds_the_interconnect_check() {
         live["checks_run"]
     );
     let mem = &live["measurements"];
-    assert_eq!(mem["schema"], "numasleuth.mem/1");
+    assert_eq!(mem["schema"], "numasleuth.mem/2");
     assert_eq!(mem["placement_verified"], true);
     let nodes = live["topology"]["nodes"].as_array().unwrap().len();
     assert_eq!(mem["latency_ns"]["nodes"].as_array().unwrap().len(), nodes);

@@ -31,7 +31,7 @@ fn live_victim_bss_heap_and_stack() {
     let binary = victim_build::build(dir.path(), "victim", &[]);
     let victim = victim_build::start(&binary, &["--workers", "2", "--seconds", "30"]);
     let doc = inspect_json(&["inspect", &victim.pid.to_string()]);
-    assert_eq!(doc["schema"], "numasleuth.inspect/1");
+    assert_eq!(doc["schema"], "numasleuth.inspect/2");
     assert_eq!(doc["pid"], victim.pid);
     assert_eq!(doc["program"], binary.to_str().unwrap());
     let threads = doc["threads"].as_array().unwrap();
@@ -231,7 +231,7 @@ fn doctor_pid_adds_the_process_findings() {
     let root = incident_root(&binary);
     let root_arg = root.path().to_str().unwrap();
     let doc = inspect_json(&["--root", root_arg, "doctor", "--pid", "4242"]);
-    assert_eq!(doc["schema"], "numasleuth.doctor/1");
+    assert_eq!(doc["schema"], "numasleuth.doctor/2");
     assert!(doc["checks_run"]
         .as_array()
         .unwrap()

@@ -41,7 +41,7 @@ fn assert_cell(cell: &Value) {
 #[test]
 fn mem_latency_fills_only_its_key_with_a_verified_matrix() {
     let doc = json(&with_fast(&["mem", "latency", "--json", "--size", "1M"]));
-    assert_eq!(doc["schema"], "numasleuth.mem/1");
+    assert_eq!(doc["schema"], "numasleuth.mem/2");
     assert!(doc["bandwidth_bytes_per_sec"].is_null());
     let latency = &doc["latency_ns"];
     let nodes: Vec<u64> = latency["nodes"]

@@ -123,7 +123,7 @@ fn tracepoint_counts_every_flip() {
     require_root("it mounts tracefs and opens a system-wide tracepoint");
     mount_tracefs();
     let (doc, _) = flipped(&[], &["--method", "tracepoint"], Duration::from_millis(50));
-    assert_eq!(doc["schema"], "numasleuth.migrations/1");
+    assert_eq!(doc["schema"], "numasleuth.migrations/2");
     assert_eq!(doc["method"]["kind"], "tracepoint", "{doc:#}");
     let thread = only_thread(&doc);
     assert!(thread["cpu_migrations"].as_u64().unwrap() >= 20, "{doc:#}");

@@ -6,6 +6,7 @@
 
 mod build;
 mod caches;
+pub mod lab;
 pub mod perf;
 pub mod process;
 mod process_build;

@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 
 use crate::symbol::SectionClass;
-use numasleuth_kernel::procfs::maps::Backing;
-use numasleuth_kernel::procfs::numa_maps::PolicyMode;
+use numasleuth_kernel::procfs::maps::{Backing, Perms};
+use numasleuth_kernel::procfs::numa_maps::{Policy, PolicyMode};
 use numasleuth_kernel::procfs::process::ThreadReading;
 use numasleuth_kernel::procfs::process::Vma;
 use numasleuth_kernel::IdList;
@@ -110,6 +110,21 @@ pub enum Accuracy {
     PerVma,
 }
 
+/// Kernel types keep their kernel spelling in JSON.
+fn as_text<S: serde::Serializer, T: std::fmt::Display>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+fn option_as_text<S: serde::Serializer, T: std::fmt::Display>(
+    value: &Option<T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => serializer.collect_str(v),
+        None => serializer.serialize_none(),
+    }
+}
+
 /// One listed range: a whole mapping, or the part of one that a section
 /// covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -119,9 +134,12 @@ pub struct MappingUsage {
     pub kind: MemoryKind,
     pub object: Option<String>,
     pub section: Option<String>,
-    /// `rw-p`.
-    pub perms: String,
-    pub policy: Option<String>,
+    /// As maps reads them; serialized as maps writes them (`rw-p`).
+    #[serde(serialize_with = "as_text")]
+    pub perms: Perms,
+    /// As numa_maps reads it; serialized as it writes it (`bind:0-1`).
+    #[serde(serialize_with = "option_as_text")]
+    pub policy: Option<Policy>,
     /// Resident pages of `page_size_bytes` per node. A page shared by two
     /// sections is listed under both; totals count it once.
     pub pages_by_node: NodeCounts,
@@ -250,8 +268,9 @@ impl ThreadPlacement {
 /// A memory policy and how much memory it governs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PolicyUsage {
-    /// As numa_maps writes it: `bind:0-1`.
-    pub policy: String,
+    /// Serialized as numa_maps writes it: `bind:0-1`.
+    #[serde(serialize_with = "as_text")]
+    pub policy: Policy,
     pub mode: PolicyMode,
     pub nodes: Option<IdList>,
     pub mappings: u64,

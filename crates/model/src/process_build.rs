@@ -92,9 +92,10 @@ impl ProcessBuilder {
             .map(|n| n.pages_by_node.iter().copied().collect())
             .unwrap_or_default();
         let page_size_bytes = numa.map_or(self.base_page_bytes, |n| n.page_size_bytes());
-        let policy = numa
-            .and_then(|n| n.policy.as_ref())
-            .map(|policy| self.count_policy(policy, &pages_by_node, page_size_bytes));
+        let policy = numa.and_then(|n| n.policy.as_ref());
+        if let Some(policy) = policy {
+            self.count_policy(policy, &pages_by_node, page_size_bytes);
+        }
         add_counts(&mut self.bytes_by_node, &pages_by_node, page_size_bytes);
         let writable: Vec<SectionSpan> = spans
             .iter()
@@ -113,8 +114,8 @@ impl ProcessBuilder {
                 .map(str::to_string)
                 .or_else(|| m.backing.path().map(str::to_string)),
             section: dominant.map(|s| s.section.clone()),
-            perms: m.perms.to_string(),
-            policy,
+            perms: m.perms,
+            policy: policy.cloned(),
             counted_pages_by_node: pages_by_node.clone(),
             hinting_fault_pages: 0,
             pages_by_node,
@@ -139,21 +140,24 @@ impl ProcessBuilder {
     /// Counts one mapping under its policy and returns the policy's text.
     /// Most mappings share one policy: it is formatted only when it
     /// changes from the last mapping's.
-    fn count_policy(&mut self, policy: &Policy, pages_by_node: &NodeCounts, page_size_bytes: u64) -> String {
+    fn count_policy(&mut self, policy: &Policy, pages_by_node: &NodeCounts, page_size_bytes: u64) {
+        // Most mappings share one policy: format it only when it changes.
         if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
             self.last_policy = Some((policy.clone(), policy.to_string()));
         }
-        let text = self.last_policy.as_ref().map_or(String::new(), |(_, t)| t.clone());
-        let usage = self.policies.entry(text.clone()).or_insert_with(|| PolicyUsage {
-            policy: text.clone(),
-            mode: policy.mode.clone(),
-            nodes: policy.nodes.clone(),
-            mappings: 0,
-            bytes_by_node: NodeCounts::new(),
-        });
+        let text: &str = self.last_policy.as_ref().map_or("", |(_, t)| t.as_str());
+        let usage = match self.policies.get_mut(text) {
+            Some(usage) => usage,
+            None => self.policies.entry(text.to_string()).or_insert_with(|| PolicyUsage {
+                policy: policy.clone(),
+                mode: policy.mode.clone(),
+                nodes: policy.nodes.clone(),
+                mappings: 0,
+                bytes_by_node: NodeCounts::new(),
+            }),
+        };
         usage.mappings += 1;
         add_counts(&mut usage.bytes_by_node, pages_by_node, page_size_bytes);
-        text
     }
 
     /// Folds a mapping with no writable static section into the totals and

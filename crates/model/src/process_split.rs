@@ -184,7 +184,7 @@ impl ProcessBuilder {
             kind: MemoryKind::from_class(piece.class),
             object: Some(piece.object.clone()),
             section: Some(piece.section.clone()),
-            perms: vma.perms.clone(),
+            perms: vma.perms,
             policy: vma.policy.clone(),
             pages_by_node: shown,
             counted_pages_by_node: owned,

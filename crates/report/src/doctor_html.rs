@@ -1,6 +1,7 @@
 //! `doctor --html FILE`: one self-contained page with the topology, the
 //! distance heatmap, the findings and what could not be checked.
 
+use numasleuth_analyze::evidence::{Evidence, Value};
 use numasleuth_analyze::findings::{Diagnosis, Severity};
 use numasleuth_model::Topology;
 
@@ -15,6 +16,28 @@ th{background:#f3f3f3}.finding{border-left:.4em solid;padding:.4em .9em;margin:.
 .critical{border-color:#c0392b}.warning{border-color:#e0a100}.info{border-color:#2980b9}\
 .sev{font-weight:bold;text-transform:uppercase;margin-right:.6em}.id{color:#666;font-family:monospace}\
 ul{margin:.3em 0}.muted{color:#666}";
+
+/// The evidence's source and numbers, shown on hover:
+/// `/proc/zoneinfo: free_pages=174188, low_pages=163915`.
+fn evidence_tooltip(item: &Evidence) -> String {
+    let values: Vec<String> = item
+        .values
+        .iter()
+        .map(|(name, value)| {
+            let shown = match value {
+                Value::Int(v) => v.to_string(),
+                Value::Float(v) => format!("{v:.4}"),
+                Value::List(v) => v.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
+            };
+            format!("{name}={shown}")
+        })
+        .collect();
+    if values.is_empty() {
+        item.source.clone()
+    } else {
+        format!("{}: {}", item.source, values.join(", "))
+    }
+}
 
 /// A measured section (a heatmap, a chart) to append after the topology.
 pub struct Section {
@@ -50,8 +73,12 @@ pub fn render(
             escape(&finding.title),
             escape(finding.id)
         ));
-        for line in &finding.evidence {
-            body.push_str(&format!("<li>{}</li>", code_spans(&escape(line))));
+        for item in &finding.evidence {
+            body.push_str(&format!(
+                "<li title=\"{}\">{}</li>",
+                escape(&evidence_tooltip(item)),
+                code_spans(&escape(&item.text))
+            ));
         }
         body.push_str(&format!(
             "</ul><p><strong>Remedy:</strong> {}</p>",

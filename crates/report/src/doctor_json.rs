@@ -1,4 +1,4 @@
-//! `doctor --json`, schema `numasleuth.doctor/1`.
+//! `doctor --json`, schema `numasleuth.doctor/2`.
 //!
 //! `findings[]` (id, severity, title, evidence, remedy, incident),
 //! `checks_run`, `checks_skipped[]` (id, why, unreadable) and
@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::mem_json::MemDocument;
 use crate::topo_json::TopoJson;
 
-pub const SCHEMA: &str = "numasleuth.doctor/1";
+pub const SCHEMA: &str = "numasleuth.doctor/2";
 
 #[derive(Debug, Serialize)]
 pub struct DoctorJson<'a> {
@@ -35,7 +35,7 @@ pub struct DoctorJson<'a> {
     /// The worst severity found, or null when clean.
     pub worst: Option<&'static str>,
     pub topology: &'a TopoJson,
-    /// The `numasleuth.mem/1` document of `--measure`, or null.
+    /// The `numasleuth.mem/2` document of `--measure`, or null.
     pub measurements: Option<&'a MemDocument>,
 }
 

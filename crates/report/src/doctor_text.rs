@@ -43,7 +43,7 @@ pub fn render(headline: &str, diagnosis: &Diagnosis, color: bool) -> String {
             finding.id
         ));
         for line in &finding.evidence {
-            out.push_str(&format!("    evidence: {line}\n"));
+            out.push_str(&format!("    evidence: {}\n", line.text));
         }
         out.push_str(&format!("    remedy:   {}\n", finding.remedy));
         if let Some(incident) = finding.incident {

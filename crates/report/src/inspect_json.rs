@@ -1,4 +1,4 @@
-//! `inspect --json`, schema `numasleuth.inspect/1`.
+//! `inspect --json`, schema `numasleuth.inspect/2`.
 //!
 //! Kept names: `schema`, `pid`, `threads[]` (`tid`, `cpu`, `node`),
 //! `mappings[]` (`start`, `end` as hex strings, `kind`, `object`,
@@ -10,12 +10,14 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::findings::Finding;
+use numasleuth_kernel::procfs::maps::Perms;
+use numasleuth_kernel::procfs::numa_maps::Policy;
 use numasleuth_model::process::{
     Accuracy, KindGroup, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel, ThreadPlacement,
 };
 use serde::Serialize;
 
-pub const SCHEMA: &str = "numasleuth.inspect/1";
+pub const SCHEMA: &str = "numasleuth.inspect/2";
 
 #[derive(Debug, Serialize)]
 pub struct InspectJson<'a> {
@@ -61,8 +63,12 @@ pub struct MappingJson<'a> {
     pub kind: MemoryKind,
     pub object: Option<&'a str>,
     pub section: Option<&'a str>,
-    pub perms: &'a str,
-    pub policy: Option<&'a str>,
+    /// `rw-p`, as maps writes it.
+    #[serde(serialize_with = "as_text")]
+    pub perms: &'a Perms,
+    /// `bind:0-1`, as numa_maps writes it.
+    #[serde(serialize_with = "option_as_text")]
+    pub policy: Option<&'a Policy>,
     pub pages_by_node: &'a NodeCounts,
     /// `pages_by_node` less pages shared with a neighbouring section and
     /// counted under it: these add up to the totals.
@@ -72,6 +78,21 @@ pub struct MappingJson<'a> {
     pub hinting_fault_pages: u64,
     pub page_size_bytes: u64,
     pub accuracy: Accuracy,
+}
+
+/// Written straight into the output: no string per mapping.
+fn as_text<S: serde::Serializer, T: std::fmt::Display>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_str(value)
+}
+
+fn option_as_text<S: serde::Serializer, T: std::fmt::Display>(
+    value: &Option<&T>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match value {
+        Some(v) => serializer.collect_str(v),
+        None => serializer.serialize_none(),
+    }
 }
 
 pub fn build<'a>(model: &'a ProcessModel, findings: &'a [Finding]) -> InspectJson<'a> {
@@ -87,7 +108,7 @@ pub fn build<'a>(model: &'a ProcessModel, findings: &'a [Finding]) -> InspectJso
             object: m.object.as_deref(),
             section: m.section.as_deref(),
             perms: &m.perms,
-            policy: m.policy.as_deref(),
+            policy: m.policy.as_ref(),
             pages_by_node: &m.pages_by_node,
             counted_pages_by_node: &m.counted_pages_by_node,
             hinting_fault_pages: m.hinting_fault_pages,

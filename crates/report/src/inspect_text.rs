@@ -117,7 +117,7 @@ fn findings_text(findings: &[Finding]) -> String {
             f.id
         ));
         for line in &f.evidence {
-            out.push_str(&format!("    evidence: {line}\n"));
+            out.push_str(&format!("    evidence: {}\n", line.text));
         }
         out.push_str(&format!("    remedy:   {}\n\n", f.remedy));
     }

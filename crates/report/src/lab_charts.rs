@@ -1,20 +1,13 @@
 //! The lab's SVG charts, drawn from the lab documents alone (moved here
 //! from the cli so rendering lives in `report`). Series are picked by the
-//! names the documents carry, in the order the experiments run them.
+//! typed layout, operation, lock and placement each row carries.
 
 use numasleuth_analyze::lab::false_sharing as fs;
 use numasleuth_analyze::stats::Summary;
+use numasleuth_model::lab::{Global, Layout, Load, LockKind, Op, Placement};
 
 use crate::lab_json::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument};
 use crate::lab_svg::{chart, ChartError, Panel, Point, Reference, Series};
-
-/// `lab false-sharing`'s operations and layouts, as its rows name them.
-const OPS: [&str; 2] = ["atomic", "store"];
-const LAYOUTS: [&str; 2] = ["packed", PADDED];
-const PADDED: &str = "padded";
-/// `lab locks`' loads and locks, as its rows name them.
-const LOADS: [&str; 2] = ["empty", "one-load"];
-const LOCKS: [&str; 4] = ["ticket", "mcs", "mutex", "atomic"];
 
 /// Median, p10 and p90 of a row as a chart point.
 fn point(threads: usize, s: &Summary) -> Point {
@@ -29,14 +22,14 @@ fn point(threads: usize, s: &Summary) -> Point {
 /// Per operation, two panels like the talk's: total rate, and per-thread
 /// time for 10M operations. Packed lines solid, padded dashed.
 pub fn false_sharing(doc: &FalseSharingDocument) -> Result<String, ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    let mut placements: Vec<Placement> = doc.results.iter().map(|r| r.placement).collect();
     placements.dedup();
     let mut panels = Vec::new();
-    for op in OPS {
+    for op in Op::ALL {
         let series = |metric: fn(&fs::Row) -> Summary| -> Vec<Series> {
             let mut out = Vec::new();
             for (p, placement) in placements.iter().enumerate() {
-                for layout in LAYOUTS {
+                for layout in Layout::ALL {
                     let points = doc
                         .results
                         .iter()
@@ -44,23 +37,23 @@ pub fn false_sharing(doc: &FalseSharingDocument) -> Result<String, ChartError> {
                         .map(|r| point(r.threads, &metric(r)))
                         .collect();
                     let name = if placements.len() > 1 {
-                        format!("{layout} ({placement})")
+                        format!("{} ({placement})", layout.name())
                     } else {
-                        layout.to_string()
+                        layout.name().to_string()
                     };
                     out.push(Series {
                         name,
                         points,
-                        dashed: layout == PADDED,
-                        colour: 2 * p + usize::from(layout == PADDED),
+                        dashed: layout == Layout::Padded,
+                        colour: 2 * p + usize::from(layout == Layout::Padded),
                     });
                 }
             }
             out
         };
         let what = match op {
-            "atomic" => "atomic fetch-add",
-            _ => "plain load+store",
+            Op::Atomic => "atomic fetch-add",
+            Op::Store => "plain load+store",
         };
         panels.push(Panel {
             title: format!("{what}: total throughput"),
@@ -85,13 +78,13 @@ pub fn false_sharing(doc: &FalseSharingDocument) -> Result<String, ChartError> {
 /// One panel per load, one line per lock (dashed for the second placement),
 /// as the talk's "no load" and "1 load" charts.
 pub fn locks(doc: &LocksDocument) -> Result<String, ChartError> {
-    let mut placements: Vec<&str> = doc.results.iter().map(|r| r.placement).collect();
+    let mut placements: Vec<Placement> = doc.results.iter().map(|r| r.placement).collect();
     placements.dedup();
     let mut panels = Vec::new();
-    for load in LOADS {
+    for load in Load::ALL {
         let mut series = Vec::new();
         for (p, placement) in placements.iter().enumerate() {
-            for (colour, lock) in LOCKS.iter().enumerate() {
+            for (colour, lock) in LockKind::ALL.iter().enumerate() {
                 let points: Vec<_> = doc
                     .results
                     .iter()
@@ -102,9 +95,9 @@ pub fn locks(doc: &LocksDocument) -> Result<String, ChartError> {
                     continue;
                 }
                 let name = if placements.len() > 1 {
-                    format!("{lock} ({placement})")
+                    format!("{} ({placement})", lock.name())
                 } else {
-                    lock.to_string()
+                    lock.name().to_string()
                 };
                 series.push(Series {
                     name,
@@ -116,8 +109,8 @@ pub fn locks(doc: &LocksDocument) -> Result<String, ChartError> {
         }
         panels.push(Panel {
             title: match load {
-                "empty" => "empty critical section (no load)".into(),
-                _ => "1 load: atomic add on the lock's line".into(),
+                Load::Empty => "empty critical section (no load)".into(),
+                Load::OneLoad => "1 load: atomic add on the lock's line".into(),
             },
             y_label: "lock/unlock pairs per second".into(),
             series,
@@ -130,13 +123,13 @@ pub fn locks(doc: &LocksDocument) -> Result<String, ChartError> {
 /// One panel: throughput per placement against threads, with each
 /// model ceiling as a dashed line in its placement's colour.
 pub fn remote_global(doc: &RemoteGlobalDocument) -> Result<String, ChartError> {
-    let colour = |global: &str| match global {
-        "local" => 0,
-        "remote" => 1,
-        _ => 2,
+    let colour = |global: Global| match global {
+        Global::Local => 0,
+        Global::Remote => 1,
+        Global::PerThread => 2,
     };
     let mut series = Vec::new();
-    for global in ["local", "remote", "per-thread"] {
+    for global in [Global::Local, Global::Remote, Global::PerThread] {
         let points: Vec<_> = doc
             .results
             .iter()

@@ -91,9 +91,9 @@ mod tests {
     #[test]
     fn false_sharing_keeps_its_documented_names() {
         let rows = false_sharing::rows(vec![false_sharing::Measured {
-            layout: "packed",
-            op: "atomic",
-            placement: "compact",
+            layout: numasleuth_model::lab::Layout::Packed,
+            op: numasleuth_model::lab::Op::Atomic,
+            placement: numasleuth_model::lab::Placement::Compact,
             threads: 2,
             cpus: vec![0, 1],
             counts_verified: true,

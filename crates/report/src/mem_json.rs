@@ -1,4 +1,4 @@
-//! The `numasleuth.mem/1` document: what `mem` measured, summarised, with
+//! The `numasleuth.mem/2` document: what `mem` measured, summarised, with
 //! the placement proof and warnings. Text and CSV render this same value,
 //! so every output says the same thing.
 //!
@@ -14,7 +14,7 @@ use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::MemRaw;
 use serde::Serialize;
 
-pub const SCHEMA: &str = "numasleuth.mem/1";
+pub const SCHEMA: &str = "numasleuth.mem/2";
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MemDocument {
@@ -159,7 +159,7 @@ mod tests {
         });
         doc.placement_verified = true;
         let json: serde_json::Value = serde_json::from_str(&crate::export::plain_json(&doc).unwrap()).unwrap();
-        assert_eq!(json["schema"], "numasleuth.mem/1");
+        assert_eq!(json["schema"], "numasleuth.mem/2");
         assert_eq!(json["latency_ns"]["nodes"], serde_json::json!([0, 1, 2]));
         let first = &json["latency_ns"]["matrix"][0][0];
         assert_eq!(first["median"], 92.1);

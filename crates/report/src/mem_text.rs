@@ -208,7 +208,7 @@ fn render_verdict(doc: &MemDocument, out: &mut String) {
     for finding in &doc.interconnect.findings {
         out.push_str(&format!("{}: {}\n", finding.severity.as_str(), finding.title));
         for line in &finding.evidence {
-            out.push_str(&format!("  {line}\n"));
+            out.push_str(&format!("  {}\n", line.text));
         }
         out.push_str(&format!("  remedy: {}\n", finding.remedy));
     }

@@ -1,4 +1,4 @@
-//! `migrations --json`, schema `numasleuth.migrations/1`.
+//! `migrations --json`, schema `numasleuth.migrations/2`.
 //!
 //! Kept names: `threads[]` with `tid`, `comm`, `cpu_migrations`,
 //! `node_migrations`, `nodes_visited`; `numa_balancing` with `mode`,
@@ -11,7 +11,7 @@ use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::migrations::{Method, NumaBalancing, ThreadMigrations};
 use serde::Serialize;
 
-pub const SCHEMA: &str = "numasleuth.migrations/1";
+pub const SCHEMA: &str = "numasleuth.migrations/2";
 
 #[derive(Debug, Serialize)]
 pub struct MigrationsJson<'a> {

@@ -67,7 +67,7 @@ pub fn render(v: &View) -> String {
     for f in v.findings {
         let _ = writeln!(out, "\n[{}] {}: {}", f.severity.as_str(), f.id, f.title);
         for e in &f.evidence {
-            let _ = writeln!(out, "    {e}");
+            let _ = writeln!(out, "    {}", e.text);
         }
         let _ = writeln!(out, "    remedy: {}", f.remedy);
     }

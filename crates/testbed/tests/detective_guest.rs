@@ -56,7 +56,7 @@ fn expect_sleeper(o: &Outcome, c: &mut Checks) {
     let want = format!("thread {pid} last ran on CPU 2 but may now run only on 0-1 (node 0)");
     match finding(&doc, "static-data-remote") {
         Some(f) => {
-            let evidence: Vec<&str> = array(f, "evidence").iter().filter_map(Value::as_str).collect();
+            let evidence: Vec<&str> = array(f, "evidence").iter().filter_map(|e| e["text"].as_str()).collect();
             c.check(evidence.contains(&want.as_str()), || {
                 format!("inspect sleeper: no evidence line {want:?} in {evidence:?}")
             });

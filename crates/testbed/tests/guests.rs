@@ -190,7 +190,7 @@ fn qemu_three_nodes_cpuless_and_nic() {
 fn expect_placement(o: &Outcome, c: &mut Checks) {
     let sections = &o.run.transcript.sections;
     if let Some(mem) = command_json(c, sections, "mem") {
-        c.eq("mem schema", mem["schema"].as_str(), Some("numasleuth.mem/1"));
+        c.eq("mem schema", mem["schema"].as_str(), Some("numasleuth.mem/2"));
         for key in ["latency_ns", "bandwidth_bytes_per_sec"] {
             let m = &mem[key];
             c.eq(&format!("mem {key} targets"), u64s(&m["nodes"]), Some(vec![0, 1, 2]));
@@ -265,7 +265,7 @@ fn expect_irq_round_trip(o: &Outcome, c: &mut Checks) {
     let Some(doctor) = command_json(c, sections, "doctor") else {
         return;
     };
-    c.eq("doctor schema", doctor["schema"].as_str(), Some("numasleuth.doctor/1"));
+    c.eq("doctor schema", doctor["schema"].as_str(), Some("numasleuth.doctor/2"));
     let flagged = array(&doctor, "findings").iter().any(|f| f["id"] == "irq-off-node");
     c.check(flagged, || {
         format!("doctor did not flag irq-off-node: {}", doctor["findings"])

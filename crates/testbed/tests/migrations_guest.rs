@@ -38,7 +38,7 @@ fn thread(doc: &Value, tid: u64) -> Option<&Value> {
 }
 
 fn check_migrations(c: &mut Checks, doc: &Value, pid: u64, pinned: u64) {
-    c.eq("schema", doc["schema"].as_str(), Some("numasleuth.migrations/1"));
+    c.eq("schema", doc["schema"].as_str(), Some("numasleuth.migrations/2"));
     c.eq("method", doc["method"]["kind"].as_str(), Some("tracepoint"));
     match thread(doc, pid) {
         Some(t) => {

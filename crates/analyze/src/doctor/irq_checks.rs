@@ -3,7 +3,7 @@
 use numasleuth_kernel::gather::HostReadings;
 use numasleuth_model::Topology;
 
-use crate::findings::{incident, Diagnosis, Finding, Severity};
+use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 use crate::irq::audit;
 
 pub const IRQ_OFF_NODE: &str = "irq-off-node";
@@ -28,12 +28,17 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
             let node = device.node.map_or("?".to_string(), |n| n.to_string());
             let local = device.local_cpus.as_ref().map_or("?".to_string(), |l| l.to_string());
             let bad: Vec<_> = device.irqs.iter().filter(|r| r.off_node).collect();
-            let mut evidence = vec![format!(
-                "{} {} ({}) is on node {node}, local CPUs {local} (/sys/bus/pci/devices/{}/numa_node, local_cpulist)",
-                device.kind, device.name, device.pci, device.pci
-            )];
-            evidence.extend(bad.iter().map(|r| {
+            let mut evidence = vec![Evidence::new(
+                format!("/sys/bus/pci/devices/{}", device.pci),
                 format!(
+                    "{} {} ({}) is on node {node}, local CPUs {local} (/sys/bus/pci/devices/{}/numa_node, local_cpulist)",
+                    device.kind, device.name, device.pci, device.pci
+                ),
+            )
+            .with_some("node", device.node)
+            .with_some("local_cpus", device.local_cpus.as_ref())];
+            evidence.extend(bad.iter().map(|r| {
+                let text = format!(
                     "IRQ {}{}: smp_affinity_list {}, effective {} ({} interrupts) (/proc/irq/{}/)",
                     r.irq,
                     if r.actions.is_empty() {
@@ -45,7 +50,12 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
                     r.effective.as_ref().map_or("?".into(), |a| a.to_string()),
                     r.count,
                     r.irq
-                )
+                );
+                Evidence::new(format!("/proc/irq/{}", r.irq), text)
+                    .with("irq", r.irq)
+                    .with_some("affinity_cpus", r.affinity.as_ref())
+                    .with_some("effective_cpus", r.effective.as_ref())
+                    .with("interrupts", r.count)
             }));
             // An IRQ that never fired costs nothing yet: worth knowing, not a warning.
             let busy = bad.iter().any(|r| r.count > 0);
@@ -79,10 +89,14 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
         id: "irqbalance-running",
         severity: Severity::Info,
         title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),
-        evidence: vec![format!(
-            "process irqbalance, pid {} (/proc/<pid>/comm)",
-            pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
-        )],
+        evidence: vec![Evidence::new(
+            "/proc/<pid>/comm",
+            format!(
+                "process irqbalance, pid {} (/proc/<pid>/comm)",
+                pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+            ),
+        )
+        .with("pids", pids)],
         remedy: "Before pinning IRQs by hand, `systemctl stop irqbalance` or ban the IRQs \
                  (IRQBALANCE_BANNED_CPULIST / --banirq), or your fix is undone within seconds."
             .into(),

@@ -10,7 +10,7 @@ use numasleuth_kernel::procfs::zoneinfo::Zone;
 use numasleuth_model::Topology;
 
 use super::memory_nodes;
-use crate::findings::{incident, Diagnosis, Finding, Severity};
+use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 /// Nodes whose free share differs by more than this are imbalanced…
 const IMBALANCE_SPREAD: f64 = 0.5;
@@ -43,8 +43,51 @@ fn amount(pages: u64, page_bytes: Option<u64>) -> String {
     }
 }
 
-pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
+/// The zone's counters as read, in MiB for people when the page size is
+/// known, always in pages for machines.
+fn watermark_evidence(z: &Zone, page_bytes: Option<u64>) -> Vec<Evidence> {
     let show = |pages: u64| amount(pages, page_bytes);
+    let levels = match page_bytes {
+        Some(_) => format!(
+            "node {} zone {}: free {}, min {}, low {}, high {} (/proc/zoneinfo)",
+            z.node,
+            z.name,
+            show(z.free_pages),
+            show(z.min_pages),
+            show(z.low_pages),
+            show(z.high_pages)
+        ),
+        None => format!(
+            "node {} zone {}: pages free {}, min {}, low {}, high {} (/proc/zoneinfo; a snapshot \
+             does not record the page size, so these stay in pages)",
+            z.node, z.name, z.free_pages, z.min_pages, z.low_pages, z.high_pages
+        ),
+    };
+    let headroom = format!(
+        "headroom above low: {}{}; managed {}",
+        // Negative once below low.
+        if z.headroom_over_low_pages() < 0 { "-" } else { "" },
+        show(z.headroom_over_low_pages().unsigned_abs()),
+        show(z.managed_pages)
+    );
+    vec![
+        Evidence::new(ZONEINFO, levels)
+            .with("node", z.node)
+            .with("free_pages", z.free_pages)
+            .with("min_pages", z.min_pages)
+            .with("low_pages", z.low_pages)
+            .with("high_pages", z.high_pages)
+            .with_some("page_bytes", page_bytes),
+        Evidence::new(ZONEINFO, headroom)
+            .with("node", z.node)
+            .with("headroom_over_low_pages", z.headroom_over_low_pages())
+            .with("managed_pages", z.managed_pages),
+    ]
+}
+
+const ZONEINFO: &str = "/proc/zoneinfo";
+
+pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
     zones
         .iter()
         .filter(|z| relevant(z) && z.free_pages < z.high_pages)
@@ -69,31 +112,7 @@ pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
                 id: "zone-watermark-pressure",
                 severity,
                 title: format!("node {} zone {} is {state}", z.node, z.name),
-                evidence: vec![
-                    match page_bytes {
-                        Some(_) => format!(
-                            "node {} zone {}: free {}, min {}, low {}, high {} (/proc/zoneinfo)",
-                            z.node,
-                            z.name,
-                            show(z.free_pages),
-                            show(z.min_pages),
-                            show(z.low_pages),
-                            show(z.high_pages)
-                        ),
-                        None => format!(
-                            "node {} zone {}: pages free {}, min {}, low {}, high {} (/proc/zoneinfo; a snapshot \
-                             does not record the page size, so these stay in pages)",
-                            z.node, z.name, z.free_pages, z.min_pages, z.low_pages, z.high_pages
-                        ),
-                    },
-                    format!(
-                        "headroom above low: {}{}; managed {}",
-                        // Negative once below low.
-                        if z.headroom_over_low_pages() < 0 { "-" } else { "" },
-                        show(z.headroom_over_low_pages().unsigned_abs()),
-                        show(z.managed_pages)
-                    ),
-                ],
+                evidence: watermark_evidence(z, page_bytes),
                 remedy: format!(
                     "Find what fills node {} (`numastat -m`, `numasleuth memwatch`) and spread or bind it; keep \
                      vm.zone_reclaim_mode=0 so allocations spill to other nodes instead of reclaiming; never poll \
@@ -141,12 +160,19 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
         evidence: shares
             .iter()
             .map(|(id, share, free, total)| {
-                format!(
-                    "node {id}: {} MiB free of {} MiB ({:.0}%) (/sys/devices/system/node/node{id}/meminfo)",
-                    super::mib(*free),
-                    super::mib(*total),
-                    share * 100.0
+                Evidence::new(
+                    format!("/sys/devices/system/node/node{id}/meminfo"),
+                    format!(
+                        "node {id}: {} MiB free of {} MiB ({:.0}%) (/sys/devices/system/node/node{id}/meminfo)",
+                        super::mib(*free),
+                        super::mib(*total),
+                        share * 100.0
+                    ),
                 )
+                .with("node", *id)
+                .with("free_bytes", *free)
+                .with("total_bytes", *total)
+                .with("free_ratio", *share)
             })
             .collect(),
         remedy: format!(
@@ -182,7 +208,7 @@ mod tests {
     #[test]
     fn evidence_is_in_mib_with_the_pages_when_the_page_size_is_known() {
         let found = watermarks(&[zone(1100)], Some(4096));
-        let evidence = found[0].evidence.join(" | ");
+        let evidence = found[0].evidence_text();
         assert!(
             evidence.contains("free 4.3 MiB (1100 pages), min 3.9 MiB (1000 pages)"),
             "{evidence}"
@@ -198,7 +224,32 @@ mod tests {
     #[test]
     fn a_snapshot_without_a_page_size_stays_in_pages_and_says_why() {
         let found = watermarks(&[zone(1100)], None);
-        let evidence = found[0].evidence.join(" | ");
+        let evidence = found[0].evidence_text();
         assert!(evidence.contains("pages free 1100, min 1000") && evidence.contains("does not record the page size"));
+    }
+
+    #[test]
+    fn the_watermark_evidence_carries_the_pages_as_numbers() {
+        let found = watermarks(&[zone(1100)], Some(4096));
+        let levels = &found[0].evidence[0];
+        assert_eq!(levels.source, "/proc/zoneinfo");
+        let v = &levels.values;
+        assert_eq!(
+            (
+                v.int("free_pages"),
+                v.int("min_pages"),
+                v.int("low_pages"),
+                v.int("high_pages")
+            ),
+            (Some(1100), Some(1000), Some(1250), Some(1500))
+        );
+        assert_eq!((v.int("node"), v.int("page_bytes")), (Some(1), Some(4096)));
+        let headroom = &found[0].evidence[1].values;
+        assert_eq!(headroom.int("headroom_over_low_pages"), Some(-150));
+        assert_eq!(headroom.int("managed_pages"), Some(250_000));
+        // Without a page size the pages stay and no size is invented.
+        let found = watermarks(&[zone(1100)], None);
+        assert_eq!(found[0].evidence[0].values.int("page_bytes"), None);
+        assert_eq!(found[0].evidence[0].values.int("free_pages"), Some(1100));
     }
 }

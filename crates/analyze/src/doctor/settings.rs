@@ -6,7 +6,7 @@ use numasleuth_kernel::procfs::settings::Settings;
 use numasleuth_model::Topology;
 
 use super::memory_nodes;
-use crate::findings::{incident, Diagnosis, Finding, Severity};
+use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     let settings = &host.settings;
@@ -49,13 +49,18 @@ fn missing(out: &mut Diagnosis, host: &HostReadings, id: &'static str, paths: &[
     }
 }
 
-fn vmstat_evidence(host: &HostReadings, names: &[&str]) -> Vec<String> {
+fn vmstat_evidence(host: &HostReadings, names: &[&'static str]) -> Vec<Evidence> {
     let Ok(vmstat) = &host.vmstat else {
         return Vec::new();
     };
     names
         .iter()
-        .filter_map(|n| vmstat.get(*n).map(|v| format!("{n} {v} (/proc/vmstat, since boot)")))
+        .filter_map(|n| {
+            vmstat.get(*n).map(|v| {
+                // The counter's own name: these count events (faults, pages).
+                Evidence::new("/proc/vmstat", format!("{n} {v} (/proc/vmstat, since boot)")).with(n, *v)
+            })
+        })
         .collect()
 }
 
@@ -63,9 +68,11 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
     if mode == 0 || !multi_node {
         return Vec::new();
     }
-    let mut evidence = vec![format!(
-        "kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"
-    )];
+    let mut evidence = vec![Evidence::new(
+        "/proc/sys/kernel/numa_balancing",
+        format!("kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"),
+    )
+    .with("numa_balancing", mode)];
     evidence.extend(vmstat_evidence(
         host,
         &["numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated"],
@@ -92,9 +99,11 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
         id: "zone-reclaim-mode",
         severity: Severity::Warning,
         title: format!("vm.zone_reclaim_mode = {mode}: nodes reclaim locally instead of spilling to other nodes"),
-        evidence: vec![format!(
-            "vm.zone_reclaim_mode = {mode} (/proc/sys/vm/zone_reclaim_mode)"
-        )],
+        evidence: vec![Evidence::new(
+            "/proc/sys/vm/zone_reclaim_mode",
+            format!("vm.zone_reclaim_mode = {mode} (/proc/sys/vm/zone_reclaim_mode)"),
+        )
+        .with("zone_reclaim_mode", mode)],
         remedy: "`sysctl -w vm.zone_reclaim_mode=0` (and in /etc/sysctl.d) unless the workload is known to fit in one \
                  node and prefers local reclaim; with it on, page-cache-heavy services stall in reclaim while another \
                  node has free memory."
@@ -111,9 +120,16 @@ fn thp(enabled: &str, defrag: &str) -> Vec<Finding> {
         id: "transparent-hugepages",
         severity: Severity::Warning,
         title: "THP defrag=always: page faults may stall in direct compaction".into(),
+        // Words, not numbers: the values are empty, the text is the setting.
         evidence: vec![
-            format!("/sys/kernel/mm/transparent_hugepage/enabled = {enabled}"),
-            format!("/sys/kernel/mm/transparent_hugepage/defrag = {defrag}"),
+            Evidence::new(
+                "/sys/kernel/mm/transparent_hugepage/enabled",
+                format!("/sys/kernel/mm/transparent_hugepage/enabled = {enabled}"),
+            ),
+            Evidence::new(
+                "/sys/kernel/mm/transparent_hugepage/defrag",
+                format!("/sys/kernel/mm/transparent_hugepage/defrag = {defrag}"),
+            ),
         ],
         remedy: "`echo defer+madvise > /sys/kernel/mm/transparent_hugepage/defrag` so faults never wait for \
                  compaction (khugepaged collapses later), keeping huge pages where madvise asks for them."
@@ -148,14 +164,26 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
         severity: Severity::Warning,
         title: format!("vm.min_free_kbytes reserves {share_percent:.1}% of node {}", smallest.0),
         evidence: vec![
-            format!("vm.min_free_kbytes = {min_free_kbytes} (/proc/sys/vm/min_free_kbytes)"),
-            format!(
-                "node {} has {} MiB of {} MiB in total; its pro-rata share of the reserve is {:.0} MiB",
-                smallest.0,
-                super::mib(smallest.1),
-                super::mib(total),
-                share_bytes / 1048576.0
-            ),
+            Evidence::new(
+                "/proc/sys/vm/min_free_kbytes",
+                format!("vm.min_free_kbytes = {min_free_kbytes} (/proc/sys/vm/min_free_kbytes)"),
+            )
+            .with("min_free_kbytes", min_free_kbytes),
+            Evidence::new(
+                "/sys/devices/system/node",
+                format!(
+                    "node {} has {} MiB of {} MiB in total; its pro-rata share of the reserve is {:.0} MiB",
+                    smallest.0,
+                    super::mib(smallest.1),
+                    super::mib(total),
+                    share_bytes / 1048576.0
+                ),
+            )
+            .with("node", smallest.0)
+            .with("node_total_bytes", smallest.1)
+            .with("total_bytes", total)
+            .with("reserve_share_bytes", share_bytes)
+            .with("reserve_share_percent", share_percent),
         ],
         remedy: "Lower vm.min_free_kbytes towards the kernel default (about 4·sqrt(lowmem KiB)); a large reserve \
                  raises every watermark, wakes kswapd early and makes small nodes look full."

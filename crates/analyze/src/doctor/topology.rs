@@ -7,7 +7,7 @@ use numasleuth_kernel::gather::HostReadings;
 use numasleuth_kernel::IdList;
 use numasleuth_model::{NumaSource, Topology};
 
-use crate::findings::{incident, Diagnosis, Finding, Severity};
+use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     out.ran("cpu-less-nodes", cpu_less(topo));
@@ -43,13 +43,19 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
             .map(|n| {
                 let distances: Vec<String> =
                     n.distances.iter().map(|d| d.map_or("?".to_string(), |v| v.to_string())).collect();
-                format!(
+                let text = format!(
                     "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {}",
                     n.id,
                     super::mib(n.memory_total_bytes.unwrap_or(0)),
                     n.id,
                     distances.join(" ")
-                )
+                );
+                // All the row or none: a list with holes would shift columns.
+                let known: Option<Vec<u32>> = n.distances.iter().copied().collect();
+                Evidence::new(format!("/sys/devices/system/node/node{}", n.id), text)
+                    .with("node", n.id)
+                    .with("memory_total_bytes", n.memory_total_bytes.unwrap_or(0))
+                    .with_some("distances", known)
             })
             .collect(),
         remedy: "Every access to these nodes is remote. Place data there only on purpose: \
@@ -69,11 +75,17 @@ fn offline(topo: &Topology) -> Vec<Finding> {
         id: "offline-cpus",
         severity: Severity::Warning,
         title: format!("CPUs {offline} are offline"),
-        evidence: vec![format!(
-            "/sys/devices/system/cpu/online lists {} of {} CPUs",
-            topo.online_cpus(),
-            topo.cpus.len()
-        )],
+        evidence: vec![Evidence::new(
+            "/sys/devices/system/cpu/online",
+            format!(
+                "/sys/devices/system/cpu/online lists {} of {} CPUs",
+                topo.online_cpus(),
+                topo.cpus.len()
+            ),
+        )
+        .with("online_cpus", &topo.online_cpus())
+        .with("offline_cpus", &offline)
+        .with("cpus", topo.cpus.len())],
         remedy: format!(
             "If unintended, bring them back: `for c in {}; do echo 1 > /sys/devices/system/cpu/cpu$c/online; done` \
              (check nosmt/maxcpus= on the kernel command line)",
@@ -93,10 +105,18 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
             }
         }
     }
-    let split: Vec<String> = by_package
+    let split: Vec<Evidence> = by_package
         .iter()
         .filter(|(_, nodes)| nodes.len() > 1)
-        .map(|(package, nodes)| format!("package {package} spans nodes {}", IdList::new(nodes.clone())))
+        .map(|(package, nodes)| {
+            let nodes = IdList::new(nodes.clone());
+            Evidence::new(
+                "/sys/devices/system/cpu/cpu*/topology/physical_package_id",
+                format!("package {package} spans nodes {nodes}"),
+            )
+            .with("package", *package)
+            .with("nodes", &nodes)
+        })
         .collect();
     if split.is_empty() {
         return Vec::new();
@@ -124,14 +144,22 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
             severity: Severity::Warning,
             title: format!("NUMA is off, yet the machine has {packages} package(s)"),
             evidence: vec![
-                format!("/proc/cmdline: {}", cmdline.unwrap_or("(unreadable)")),
-                format!(
-                    "numa source: {}",
-                    match topo.numa {
-                        NumaSource::Sysfs => "/sys/devices/system/node",
-                        NumaSource::Implicit => "none (no /sys/devices/system/node: one implicit node)",
-                    }
+                Evidence::new(
+                    "/proc/cmdline",
+                    format!("/proc/cmdline: {}", cmdline.unwrap_or("(unreadable)")),
                 ),
+                Evidence::new(
+                    "/sys/devices/system/node",
+                    format!(
+                        "numa source: {}",
+                        match topo.numa {
+                            NumaSource::Sysfs => "/sys/devices/system/node",
+                            NumaSource::Implicit => "none (no /sys/devices/system/node: one implicit node)",
+                        }
+                    ),
+                )
+                .with("packages", packages)
+                .with("nodes", topo.nodes.len()),
             ],
             remedy: "Remove numa=off from the kernel command line (and enable NUMA in firmware, not node \
                      interleaving) so the kernel can place memory near the CPUs that use it."
@@ -144,7 +172,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
             id: "numa-disabled",
             severity: Severity::Info,
             title: "fake NUMA nodes: node boundaries do not reflect hardware".into(),
-            evidence: vec![format!("/proc/cmdline contains {fake}")],
+            evidence: vec![Evidence::new("/proc/cmdline", format!("/proc/cmdline contains {fake}"))],
             remedy: "Do not read measured node-to-node differences as hardware effects; remove numa=fake for \
                      production."
                 .into(),
@@ -165,9 +193,14 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
     let mut by_affinity = false;
     if let Some(allowed) = &r.allowed_cpus {
         if !online.difference(allowed).is_empty() {
-            evidence.push(format!(
-                "Cpus_allowed_list {allowed} of online {online} (/proc/self/status)"
-            ));
+            evidence.push(
+                Evidence::new(
+                    "/proc/self/status",
+                    format!("Cpus_allowed_list {allowed} of online {online} (/proc/self/status)"),
+                )
+                .with("allowed_cpus", allowed)
+                .with("online_cpus", &online),
+            );
             // Whatever the cpuset allows beyond the mask was narrowed by affinity.
             let cpuset = r
                 .cgroup_cpus
@@ -176,7 +209,13 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
             by_cpuset = !online.difference(&cpuset).is_empty();
             by_affinity = !cpuset.difference(allowed).is_empty();
             if let Some(cpus) = &r.cgroup_cpus {
-                evidence.push(format!("the cpuset cgroup allows CPUs {cpus} (cpuset.cpus.effective)"));
+                evidence.push(
+                    Evidence::new(
+                        "cpuset.cpus.effective",
+                        format!("the cpuset cgroup allows CPUs {cpus} (cpuset.cpus.effective)"),
+                    )
+                    .with("cgroup_cpus", cpus),
+                );
             }
         }
     }
@@ -185,16 +224,24 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
         if !all_nodes.difference(mems).is_empty() {
             // Mems_allowed comes from the cpuset alone; memory policies do not change it.
             by_cpuset = true;
-            evidence.push(format!(
-                "Mems_allowed_list {mems} of nodes {all_nodes} (/proc/self/status)"
-            ));
+            evidence.push(
+                Evidence::new(
+                    "/proc/self/status",
+                    format!("Mems_allowed_list {mems} of nodes {all_nodes} (/proc/self/status)"),
+                )
+                .with("allowed_nodes", mems)
+                .with("nodes", &all_nodes),
+            );
         }
     }
     if evidence.is_empty() {
         return Vec::new();
     }
     if let (Some(version), Some(path)) = (r.cgroup_version, &r.cgroup_path) {
-        evidence.push(format!("cpuset cgroup v{version}: {path}"));
+        evidence.push(
+            Evidence::new("/proc/self/cgroup", format!("cpuset cgroup v{version}: {path}"))
+                .with("cgroup_version", u32::from(version)),
+        );
     }
     let mut remedy = String::from("Results from this session cover only the allowed CPUs and nodes. ");
     if by_affinity {

@@ -58,9 +58,23 @@ fn the_qumulo_case_is_flagged_with_what_was_measured_and_what_is_typical() {
         first.title,
         "remote read bandwidth from node 0 to node 1 is 13% of local"
     );
-    assert!(first.evidence[0].contains("6.0 GB/s"), "{:?}", first.evidence);
-    assert!(first.evidence[1].contains("46.0 GB/s"));
-    assert!(first.evidence[2].starts_with("typical:"));
+    assert!(first.evidence[0].text.contains("6.0 GB/s"), "{:?}", first.evidence);
+    assert!(first.evidence[1].text.contains("46.0 GB/s"));
+    assert!(first.evidence[2].text.starts_with("typical:"));
+    // The same numbers, as data: the remote and local cells and the ratio.
+    let remote = &first.evidence[0];
+    assert_eq!(remote.source, "measured:mem");
+    assert_eq!(remote.values.float("bandwidth_bytes_per_sec"), Some(6e9));
+    assert_eq!(remote.values.int("samples"), Some(7));
+    assert_eq!(remote.values.float("bandwidth_p10_bytes_per_sec"), Some(6e9 * 0.98));
+    assert_eq!(
+        (remote.values.int("initiator_node"), remote.values.int("target_node")),
+        (Some(0), Some(1))
+    );
+    assert!((remote.values.float("ratio_to_local").unwrap() - 6.0 / 46.0).abs() < 1e-9);
+    assert_eq!(first.evidence[1].values.float("bandwidth_bytes_per_sec"), Some(46e9));
+    assert_eq!(first.evidence[2].source, "reference");
+    assert_eq!(first.evidence[2].values.float("starved_below_ratio"), Some(0.25));
     assert!(first.remedy.contains("snoop mode"));
     let ratio = &verdict.ratios[0];
     assert_eq!((ratio.initiator, ratio.target), (0, 1));

@@ -2,6 +2,7 @@
 //! slowdowns against one thread and against padded counters, and what
 //! they say.
 
+use numasleuth_model::lab::{Layout, Op, Placement};
 use serde::Serialize;
 
 use super::{factor, slowdown, throughput, Ratio, Raw};
@@ -17,9 +18,9 @@ pub const TALK_MS_80_THREADS: f64 = 6520.0;
 /// One configuration as measured.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    pub layout: &'static str,
-    pub op: &'static str,
-    pub placement: &'static str,
+    pub layout: Layout,
+    pub op: Op,
+    pub placement: Placement,
     pub threads: usize,
     pub cpus: Vec<u32>,
     pub counts_verified: bool,
@@ -28,9 +29,9 @@ pub struct Measured {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    pub layout: &'static str,
-    pub op: &'static str,
-    pub placement: &'static str,
+    pub layout: Layout,
+    pub op: Op,
+    pub placement: Placement,
     pub threads: usize,
     pub cpus: Vec<u32>,
     pub ops_per_sec: Summary,
@@ -47,6 +48,26 @@ pub struct Row {
     /// Least share of its CPU a thread had (see `Raw::cpu_share`).
     pub cpu_share: Option<Summary>,
     pub raw: Vec<Raw>,
+}
+
+/// What tells one row from another.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Config {
+    layout: Layout,
+    op: Op,
+    placement: Placement,
+    threads: usize,
+}
+
+impl Config {
+    fn of(row: &Row) -> Self {
+        Config {
+            layout: row.layout,
+            op: row.op,
+            placement: row.placement,
+            threads: row.threads,
+        }
+    }
 }
 
 /// Rows in the order measured; configurations without a usable sample
@@ -82,24 +103,23 @@ pub fn rows(measured: Vec<Measured>) -> Vec<Row> {
             })
         })
         .collect();
-    let rates: Vec<(&'static str, &'static str, &'static str, usize, Summary)> = rows
-        .iter()
-        .map(|r| (r.layout, r.op, r.placement, r.threads, r.ops_per_sec_per_thread))
-        .collect();
-    let find = |layout: &str, op: &str, placement: &str, threads: usize| {
-        rates
-            .iter()
-            .find(|r| r.0 == layout && r.1 == op && r.2 == placement && r.3 == threads)
-            .map(|r| r.4)
-    };
+    let rates: Vec<(Config, Summary)> = rows.iter().map(|r| (Config::of(r), r.ops_per_sec_per_thread)).collect();
+    let find = |config: Config| rates.iter().find(|(c, _)| *c == config).map(|(_, rate)| *rate);
     for row in &mut rows {
         let mine = row.ops_per_sec_per_thread;
         if row.threads > 1 {
-            row.slowdown_vs_1_thread = find(row.layout, row.op, row.placement, 1).and_then(|one| slowdown(&mine, &one));
+            let one = Config {
+                threads: 1,
+                ..Config::of(row)
+            };
+            row.slowdown_vs_1_thread = find(one).and_then(|one| slowdown(&mine, &one));
         }
-        if row.layout == "packed" {
-            row.slowdown_vs_padded =
-                find("padded", row.op, row.placement, row.threads).and_then(|padded| slowdown(&mine, &padded));
+        if row.layout == Layout::Packed {
+            let padded = Config {
+                layout: Layout::Padded,
+                ..Config::of(row)
+            };
+            row.slowdown_vs_padded = find(padded).and_then(|padded| slowdown(&mine, &padded));
         }
     }
     rows
@@ -109,7 +129,7 @@ pub fn rows(measured: Vec<Measured>) -> Vec<Row> {
 pub fn meaning(rows: &[Row]) -> Vec<String> {
     let mut lines = Vec::new();
     let several_placements = rows.iter().any(|r| r.placement != rows[0].placement);
-    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut seen: Vec<(Op, Placement)> = Vec::new();
     for row in rows {
         if seen.contains(&(row.op, row.placement)) {
             continue;
@@ -130,8 +150,8 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
             continue;
         };
         let what = match row.op {
-            "atomic" => "atomic increments",
-            _ => "plain increments",
+            Op::Atomic => "atomic increments",
+            Op::Store => "plain increments",
         };
         let head = format!(
             "{what} at {} threads{where_} (CPUs {})",
@@ -139,7 +159,7 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
             list(&packed.cpus)
         );
         let padded = rows.iter().find(|r| {
-            r.layout == "padded" && r.op == row.op && r.placement == row.placement && r.threads == packed.threads
+            r.layout == Layout::Padded && r.op == row.op && r.placement == row.placement && r.threads == packed.threads
         });
         let padded_slowed = padded
             .and_then(|p| p.slowdown_vs_1_thread)
@@ -191,7 +211,7 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
 fn talk_comparison(rows: &[Row]) -> Option<String> {
     let packed = |threads: Option<usize>| {
         rows.iter()
-            .filter(|r| r.layout == "packed" && r.op == "atomic" && r.placement == rows[0].placement)
+            .filter(|r| r.layout == Layout::Packed && r.op == Op::Atomic && r.placement == rows[0].placement)
             .filter(|r| threads.is_none_or(|t| r.threads == t))
             .max_by_key(|r| r.threads)
     };
@@ -220,11 +240,11 @@ mod tests {
     use super::*;
 
     /// Samples of `ops` per thread in `ms` milliseconds each.
-    fn measured(layout: &'static str, threads: usize, ms: &[f64]) -> Measured {
+    fn measured(layout: Layout, threads: usize, ms: &[f64]) -> Measured {
         Measured {
             layout,
-            op: "atomic",
-            placement: "compact",
+            op: Op::Atomic,
+            placement: Placement::Compact,
             threads,
             cpus: (0..threads as u32).collect(),
             counts_verified: true,
@@ -242,10 +262,10 @@ mod tests {
     #[test]
     fn ten_million_ops_time_and_slowdowns() {
         let rows = rows(vec![
-            measured("packed", 1, &[3.0, 3.0, 3.0]),
-            measured("packed", 2, &[30.0, 33.0, 36.0]),
-            measured("padded", 1, &[3.0, 3.0, 3.0]),
-            measured("padded", 2, &[3.0, 3.1, 3.2]),
+            measured(Layout::Packed, 1, &[3.0, 3.0, 3.0]),
+            measured(Layout::Packed, 2, &[30.0, 33.0, 36.0]),
+            measured(Layout::Padded, 1, &[3.0, 3.0, 3.0]),
+            measured(Layout::Padded, 2, &[3.0, 3.1, 3.2]),
         ]);
         // 1M ops in 3 ms per thread → 10M in 30 ms.
         assert!((rows[0].ms_per_10m_ops_per_thread.median - 30.0).abs() < 1e-6);
@@ -270,10 +290,10 @@ mod tests {
     #[test]
     fn padded_slowing_too_is_not_blamed_on_false_sharing() {
         let rows = rows(vec![
-            measured("packed", 1, &[3.0, 3.0, 3.0]),
-            measured("packed", 2, &[12.0, 12.5, 13.0]),
-            measured("padded", 1, &[3.0, 3.0, 3.0]),
-            measured("padded", 2, &[6.0, 6.2, 6.4]),
+            measured(Layout::Packed, 1, &[3.0, 3.0, 3.0]),
+            measured(Layout::Packed, 2, &[12.0, 12.5, 13.0]),
+            measured(Layout::Padded, 1, &[3.0, 3.0, 3.0]),
+            measured(Layout::Padded, 2, &[6.0, 6.2, 6.4]),
         ]);
         let lines = meaning(&rows);
         assert!(lines[0].contains("packed counters were 2.02×"), "{lines:?}");
@@ -286,11 +306,14 @@ mod tests {
     #[test]
     fn no_penalty_is_said_plainly_and_one_thread_explains_itself() {
         let rows_even = rows(vec![
-            measured("packed", 2, &[3.0, 3.3, 2.9]),
-            measured("padded", 2, &[3.1, 3.0, 3.2]),
+            measured(Layout::Packed, 2, &[3.0, 3.3, 2.9]),
+            measured(Layout::Padded, 2, &[3.1, 3.0, 3.2]),
         ]);
         assert!(meaning(&rows_even)[0].contains("no clear false-sharing penalty"));
-        let single = rows(vec![measured("packed", 1, &[3.0]), measured("padded", 1, &[3.0])]);
+        let single = rows(vec![
+            measured(Layout::Packed, 1, &[3.0]),
+            measured(Layout::Padded, 1, &[3.0]),
+        ]);
         assert!(meaning(&single)[0].starts_with("every run had one thread"));
     }
 }

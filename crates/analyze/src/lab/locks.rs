@@ -1,6 +1,7 @@
 //! Lock scaling: lock/unlock pairs per second for each lock, load and
 //! thread count, and what the gaps between them say.
 
+use numasleuth_model::lab::{Load, LockKind, Placement};
 use serde::Serialize;
 
 use super::{rate, slowdown, throughput, Ratio, Raw};
@@ -8,9 +9,9 @@ use crate::stats::Summary;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    pub lock: &'static str,
-    pub load: &'static str,
-    pub placement: &'static str,
+    pub lock: LockKind,
+    pub load: Load,
+    pub placement: Placement,
     pub threads: usize,
     pub cpus: Vec<u32>,
     /// `Some(true)` when a counter kept inside the critical section
@@ -21,9 +22,9 @@ pub struct Measured {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    pub lock: &'static str,
-    pub load: &'static str,
-    pub placement: &'static str,
+    pub lock: LockKind,
+    pub load: Load,
+    pub placement: Placement,
     pub threads: usize,
     pub cpus: Vec<u32>,
     /// Lock/unlock pairs per second, all threads together.
@@ -57,17 +58,15 @@ pub fn rows(measured: Vec<Measured>) -> Vec<Row> {
             })
         })
         .collect();
-    let totals: Vec<(&str, &str, &str, usize, Summary)> = rows
+    // One thread's rate per lock, load and placement.
+    let singles: Vec<((LockKind, Load, Placement), Summary)> = rows
         .iter()
-        .map(|r| (r.lock, r.load, r.placement, r.threads, r.ops_per_sec))
+        .filter(|r| r.threads == 1)
+        .map(|r| ((r.lock, r.load, r.placement), r.ops_per_sec))
         .collect();
-    for row in &mut rows {
-        let one = totals
-            .iter()
-            .find(|t| t.0 == row.lock && t.1 == row.load && t.2 == row.placement && t.3 == 1);
-        if row.threads > 1 {
-            row.slowdown_vs_1_thread = one.and_then(|one| slowdown(&row.ops_per_sec, &one.4));
-        }
+    for row in rows.iter_mut().filter(|r| r.threads > 1) {
+        let one = singles.iter().find(|(k, _)| *k == (row.lock, row.load, row.placement));
+        row.slowdown_vs_1_thread = one.and_then(|(_, one)| slowdown(&row.ops_per_sec, one));
     }
     rows
 }
@@ -75,7 +74,7 @@ pub fn rows(measured: Vec<Measured>) -> Vec<Row> {
 /// The "what this means" lines: per load, at the most threads measured.
 pub fn meaning(rows: &[Row]) -> Vec<String> {
     let mut lines = Vec::new();
-    let mut loads: Vec<(&str, &str)> = Vec::new();
+    let mut loads: Vec<(Load, Placement)> = Vec::new();
     for row in rows {
         if !loads.contains(&(row.load, row.placement)) {
             loads.push((row.load, row.placement));
@@ -83,7 +82,7 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
     }
     let several_placements = loads.iter().any(|l| l.1 != loads[0].1);
     for (load, placement) in &loads {
-        let at = |lock: &str, threads: usize| {
+        let at = |lock: LockKind, threads: usize| {
             rows.iter()
                 .find(|r| r.lock == lock && r.load == *load && r.placement == *placement && r.threads == threads)
         };
@@ -96,18 +95,15 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
             continue;
         };
         let section = match *load {
-            "empty" => "an empty critical section",
-            _ => "one atomic add on the lock's line in the critical section",
+            Load::Empty => "an empty critical section",
+            Load::OneLoad => "one atomic add on the lock's line in the critical section",
         };
         let where_ = if several_placements {
             format!(", {placement} placement")
         } else {
             String::new()
         };
-        let mut ranked: Vec<&Row> = ["ticket", "mcs", "mutex", "atomic"]
-            .iter()
-            .filter_map(|lock| at(lock, threads))
-            .collect();
+        let mut ranked: Vec<&Row> = LockKind::ALL.iter().filter_map(|lock| at(*lock, threads)).collect();
         ranked.sort_by(|a, b| b.ops_per_sec.median.total_cmp(&a.ops_per_sec.median));
         let listing: Vec<String> = ranked
             .iter()
@@ -122,14 +118,14 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
             lines.push("with one thread no lock is contended; run --thread-sweep 1,2 or more to see them part".into());
             continue;
         }
-        if let (Some(ticket), Some(mcs)) = (at("ticket", threads), at("mcs", threads)) {
+        if let (Some(ticket), Some(mcs)) = (at(LockKind::Ticket, threads), at(LockKind::Mcs, threads)) {
             lines.push(ticket_vs_mcs(ticket, mcs, threads));
         }
         if let Some(line) = unfair_mutex(&ranked) {
             lines.push(line);
         }
-        let best_lock = ranked.iter().find(|r| r.lock != "atomic");
-        if let (Some(best), Some(floor)) = (best_lock, at("atomic", threads)) {
+        let best_lock = ranked.iter().find(|r| r.lock != LockKind::Atomic);
+        if let (Some(best), Some(floor)) = (best_lock, at(LockKind::Atomic, threads)) {
             if floor.ops_per_sec.median > 0.0 {
                 let percent = 100.0 * best.ops_per_sec.median / floor.ops_per_sec.median;
                 lines.push(if percent < 100.0 {
@@ -155,8 +151,8 @@ pub fn meaning(rows: &[Row]) -> Vec<String> {
 /// When the std Mutex clearly beats both FIFO spinlocks, say why: it lets
 /// the releasing thread re-take the lock, so the line often stays put.
 fn unfair_mutex(ranked: &[&Row]) -> Option<String> {
-    let mutex = ranked.iter().find(|r| r.lock == "mutex")?;
-    let best_spin = ranked.iter().find(|r| r.lock == "ticket" || r.lock == "mcs")?;
+    let mutex = ranked.iter().find(|r| r.lock == LockKind::Mutex)?;
+    let best_spin = ranked.iter().find(|r| r.lock.spins())?;
     let ratio = slowdown(&best_spin.ops_per_sec, &mutex.ops_per_sec)?;
     ratio.clearly_slower().then(|| {
         format!(
@@ -207,11 +203,11 @@ fn ticket_vs_mcs(ticket: &Row, mcs: &Row, threads: usize) -> String {
 mod tests {
     use super::*;
 
-    fn measured(lock: &'static str, threads: usize, ops_per_ms: &[u64]) -> Measured {
+    fn measured(lock: LockKind, threads: usize, ops_per_ms: &[u64]) -> Measured {
         Measured {
             lock,
-            load: "empty",
-            placement: "compact",
+            load: Load::Empty,
+            placement: Placement::Compact,
             threads,
             cpus: (0..threads as u32).collect(),
             count_verified: None,
@@ -229,11 +225,11 @@ mod tests {
     #[test]
     fn ranks_locks_and_explains_the_ticket_gap() {
         let rows = rows(vec![
-            measured("ticket", 1, &[50_000, 50_000, 50_000]),
-            measured("ticket", 4, &[10_000, 11_000, 12_000]),
-            measured("mcs", 4, &[30_000, 31_000, 32_000]),
-            measured("mutex", 4, &[20_000, 20_000, 20_000]),
-            measured("atomic", 4, &[60_000, 60_000, 60_000]),
+            measured(LockKind::Ticket, 1, &[50_000, 50_000, 50_000]),
+            measured(LockKind::Ticket, 4, &[10_000, 11_000, 12_000]),
+            measured(LockKind::Mcs, 4, &[30_000, 31_000, 32_000]),
+            measured(LockKind::Mutex, 4, &[20_000, 20_000, 20_000]),
+            measured(LockKind::Atomic, 4, &[60_000, 60_000, 60_000]),
         ]);
         let vs_one = rows[1].slowdown_vs_1_thread.unwrap();
         assert!((vs_one.median - 50.0 / 11.0).abs() < 1e-9);
@@ -255,9 +251,9 @@ mod tests {
     #[test]
     fn a_mutex_beating_the_spinlocks_is_explained() {
         let rows = rows(vec![
-            measured("ticket", 2, &[10_000, 10_000, 10_000]),
-            measured("mcs", 2, &[5_000, 5_000, 5_000]),
-            measured("mutex", 2, &[40_000, 40_000, 40_000]),
+            measured(LockKind::Ticket, 2, &[10_000, 10_000, 10_000]),
+            measured(LockKind::Mcs, 2, &[5_000, 5_000, 5_000]),
+            measured(LockKind::Mutex, 2, &[40_000, 40_000, 40_000]),
         ]);
         let lines = meaning(&rows);
         assert!(lines[2].starts_with("std's Mutex did 4.00×"), "{lines:?}");
@@ -267,8 +263,8 @@ mod tests {
     #[test]
     fn a_lock_faster_than_the_atomic_is_explained() {
         let rows = rows(vec![
-            measured("mutex", 2, &[40_000, 40_000, 40_000]),
-            measured("atomic", 2, &[30_000, 30_000, 30_000]),
+            measured(LockKind::Mutex, 2, &[40_000, 40_000, 40_000]),
+            measured(LockKind::Atomic, 2, &[30_000, 30_000, 30_000]),
         ]);
         let lines = meaning(&rows);
         assert!(
@@ -280,8 +276,8 @@ mod tests {
     #[test]
     fn close_locks_are_called_close() {
         let rows = rows(vec![
-            measured("ticket", 2, &[30_000, 31_000, 32_000]),
-            measured("mcs", 2, &[30_500, 31_000, 31_500]),
+            measured(LockKind::Ticket, 2, &[30_000, 31_000, 32_000]),
+            measured(LockKind::Mcs, 2, &[30_500, 31_000, 31_500]),
         ]);
         assert!(meaning(&rows)[1].starts_with("Ticket and queued (MCS) locks were within noise"));
     }

@@ -3,6 +3,7 @@
 //! ops/s ceiling ≈ frequency / (writes per op × cycles per invalidation),
 //! set beside the ceiling actually measured.
 
+use numasleuth_model::lab::Global;
 use serde::Serialize;
 
 mod warnings;
@@ -22,7 +23,7 @@ const PLATEAU_GROWTH: f64 = 1.25;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Measured {
-    pub global: &'static str,
+    pub global: Global,
     pub threads: usize,
     pub cpus: Vec<u32>,
     /// Node of the shared global; for per-thread copies, the workers' node.
@@ -33,7 +34,7 @@ pub struct Measured {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
-    pub global: &'static str,
+    pub global: Global,
     pub threads: usize,
     pub cpus: Vec<u32>,
     pub global_node: u32,
@@ -51,7 +52,7 @@ pub struct Row {
 /// the workers' CPUs), with the line's memory on `home_node`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Transfer {
-    pub global: &'static str,
+    pub global: Global,
     pub home_node: u32,
     pub cpus: [u32; 2],
     pub ns: Summary,
@@ -60,7 +61,7 @@ pub struct Transfer {
 /// The bottleneck model for one shared placement.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Model {
-    pub global: &'static str,
+    pub global: Global,
     pub writes_per_op: u32,
     pub ns_per_invalidation: f64,
     pub cycles_per_invalidation: Option<f64>,
@@ -95,10 +96,10 @@ pub fn rows(measured: Vec<Measured>) -> Vec<Row> {
         .collect();
     let fixed: Vec<(usize, Summary)> = rows
         .iter()
-        .filter(|r| r.global == "per-thread")
+        .filter(|r| r.global == Global::PerThread)
         .map(|r| (r.threads, r.ops_per_sec))
         .collect();
-    for row in rows.iter_mut().filter(|r| r.global != "per-thread") {
+    for row in rows.iter_mut().filter(|r| r.global != Global::PerThread) {
         let fix = fixed.iter().find(|f| f.0 == row.threads);
         row.slowdown_vs_per_thread = fix.and_then(|f| slowdown(&row.ops_per_sec, &f.1));
     }
@@ -143,8 +144,8 @@ pub fn meaning(rows: &[Row], models: &[Model], remote_possible: bool, writes_per
         );
     }
     let most = rows.iter().map(|r| r.threads).max().unwrap_or(0);
-    let at = |global: &str, threads: usize| rows.iter().find(|r| r.global == global && r.threads == threads);
-    for global in ["local", "remote"] {
+    let at = |global: Global, threads: usize| rows.iter().find(|r| r.global == global && r.threads == threads);
+    for global in [Global::Local, Global::Remote] {
         let Some(shared) = at(global, most) else { continue };
         let Some(ratio) = shared.slowdown_vs_per_thread else {
             continue;
@@ -170,7 +171,7 @@ pub fn meaning(rows: &[Row], models: &[Model], remote_possible: bool, writes_per
             format!("{head}: no clear cost from sharing ({}).", ratio.describe())
         });
     }
-    if let (Some(local), Some(remote)) = (at("local", most), at("remote", most)) {
+    if let (Some(local), Some(remote)) = (at(Global::Local, most), at(Global::Remote, most)) {
         if let Some(ratio) = slowdown(&remote.ops_per_sec, &local.ops_per_sec) {
             let place = format!(
                 "With the global on remote node {} instead of local node {}",
@@ -257,7 +258,7 @@ fn model_line(model: &Model) -> String {
 /// Did adding threads stop helping the shared global while the fix kept
 /// scaling? That flat line is what the incident saw at 500k ops/s.
 fn plateau(rows: &[Row], most: usize) -> Option<String> {
-    let growth = |global: &str| {
+    let growth = |global: Global| {
         let one = rows.iter().find(|r| r.global == global && r.threads == 1)?;
         let all = rows.iter().find(|r| r.global == global && r.threads == most)?;
         Some(all.ops_per_sec.median / one.ops_per_sec.median)
@@ -265,7 +266,7 @@ fn plateau(rows: &[Row], most: usize) -> Option<String> {
     if most < 2 {
         return None;
     }
-    let (shared, fixed) = (growth("local")?, growth("per-thread")?);
+    let (shared, fixed) = (growth(Global::Local)?, growth(Global::PerThread)?);
     let verdict = if fixed < PLATEAU_GROWTH {
         "the fix did not scale either, so these CPUs share something besides the global (SMT siblings on the \
          host, a busy host); compare the global with the fix at the same thread count, not with one thread"
@@ -287,7 +288,7 @@ fn plateau(rows: &[Row], most: usize) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn measured(global: &'static str, threads: usize, total_ops_per_ms: u64, node: u32) -> Measured {
+    fn measured(global: Global, threads: usize, total_ops_per_ms: u64, node: u32) -> Measured {
         Measured {
             global,
             threads,
@@ -316,10 +317,10 @@ mod tests {
 
     #[test]
     fn incident_model_reproduces_500k() {
-        let rows = rows(vec![measured("remote", 8, 450, 1)]);
+        let rows = rows(vec![measured(Global::Remote, 8, 450, 1)]);
         // 2,000 cycles at 3 cycles/ns is 666.7 ns.
         let transfer = Transfer {
-            global: "remote",
+            global: Global::Remote,
             home_node: 1,
             cpus: [0, 1],
             ns: summary(INCIDENT_CYCLES_PER_INVALIDATION / 3.0),
@@ -342,9 +343,12 @@ mod tests {
 
     #[test]
     fn a_model_far_below_the_measurement_says_why() {
-        let rows = rows(vec![measured("local", 1, 90_000, 0), measured("local", 2, 20_000, 0)]);
+        let rows = rows(vec![
+            measured(Global::Local, 1, 90_000, 0),
+            measured(Global::Local, 2, 20_000, 0),
+        ]);
         let transfer = Transfer {
-            global: "local",
+            global: Global::Local,
             home_node: 0,
             cpus: [0, 1],
             ns: summary(100.0),
@@ -360,17 +364,17 @@ mod tests {
     }
 
     fn rows_single() -> Vec<Row> {
-        rows(vec![measured("local", 1, 1000, 0)])
+        rows(vec![measured(Global::Local, 1, 1000, 0)])
     }
 
     #[test]
     fn sharing_remote_and_plateau_are_explained() {
         let rows = rows(vec![
-            measured("local", 1, 10_000, 0),
-            measured("local", 4, 10_500, 0),
-            measured("remote", 4, 5_000, 1),
-            measured("per-thread", 1, 10_000, 0),
-            measured("per-thread", 4, 40_000, 0),
+            measured(Global::Local, 1, 10_000, 0),
+            measured(Global::Local, 4, 10_500, 0),
+            measured(Global::Remote, 4, 5_000, 1),
+            measured(Global::PerThread, 1, 10_000, 0),
+            measured(Global::PerThread, 4, 40_000, 0),
         ]);
         assert!(rows[1].slowdown_vs_per_thread.unwrap().clearly_slower());
         let lines = meaning(&rows, &[], true, 3);
@@ -386,10 +390,10 @@ mod tests {
     #[test]
     fn a_fix_that_does_not_scale_is_not_blamed_on_the_global() {
         let rows = rows(vec![
-            measured("local", 1, 10_000, 0),
-            measured("local", 2, 7_000, 0),
-            measured("per-thread", 1, 10_000, 0),
-            measured("per-thread", 2, 10_500, 0),
+            measured(Global::Local, 1, 10_000, 0),
+            measured(Global::Local, 2, 7_000, 0),
+            measured(Global::PerThread, 1, 10_000, 0),
+            measured(Global::PerThread, 2, 10_500, 0),
         ]);
         let lines = meaning(&rows, &[], true, 3);
         assert!(lines[1].contains("the fix did not scale either"), "{lines:?}");
@@ -397,7 +401,10 @@ mod tests {
 
     #[test]
     fn one_node_says_so_first() {
-        let rows = rows(vec![measured("local", 2, 1000, 0), measured("per-thread", 2, 1000, 0)]);
+        let rows = rows(vec![
+            measured(Global::Local, 2, 1000, 0),
+            measured(Global::PerThread, 2, 1000, 0),
+        ]);
         let lines = meaning(&rows, &[], false, 3);
         assert!(lines[0].starts_with("This machine has one NUMA node"));
         assert!(lines[1].contains("no clear cost from sharing"));

@@ -45,7 +45,25 @@ fn hopping_finding_needs_rate_and_count() {
     let f = findings(5, &fast, &numa, &Method::Tracepoint, 2.0);
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].id, "thread-hopping-nodes");
-    assert!(f[0].evidence[0].contains("changed node 4 times"), "{:?}", f[0].evidence);
+    assert!(
+        f[0].evidence[0].text.contains("changed node 4 times"),
+        "{:?}",
+        f[0].evidence
+    );
+    let hop = &f[0].evidence[0];
+    assert_eq!(hop.source, "tracepoint:sched:sched_migrate_task");
+    assert_eq!(
+        (hop.values.int("tid"), hop.values.int("node_migrations")),
+        (Some(8), Some(4))
+    );
+    assert_eq!(hop.values.float("node_migrations_per_s"), Some(2.0));
+    assert_eq!(
+        hop.values.get("nodes_visited"),
+        Some(&crate::evidence::Value::List(
+            fast[0].nodes_visited.iter().map(|n| i64::from(*n)).collect()
+        ))
+    );
+    assert!(!hop.text.contains('['), "no Rust list in {}", hop.text);
     let slow = summarize(&[path(8, &flips)], &nodes(), 10.0);
     assert!(findings(5, &slow, &numa, &Method::Tracepoint, 10.0).is_empty());
     let two = summarize(&[path(8, &flips[..2])], &nodes(), 0.1);

@@ -72,7 +72,7 @@ pub struct MigrationsArgs {
     /// for a PID, 100ms with --all].
     #[arg(long, value_name = "DURATION", value_parser = crate::bounds::poll_interval)]
     pub interval: Option<std::time::Duration>,
-    /// Print JSON (schema numasleuth.migrations/1) instead of text.
+    /// Print JSON (schema numasleuth.migrations/2) instead of text.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -107,11 +107,11 @@ pub enum PlacementArg {
     Spread,
 }
 
-impl PlacementArg {
-    pub fn name(self) -> &'static str {
-        match self {
-            PlacementArg::Compact => "compact",
-            PlacementArg::Spread => "spread",
+impl From<PlacementArg> for numasleuth_model::lab::Placement {
+    fn from(arg: PlacementArg) -> Self {
+        match arg {
+            PlacementArg::Compact => Self::Compact,
+            PlacementArg::Spread => Self::Spread,
         }
     }
 }

@@ -47,9 +47,9 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
                     let outcome = workload::run(&config).with_context(|| format!("false sharing, {label}"))?;
                     placement_verified &= outcome.placement.verified;
                     measured.push(fs::Measured {
-                        layout: layout.name(),
-                        op: op.name(),
-                        placement: placement.name(),
+                        layout,
+                        op,
+                        placement: placement.into(),
                         threads,
                         cpus,
                         counts_verified: true,

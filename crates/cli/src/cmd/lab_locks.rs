@@ -55,9 +55,9 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
                     let outcome = workload::run(&config).with_context(|| format!("locks, {label}"))?;
                     placement_verified &= outcome.placement.verified;
                     measured.push(locks::Measured {
-                        lock: lock.name(),
-                        load: load.name(),
-                        placement: placement.name(),
+                        lock,
+                        load,
+                        placement: placement.into(),
                         threads,
                         cpus,
                         count_verified: outcome.count_verified,

@@ -68,8 +68,8 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         oversubscribed,
     };
     let warnings = rg::warnings(shape, &rows, &transfers);
-    let ns_of = |global: &str| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
-    let ns_per_invalidation = ns_of("remote");
+    let ns_of = |global: Global| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
+    let ns_per_invalidation = ns_of(Global::Remote);
     let doc = RemoteGlobalDocument {
         schema: REMOTE_GLOBAL_SCHEMA,
         run: lab::run_info(&machine, common, oversubscribed),
@@ -80,7 +80,7 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         results: rows,
         ns_per_invalidation,
         cycles_per_invalidation: ns_per_invalidation.zip(cycles_per_ns).map(|(ns, c)| ns * c),
-        ns_per_invalidation_local: ns_of("local"),
+        ns_per_invalidation_local: ns_of(Global::Local),
         transfers,
         models,
         cycles_per_ns,
@@ -148,7 +148,7 @@ fn measure_placements(
             };
             let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
             measured.push(rg::Measured {
-                global: global.name(),
+                global,
                 threads,
                 cpus: lab::cpus_for(plan.cpus, threads),
                 global_node: outcome.placement.requested_node,
@@ -171,7 +171,7 @@ fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow
     };
     let pair = measure_pair(&line, config).with_context(|| format!("timing a line transfer on node {home}"))?;
     Ok(super::measure_raw::pair(&pair).summary().map(|ns| rg::Transfer {
-        global: global.name(),
+        global,
         home_node: home,
         cpus,
         ns,

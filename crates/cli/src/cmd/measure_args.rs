@@ -55,7 +55,7 @@ pub enum PagesArg {
 
 #[derive(Debug, Args)]
 pub struct MemOptions {
-    /// Print JSON (schema numasleuth.mem/1).
+    /// Print JSON (schema numasleuth.mem/2).
     #[arg(long, global = true, conflicts_with = "csv")]
     pub json: bool,
     #[command(flatten)]

@@ -11,7 +11,7 @@ use super::pid_arg::PidArg;
 pub struct InspectArgs {
     #[command(flatten)]
     pub process: PidArg,
-    /// Print JSON (schema numasleuth.inspect/1) instead of text.
+    /// Print JSON (schema numasleuth.inspect/2) instead of text.
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

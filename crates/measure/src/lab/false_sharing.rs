@@ -13,56 +13,17 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 use super::{repeat, run_pinned, Budget, RunSample};
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::error::MeasureError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layout {
-    /// Adjacent 8-byte counters: threads 0-7 share one 64-byte line.
-    Packed,
-    /// Each counter alone in its own 128-byte block.
-    Padded,
-}
+pub use numasleuth_model::lab::{Layout, Op};
 
-impl Layout {
-    pub const ALL: [Layout; 2] = [Layout::Packed, Layout::Padded];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Layout::Packed => "packed",
-            Layout::Padded => "padded",
-        }
-    }
-
-    pub fn stride_bytes(self) -> usize {
-        match self {
-            Layout::Packed => PACKED_STRIDE_BYTES,
-            Layout::Padded => PADDED_STRIDE_BYTES,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Op {
-    /// Atomic fetch-add.
-    Atomic,
-    /// Load, add one, store.
-    Store,
-}
-
-impl Op {
-    pub const ALL: [Op; 2] = [Op::Atomic, Op::Store];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Op::Atomic => "atomic",
-            Op::Store => "store",
-        }
+/// Bytes from one counter to the next.
+fn stride_bytes(layout: Layout) -> usize {
+    match layout {
+        Layout::Packed => PACKED_STRIDE_BYTES,
+        Layout::Padded => PADDED_STRIDE_BYTES,
     }
 }
 
@@ -86,7 +47,7 @@ pub struct Counters {
 
 impl Counters {
     pub fn allocate(layout: Layout, count: usize, node: u32) -> Result<Self, MeasureError> {
-        let bytes = (count.max(1) * layout.stride_bytes()).max(PADDED_STRIDE_BYTES);
+        let bytes = (count.max(1) * stride_bytes(layout)).max(PADDED_STRIDE_BYTES);
         Ok(Counters {
             buffer: NodeBuffer::allocate(bytes, node, PageKind::Small)?,
             layout,
@@ -103,7 +64,7 @@ impl Counters {
             &*self
                 .buffer
                 .as_ptr()
-                .add(index * self.layout.stride_bytes())
+                .add(index * stride_bytes(self.layout))
                 .cast::<AtomicU64>()
         }
     }

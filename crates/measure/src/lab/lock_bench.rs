@@ -14,59 +14,12 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 
-use serde::{Deserialize, Serialize};
-
 use super::locks::{McsLock, McsNode, TicketLock};
 use super::{repeat, run_pinned, Budget, RunSample};
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::error::MeasureError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LockKind {
-    Ticket,
-    Mcs,
-    Mutex,
-    /// No lock: one atomic fetch-add per operation.
-    Atomic,
-}
-
-impl LockKind {
-    pub const ALL: [LockKind; 4] = [LockKind::Ticket, LockKind::Mcs, LockKind::Mutex, LockKind::Atomic];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LockKind::Ticket => "ticket",
-            LockKind::Mcs => "mcs",
-            LockKind::Mutex => "mutex",
-            LockKind::Atomic => "atomic",
-        }
-    }
-
-    /// Waiters spin rather than sleep, so oversubscription hurts them.
-    pub fn spins(self) -> bool {
-        matches!(self, LockKind::Ticket | LockKind::Mcs)
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Load {
-    Empty,
-    /// An atomic add on the lock's own line inside the critical section.
-    OneLoad,
-}
-
-impl Load {
-    pub const ALL: [Load; 2] = [Load::Empty, Load::OneLoad];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Load::Empty => "empty",
-            Load::OneLoad => "one-load",
-        }
-    }
-}
+pub use numasleuth_model::lab::{Load, LockKind};
 
 /// Lock/unlock pairs between checks of the stop flag; a contended pair
 /// can take microseconds, so batches stay small.

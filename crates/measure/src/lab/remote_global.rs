@@ -15,32 +15,11 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde::{Deserialize, Serialize};
-
 use super::{repeat, run_pinned, Budget, RunSample};
 use crate::buffer::{NodeBuffer, PageKind, Placement};
 use crate::error::MeasureError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Global {
-    /// One shared global on the workers' own node.
-    Local,
-    /// One shared global on another node.
-    Remote,
-    /// Each worker writes its own padded copy: the fix.
-    PerThread,
-}
-
-impl Global {
-    pub fn name(self) -> &'static str {
-        match self {
-            Global::Local => "local",
-            Global::Remote => "remote",
-            Global::PerThread => "per-thread",
-        }
-    }
-}
+pub use numasleuth_model::lab::Global;
 
 /// Words of private data each operation reads and rewrites: enough work
 /// (tens of ns) that one thread alone is not bound by the global, little

@@ -63,8 +63,9 @@ pub fn warnings(shape: RunShape, rows: &[Row], transfers: &[Transfer]) -> Vec<St
 mod tests {
     use super::*;
     use crate::stats::summarize;
+    use numasleuth_model::lab::Global;
 
-    fn row(global: &'static str, verified: bool) -> Row {
+    fn row(global: Global, verified: bool) -> Row {
         let ops = summarize(&[1000.0, 1001.0, 999.0]).unwrap();
         Row {
             global,
@@ -89,7 +90,7 @@ mod tests {
             timed: true,
             oversubscribed: false,
         };
-        assert_eq!(warnings(shape, &[row("local", true)], &[]), Vec::<String>::new());
+        assert_eq!(warnings(shape, &[row(Global::Local, true)], &[]), Vec::<String>::new());
     }
 
     #[test]
@@ -102,12 +103,12 @@ mod tests {
             oversubscribed: true,
         };
         let noisy = Transfer {
-            global: "local",
+            global: Global::Local,
             home_node: 3,
             cpus: [0, 1],
             ns: summarize(&[50.0, 200.0, 20.0, 90.0]).unwrap(),
         };
-        let w = warnings(shape, &[row("remote", false)], &[noisy]);
+        let w = warnings(shape, &[row(Global::Remote, false)], &[noisy]);
         assert_eq!(w.len(), 5, "{w:#?}");
         assert!(
             w[0].starts_with("no other node with memory (this machine has 1 node)"),
