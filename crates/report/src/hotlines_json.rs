@@ -94,7 +94,10 @@ fn next_step(pid: u32, lines: &[NamedLine]) -> Option<String> {
         .or_else(|| top.symbols.first().cloned());
     Some(match written {
         Some(symbol) => format!("confirm with `numasleuth watch -p {pid} --symbol {symbol}`"),
-        None => format!("confirm with `numasleuth watch -p {pid} --addr {:#x}`", top.line.address),
+        None => format!(
+            "confirm with `numasleuth watch -p {pid} --addr {:#x}`",
+            top.line.address
+        ),
     })
 }
 

@@ -155,9 +155,7 @@ fn static_by_object(model: &ProcessModel) -> String {
     // The program first (it is mapped first), then the largest.
     let program = model.program.clone();
     objects.sort_by_key(|(name, _, size, _)| (Some(name) != program.as_ref(), std::cmp::Reverse(*size)));
-    let mut rows = vec![["object", "sections", "size", "resident on"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![["object", "sections", "size", "resident on"].map(String::from).to_vec()];
     for (name, sections, size, nodes) in objects.iter().take(CONCISE_OBJECTS) {
         let on = if nodes.is_empty() {
             "none resident".to_string()
