@@ -1,16 +1,18 @@
-//! Golden tests of the counting reports (`watch`, `pmu`): one hand-built
-//! summary each, text at 80 and 200 columns and JSON, through the same
+//! Golden tests of the counting reports (`watch`, `pmu`, `memwatch`): one
+//! hand-built summary each, text at 80 and 200 columns and JSON, through the same
 //! `TextJson` exporter the commands use. `INSTA_UPDATE=always cargo test -p
 //! numasleuth-report --test golden_reports_process` rewrites them.
 
 mod common;
 
 use common::golden_all;
+use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCounters, NodeSample, Sample};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
 use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::perf::watch::Access;
 use numasleuth_report::export::TextJson;
+use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};
 use numasleuth_report::{pmu_json, pmu_text, watch_json, watch_text};
 
 fn thread(tid: u32, writes: u64, exited: bool) -> ThreadRate {
@@ -61,7 +63,9 @@ fn watch_summary() -> WatchSummary {
         lost_samples: 12,
         threads_missed: 0,
         process_exited: false,
-        notes: vec!["12 sample(s) lost (ring buffer full): writers are ranked from the rest; the count is exact".into()],
+        notes: vec![
+            "12 sample(s) lost (ring buffer full): writers are ranked from the rest; the count is exact".into(),
+        ],
     }
 }
 
@@ -126,4 +130,71 @@ fn pmu() {
         "pmu",
         &TextJson::new(pmu_json::build(&summary), |_| pmu_text::render(&summary)),
     );
+}
+
+fn node_sample(node: u32, free_pages: u64, numa_miss: u64, pgscan_kswapd: u64) -> NodeSample {
+    NodeSample {
+        node,
+        free_pages,
+        min_pages: 40_000,
+        low_pages: 50_000,
+        high_pages: 60_000,
+        numa_miss: Some(numa_miss),
+        numa_foreign: Some(numa_miss / 2),
+        pgscan_kswapd: Some(pgscan_kswapd),
+        pgscan_direct: Some(0),
+    }
+}
+
+/// One second apart: node 0's free memory falls below its low watermark,
+/// kswapd scans, then it recovers; node 1 stays healthy.
+fn memwatch_samples() -> Vec<Sample> {
+    let node0 = [(80_000, 0), (48_000, 12_000), (45_000, 30_000), (61_000, 31_000)];
+    node0
+        .iter()
+        .enumerate()
+        .map(|(i, &(free, scanned))| Sample {
+            t_s: i as f64,
+            nodes: vec![
+                node_sample(0, free, 1_000 + 400 * i as u64, scanned),
+                node_sample(1, 200_000, 50, 0),
+            ],
+            machine: MachineCounters {
+                pgscan_kswapd: scanned,
+                pgscan_direct: 0,
+                pgsteal_kswapd: scanned * 9 / 10,
+                pgsteal_direct: 0,
+                allocstall: 0,
+                oom_kill: Some(0),
+            },
+            zone_reclaim_mode: Some(0),
+        })
+        .collect()
+}
+
+/// The report as `memwatch` assembles it: text and a JSON record per
+/// interval, and the samples behind the chart. The closing sampling-cost
+/// line is left out: it is measured, not derived from the samples.
+fn memwatch_report() -> MemwatchReport {
+    let page_bytes = 4096;
+    let samples = memwatch_samples();
+    let mut tracker = EventTracker::new(page_bytes);
+    let mut report = MemwatchReport {
+        history: samples.clone(),
+        ..MemwatchReport::default()
+    };
+    for pair in samples.windows(2) {
+        let (rows, machine) = (rows(&pair[0], &pair[1]), machine_row(&pair[0], &pair[1]));
+        let events = tracker.events(&pair[0], &pair[1]);
+        report
+            .text
+            .push_str(&render_sample(&rows, &machine, &events, page_bytes));
+        report.records.push(sample_json(&rows, &machine, &events));
+    }
+    report
+}
+
+#[test]
+fn memwatch() {
+    golden_all("memwatch", &memwatch_report());
 }
