@@ -1,17 +1,20 @@
-//! Golden tests of the counting reports (`watch`, `pmu`, `memwatch`): one
-//! hand-built summary each, text at 80 and 200 columns and JSON, through the same
+//! Golden tests of the counting reports (`watch`, `pmu`, `memwatch`) and
+//! of `irq` with a `--fix` plan: one hand-built summary each, text at 80 and 200 columns and JSON, through the same
 //! `TextJson` exporter the commands use. `INSTA_UPDATE=always cargo test -p
 //! numasleuth-report --test golden_reports_process` rewrites them.
 
 mod common;
 
 use common::golden_all;
+use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqRow};
 use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCounters, NodeSample, Sample};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
+use numasleuth_kernel::IdList;
 use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::perf::watch::Access;
 use numasleuth_report::export::TextJson;
+use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
 use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};
 use numasleuth_report::{pmu_json, pmu_text, watch_json, watch_text};
 
@@ -197,4 +200,53 @@ fn memwatch_report() -> MemwatchReport {
 #[test]
 fn memwatch() {
     golden_all("memwatch", &memwatch_report());
+}
+
+fn irq_row(irq: u32, actions: &str, served_by: u32, count: u64, off_node: bool) -> IrqRow {
+    IrqRow {
+        irq,
+        actions: actions.into(),
+        affinity: Some(IdList::new(vec![served_by])),
+        effective: Some(IdList::new(vec![served_by])),
+        count,
+        off_node,
+        error: None,
+    }
+}
+
+/// A NIC on node 1 with one of its queues served by a node-0 CPU, and the
+/// `--fix` dry-run plan that moves it.
+#[test]
+fn irq_with_a_plan() {
+    let devices = vec![DeviceIrqs {
+        kind: "net".into(),
+        name: "eth0".into(),
+        pci: "0000:11:01.0".into(),
+        node: Some(1),
+        local_cpus: Some(IdList::new((8..16).collect())),
+        irqs: vec![
+            irq_row(45, "eth0-rx-0", 0, 1_204_332, true),
+            irq_row(46, "eth0-rx-1", 9, 998_120, false),
+            irq_row(47, "eth0-tx-0", 10, 0, false),
+        ],
+        error: None,
+    }];
+    let plan = vec![AffinityChange {
+        irq: 45,
+        device: "eth0".into(),
+        before: "0".into(),
+        after: "8-11".into(),
+    }];
+    let report = IrqReport {
+        document: IrqJson {
+            schema: irq_json::SCHEMA,
+            devices: &devices,
+            irqbalance_pids: &[812],
+            plan: &plan,
+            applied: false,
+            journal: None,
+        },
+        planned: true,
+    };
+    golden_all("irq_plan", &report);
 }
