@@ -1,19 +1,23 @@
 //! Golden tests of the three `lab` experiments (false sharing, locks, a
-//! remote global): raw samples made up by hand for a two-node machine, the
+//! remote global) and of `runs`: raw samples made up by hand for a two-node machine, the
 //! rows derived by analyze as the command derives them, then every format
 //! (text at 80 and 200 columns, JSON, SVG). `INSTA_UPDATE=always cargo test
 //! -p numasleuth-report --test golden_reports_lab` rewrites them.
 
 mod common;
 
+use std::collections::BTreeMap;
+
 use common::{golden_all, summary};
 use numasleuth_analyze::lab::{false_sharing, locks, remote_global, Raw};
+use numasleuth_analyze::runs::RunRow;
 use numasleuth_report::lab_charts::{self, LabReport};
 use numasleuth_report::lab_json::{
     FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo, FALSE_SHARING_SCHEMA, LOCKS_SCHEMA,
     REMOTE_GLOBAL_SCHEMA,
 };
 use numasleuth_report::lab_text;
+use numasleuth_report::runs_text::RunsReport;
 
 fn run_info() -> RunInfo {
     RunInfo {
@@ -197,4 +201,58 @@ fn lab_remote_global() {
             chart: lab_charts::remote_global,
         },
     );
+}
+
+/// Twelve runs of a workload: the three that started on node 1 (whose
+/// `.bss` then lives there) ran at about 2/3 of the others' rate.
+fn runs_rows() -> Vec<RunRow> {
+    (0..12)
+        .map(|index| {
+            let slow = index % 5 == 1 || index == 6;
+            let node = u32::from(slow);
+            let metric = if slow { 32_100.0 } else { 48_100.0 } + (index as f64 * 37.0) % 300.0;
+            let attributes: BTreeMap<String, String> = [
+                ("start_node".to_string(), node.to_string()),
+                ("bss_node".to_string(), node.to_string()),
+                ("exit_code".to_string(), "0".to_string()),
+            ]
+            .into_iter()
+            .collect();
+            RunRow {
+                index,
+                start_cpu: node * 8 + index as u32 % 4,
+                start_node: Some(node),
+                metric,
+                exit_code: Some(0),
+                signal: None,
+                wall_s: 2.0 + index as f64 / 100.0,
+                attributes,
+                counters: [("cpu_migrations".to_string(), 3 + index as u64 % 2)]
+                    .into_iter()
+                    .collect(),
+                placement_sampled: true,
+                notes: vec![],
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn runs() {
+    let rows = runs_rows();
+    let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
+    let attributes: Vec<_> = rows.iter().map(|r| r.attributes.clone()).collect();
+    let analysis = numasleuth_analyze::runs::analyze(&metrics, &attributes, false);
+    let command = ["./bench".to_string(), "--ops".to_string(), "1000000".to_string()];
+    let report = RunsReport {
+        command: &command,
+        metric_name: "ops/s: ([0-9.]+)",
+        from_output: true,
+        lower_is_better: false,
+        rows: &rows,
+        analysis: &analysis,
+        program: Some("/usr/local/bin/bench"),
+        missing: &["heap_node: placement not sampled in 2 runs (they ended before the settle time)".to_string()],
+    };
+    golden_all("runs", &report);
 }
