@@ -200,3 +200,29 @@ fn probe_report() -> ProbeReport {
 fn probe_latency() {
     golden_all("probe_latency", &probe_report());
 }
+
+/// The stored golden files themselves, so a snapshot accepted in a hurry
+/// cannot carry debug output either (JSON keeps `null`, so it is skipped).
+#[test]
+fn no_golden_file_holds_rust_debug_output() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
+    let mut scanned = 0;
+    for entry in std::fs::read_dir(&dir).expect("tests/snapshots") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if !name.ends_with(".snap") || name.ends_with("@json.snap") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("snapshot file");
+        if let Some(found) = common::debug_output::find(&text) {
+            panic!("{name}: {found}");
+        }
+        scanned += 1;
+    }
+    // Text at two widths for each of 14 reports, 2 CSV files and 6 SVG charts.
+    assert!(scanned >= 36, "only {scanned} golden files found in {}", dir.display());
+}
