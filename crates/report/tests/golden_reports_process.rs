@@ -1,6 +1,7 @@
-//! Golden tests of the counting reports (`watch`, `pmu`, `memwatch`) and
-//! of `irq` with a `--fix` plan: one hand-built summary each, text at 80 and 200 columns and JSON, through the same
-//! `TextJson` exporter the commands use. `INSTA_UPDATE=always cargo test -p
+//! Golden tests of the counting reports (`watch`, `pmu`, `pmu diff`,
+//! `memwatch`) and of `irq` with a `--fix` plan: one hand-built summary
+//! each, text at 80 and 200 columns and JSON (and the memwatch SVG),
+//! through the exporters the commands use. `INSTA_UPDATE=always cargo test -p
 //! numasleuth-report --test golden_reports_process` rewrites them.
 
 mod common;
@@ -8,6 +9,7 @@ mod common;
 use common::golden_all;
 use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqRow};
 use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCounters, NodeSample, Sample};
+use numasleuth_analyze::pmu::diff::{DiffRow, PmuDiff};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
 use numasleuth_kernel::IdList;
@@ -16,7 +18,8 @@ use numasleuth_model::perf::watch::Access;
 use numasleuth_report::export::TextJson;
 use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
 use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};
-use numasleuth_report::{pmu_json, pmu_text, watch_json, watch_text};
+use numasleuth_report::pmu_diff_json::{self, RunJson};
+use numasleuth_report::{pmu_diff_text, pmu_json, pmu_text, watch_json, watch_text};
 
 fn thread(tid: u32, writes: u64, exited: bool) -> ThreadRate {
     ThreadRate {
@@ -249,4 +252,53 @@ fn irq_with_a_plan() {
         planned: true,
     };
     golden_all("irq_plan", &report);
+}
+
+fn diff_row(name: &str, a: f64, b: f64) -> DiffRow {
+    let ratio = (a > 0.0 && b > 0.0).then(|| b / a);
+    DiffRow {
+        name: name.into(),
+        pmu: "software".into(),
+        a,
+        b,
+        ratio,
+        log_ratio: ratio.map(f64::ln),
+        zero_in: None,
+    }
+}
+
+/// A good and a bad run compared per second: page faults and migrations
+/// up in the bad one, one event counted only there.
+#[test]
+fn pmu_diff() {
+    let diff = PmuDiff {
+        per: "second".into(),
+        min_count: 100.0,
+        rows: vec![
+            diff_row("cpu-migrations", 120.0, 2_400.0),
+            diff_row("page-faults", 44_000.0, 91_000.0),
+            diff_row("context-switches", 602.0, 640.0),
+            diff_row("task-clock", 1.98e9, 1.99e9),
+        ],
+        only_in_a: vec![],
+        only_in_b: vec!["cpu/node-load-misses".into()],
+        both_zero: vec!["major-faults".into()],
+        too_few: vec!["alignment-faults".into()],
+    };
+    let (a_file, b_file) = ("good.json", "bad.json");
+    let json = pmu_diff_json::build(
+        &diff,
+        RunJson {
+            file: a_file,
+            duration_s: 2.0,
+        },
+        RunJson {
+            file: b_file,
+            duration_s: 2.1,
+        },
+    );
+    let report = TextJson::new(json, |_| {
+        pmu_diff_text::render(&diff, "good.json (2.000 s)", "bad.json (2.100 s)")
+    });
+    golden_all("pmu_diff", &report);
 }
