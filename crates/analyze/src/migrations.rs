@@ -196,8 +196,14 @@ pub fn findings(
             .take(8)
             .map(|t| {
                 format!(
-                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {:?}, {} CPU moves",
-                    t.tid, t.comm, t.node_migrations, t.node_migrations_per_s, t.nodes_visited, t.cpu_migrations
+                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {}, {} CPU moves",
+                    t.tid,
+                    t.comm,
+                    t.node_migrations,
+                    t.node_migrations_per_s,
+                    // `0-1` as numactl prints it, not Rust's `[0, 1]`.
+                    numasleuth_kernel::IdList::new(t.nodes_visited.clone()),
+                    t.cpu_migrations
                 )
             })
             .collect();
@@ -213,7 +219,7 @@ pub fn findings(
             remedy: format!(
                 "each hop leaves the thread's cache and memory behind on the other node: pin the threads \
                  to one node's CPUs (`taskset -a -cp LIST {pid}`, or `numactl --cpunodebind=N` at start), \
-                 or confine the service with a cpuset; check `numasleuth migrations {pid}` afterwards"
+                 or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
             ),
             incident: Some(incident::REMOTE_GLOBAL),
         });
@@ -231,7 +237,8 @@ pub fn findings(
         }
         let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
         if !preferred.is_empty() {
-            evidence.push(format!("preferred nodes of its threads: {preferred:?}"));
+            let preferred = numasleuth_kernel::IdList::new(preferred.into_iter().collect());
+            evidence.push(format!("preferred nodes of its threads: {preferred}"));
         }
         out.push(Finding {
             id: "numa-balancing-migrating",

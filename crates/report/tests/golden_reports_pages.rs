@@ -1,4 +1,5 @@
-//! Golden tests of the page-level reports (`move`, `bisect`, `hotlines`):
+//! Golden tests of the page- and thread-level reports (`move`, `bisect`,
+//! `hotlines`, `migrations`):
 //! one hand-built two-node document each, text at 80 and 200 columns and
 //! JSON. `INSTA_UPDATE=always cargo test -p numasleuth-report --test
 //! golden_reports_pages` rewrites them after a deliberate change.
@@ -9,12 +10,13 @@ use std::collections::BTreeMap;
 
 use common::golden_all;
 use numasleuth_analyze::hotlines::LineSymbolUse;
+use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_kernel::pages::Residency;
 use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, ReadingsJson, RestoreJson, StepJson};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson, LineJson};
 use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, RunJson, TargetJson, VmaJson};
-use numasleuth_report::{bisect_text, hotlines_text, move_text};
+use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
 fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
     counts.iter().map(|(n, c)| (n.to_string(), *c)).collect()
@@ -245,4 +247,57 @@ fn hotlines_document() -> HotlinesJson {
 fn hotlines() {
     let doc = hotlines_document();
     golden_all("hotlines", &TextJson::new(&doc, |_| hotlines_text::render(&doc)));
+}
+
+/// One thread hopping between nodes every ~100 ms for 2 s, one staying
+/// put, AutoNUMA on; the findings come from analyze as the command's do.
+#[test]
+fn migrations() {
+    let hops: Vec<(u32, u32)> = (0..20).map(|i| if i % 2 == 0 { (1, 9) } else { (9, 1) }).collect();
+    let paths = vec![
+        ThreadPath {
+            tid: 4243,
+            comm: "worker".into(),
+            moves: hops.len() as u64,
+            path: hops,
+        },
+        ThreadPath {
+            tid: 4244,
+            comm: "logger".into(),
+            moves: 1,
+            path: vec![(2, 3)],
+        },
+    ];
+    let node_of: BTreeMap<u32, u32> = (0..16).map(|cpu| (cpu, cpu / 8)).collect();
+    let duration_s = 2.0;
+    let threads = migrations::summarize(&paths, &node_of, duration_s);
+    let numa = NumaBalancing {
+        mode: Some(1),
+        tasks: vec![TaskNuma {
+            tid: 4243,
+            numa_preferred_nid: Some(1),
+            numa_pages_migrated: Some(5_120),
+            total_numa_faults: Some(20_480),
+            mems_allowed: Some("0-1".into()),
+        }],
+        pages_migrated_before: Some(100_000),
+        pages_migrated_after: Some(105_120),
+    };
+    let method = Method::Tracepoint;
+    let findings = migrations::findings(4242, &threads, &numa, &method, duration_s);
+    let notes = vec!["threads that started during the run are counted from their first move".to_string()];
+    let document = migrations_json::build(Some(4242), &method, duration_s, &threads, &numa, &findings, &notes);
+    let view = migrations_text::View {
+        pid: Some(4242),
+        method: &method,
+        duration_s,
+        threads: &threads,
+        numa: &numa,
+        findings: &findings,
+        notes: &notes,
+    };
+    golden_all(
+        "migrations",
+        &TextJson::new(document, |_| migrations_text::render(&view)),
+    );
 }

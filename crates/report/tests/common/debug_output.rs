@@ -1,11 +1,12 @@
-//! Rust debug formatting that must never reach a reader (the same check as
-//! crates/cli/tests/golden_cli.rs makes of the command goldens).
+//! Rust debug formatting that must never reach a reader: the check
+//! crates/cli/tests/golden_cli.rs makes of the command goldens, plus sets
+//! of numbers (`{0, 1}`). crates/cli/tests/golden_process_cli.rs uses it too.
 
 /// Rust debug formatting that must never reach a user: `Some(`, a bare
 /// `None`, `Name { field: …`, and `[1, 2]`-style lists of numbers.
 pub fn find(text: &str) -> Option<String> {
     type LineCheck = (&'static str, fn(&str) -> bool);
-    let checks: [LineCheck; 4] = [
+    let checks: [LineCheck; 5] = [
         ("Some(", |line| line.contains("Some(")),
         ("None", |line| {
             line.match_indices("None")
@@ -13,6 +14,7 @@ pub fn find(text: &str) -> Option<String> {
         }),
         ("struct debug", struct_debug),
         ("list debug", list_debug),
+        ("set debug", set_debug),
     ];
     for (what, matches) in checks {
         if let Some(line) = text.lines().find(|line| matches(line)) {
@@ -54,8 +56,26 @@ fn list_debug(line: &str) -> bool {
     })
 }
 
+/// `{1}` or `{0, 1}` as `{:?}` prints a set of numbers.
+fn set_debug(line: &str) -> bool {
+    line.match_indices('{').any(|(at, _)| {
+        let rest = &line[at + 1..];
+        let Some(end) = rest.find('}') else {
+            return false;
+        };
+        let inside = &rest[..end];
+        !inside.is_empty()
+            && inside
+                .split(", ")
+                .all(|item| !item.is_empty() && item.chars().all(|c| c.is_ascii_digit()))
+    })
+}
+
 #[test]
 fn the_detector_catches_what_it_should() {
+    assert!(find("preferred nodes {0, 1}").is_some());
+    assert!(find("preferred nodes {1}").is_some());
+    assert!(find("set {0-1} and {name}").is_none());
     assert!(find("distances [Some(30), Some(21)]").is_some());
     assert!(find("cpus [1, 2]").is_some());
     assert!(find("node None").is_some());
