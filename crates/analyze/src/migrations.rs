@@ -239,7 +239,7 @@ pub fn findings(
             remedy: format!(
                 "each hop leaves the thread's cache and memory behind on the other node: pin the threads \
                  to one node's CPUs (`taskset -a -cp LIST {pid}`, or `numactl --cpunodebind=N` at start), \
-                 or confine the service with a cpuset; check `numasleuth migrations {pid}` afterwards"
+                 or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
             ),
             incident: Some(incident::REMOTE_GLOBAL),
         });

@@ -64,7 +64,7 @@ fn the_victims_hot_global_is_the_top_contended_line() {
     assert_eq!(top["nodes"], serde_json::json!([0]));
     assert_eq!(
         doc["next_step"].as_str(),
-        Some(format!("confirm with `numasleuth watch {} --symbol nil_root`", victim.pid).as_str())
+        Some(format!("confirm with `numasleuth watch -p {} --symbol nil_root`", victim.pid).as_str())
     );
 }
 

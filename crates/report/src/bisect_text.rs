@@ -111,8 +111,8 @@ fn verdict(doc: &BisectDocument, out: &mut String) {
             if let Some(first) = doc.culprit_pages.iter().find_map(|c| c.symbols.first()) {
                 let _ = writeln!(
                     out,
-                    "next: numasleuth lines --pid {pid} --symbol {first}   (who shares its cache line)\n      \
-                     numasleuth watch {pid} --symbol {first}   (which code writes it)",
+                    "next: numasleuth lines -p {pid} --symbol {first}   (who shares its cache line)\n      \
+                     numasleuth watch -p {pid} --symbol {first}   (which code writes it)",
                     pid = doc.pid
                 );
             }

@@ -21,9 +21,11 @@ pub fn optional_bytes(value: Option<u64>) -> String {
     value.map_or_else(|| "?".to_string(), bytes)
 }
 
-/// The terminal width tables must fit, set once by the binary (`$COLUMNS`,
-/// or the terminal's own size); unset, tables are as wide as their cells.
-static TABLE_WIDTH: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+/// The terminal width tables must fit, set by the binary (`$COLUMNS`, or
+/// the terminal's own size); 0 (unset): tables are as wide as their cells.
+/// Settable more than once so golden tests can render at 80 and 200
+/// columns in one process (they serialise on it).
+static TABLE_WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Narrower than this, a table is not squeezed further: it wraps instead.
 const MIN_TABLE_WIDTH: usize = 40;
@@ -31,7 +33,7 @@ const MIN_TABLE_WIDTH: usize = 40;
 const MIN_COLUMN_WIDTH: usize = 8;
 
 pub fn set_table_width(width: usize) {
-    let _ = TABLE_WIDTH.set(width.max(MIN_TABLE_WIDTH));
+    TABLE_WIDTH.store(width.max(MIN_TABLE_WIDTH), std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Left-aligned columns, two spaces apart; the last column is not padded.
@@ -39,7 +41,8 @@ pub fn set_table_width(width: usize) {
 /// cut (its cells end in `…`) until it fits, down to a floor; `--json`
 /// always has every value whole.
 pub fn columns(rows: &[Vec<String>]) -> String {
-    columns_within(rows, TABLE_WIDTH.get().copied())
+    let limit = TABLE_WIDTH.load(std::sync::atomic::Ordering::Relaxed);
+    columns_within(rows, (limit > 0).then_some(limit))
 }
 
 fn columns_within(rows: &[Vec<String>], limit: Option<usize>) -> String {

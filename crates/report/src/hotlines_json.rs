@@ -93,8 +93,11 @@ fn next_step(pid: u32, lines: &[NamedLine]) -> Option<String> {
         .map(|u| u.name.clone())
         .or_else(|| top.symbols.first().cloned());
     Some(match written {
-        Some(symbol) => format!("confirm with `numasleuth watch {pid} --symbol {symbol}`"),
-        None => format!("confirm with `numasleuth watch {pid} --addr {:#x}`", top.line.address),
+        Some(symbol) => format!("confirm with `numasleuth watch -p {pid} --symbol {symbol}`"),
+        None => format!(
+            "confirm with `numasleuth watch -p {pid} --addr {:#x}`",
+            top.line.address
+        ),
     })
 }
 

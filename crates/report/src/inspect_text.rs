@@ -155,14 +155,14 @@ fn static_by_object(model: &ProcessModel) -> String {
     // The program first (it is mapped first), then the largest.
     let program = model.program.clone();
     objects.sort_by_key(|(name, _, size, _)| (Some(name) != program.as_ref(), std::cmp::Reverse(*size)));
-    let mut rows = vec![["object", "sections", "size", "pages on nodes"]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![["object", "sections", "size", "resident on"].map(String::from).to_vec()];
     for (name, sections, size, nodes) in objects.iter().take(CONCISE_OBJECTS) {
         let on = if nodes.is_empty() {
             "none resident".to_string()
         } else {
-            IdList::new(nodes.iter().copied().collect()).to_string()
+            // `node 1`, not a bare `1` that reads as a page count.
+            let plural = if nodes.len() == 1 { "" } else { "s" };
+            format!("node{plural} {}", IdList::new(nodes.iter().copied().collect()))
         };
         rows.push(vec![name.clone(), sections.to_string(), bytes(*size), on]);
     }
@@ -265,8 +265,14 @@ fn other_mappings(model: &ProcessModel, limit: usize) -> String {
         return String::new();
     }
     others.sort_by_key(|m| std::cmp::Reverse(m.resident_pages() * m.page_size_bytes));
+    // Point at the JSON only when this table left some out.
+    let more = if others.len() > limit {
+        "; --json lists the rest"
+    } else {
+        ""
+    };
     let mut out = format!(
-        "largest other mappings ({} of {} mappings; --json lists more):\n",
+        "largest other mappings ({} of {} mappings{more}):\n",
         others.len().min(limit),
         model.mappings_total
     );

@@ -19,8 +19,9 @@ pub struct View<'a> {
     pub notes: &'a [String],
 }
 
+/// `0-3,8`, as numactl prints CPU and node lists.
 fn list(ids: &[u32]) -> String {
-    ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    numasleuth_kernel::IdList::new(ids.to_vec()).to_string()
 }
 
 pub fn render(v: &View) -> String {

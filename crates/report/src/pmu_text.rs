@@ -96,6 +96,11 @@ fn row(e: &EventCount) -> Vec<String> {
     vec![e.name.clone(), e.pmu.clone(), grouped(e.value as f64), scaled]
 }
 
+/// `1 event`, `3 events`.
+fn events(n: usize) -> String {
+    format!("{n} event{}", if n == 1 { "" } else { "s" })
+}
+
 pub fn render(s: &PmuSummary) -> String {
     let mut out = headline(s);
     out.push_str(&match s.ipc {
@@ -103,7 +108,7 @@ pub fn render(s: &PmuSummary) -> String {
         None if !s.hardware_pmu => "IPC: unavailable (no hardware events counted; see notes)\n".to_string(),
         None => "IPC: unavailable (see notes)\n".to_string(),
     });
-    out.push_str(&format!("\ncounted ({} events):\n", s.events.len()));
+    out.push_str(&format!("\ncounted ({}):\n", events(s.events.len())));
     let mut rows = vec![vec![
         "event".to_string(),
         "pmu".to_string(),
@@ -115,7 +120,7 @@ pub fn render(s: &PmuSummary) -> String {
         out.push_str(&format!("  {line}\n"));
     }
     if !s.unavailable.is_empty() {
-        out.push_str(&format!("\nnot counted ({} events):\n", s.unavailable.len()));
+        out.push_str(&format!("\nnot counted ({}):\n", events(s.unavailable.len())));
         // why → pmu → names, so 42 cache events read as one line.
         let mut by_why: BTreeMap<&str, BTreeMap<&str, Vec<&str>>> = BTreeMap::new();
         for u in &s.unavailable {

@@ -112,10 +112,11 @@ pub fn text(r: &ProbeReport) -> String {
     ));
     out.push_str(&spike_lines(&r.spikes));
     out.push_str(&format!(
-        "\nmemory signals (zoneinfo, numastat, vmstat): {} samples every {}, {} events\n",
+        "\nmemory signals (zoneinfo, numastat, vmstat): {} samples every {}, {} event{}\n",
         r.signal_samples,
         human_ns(r.signal_interval_s * 1e9),
-        r.signal_events
+        r.signal_events,
+        if r.signal_events == 1 { "" } else { "s" }
     ));
     for note in &r.signal_notes {
         out.push_str(&format!("note: {note}\n"));
