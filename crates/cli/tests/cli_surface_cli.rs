@@ -208,7 +208,7 @@ fn cpu_and_node_lists_take_numactl_style_short_flags() {
 }
 
 #[test]
-fn tables_fit_columns_and_pipes_get_every_cell_whole() {
+fn tables_wrap_to_columns_and_pipes_get_one_line_per_row() {
     let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/qemu-three-nodes-nic");
     let topo = |columns: Option<&str>| {
         let mut command = numasleuth();
@@ -222,14 +222,20 @@ fn tables_fit_columns_and_pipes_get_every_cell_whole() {
         String::from_utf8(out.stdout).unwrap()
     };
     let narrow = topo(Some("60"));
-    let table: Vec<&str> = narrow.lines().skip_while(|l| !l.starts_with("NODE")).take(4).collect();
-    assert_eq!(table.len(), 4, "{narrow}");
+    let table: Vec<&str> = narrow
+        .lines()
+        .skip_while(|l| !l.starts_with("NODE"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    // Four rows, and the note wrapped onto a fifth line rather than cut.
+    assert_eq!(table.len(), 5, "{narrow}");
     assert!(table.iter().all(|l| l.chars().count() <= 60), "{narrow}");
-    assert!(narrow.contains('…'), "{narrow}");
-    // Piped without COLUMNS: nothing is cut.
-    let whole = topo(None);
     assert!(
-        whole.contains("memory only (no CPUs)") && !whole.contains('…'),
-        "{whole}"
+        table[3].ends_with("memory only (no") && table[4].trim() == "CPUs)",
+        "{narrow}"
     );
+    assert!(!narrow.contains('…'), "{narrow}");
+    // Piped without COLUMNS: one line per row.
+    let whole = topo(None);
+    assert!(whole.contains("memory only (no CPUs)"), "{whole}");
 }
