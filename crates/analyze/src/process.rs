@@ -6,6 +6,7 @@
 //! every write is a remote invalidation. The others are the usual ways a
 //! process's memory and threads drift apart.
 
+use numasleuth_model::units::bytes as human_bytes;
 use std::collections::BTreeMap;
 
 use numasleuth_kernel::IdList;
@@ -28,21 +29,25 @@ pub fn findings(model: &ProcessModel, topology: &Topology) -> Vec<Finding> {
     out
 }
 
-fn kib(bytes: u64) -> String {
-    format!("{} KiB", bytes / 1024)
-}
-
 /// `node 0: 32 KiB, node 1: 32 KiB`.
 fn bytes_text(counts: &NodeCounts) -> String {
     counts
         .iter()
-        .map(|(n, b)| format!("node {n}: {}", kib(*b)))
+        .map(|(n, b)| format!("node {n}: {}", human_bytes(*b)))
         .collect::<Vec<_>>()
         .join(", ")
 }
 
 fn nodes_text(counts: &NodeCounts, unit: &str) -> String {
-    let parts: Vec<String> = counts.iter().map(|(n, c)| format!("node {n}: {c} {unit}")).collect();
+    let parts: Vec<String> = counts
+        .iter()
+        .map(|(n, c)| {
+            format!(
+                "node {n}: {c} {}",
+                if *c == 1 { unit.trim_end_matches('s') } else { unit }
+            )
+        })
+        .collect();
     parts.join(", ")
 }
 
@@ -142,7 +147,9 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     let far_node = far.iter().max_by_key(|(_, p)| **p).map(|(n, _)| *n)?;
     let hottest = remote[worst]
         .iter()
-        .max_by_key(|p| (p.section == ".bss", p.off))
+        // The section with the most pages away names the `move` to run;
+        // .bss wins a tie, as the usual home of hot globals.
+        .max_by_key(|p| (p.off, p.section == ".bss"))
         .map(|p| p.section)
         .unwrap_or(".bss");
     let mut evidence = threads_evidence(model);
@@ -172,7 +179,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
             "Every write to a global there is a remote cache-line invalidation. Start the process on node {home} \
              (`numactl --cpunodebind={home} --membind={home} CMD`) so it first-touches its globals locally, or bind \
              its memory (`numactl --membind={home}`), or move the pages now: \
-             `numasleuth move {} --section {hottest} --to-node {home} --apply`",
+             `numasleuth move -p {} --section {hottest} --to-node {home} --apply`",
             model.pid
         ),
         incident: Some(incident::REMOTE_GLOBAL),
@@ -328,7 +335,7 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
             "policy {} governs {} mapping(s) holding {} (/proc/{}/numa_maps)",
             policy.policy,
             policy.mappings,
-            kib(bytes),
+            human_bytes(bytes),
             model.pid
         );
         let mut evidence = vec![Evidence::new(format!("/proc/{}/numa_maps", model.pid), text)

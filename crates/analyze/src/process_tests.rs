@@ -215,7 +215,7 @@ fn the_incident_static_data_on_node_1_threads_on_node_0() {
     );
     assert!(
         f.remedy
-            .contains("numasleuth move 4242 --section .bss --to-node 0 --apply"),
+            .contains("numasleuth move -p 4242 --section .bss --to-node 0 --apply"),
         "{}",
         f.remedy
     );

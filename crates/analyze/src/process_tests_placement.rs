@@ -133,7 +133,7 @@ fn the_evidence_says_a_listed_page_is_shared() {
     let f = static_data_remote(&model).unwrap();
     assert!(
         f.evidence.iter().any(|e| e.text.starts_with(
-            "/opt/victim .data: node 1: 1 pages, 1 page shared with a neighbouring section and counted there"
+            "/opt/victim .data: node 1: 1 page, 1 page shared with a neighbouring section and counted there"
         )),
         "{:?}",
         f.evidence

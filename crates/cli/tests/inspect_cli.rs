@@ -151,7 +151,7 @@ fn the_incident_offline_static_data_on_node_1() {
     assert!(finding["remedy"]
         .as_str()
         .unwrap()
-        .contains("numasleuth move 4242 --section .bss --to-node 0 --apply"));
+        .contains("numasleuth move -p 4242 --section .bss --to-node 0 --apply"));
     assert_eq!(doc["per_page_static"], false, "a snapshot cannot be asked per page");
     assert!(doc["notes"]
         .as_array()
@@ -243,7 +243,7 @@ fn doctor_pid_adds_the_process_findings() {
         .iter()
         .find(|f| f["id"] == "static-data-remote")
         .unwrap_or_else(|| panic!("static-data-remote: {doc:#}"));
-    assert!(finding["remedy"].as_str().unwrap().contains("numasleuth move 4242"));
+    assert!(finding["remedy"].as_str().unwrap().contains("numasleuth move -p 4242"));
     let output = numasleuth()
         .args(["--root", root_arg, "doctor", "--pid", "4242"])
         .output()

@@ -11,6 +11,7 @@ pub mod perf;
 pub mod process;
 mod process_build;
 pub mod symbol;
+pub mod units;
 
 use numasleuth_kernel::sysfs::node::AccessClass;
 use numasleuth_kernel::IdList;

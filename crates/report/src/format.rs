@@ -1,21 +1,7 @@
-//! Human formatting of numbers; only the report layer turns bytes into
-//! "1.5 GiB".
+//! Human formatting of numbers for reports. `bytes` ("1.5 GiB") lives in
+//! model so analyze's finding sentences use the same form.
 
-pub fn bytes(value: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
-    let mut scaled = value as f64;
-    let mut unit = 0;
-    while scaled >= 1024.0 && unit + 1 < UNITS.len() {
-        scaled /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 || scaled >= 100.0 {
-        return format!("{scaled:.0} {}", UNITS[unit]);
-    }
-    // One decimal, but "64 GiB" rather than "64.0 GiB" when it rounds even.
-    let text = format!("{scaled:.1}");
-    format!("{} {}", text.strip_suffix(".0").unwrap_or(&text), UNITS[unit])
-}
+pub use numasleuth_model::units::bytes;
 
 pub fn optional_bytes(value: Option<u64>) -> String {
     value.map_or_else(|| "?".to_string(), bytes)
