@@ -206,21 +206,24 @@ pub fn meaning(rows: &[Row], models: &[Model], remote_possible: bool, writes_per
 const MODEL_AGREEMENT: f64 = 2.0;
 
 fn model_line(model: &Model) -> String {
-    // The incident's form, frequency / (K × cycles), when the cycle rate
+    // The classic form, frequency / (K × cycles), when the cycle rate
     // is known; the same number as 1 s / (K × ns).
     let cycles = match model.cycles_per_invalidation {
         Some(c) if model.ns_per_invalidation > 0.0 => format!(
-            "{:.2} GHz / ({} writes × {c:.0} cycles) = ",
+            "{:.2} GHz / ({} {} × {c:.0} cycles) = ",
             c / model.ns_per_invalidation,
-            model.writes_per_op
+            model.writes_per_op,
+            if model.writes_per_op == 1 { "write" } else { "writes" }
         ),
         _ => String::new(),
     };
     let head = format!(
-        "Bottleneck model, {} global: ceiling ≈ {cycles}1 s / ({} writes × {:.0} ns per transfer) = {} (the \
-         incident: 3 GHz / (3 × 2,000 cycles) = 500k ops/s); measured best {} at {} threads",
+        "Bottleneck model, {} global: ceiling ≈ {cycles}1 s / ({} {} × {:.0} ns per transfer) = {} (for scale: a \
+         3 GHz server whose remote transfer costs 2,000 cycles, with 3 writes per operation, tops out at 500k \
+         ops/s); measured best {} at {} threads",
         model.global,
         model.writes_per_op,
+        if model.writes_per_op == 1 { "write" } else { "writes" },
         model.ns_per_invalidation,
         rate(model.ceiling_ops_per_sec),
         rate(model.measured_ceiling_ops_per_sec),
