@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+#[path = "../../report/tests/common/debug_output.rs"]
+mod debug_output;
+
 const FIXTURES: &[&str] = &[
     "kvm-2cpu-1node",
     "qemu-four-nodes-asymmetric",
@@ -77,62 +80,9 @@ fn volatile_filters() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-/// Rust debug formatting that must never reach a user: `Some(`, a bare
-/// `None`, `Name { field: …`, and `[1, 2]`-style lists of numbers.
-fn debug_output_in(text: &str) -> Option<String> {
-    type LineCheck = (&'static str, fn(&str) -> bool);
-    let checks: [LineCheck; 4] = [
-        ("Some(", |line| line.contains("Some(")),
-        ("None", |line| {
-            line.match_indices("None")
-                .any(|(at, _)| word_boundary(line, at, "None".len()))
-        }),
-        ("struct debug", struct_debug),
-        ("list debug", list_debug),
-    ];
-    for (what, matches) in checks {
-        if let Some(line) = text.lines().find(|line| matches(line)) {
-            return Some(format!("{what} in {line:?}"));
-        }
-    }
-    None
-}
-
-fn word_boundary(line: &str, at: usize, len: usize) -> bool {
-    let before = line[..at].chars().next_back();
-    let after = line[at + len..].chars().next();
-    let is_word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-    !is_word(before) && !is_word(after)
-}
-
-/// `Name { field: ` as `{:?}` prints a struct.
-fn struct_debug(line: &str) -> bool {
-    line.match_indices(" { ").any(|(at, _)| {
-        let name_ok = line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric());
-        let rest = &line[at + 3..];
-        let field: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        name_ok && !field.is_empty() && rest[field.len()..].starts_with(": ")
-    })
-}
-
-/// `[1, 2]` as `{:?}` prints a Vec of numbers (people read `1-2` or `1,2`).
-fn list_debug(line: &str) -> bool {
-    line.match_indices('[').any(|(at, _)| {
-        let rest = &line[at + 1..];
-        let Some(end) = rest.find(']') else {
-            return false;
-        };
-        let inside = &rest[..end];
-        inside.contains(", ")
-            && inside
-                .split(", ")
-                .all(|item| !item.is_empty() && item.chars().all(|c| c.is_ascii_digit()))
-    })
-}
-
 fn check(name: &str, fixture: &str, suffix: &str, output: &str, scan_for_debug: bool) {
     if scan_for_debug {
-        if let Some(found) = debug_output_in(output) {
+        if let Some(found) = debug_output::find(output) {
             panic!("{name} on {fixture}: Rust debug output reaches the user: {found}");
         }
     }
@@ -228,36 +178,10 @@ fn memwatch_json() {
 #[test]
 fn no_golden_file_holds_rust_debug_output() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    let mut scanned = 0;
-    for entry in std::fs::read_dir(&dir).expect("tests/snapshots") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string();
-        if !name.ends_with(".snap") || name.contains("json") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).expect("snapshot file");
-        if let Some(found) = debug_output_in(&text) {
-            panic!("{name}: {found}");
-        }
-        scanned += 1;
-    }
+    let scanned = debug_output::scan_snapshots(&dir);
     assert!(
         scanned >= FIXTURES.len() * 4,
         "only {scanned} golden files found in {}",
         dir.display()
     );
-}
-
-#[test]
-fn the_debug_output_detector_catches_what_it_should() {
-    assert!(debug_output_in("distances [Some(30), Some(21)]").is_some());
-    assert!(debug_output_in("cpus [1, 2]").is_some());
-    assert!(debug_output_in("node None").is_some());
-    assert!(debug_output_in("Zone { free: 3 }").is_some());
-    assert!(debug_output_in("cpus 1-2, nodes 0,1 [0-3] (none)").is_none());
-    assert!(debug_output_in("NoneSuch and Nonetheless").is_none());
 }

@@ -206,23 +206,7 @@ fn probe_latency() {
 #[test]
 fn no_golden_file_holds_rust_debug_output() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots");
-    let mut scanned = 0;
-    for entry in std::fs::read_dir(&dir).expect("tests/snapshots") {
-        let path = entry.expect("entry").path();
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_string();
-        if !name.ends_with(".snap") || name.ends_with("@json.snap") {
-            continue;
-        }
-        let text = std::fs::read_to_string(&path).expect("snapshot file");
-        if let Some(found) = common::debug_output::find(&text) {
-            panic!("{name}: {found}");
-        }
-        scanned += 1;
-    }
+    let scanned = common::debug_output::scan_snapshots(&dir);
     // Text at two widths for each of 14 reports, 2 CSV files and 6 SVG charts.
     assert!(scanned >= 36, "only {scanned} golden files found in {}", dir.display());
 }

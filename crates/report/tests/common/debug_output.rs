@@ -1,6 +1,31 @@
 //! Rust debug formatting that must never reach a reader: the check
 //! crates/cli/tests/golden_cli.rs makes of the command goldens, plus sets
-//! of numbers (`{0, 1}`). crates/cli/tests/golden_process_cli.rs uses it too.
+//! of numbers (`{0, 1}`). The cli golden tests include this file too.
+
+/// Scans every stored golden file in `dir` except JSON ones (JSON keeps
+/// `null`), panicking on the first that holds debug output; returns how
+/// many were scanned, so a caller can tell an empty folder from a clean one.
+#[allow(dead_code)]
+pub fn scan_snapshots(dir: &std::path::Path) -> usize {
+    let mut scanned = 0;
+    for entry in std::fs::read_dir(dir).expect("the snapshots folder") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        if !name.ends_with(".snap") || name.contains("json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("snapshot file");
+        if let Some(found) = find(&text) {
+            panic!("{name}: {found}");
+        }
+        scanned += 1;
+    }
+    scanned
+}
 
 /// Rust debug formatting that must never reach a user: `Some(`, a bare
 /// `None`, `Name { field: …`, and `[1, 2]`-style lists of numbers.
