@@ -142,15 +142,19 @@ fn read_thread(root: &Root, pid: u32, tid: u32) -> Result<ThreadReading, ReadErr
     })
 }
 
+/// numa_maps entries per message from the reader thread: large enough to
+/// make the channel cheap, small enough to keep memory flat.
+const NUMA_BATCH: usize = 512;
+
+type NumaBatch = Result<Vec<NumaMapsEntry>, ReadError>;
+
 /// Streams `proc/PID/maps` joined with `proc/PID/numa_maps`, one mapping at
-/// a time, in address order. The visitor borrows each mapping: its buffers
-/// (the numa_maps line's per-node counts, its path) are reused for the next.
+/// a time, in address order.
 ///
-/// Both files are read on this thread. The kernel spends most of an
-/// inspection generating numa_maps, and a reader thread for it paid only
-/// with a CPU to spare: on a busy 2-CPU machine its channel and batches
-/// cost more than they hid.
-pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(&Vma)) -> Result<VmaStreamSummary, ProcessError> {
+/// The kernel spends most of an inspection generating numa_maps (it walks
+/// every page table), so a second thread reads it while this one reads and
+/// parses maps; a bounded channel keeps memory flat.
+pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
     let maps_path = format!("proc/{pid}/maps");
     let numa_path = format!("proc/{pid}/numa_maps");
     let mut maps_lines = LineStream::open(root, &maps_path).map_err(|e| classify(root, pid, e))?;
@@ -163,84 +167,98 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(&Vma)) -> Resul
         numa_maps_available: numa_lines.is_some(),
         ..VmaStreamSummary::default()
     };
-    let mut feed = NumaFeed::new(numa_lines, numa_path);
-    let mut vma: Option<Vma> = None;
-    while let Some(line) = maps_lines.next_line().map_err(|e| classify(root, pid, e))? {
-        let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&maps_path, e.0))?;
-        // Give the last mapping's numa_maps buffers back before reading on.
-        feed.recycle(vma.take().and_then(|v| v.numa));
-        let mut numa = None;
-        while let Some(start) = feed.peek_start().map_err(|e| classify(root, pid, e))? {
-            if start < mapping.start {
-                summary.unmatched_numa_lines += 1;
-                feed.skip();
-                continue;
+    std::thread::scope(|scope| {
+        let (sender, receiver) = std::sync::mpsc::sync_channel::<NumaBatch>(4);
+        match numa_lines {
+            Some(lines) => {
+                let path = numa_path.clone();
+                scope.spawn(move || read_numa_batches(lines, &path, sender));
             }
-            if start == mapping.start {
-                numa = feed.take();
-            }
-            break;
+            // No reader: hang up at once so the feed reads as empty.
+            None => drop(sender),
         }
-        summary.vmas += 1;
-        visit(vma.insert(Vma { mapping, numa }));
-    }
-    while feed.peek_start().map_err(|e| classify(root, pid, e))?.is_some() {
-        summary.unmatched_numa_lines += 1;
-        feed.skip();
-    }
-    Ok(summary)
+        let mut feed = NumaFeed {
+            receiver,
+            batch: Vec::new().into_iter(),
+        };
+        let mut pending: Option<NumaMapsEntry> = None;
+        while let Some(line) = maps_lines.next_line().map_err(|e| classify(root, pid, e))? {
+            let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&maps_path, e.0))?;
+            let mut numa = None;
+            loop {
+                if pending.is_none() {
+                    pending = feed.next().map_err(|e| classify(root, pid, e))?;
+                }
+                match &pending {
+                    Some(entry) if entry.start < mapping.start => {
+                        summary.unmatched_numa_lines += 1;
+                        pending = None;
+                    }
+                    Some(entry) if entry.start == mapping.start => {
+                        numa = pending.take();
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+            summary.vmas += 1;
+            visit(Vma { mapping, numa });
+        }
+        summary.unmatched_numa_lines += u64::from(pending.is_some());
+        while feed.next().map_err(|e| classify(root, pid, e))?.is_some() {
+            summary.unmatched_numa_lines += 1;
+        }
+        Ok(summary)
+    })
 }
 
-/// numa_maps read one parsed line ahead, with one spare entry whose
-/// buffers the next line is parsed into.
+/// The reader thread: parsed numa_maps lines, in batches, until the end,
+/// an error, or the receiver hanging up.
+fn read_numa_batches(mut lines: LineStream, path: &str, sender: std::sync::mpsc::SyncSender<NumaBatch>) {
+    loop {
+        let mut batch = Vec::with_capacity(NUMA_BATCH);
+        let mut done = false;
+        while batch.len() < NUMA_BATCH {
+            match lines.next_line() {
+                Ok(Some(text)) => match numa_maps::parse_line(text) {
+                    Ok(entry) => batch.push(entry),
+                    Err(e) => {
+                        let _ = sender.send(Err(ReadError::malformed(path, e.0)));
+                        return;
+                    }
+                },
+                Ok(None) => {
+                    done = true;
+                    break;
+                }
+                Err(e) => {
+                    let _ = sender.send(Err(e));
+                    return;
+                }
+            }
+        }
+        if (!batch.is_empty() && sender.send(Ok(batch)).is_err()) || done {
+            return;
+        }
+    }
+}
+
 struct NumaFeed {
-    lines: Option<LineStream>,
-    path: String,
-    pending: Option<NumaMapsEntry>,
-    spare: NumaMapsEntry,
+    receiver: std::sync::mpsc::Receiver<NumaBatch>,
+    batch: std::vec::IntoIter<NumaMapsEntry>,
 }
 
 impl NumaFeed {
-    fn new(lines: Option<LineStream>, path: String) -> Self {
-        NumaFeed {
-            lines,
-            path,
-            pending: None,
-            spare: NumaMapsEntry::default(),
-        }
-    }
-
-    /// The start address of the next line, reading it if needed; `None` at
-    /// the end (or when there is no numa_maps).
-    fn peek_start(&mut self) -> Result<Option<u64>, ReadError> {
-        if self.pending.is_none() {
-            let Some(lines) = self.lines.as_mut() else {
-                return Ok(None);
-            };
-            let Some(text) = lines.next_line()? else {
-                self.lines = None;
-                return Ok(None);
-            };
-            let mut entry = std::mem::take(&mut self.spare);
-            numa_maps::parse_line_into(text, &mut entry).map_err(|e| ReadError::malformed(&self.path, e.0))?;
-            self.pending = Some(entry);
-        }
-        Ok(self.pending.as_ref().map(|entry| entry.start))
-    }
-
-    fn take(&mut self) -> Option<NumaMapsEntry> {
-        self.pending.take()
-    }
-
-    /// Drops the pending line, keeping its buffers for the next.
-    fn skip(&mut self) {
-        let entry = self.pending.take();
-        self.recycle(entry);
-    }
-
-    fn recycle(&mut self, entry: Option<NumaMapsEntry>) {
-        if let Some(entry) = entry {
-            self.spare = entry;
+    /// The next entry; `None` at the end (or when there is no numa_maps).
+    fn next(&mut self) -> Result<Option<NumaMapsEntry>, ReadError> {
+        loop {
+            if let Some(entry) = self.batch.next() {
+                return Ok(Some(entry));
+            }
+            match self.receiver.recv() {
+                Ok(batch) => self.batch = batch?.into_iter(),
+                Err(_) => return Ok(None),
+            }
         }
     }
 }
@@ -314,12 +332,11 @@ impl LineStream {
 pub fn resident_bytes_by_node(root: &Root, pid: u32, max_lines: usize) -> Option<BTreeMap<u32, u64>> {
     let mut stream = LineStream::open(root, &format!("proc/{pid}/numa_maps")).ok()?;
     let mut by_node = BTreeMap::new();
-    let mut entry = NumaMapsEntry::default();
     for _ in 0..max_lines {
         let Ok(Some(line)) = stream.next_line() else { break };
-        if numa_maps::parse_line_into(line, &mut entry).is_err() {
+        let Ok(entry) = numa_maps::parse_line(line) else {
             continue;
-        }
+        };
         let page_bytes = entry.page_size_bytes();
         for (node, pages) in &entry.pages_by_node {
             let total: &mut u64 = by_node.entry(*node).or_default();
