@@ -141,10 +141,11 @@ impl Root {
         untrusted::open_regular(&self.base.join(resolved), false).map_err(|e| ReadError::from_io(relative, &e))
     }
 
-    /// [`Root::kernel_follows_links`]: the same checks on what is opened
-    /// (a regular file, never a FIFO or device), links followed by the kernel.
+    /// [`Root::kernel_follows_links`]: what is opened is checked to be a
+    /// regular file (never a FIFO or device) before opening, links followed
+    /// by the kernel; see [`untrusted::open_kernel_file`] for why once.
     fn open_followed(&self, relative: &str) -> Result<(fs::File, fs::Metadata), ReadError> {
-        untrusted::open_regular(&self.base.join(relative), true).map_err(|e| ReadError::from_io(relative, &e))
+        untrusted::open_kernel_file(&self.base.join(relative)).map_err(|e| ReadError::from_io(relative, &e))
     }
 
     /// Reads a file that may legitimately be absent (kernel- or

@@ -77,6 +77,23 @@ pub fn open_regular(path: &Path, follow_last: bool) -> io::Result<(File, Metadat
     Ok((file, meta))
 }
 
+/// [`open_regular`] with links followed, for the live system's `/proc` and
+/// `/sys` only: one `stat` instead of two. The check before opening stays
+/// (a device is never opened); the second check, on the open descriptor,
+/// guards against a file swapped in between the two, which nobody can do
+/// to the kernel's own files, and a swapped-in FIFO could not block anyway
+/// (the open is non-blocking, and reads stop at a cap). `topo` opens about
+/// 90 files, and that second `fstat` was a tenth of its system calls.
+pub fn open_kernel_file(path: &Path) -> io::Result<(File, Metadata)> {
+    let before = std::fs::metadata(path)?;
+    if !before.file_type().is_file() {
+        return Err(not_regular(before.file_type()));
+    }
+    let flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
+    let file = OpenOptions::new().read(true).custom_flags(flags).open(path)?;
+    Ok((file, before))
+}
+
 /// Opens an existing regular file for one write (a sysctl, an IRQ
 /// affinity), with the same checks as [`open_regular`], so a FIFO without a
 /// reader fails at once instead of blocking the writer.

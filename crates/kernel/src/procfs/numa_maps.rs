@@ -112,6 +112,45 @@ pub struct NumaMapsEntry {
 }
 
 impl NumaMapsEntry {
+    /// Back to an empty line at `start`, keeping the buffers' capacity.
+    fn reset(&mut self, start: u64) {
+        let NumaMapsEntry {
+            start: entry_start,
+            policy,
+            file: _,
+            heap,
+            stack,
+            huge,
+            anon_pages,
+            dirty_pages,
+            mapped_pages,
+            mapmax,
+            swapcache_pages,
+            active_pages,
+            writeback_pages,
+            pages_by_node,
+            kernel_page_size_kb,
+            unknown,
+        } = self;
+        *entry_start = start;
+        *policy = None;
+        (*heap, *stack, *huge) = (false, false, false);
+        for count in [
+            anon_pages,
+            dirty_pages,
+            mapped_pages,
+            mapmax,
+            swapcache_pages,
+            active_pages,
+            writeback_pages,
+            kernel_page_size_kb,
+        ] {
+            *count = None;
+        }
+        pages_by_node.clear();
+        unknown.clear();
+    }
+
     /// Saturates: a corrupt line's counts must not overflow the sum.
     pub fn resident_pages(&self) -> u64 {
         self.pages_by_node
@@ -155,6 +194,16 @@ const SPACED_MODES: [&str; 2] = ["prefer (many)", "weighted interleave"];
 
 /// Parses one line.
 pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
+    let mut entry = NumaMapsEntry::default();
+    parse_line_into(line, &mut entry)?;
+    Ok(entry)
+}
+
+/// Parses one line into `entry`, reusing its buffers (the per-node counts,
+/// the path, unknown words): a stream of 50,000 lines then allocates only
+/// while a buffer grows, not once or twice per line. On an error `entry`
+/// holds a partial line and must not be used.
+pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), ParseError> {
     let line = line.trim_end();
     let bad = |what: String| ParseError::new(format!("{what} in numa_maps line `{}`", quote(line)));
     let (start, rest) = line.split_once(' ').unwrap_or((line, ""));
@@ -162,10 +211,8 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
         .then(|| u64::from_str_radix(start, 16).ok())
         .flatten()
         .ok_or_else(|| bad(format!("start address `{}` is not hex", quote(start))))?;
-    let mut entry = NumaMapsEntry {
-        start,
-        ..NumaMapsEntry::default()
-    };
+    entry.reset(start);
+    let mut has_file = false;
     let rest = rest.trim_start();
     let policy_len = SPACED_MODES
         .iter()
@@ -176,9 +223,12 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
     if !policy.is_empty() {
         entry.policy = Some(parse_policy(policy).map_err(|e| bad(e.0))?);
     }
-    for word in fields.split_whitespace() {
-        let (key, value) = match word.split_once('=') {
-            Some((key, value)) => (key, Some(value)),
+    // ASCII whitespace only: the kernel separates with spaces and escapes
+    // the blanks a path may hold; a byte search beats a char search on
+    // words this short.
+    for word in fields.split_ascii_whitespace() {
+        let (key, value) = match word.bytes().position(|b| b == b'=') {
+            Some(at) => (&word[..at], Some(&word[at + 1..])),
             None => (word, None),
         };
         let count = || -> Result<u64, ParseError> {
@@ -187,7 +237,12 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
                 .ok_or_else(|| bad(format!("`{}` has no count", quote(word))))
         };
         match (key, value) {
-            ("file", Some(path)) => entry.file = Some(unescape(path)),
+            ("file", Some(path)) => {
+                has_file = true;
+                let file = entry.file.get_or_insert_with(String::new);
+                file.clear();
+                unescape_into(path, file);
+            }
             ("heap", None) => entry.heap = true,
             ("stack", None) => entry.stack = true,
             ("huge", None) => entry.huge = true,
@@ -210,7 +265,10 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
             _ => entry.unknown.push(word.to_string()),
         }
     }
-    Ok(entry)
+    if !has_file {
+        entry.file = None;
+    }
+    Ok(())
 }
 
 fn is_node_key(key: &str) -> bool {
@@ -219,6 +277,22 @@ fn is_node_key(key: &str) -> bool {
 
 /// Undoes the kernel's `\ooo` octal escapes (`seq_path` with "\n\t= ").
 pub fn unescape(text: &str) -> String {
+    let mut out = String::new();
+    unescape_into(text, &mut out);
+    out
+}
+
+/// [`unescape`], appending to `out`; a path without a backslash (nearly
+/// all) is copied as it is.
+pub fn unescape_into(text: &str, out: &mut String) {
+    if !text.contains('\\') {
+        out.push_str(text);
+        return;
+    }
+    out.push_str(&unescape_bytes(text));
+}
+
+fn unescape_bytes(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -375,6 +449,21 @@ mod tests {
         assert!(entries.is_err(), "`N0` cut before its count must be an error");
         let cut = &PYTHON[..PYTHON.find("active=0 N0=396").unwrap()];
         assert_eq!(parse(cut).unwrap().last().unwrap().resident_pages(), 0);
+    }
+
+    /// A reused entry must hold only the new line: nothing of a longer
+    /// line parsed into it before may survive.
+    #[test]
+    fn parse_line_into_forgets_the_previous_line() {
+        let long = "7f00 bind=static:0 file=/a\\040b huge anon=3 dirty=2 N0=1 N1=2 kernelpagesize_kB=2048 new=1";
+        let short = "7f10 default heap N0=5";
+        let mut entry = NumaMapsEntry::default();
+        parse_line_into(long, &mut entry).unwrap();
+        assert_eq!(entry.file.as_deref(), Some("/a b"));
+        parse_line_into(short, &mut entry).unwrap();
+        assert_eq!(entry, parse_line(short).unwrap());
+        parse_line_into(long, &mut entry).unwrap();
+        assert_eq!(entry, parse_line(long).unwrap());
     }
 
     #[test]
