@@ -21,7 +21,7 @@ use numasleuth_testbed::check::{command_json, run_checked, Checks};
 use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
-/// Setup fills most of node 1 (512 MiB) before the probe starts; during
+/// A fill takes most of node 1 (512 MiB) before the pressure probe; during
 /// the probe's 6 s a second hog asks node 1 for more than it has left, so
 /// node 1 sinks to its low watermark and the rest falls back to node 0
 /// while the probe samples. (Under TCG the first fill takes seconds; the
@@ -29,7 +29,7 @@ use serde_json::Value;
 /// host.)
 const FILL: &str = "/hog 1 440 0 > /tmp/fill.out &";
 const WAIT_FILL: &str =
-    "n=0; until grep -q 'hog done' /tmp/fill.out; do n=$((n+1)); [ $n -lt 1200 ]; usleep 100000; done";
+    "n=0; until grep -q done /tmp/fill.out; do n=$((n+1)); [ $n -lt 1200 ]; usleep 100000; done";
 const PRESSURE: &str = "numasleuth probe-latency --node 0 --rate 100/s --duration 6s";
 const HOG: &str = "/hog 1 120 0 > /tmp/hog.out";
 
@@ -82,7 +82,11 @@ fn qemu_two_nodes_probe_latency_binds_node_1_and_sees_node_pressure() {
     let mut spec = guests::two_nodes();
     spec.name = "two-nodes-probe".into();
     spec.extra_files = vec![("hog".into(), hog)];
-    spec.setup = vec![FILL.into(), WAIT_FILL.into()];
+    // The node-1 probe binds its pages to node 1 (MPOL_BIND), so it runs
+    // before the fill: once a fill has left node 1 under its min watermark,
+    // that bound allocation cannot fall back, and the OOM killer may take
+    // the fill hog. A CI run saw exactly that shape: node 1 under min after
+    // the fill, then no pressure at all during the probes after it.
     spec.commands.extend([
         (
             "node1".into(),
@@ -92,6 +96,7 @@ fn qemu_two_nodes_probe_latency_binds_node_1_and_sees_node_pressure() {
             "node2".into(),
             "numasleuth probe-latency --node 2 --duration 100ms".into(),
         ),
+        ("fill".into(), format!("sh -c '{FILL} {WAIT_FILL}'")),
         (
             "pressure".into(),
             // `sh -c`: init runs each command as `"$@"`, without a shell.
