@@ -20,15 +20,7 @@ fn make_unreadable(root: &Path, path: &str) {
 }
 
 fn doctor(root: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
-    let output = numasleuth()
-        .arg("--root")
-        .arg(root)
-        .args(["doctor", "--json"])
-        .args(extra)
-        .output()
-        .unwrap();
-    let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
-    (output.status.code(), json, stderr(&output))
+    common::doctor_json_and_stderr(root, extra)
 }
 
 fn ids(value: &Value) -> Vec<String> {

@@ -222,6 +222,12 @@ pub fn without_volatile(mut value: Value) -> Value {
 
 /// `doctor --json` on `root` with `extra` flags: its exit code and JSON.
 pub fn doctor_json(root: &Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let (code, json, _) = doctor_json_and_stderr(root, extra);
+    (code, json)
+}
+
+/// [`doctor_json`] plus what it printed on stderr (warnings).
+pub fn doctor_json_and_stderr(root: &Path, extra: &[&str]) -> (Option<i32>, Value, String) {
     let output = numasleuth()
         .arg("--root")
         .arg(root)
@@ -230,5 +236,5 @@ pub fn doctor_json(root: &Path, extra: &[&str]) -> (Option<i32>, Value) {
         .output()
         .unwrap();
     let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
-    (output.status.code(), json)
+    (output.status.code(), json, stderr(&output))
 }
