@@ -18,13 +18,17 @@ use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
 use numasleuth_kernel::procfs::task::TaskStat;
 
 use crate::process::{
-    add_counts, base_kind, is_special, total, Accuracy, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage,
-    ProcessModel, ThreadPlacement,
+    base_kind, is_special, Accuracy, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel,
+    ThreadPlacement,
 };
 use crate::Topology;
 
+#[path = "process_largest.rs"]
+mod largest;
 #[path = "process_split.rs"]
 mod split;
+
+use largest::Largest;
 
 /// Largest number of static pages asked per page; beyond it counts stay
 /// per mapping (a 256 MiB `.bss` is not "small static data").
@@ -44,7 +48,9 @@ pub struct ProcessBuilder {
     base_page_bytes: u64,
     listing_limit: usize,
     listed: Vec<MappingUsage>,
-    others: Vec<MappingUsage>,
+    /// Mappings in no section, neither heap nor stack, with pages.
+    others: Largest,
+    /// Mappings with nothing resident, not listed.
     omitted: u64,
     statics: Vec<StaticVma>,
     static_query_pages: u64,
@@ -67,7 +73,7 @@ impl ProcessBuilder {
             base_page_bytes: base_page_bytes.max(1),
             listing_limit,
             listed: Vec::new(),
-            others: Vec::new(),
+            others: Largest::new(listing_limit),
             omitted: 0,
             statics: Vec::new(),
             static_query_pages: 0,
@@ -88,59 +94,66 @@ impl ProcessBuilder {
         self.vmas += 1;
         let m = &vma.mapping;
         let numa = vma.numa.as_ref();
-        let pages_by_node: NodeCounts = numa
-            .map(|n| n.pages_by_node.iter().copied().collect())
-            .unwrap_or_default();
+        let pages = node_pages(numa.map_or(&[], |n| &n.pages_by_node));
         let page_size_bytes = numa.map_or(self.base_page_bytes, |n| n.page_size_bytes());
         let policy = numa.and_then(|n| n.policy.as_ref());
         if let Some(policy) = policy {
-            self.count_policy(policy, &pages_by_node, page_size_bytes);
+            self.count_policy(policy, &pages, page_size_bytes);
         }
-        add_counts(&mut self.bytes_by_node, &pages_by_node, page_size_bytes);
-        let writable: Vec<SectionSpan> = spans
-            .iter()
-            .filter(|s| s.class.is_writable_static())
-            .map(|s| clip(s, m.start, m.end))
-            .collect();
+        add_pages(&mut self.bytes_by_node, &pages, page_size_bytes);
         let dominant = spans
             .iter()
-            .max_by_key(|s| s.end.min(m.end).saturating_sub(s.start.max(m.start)));
-        let kind = kind_of(vma, object, dominant.copied());
-        let usage = MappingUsage {
+            .max_by_key(|s| s.end.min(m.end).saturating_sub(s.start.max(m.start)))
+            .copied();
+        let kind = kind_of(vma, object, dominant);
+        let object = object.or_else(|| m.backing.path());
+        let usage = || MappingUsage {
             start: m.start,
             end: m.end,
             kind,
-            object: object
-                .map(str::to_string)
-                .or_else(|| m.backing.path().map(str::to_string)),
+            object: object.map(str::to_string),
             section: dominant.map(|s| s.section.clone()),
             perms: m.perms,
             policy: policy.cloned(),
-            counted_pages_by_node: pages_by_node.clone(),
+            pages_by_node: pages.iter().copied().collect(),
+            counted_pages_by_node: pages.iter().copied().collect(),
             hinting_fault_pages: 0,
-            pages_by_node,
             page_size_bytes,
             accuracy: Accuracy::PerVma,
         };
-        if !writable.is_empty() {
+        if spans.iter().any(|s| s.class.is_writable_static()) {
+            let writable = spans
+                .iter()
+                .filter(|s| s.class.is_writable_static())
+                .map(|s| clip(s, m.start, m.end))
+                .collect();
             // The whole mapping: static mappings are small, and a full
             // answer can be checked against numa_maps' count.
-            let query = m.start..m.end;
             self.statics.push(StaticVma {
-                usage,
+                usage: usage(),
                 pieces: writable,
-                query,
+                query: m.start..m.end,
                 page_nodes: None,
             });
             return;
         }
-        self.keep(usage, dominant.is_some());
+        self.fold_pages(object, kind, &pages, page_size_bytes);
+        // Sections, heap and stack always; others while resident, the
+        // largest up to the listing limit; the rest only counted.
+        let resident_pages = sum_pages(&pages);
+        if dominant.is_some() || matches!(kind, MemoryKind::Heap | MemoryKind::Stack) {
+            self.listed.push(usage());
+        } else if resident_pages > 0 || self.listing_limit == usize::MAX {
+            self.others.offer(resident_pages.saturating_mul(page_size_bytes), usage);
+        } else {
+            self.omitted += 1;
+        }
     }
 
     /// Counts one mapping under its policy and returns the policy's text.
     /// Most mappings share one policy: it is formatted only when it
     /// changes from the last mapping's.
-    fn count_policy(&mut self, policy: &Policy, pages_by_node: &NodeCounts, page_size_bytes: u64) {
+    fn count_policy(&mut self, policy: &Policy, pages_by_node: &[(u32, u64)], page_size_bytes: u64) {
         // Most mappings share one policy: format it only when it changes.
         if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
             self.last_policy = Some((policy.clone(), policy.to_string()));
@@ -157,24 +170,7 @@ impl ProcessBuilder {
             }),
         };
         usage.mappings += 1;
-        add_counts(&mut usage.bytes_by_node, pages_by_node, page_size_bytes);
-    }
-
-    /// Folds a mapping with no writable static section into the totals and
-    /// lists it: sections, heap and stack always; others while resident,
-    /// trimmed to the listing limit; the rest only counted.
-    fn keep(&mut self, usage: MappingUsage, in_a_section: bool) {
-        self.fold(&usage, usage.kind, &usage.pages_by_node);
-        if in_a_section || matches!(usage.kind, MemoryKind::Heap | MemoryKind::Stack) {
-            self.listed.push(usage);
-        } else if usage.resident_pages() > 0 || self.listing_limit == usize::MAX {
-            self.others.push(usage);
-            if self.others.len() >= self.listing_limit.saturating_mul(2).max(64) {
-                self.trim_others();
-            }
-        } else {
-            self.omitted += 1;
-        }
+        add_pages(&mut usage.bytes_by_node, pages_by_node, page_size_bytes);
     }
 
     /// Page-aligned ranges whose pages should be asked for their node,
@@ -203,34 +199,28 @@ impl ProcessBuilder {
         }
     }
 
+    /// Adds a listed range's counted pages to the totals by kind and object.
     fn fold(&mut self, usage: &MappingUsage, kind: MemoryKind, pages: &NodeCounts) {
-        if total(pages) == 0 {
-            return;
-        }
-        add_counts(
-            self.bytes_by_kind.entry(kind).or_default(),
-            pages,
-            usage.page_size_bytes,
-        );
-        if let Some(object) = &usage.object {
-            let entry = self.objects.entry(object.clone()).or_insert_with(|| ObjectUsage {
-                object: object.clone(),
-                ..ObjectUsage::default()
-            });
-            add_counts(
-                entry.bytes_by_kind.entry(kind).or_default(),
-                pages,
-                usage.page_size_bytes,
-            );
-        }
+        let pages: Vec<(u32, u64)> = pages.iter().map(|(node, count)| (*node, *count)).collect();
+        self.fold_pages(usage.object.as_deref(), kind, &pages, usage.page_size_bytes);
     }
 
-    fn trim_others(&mut self) {
-        self.others
-            .sort_by_key(|u| std::cmp::Reverse(u.resident_pages() * u.page_size_bytes));
-        if self.others.len() > self.listing_limit {
-            self.omitted += (self.others.len() - self.listing_limit) as u64;
-            self.others.truncate(self.listing_limit);
+    fn fold_pages(&mut self, object: Option<&str>, kind: MemoryKind, pages: &[(u32, u64)], page_size_bytes: u64) {
+        if sum_pages(pages) == 0 {
+            return;
+        }
+        add_pages(self.bytes_by_kind.entry(kind).or_default(), pages, page_size_bytes);
+        if let Some(object) = object {
+            if !self.objects.contains_key(object) {
+                let usage = ObjectUsage {
+                    object: object.to_string(),
+                    ..ObjectUsage::default()
+                };
+                self.objects.insert(object.to_string(), usage);
+            }
+            if let Some(entry) = self.objects.get_mut(object) {
+                add_pages(entry.bytes_by_kind.entry(kind).or_default(), pages, page_size_bytes);
+            }
         }
     }
 
@@ -262,9 +252,9 @@ impl ProcessBuilder {
         }
         per_page_static &= !self.split_per_vma;
         notes.append(&mut self.hidden_pages_note);
-        self.trim_others();
+        let (others, turned_away) = self.others.finish();
         let mut mappings = self.listed;
-        mappings.append(&mut self.others);
+        mappings.extend(others);
         mappings.sort_by_key(|u| (u.start, u.end));
         let threads: Vec<ThreadPlacement> = threads
             .iter()
@@ -294,7 +284,7 @@ impl ProcessBuilder {
             threads,
             mappings,
             mappings_total: self.vmas,
-            mappings_omitted: self.omitted,
+            mappings_omitted: self.omitted + turned_away,
             bytes_by_node: self.bytes_by_node,
             bytes_by_kind: self.bytes_by_kind,
             objects: self.objects.into_values().collect(),
@@ -302,6 +292,29 @@ impl ProcessBuilder {
             per_page_static,
             notes,
         }
+    }
+}
+
+/// numa_maps' per-node counts, one per node. The kernel writes each node
+/// once, in ascending order; a line that repeats a node (a corrupt file)
+/// keeps its last count, as a map built from it would.
+fn node_pages(pages: &[(u32, u64)]) -> std::borrow::Cow<'_, [(u32, u64)]> {
+    if pages.windows(2).all(|w| w[0].0 < w[1].0) {
+        return std::borrow::Cow::Borrowed(pages);
+    }
+    let unique: NodeCounts = pages.iter().copied().collect();
+    std::borrow::Cow::Owned(unique.into_iter().collect())
+}
+
+/// Saturates: a corrupt line's counts must not overflow the sums.
+fn sum_pages(pages: &[(u32, u64)]) -> u64 {
+    pages.iter().fold(0u64, |sum, (_, count)| sum.saturating_add(*count))
+}
+
+fn add_pages(into: &mut NodeCounts, pages: &[(u32, u64)], page_size_bytes: u64) {
+    for (node, count) in pages {
+        let bytes = into.entry(*node).or_default();
+        *bytes = bytes.saturating_add(count.saturating_mul(page_size_bytes));
     }
 }
 

@@ -11,4 +11,5 @@ pub mod settings;
 pub mod stat;
 pub mod status;
 pub mod task;
+mod vma_stream;
 pub mod zoneinfo;

@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use crate::cpulist::IdList;
 use crate::error::{display_path, ReadError};
-use crate::procfs::maps::{self, Mapping};
+use crate::procfs::maps::Mapping;
 use crate::procfs::numa_maps::{self, NumaMapsEntry};
 use crate::procfs::status;
 use crate::procfs::task::{self, Sched, TaskStat};
@@ -142,126 +142,7 @@ fn read_thread(root: &Root, pid: u32, tid: u32) -> Result<ThreadReading, ReadErr
     })
 }
 
-/// numa_maps entries per message from the reader thread: large enough to
-/// make the channel cheap, small enough to keep memory flat.
-const NUMA_BATCH: usize = 512;
-
-type NumaBatch = Result<Vec<NumaMapsEntry>, ReadError>;
-
-/// Streams `proc/PID/maps` joined with `proc/PID/numa_maps`, one mapping at
-/// a time, in address order.
-///
-/// The kernel spends most of an inspection generating numa_maps (it walks
-/// every page table), so a second thread reads it while this one reads and
-/// parses maps; a bounded channel keeps memory flat.
-pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
-    let maps_path = format!("proc/{pid}/maps");
-    let numa_path = format!("proc/{pid}/numa_maps");
-    let mut maps_lines = LineStream::open(root, &maps_path).map_err(|e| classify(root, pid, e))?;
-    let numa_lines = match LineStream::open(root, &numa_path) {
-        Ok(lines) => Some(lines),
-        Err(e) if e.is_not_found() && root.exists(&format!("proc/{pid}/stat")) => None,
-        Err(e) => return Err(classify(root, pid, e)),
-    };
-    let mut summary = VmaStreamSummary {
-        numa_maps_available: numa_lines.is_some(),
-        ..VmaStreamSummary::default()
-    };
-    std::thread::scope(|scope| {
-        let (sender, receiver) = std::sync::mpsc::sync_channel::<NumaBatch>(4);
-        match numa_lines {
-            Some(lines) => {
-                let path = numa_path.clone();
-                scope.spawn(move || read_numa_batches(lines, &path, sender));
-            }
-            // No reader: hang up at once so the feed reads as empty.
-            None => drop(sender),
-        }
-        let mut feed = NumaFeed {
-            receiver,
-            batch: Vec::new().into_iter(),
-        };
-        let mut pending: Option<NumaMapsEntry> = None;
-        while let Some(line) = maps_lines.next_line().map_err(|e| classify(root, pid, e))? {
-            let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&maps_path, e.0))?;
-            let mut numa = None;
-            loop {
-                if pending.is_none() {
-                    pending = feed.next().map_err(|e| classify(root, pid, e))?;
-                }
-                match &pending {
-                    Some(entry) if entry.start < mapping.start => {
-                        summary.unmatched_numa_lines += 1;
-                        pending = None;
-                    }
-                    Some(entry) if entry.start == mapping.start => {
-                        numa = pending.take();
-                        break;
-                    }
-                    _ => break,
-                }
-            }
-            summary.vmas += 1;
-            visit(Vma { mapping, numa });
-        }
-        summary.unmatched_numa_lines += u64::from(pending.is_some());
-        while feed.next().map_err(|e| classify(root, pid, e))?.is_some() {
-            summary.unmatched_numa_lines += 1;
-        }
-        Ok(summary)
-    })
-}
-
-/// The reader thread: parsed numa_maps lines, in batches, until the end,
-/// an error, or the receiver hanging up.
-fn read_numa_batches(mut lines: LineStream, path: &str, sender: std::sync::mpsc::SyncSender<NumaBatch>) {
-    loop {
-        let mut batch = Vec::with_capacity(NUMA_BATCH);
-        let mut done = false;
-        while batch.len() < NUMA_BATCH {
-            match lines.next_line() {
-                Ok(Some(text)) => match numa_maps::parse_line(text) {
-                    Ok(entry) => batch.push(entry),
-                    Err(e) => {
-                        let _ = sender.send(Err(ReadError::malformed(path, e.0)));
-                        return;
-                    }
-                },
-                Ok(None) => {
-                    done = true;
-                    break;
-                }
-                Err(e) => {
-                    let _ = sender.send(Err(e));
-                    return;
-                }
-            }
-        }
-        if (!batch.is_empty() && sender.send(Ok(batch)).is_err()) || done {
-            return;
-        }
-    }
-}
-
-struct NumaFeed {
-    receiver: std::sync::mpsc::Receiver<NumaBatch>,
-    batch: std::vec::IntoIter<NumaMapsEntry>,
-}
-
-impl NumaFeed {
-    /// The next entry; `None` at the end (or when there is no numa_maps).
-    fn next(&mut self) -> Result<Option<NumaMapsEntry>, ReadError> {
-        loop {
-            if let Some(entry) = self.batch.next() {
-                return Ok(Some(entry));
-            }
-            match self.receiver.recv() {
-                Ok(batch) => self.batch = batch?.into_iter(),
-                Err(_) => return Ok(None),
-            }
-        }
-    }
-}
+pub use super::vma_stream::for_each_vma;
 
 /// The longest line a streamed file may have. The kernel's longest is a
 /// numa_maps line: a 4,096-byte path written with octal escapes (16 KiB),
@@ -273,8 +154,8 @@ pub const MAX_LINE_BYTES: u64 = 256 << 10;
 /// A file read line by line through a [`Root`], reusing one buffer. Bytes
 /// that are not UTF-8 (file names may hold any) are shown lossily rather
 /// than failing the read.
-pub struct LineStream {
-    reader: BufReader<File>,
+pub struct LineStream<R: BufRead = BufReader<File>> {
+    reader: R,
     bytes: Vec<u8>,
     line: String,
     relative: String,
@@ -283,12 +164,19 @@ pub struct LineStream {
 impl LineStream {
     pub fn open(root: &Root, relative: &str) -> Result<Self, ReadError> {
         let file = root.open(relative)?;
-        Ok(LineStream {
-            reader: BufReader::with_capacity(64 * 1024, file),
+        Ok(LineStream::new(BufReader::with_capacity(64 * 1024, file), relative))
+    }
+}
+
+impl<R: BufRead> LineStream<R> {
+    /// Lines of an already open stream; `relative` names it in errors.
+    pub fn new(reader: R, relative: &str) -> Self {
+        LineStream {
+            reader,
             bytes: Vec::new(),
             line: String::new(),
             relative: relative.to_string(),
-        })
+        }
     }
 
     /// The next non-empty line without its newline, or `None` at the end.
