@@ -25,7 +25,11 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Each subcommand's arguments are built only when it runs (`defer`): the
+/// whole tree is about 400 arguments, and building it for every run was a
+/// third of `topo`'s start-up (bench/RESULTS.md).
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 pub enum Command {
     /// Nodes, CPUs, memory per node, distances, caches, devices and the
     /// limits this process runs under.

@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod cpulist;
 pub mod error;
 pub mod gather;
+mod live_open;
 pub mod pages;
 mod pages_reveal;
 pub mod procfs;

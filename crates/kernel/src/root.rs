@@ -107,9 +107,13 @@ impl Root {
     /// [`MAX_KERNEL_FILE_BYTES`], never a FIFO or device.
     pub fn read(&self, relative: &str) -> Result<String, ReadError> {
         if self.kernel_follows_links() {
-            let (file, meta) = self.open_followed(relative)?;
-            let bytes = untrusted::read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES)
-                .map_err(|e| ReadError::from_io(relative, &e))?;
+            let (file, size_hint) = self.open_followed(relative)?;
+            let bytes = if is_sysfs_attribute(relative) {
+                untrusted::read_sysfs_attribute(file, MAX_KERNEL_FILE_BYTES)
+            } else {
+                untrusted::read_capped(file, size_hint, MAX_KERNEL_FILE_BYTES)
+            }
+            .map_err(|e| ReadError::from_io(relative, &e))?;
             return Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string());
         }
         let resolved = self.resolve(relative)?;
@@ -141,10 +145,10 @@ impl Root {
         untrusted::open_regular(&self.base.join(resolved), false).map_err(|e| ReadError::from_io(relative, &e))
     }
 
-    /// [`Root::kernel_follows_links`]: what is opened is checked to be a
-    /// regular file (never a FIFO or device) before opening, links followed
-    /// by the kernel; see [`untrusted::open_kernel_file`] for why once.
-    fn open_followed(&self, relative: &str) -> Result<(fs::File, fs::Metadata), ReadError> {
+    /// [`Root::kernel_follows_links`]: links followed by the kernel, never
+    /// into a device or FIFO; see [`untrusted::open_kernel_file`]. Returns
+    /// the file and a size hint.
+    fn open_followed(&self, relative: &str) -> Result<(fs::File, u64), ReadError> {
         untrusted::open_kernel_file(&self.base.join(relative)).map_err(|e| ReadError::from_io(relative, &e))
     }
 
@@ -254,6 +258,15 @@ impl Root {
     /// leaving it: `..` stops at the root and absolute link targets are taken
     /// as root-relative, as they would be after a chroot.
     pub fn resolve(&self, relative: &str) -> Result<String, ReadError> {
+        if self.kernel_follows_links() {
+            // The live root is `/`: the kernel's answer is the same path,
+            // found with three system calls instead of one per component.
+            if let Some(resolved) = crate::live_open::canonical(&self.base.join(relative)) {
+                return resolved
+                    .map(|path| path.trim_start_matches('/').to_string())
+                    .map_err(|e| ReadError::from_io(relative, &e));
+            }
+        }
         let mut done: Vec<String> = Vec::new();
         let mut pending: Vec<String> = split(relative).into_iter().rev().collect();
         let mut hops = 0;
@@ -313,6 +326,15 @@ impl Root {
             update(&mut guard);
         }
     }
+}
+
+/// A device attribute in sysfs (`sys/class/…` and `sys/bus/…` lead into
+/// `sys/devices`), as opposed to cgroup, debug or firmware files mounted
+/// under `sys/` that may stream several records.
+fn is_sysfs_attribute(relative: &str) -> bool {
+    ["sys/devices/", "sys/class/", "sys/bus/"]
+        .iter()
+        .any(|prefix| relative.starts_with(prefix))
 }
 
 fn split(path: &str) -> Vec<String> {

@@ -78,20 +78,55 @@ pub fn open_regular(path: &Path, follow_last: bool) -> io::Result<(File, Metadat
 }
 
 /// [`open_regular`] with links followed, for the live system's `/proc` and
-/// `/sys` only: one `stat` instead of two. The check before opening stays
-/// (a device is never opened); the second check, on the open descriptor,
-/// guards against a file swapped in between the two, which nobody can do
-/// to the kernel's own files, and a swapped-in FIFO could not block anyway
-/// (the open is non-blocking, and reads stop at a cap). `topo` opens about
-/// 90 files, and that second `fstat` was a tenth of its system calls.
-pub fn open_kernel_file(path: &Path) -> io::Result<(File, Metadata)> {
+/// `/sys` only; returns the file and a size hint for [`read_capped`].
+///
+/// A path under /proc or /sys is walked once, beneath that mount and
+/// refusing magic links, where the kernel has `openat2`: see
+/// [`crate::live_open`] for why no device or FIFO can then be reached. What is opened is not `fstat`ed: a directory fails the first
+/// read (EISDIR), and every read stops at a cap. Elsewhere one `stat`
+/// before opening keeps devices out; nobody can swap the kernel's own files
+/// between it and the open, and the open does not block.
+pub fn open_kernel_file(path: &Path) -> io::Result<(File, u64)> {
+    let flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
+    if let Some(opened) = crate::live_open::open_kernel_path(path, libc::O_RDONLY | flags) {
+        return Ok((opened?, 0));
+    }
     let before = std::fs::metadata(path)?;
     if !before.file_type().is_file() {
         return Err(not_regular(before.file_type()));
     }
-    let flags = libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY;
     let file = OpenOptions::new().read(true).custom_flags(flags).open(path)?;
-    Ok((file, before))
+    Ok((file, before.len()))
+}
+
+/// The shortest sysfs attribute value that might not be whole after one
+/// read: an attribute's `show` writes at most a page, and a page is at
+/// least 4 KiB.
+const SYSFS_PAGE_BYTES: usize = 4096;
+
+/// Reads a sysfs attribute of the live system. `show` produces the whole
+/// value on the first read, so a first read shorter than a page is all of
+/// it, and the read that would only return 0 is skipped: `topo` reads about
+/// a hundred attributes, and those reads were a sixth of its system calls.
+/// A value a page long or longer is read on to the end, as any file is.
+pub fn read_sysfs_attribute(mut file: File, cap_bytes: u64) -> io::Result<Vec<u8>> {
+    let mut bytes = vec![0u8; 2 * SYSFS_PAGE_BYTES];
+    let first = loop {
+        match file.read(&mut bytes) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            result => break result?,
+        }
+    };
+    bytes.truncate(first);
+    if first < SYSFS_PAGE_BYTES {
+        return Ok(bytes);
+    }
+    file.take((cap_bytes + 1).saturating_sub(first as u64))
+        .read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > cap_bytes {
+        return Err(too_large(cap_bytes));
+    }
+    Ok(bytes)
 }
 
 /// Opens an existing regular file for one write (a sysctl, an IRQ
@@ -212,6 +247,22 @@ mod tests {
         assert!(read_capped(&b"0-3\n"[..], 0, 3).is_err());
         // An honest st_size over the cap is refused before any read.
         assert!(read_capped(io::empty(), 5, 4).is_err());
+    }
+
+    #[test]
+    fn a_sysfs_attribute_is_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        for len in [0, 5, SYSFS_PAGE_BYTES - 1, SYSFS_PAGE_BYTES, 3 * SYSFS_PAGE_BYTES + 7] {
+            let path = dir.path().join(format!("attr{len}"));
+            let value: Vec<u8> = (0..len).map(|i| b'0' + (i % 10) as u8).collect();
+            std::fs::write(&path, &value).unwrap();
+            let read = read_sysfs_attribute(File::open(&path).unwrap(), MAX_KERNEL_FILE_BYTES).unwrap();
+            assert_eq!(read, value, "length {len}");
+        }
+        let big = dir.path().join("big");
+        std::fs::write(&big, vec![b'x'; 3 * SYSFS_PAGE_BYTES]).unwrap();
+        let err = read_sysfs_attribute(File::open(&big).unwrap(), 2 * SYSFS_PAGE_BYTES as u64).unwrap_err();
+        assert!(err.to_string().contains("larger than 8 KiB"), "{err}");
     }
 
     #[test]

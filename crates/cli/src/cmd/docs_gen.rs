@@ -43,7 +43,10 @@ pub struct ManArgs {
 
 /// The completion script for `shell`.
 pub fn completion_script(shell: Shell) -> anyhow::Result<String> {
+    // Each subcommand's arguments are deferred until it runs; completions
+    // need them all.
     let mut command = Cli::command();
+    command.build();
     let mut bytes = Vec::new();
     let target = match shell {
         Shell::Bash => clap_complete::Shell::Bash,
