@@ -125,18 +125,19 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
     ] {
         for name in gaps.keep(root.list(class_dir)).unwrap_or_default() {
             let entry = format!("{class_dir}/{name}");
-            // Partitions share their disk's locality; one line per disk.
-            if kind == "block" && root.exists(&format!("{entry}/partition")) {
-                continue;
-            }
             // A device can vanish between listing and resolving (or its link
             // dangle in a capture); it is then simply not there.
             let Some(resolved) = gaps.ok(root.resolve(&entry)) else {
                 continue;
             };
+            // Virtual devices (loop, lo, bridges) have no PCI function.
             let Some(function_dir) = pci_ancestor(&resolved) else {
                 continue;
             };
+            // Partitions share their disk's locality; one line per disk.
+            if kind == "block" && root.exists(&format!("{entry}/partition")) {
+                continue;
+            }
             let pci = read_function(root, &function_dir, gaps);
             let already = devices
                 .iter()
