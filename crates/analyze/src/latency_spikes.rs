@@ -15,16 +15,8 @@ pub const MAX_SPIKES: usize = 50;
 /// Events listed per spike at most.
 pub const MAX_EVENTS_PER_SPIKE: usize = 4;
 
-/// One slice of the run's timeline, by intended start time.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Bucket {
-    pub start_s: f64,
-    pub count: u64,
-    pub max_corrected_ns: u64,
-    pub max_uncorrected_ns: u64,
-    /// Intended start of the operation with the worst corrected latency.
-    pub max_at_s: f64,
-}
+/// One slice of the run's timeline; measured by `measure::probe_latency`.
+pub use numasleuth_model::latency::Bucket;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Spike {

@@ -20,6 +20,7 @@ mod gate;
 pub mod lab;
 pub mod latency;
 pub mod loaded;
+pub mod probe_latency;
 pub mod rng;
 mod runner;
 pub mod runs;

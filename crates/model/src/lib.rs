@@ -7,6 +7,7 @@
 mod build;
 mod caches;
 pub mod lab;
+pub mod latency;
 pub mod perf;
 pub mod process;
 mod process_build;

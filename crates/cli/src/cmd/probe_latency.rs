@@ -4,8 +4,8 @@
 //! second thread samples the per-node memory signals; spikes are then
 //! lined up against what the memory system did around them.
 //!
-//! Wiring only: the schedule is in `probe_drive`, the operations in
-//! `probe_ops`, spikes in `analyze::latency_spikes`, output in
+//! Wiring only: the schedule and the operations are in
+//! `measure::probe_latency`, spikes in `analyze::latency_spikes`, output in
 //! `report::probe_latency`.
 
 use std::process::ExitCode;
@@ -21,8 +21,9 @@ use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
 use super::node_sampler::Sampler;
 use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
-use super::probe_drive::{drive, stop_on_signals, STOP};
-use super::probe_ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
+use super::stop_signal::{stop_on_signals, STOP};
+use numasleuth_measure::probe_latency::ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
+use numasleuth_measure::probe_latency::schedule::drive;
 
 /// The signal sampler takes at most ~3000 samples a run, at least 200 ms
 /// apart (zoneinfo is read whole each time) and at most 30 s.

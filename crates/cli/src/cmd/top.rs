@@ -54,7 +54,7 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
     };
     // SIGTERM (and SIGINT, though raw mode turns ^C into a key) end the
     // loop, so the terminal is restored rather than left in raw mode.
-    super::probe_drive::stop_on_signals();
+    super::stop_signal::stop_on_signals();
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
     let result = event_loop(&mut terminal, root, &topology, &mut collector, &mut state);
     ratatui::restore();
@@ -74,7 +74,7 @@ fn event_loop(
         sort(&mut frame.procs, state.sort);
         state.selected = state.selected.min(frame.procs.len().saturating_sub(1));
         terminal.draw(|f| draw(f, &frame, state)).context("cannot draw")?;
-        if super::probe_drive::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        if super::stop_signal::STOP.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(());
         }
         // Short polls so a SIGTERM is noticed within a quarter second.

@@ -13,9 +13,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
-use numasleuth_analyze::latency_spikes::Bucket;
+use numasleuth_model::latency::Bucket;
 
-use super::probe_ops::Operation;
+use super::ops::Operation;
 
 /// Latencies above a week are recorded as a week (the run is at most a
 /// day long, so only a stopped-and-forgotten probe gets there).
@@ -104,25 +104,6 @@ fn wait_until(intended_ns: u64, elapsed_ns: &dyn Fn() -> u64) {
     }
     while elapsed_ns() < intended_ns {
         std::hint::spin_loop();
-    }
-}
-
-/// Set by SIGINT/SIGTERM so the probe stops, reports what it has and
-/// removes its file, instead of dying with the file left behind.
-pub static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    STOP.store(true, Ordering::Relaxed);
-}
-
-pub fn stop_on_signals() {
-    let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is
-    // async-signal-safe; replacing the default disposition is all this does.
-    unsafe {
-        libc::signal(libc::SIGINT, handler);
-        libc::signal(libc::SIGTERM, handler);
     }
 }
 

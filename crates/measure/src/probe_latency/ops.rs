@@ -79,11 +79,11 @@ impl Operation for AllocTouch {
 }
 
 fn bind(addr: *mut u8, len: usize, node: u32) -> io::Result<()> {
-    numasleuth_measure::placement::bind_to_node(addr, len, node)
+    crate::placement::bind_to_node(addr, len, node)
 }
 
 fn query_node(addr: *mut u8) -> io::Result<i32> {
-    let status = numasleuth_measure::placement::query_nodes(&[addr.cast::<libc::c_void>()])?;
+    let status = crate::placement::query_nodes(&[addr.cast::<libc::c_void>()])?;
     Ok(status.first().copied().unwrap_or(-libc::ENOENT))
 }
 
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn alloc_touch_lands_on_its_node() {
-        let page_bytes = numasleuth_kernel::pages::page_size_bytes() as usize;
+        let page_bytes = crate::sys::page_size();
         let mut op = AllocTouch::new(0, page_bytes).unwrap();
         op.once().unwrap();
     }
