@@ -8,6 +8,7 @@ mod build;
 mod caches;
 pub mod lab;
 pub mod latency;
+pub mod migrations;
 pub mod perf;
 pub mod process;
 mod process_build;

@@ -15,6 +15,7 @@
 
 pub mod error;
 pub mod migrate;
+pub mod migrations;
 pub mod pmu;
 pub mod sample;
 pub mod watch;

@@ -2,7 +2,7 @@
 //! and nodes over a window, and what AutoNUMA did meanwhile.
 //!
 //! Wiring only: topology (`model`) for the node of each CPU, the moves
-//! from the tracepoint or a sampled view (`migrations_collect`), counts and
+//! from the tracepoint or a sampled view (`probe::migrations`), counts and
 //! findings (`analyze::migrations`), output (`report`).
 
 use std::collections::BTreeMap;
@@ -18,7 +18,7 @@ use numasleuth_model::Topology;
 use numasleuth_report::{migrations_json, migrations_text};
 
 use super::hot_args::{MigrationMethod, MigrationsArgs};
-use super::migrations_collect::{self as collect, Collected, Scope};
+use numasleuth_probe::migrations::{self as collect, Collected, Scope};
 use numasleuth_report::export::TextJson;
 
 /// One observation, as `migrations` and `doctor --pid` use it (and `top`

@@ -26,7 +26,6 @@ pub mod mem;
 pub mod mem_curves;
 pub mod memwatch;
 pub mod migrations;
-pub mod migrations_collect;
 pub mod moves;
 pub mod node_sampler;
 pub mod output;

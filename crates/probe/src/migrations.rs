@@ -9,10 +9,10 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use numasleuth_analyze::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
+use crate::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
 use numasleuth_kernel::procfs::{settings, task};
 use numasleuth_kernel::{ReadError, Root};
-use numasleuth_probe::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
+use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 
 /// Where tracefs is looked for, in order.
 pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
