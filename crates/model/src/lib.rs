@@ -13,6 +13,7 @@ pub mod perf;
 pub mod process;
 mod process_build;
 pub mod symbol;
+pub mod top;
 pub mod units;
 
 use numasleuth_kernel::sysfs::node::AccessClass;

@@ -46,6 +46,7 @@ pub mod runs_json;
 pub mod runs_svg;
 pub mod runs_text;
 pub mod svg_chart;
+pub mod top_view;
 pub mod topo_json;
 pub mod topo_text;
 pub mod watch_json;

@@ -50,7 +50,6 @@ mod stop_signal;
 pub mod top;
 pub mod top_data;
 pub mod top_procs;
-pub mod top_view;
 pub mod topo;
 pub mod undo;
 pub mod watch;

@@ -17,7 +17,7 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, Ke
 use ratatui::DefaultTerminal;
 
 use super::top_data::{Collector, Frame};
-use super::top_view::{draw, sort, Inspect, SortKey, ViewState};
+use numasleuth_report::top_view::{draw, sort, Inspect, SortKey, ViewState};
 
 /// Processes `--pid` may name.
 pub const PIDS_MAX: usize = 64;

@@ -14,31 +14,8 @@ use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::Topology;
 
 use super::node_sampler;
-use super::top_procs::{ProcRow, ProcessScan};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct NodeRow {
-    pub node: u32,
-    pub cpus: String,
-    pub cpu_util_percent: Option<f64>,
-    pub free_bytes: Option<u64>,
-    pub min_bytes: Option<u64>,
-    pub low_bytes: Option<u64>,
-    pub high_bytes: Option<u64>,
-    pub numa_miss_per_sec: Option<f64>,
-    pub numa_foreign_per_sec: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Frame {
-    pub nodes: Vec<NodeRow>,
-    /// Machine-wide (the kernel counts reclaim per machine in /proc/vmstat).
-    pub kswapd_scan_per_sec: Option<f64>,
-    pub direct_scan_per_sec: Option<f64>,
-    pub allocstall_per_sec: Option<f64>,
-    pub procs: Vec<ProcRow>,
-    pub notes: Vec<String>,
-}
+use super::top_procs::ProcessScan;
+pub use numasleuth_model::top::{Frame, NodeRow};
 
 pub struct Collector {
     root: Root,

@@ -13,6 +13,7 @@ use numasleuth_analyze::migrations::refresh::{moves_between, remote_bytes};
 use numasleuth_kernel::procfs::process::resident_bytes_by_node;
 use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::Root;
+pub use numasleuth_model::top::ProcRow;
 
 pub const MAX_PROCESSES: usize = 4096;
 pub const MAX_THREADS_PER_PROCESS: usize = 512;
@@ -20,22 +21,6 @@ pub const MAX_TASK_READS: usize = 20_000;
 pub const NUMA_MAPS_PER_REFRESH: usize = 8;
 /// numa_maps lines read per process at most (one per mapping).
 pub const MAX_NUMA_LINES: usize = 65_536;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct ProcRow {
-    pub pid: u32,
-    pub comm: String,
-    pub threads: usize,
-    /// Nodes its threads last ran on.
-    pub thread_nodes: BTreeSet<u32>,
-    /// Resident bytes per node at the last numa_maps reading.
-    pub bytes_by_node: Option<BTreeMap<u32, u64>>,
-    /// Bytes on nodes where none of its threads run.
-    pub remote_bytes: Option<u64>,
-    /// Threads seen on another CPU / node than at the last refresh.
-    pub cpu_moves: u64,
-    pub node_moves: u64,
-}
 
 /// Where each thread of `pid` last ran: `(tid, cpu)` from the `processor`
 /// field of `/proc/PID/task/TID/stat`. This is the migration source; a

@@ -4,14 +4,13 @@
 //! which needs no colour. A terminal smaller than the layout needs gets a
 //! one-line message instead of a garbled table.
 
-use numasleuth_report::format::{bytes, optional_bytes};
+use crate::format::{bytes, optional_bytes};
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
-use super::top_data::{Frame, NodeRow};
-use super::top_procs::ProcRow;
+use numasleuth_model::top::{Frame, NodeRow, ProcRow};
 
 /// The node table's width; narrower would cut its columns.
 pub const MIN_WIDTH: u16 = 92;

@@ -1,0 +1,46 @@
+//! One refresh of `top`'s live view: per node CPU use and free memory
+//! against the watermarks, machine-wide reclaim rates, and the processes
+//! with remote memory or moving threads. Collected in cli's refresh loop,
+//! drawn by `report::top_view`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeRow {
+    pub node: u32,
+    pub cpus: String,
+    pub cpu_util_percent: Option<f64>,
+    pub free_bytes: Option<u64>,
+    pub min_bytes: Option<u64>,
+    pub low_bytes: Option<u64>,
+    pub high_bytes: Option<u64>,
+    pub numa_miss_per_sec: Option<f64>,
+    pub numa_foreign_per_sec: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Frame {
+    pub nodes: Vec<NodeRow>,
+    /// Machine-wide (the kernel counts reclaim per machine in /proc/vmstat).
+    pub kswapd_scan_per_sec: Option<f64>,
+    pub direct_scan_per_sec: Option<f64>,
+    pub allocstall_per_sec: Option<f64>,
+    pub procs: Vec<ProcRow>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProcRow {
+    pub pid: u32,
+    pub comm: String,
+    pub threads: usize,
+    /// Nodes its threads last ran on.
+    pub thread_nodes: BTreeSet<u32>,
+    /// Resident bytes per node at the last numa_maps reading.
+    pub bytes_by_node: Option<BTreeMap<u32, u64>>,
+    /// Bytes on nodes where none of its threads run.
+    pub remote_bytes: Option<u64>,
+    /// Threads seen on another CPU / node than at the last refresh.
+    pub cpu_moves: u64,
+    pub node_moves: u64,
+}
