@@ -11,6 +11,7 @@
 
 pub mod diff;
 pub mod plan;
+pub mod precise;
 mod why;
 
 use numasleuth_model::perf::catalog;

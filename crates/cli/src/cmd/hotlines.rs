@@ -22,7 +22,8 @@ use numasleuth_report::hotlines_text;
 
 use super::hot_args::{HotMethod, HotlinesArgs};
 use super::hotlines_names::Namer;
-use super::hotlines_precise::choose as choose_precise;
+use numasleuth_analyze::pmu::precise::{self, Precise};
+use numasleuth_kernel::sysfs::pmu::read_pmus;
 use numasleuth_report::export::TextJson;
 
 const RING_PAGES: usize = 64;
@@ -163,7 +164,9 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
     }
     let topo = super::topology(root)?;
-    let precise = super::hotlines_precise::available(root);
+    let precise = read_pmus(root)
+        .map(|pmus| precise::available(&pmus))
+        .unwrap_or_default();
     let (event, method, method_note) = choose_event(root, args)?;
     let namer = Namer::load(root, pid);
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
@@ -284,6 +287,12 @@ fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
             level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
         ),
     }
+}
+
+/// The precise event to sample with here, or why there is none.
+fn choose_precise(root: &Root) -> Result<Precise, String> {
+    let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"))?;
+    precise::choose(&pmus)
 }
 
 #[cfg(test)]

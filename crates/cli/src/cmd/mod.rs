@@ -10,7 +10,6 @@ pub mod doctor_measure;
 pub mod hot_args;
 pub mod hotlines;
 pub mod hotlines_names;
-pub mod hotlines_precise;
 pub mod inspect;
 pub mod irq;
 pub mod lab;

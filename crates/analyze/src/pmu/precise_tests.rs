@@ -1,4 +1,6 @@
 use super::*;
+use numasleuth_kernel::sysfs::pmu::read_pmus;
+use numasleuth_kernel::Root;
 
 /// A sysfs tree of PMUs: (path under devices/, content).
 fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
@@ -19,8 +21,8 @@ fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
 #[test]
 fn a_vm_without_precise_sampling_says_not_available_here() {
     let (_d, root) = tree(&[]);
-    assert!(available(&root).is_empty());
-    let why = choose(&root).unwrap_err();
+    assert!(available(&read_pmus(&root).unwrap()).is_empty());
+    let why = choose(&read_pmus(&root).unwrap()).unwrap_err();
     assert!(why.starts_with("precise memory sampling not available here"), "{why}");
 }
 
@@ -37,10 +39,10 @@ fn pebs_mem_loads_is_encoded_with_its_latency_threshold() {
         ("cpu/events/mem-loads", "event=0xcd,umask=0x1,ldlat=3\n"),
         ("cpu/events/mem-stores", "event=0xd0,umask=0x82\n"),
     ]);
-    let mut found = available(&root);
+    let mut found = available(&read_pmus(&root).unwrap());
     found.sort();
     assert_eq!(found, ["cpu/mem-loads", "cpu/mem-stores"]);
-    let precise = choose(&root).unwrap();
+    let precise = choose(&read_pmus(&root).unwrap()).unwrap();
     assert_eq!(precise.method, "precise:cpu/mem-loads");
     assert_eq!(
         (precise.event.type_id, precise.event.config, precise.event.config1),
@@ -52,10 +54,10 @@ fn pebs_mem_loads_is_encoded_with_its_latency_threshold() {
 #[test]
 fn ibs_op_is_preferred_and_spe_is_said_unsupported() {
     let (_d, root) = tree(&[("ibs_op/type", "11\n"), ("cpu/type", "4\n")]);
-    let precise = choose(&root).unwrap();
+    let precise = choose(&read_pmus(&root).unwrap()).unwrap();
     assert_eq!(precise.method, "precise:ibs_op");
     assert_eq!((precise.event.type_id, precise.event.config), (11, 0));
     let (_d, root) = tree(&[("arm_spe_0/type", "8\n")]);
-    assert_eq!(available(&root), ["arm_spe_0"]);
-    assert!(choose(&root).unwrap_err().contains("AUX buffer"));
+    assert_eq!(available(&read_pmus(&root).unwrap()), ["arm_spe_0"]);
+    assert!(choose(&read_pmus(&root).unwrap()).unwrap_err().contains("AUX buffer"));
 }

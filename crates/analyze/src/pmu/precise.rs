@@ -4,11 +4,11 @@
 //! `ibs_op` PMU are used through `PERF_SAMPLE_ADDR`; Arm's `arm_spe`
 //! delivers its records through the AUX buffer, which this build does not
 //! read. VMs and most clouds expose none of them; then only the ip-decode
-//! method runs, and `hotlines` says why.
+//! method runs, and `hotlines` says why. Decided from the PMUs the kernel
+//! lists (`kernel::sysfs::pmu::read_pmus`); nothing here opens an event.
 
-use numasleuth_kernel::sysfs::pmu::{read_pmus, Pmu};
-use numasleuth_kernel::Root;
-use numasleuth_probe::pmu::EventSpec;
+use numasleuth_kernel::sysfs::pmu::{Pmu, PmuReadings};
+use numasleuth_model::perf::pmu::EventSpec;
 
 /// Loads over the latency threshold between two samples (PEBS).
 const MEM_LOADS_PERIOD: u64 = 1000;
@@ -27,10 +27,7 @@ pub struct Precise {
 }
 
 /// The precise-sampling sources present, by name (empty: none here).
-pub fn available(root: &Root) -> Vec<String> {
-    let Ok(readings) = read_pmus(root) else {
-        return Vec::new();
-    };
+pub fn available(readings: &PmuReadings) -> Vec<String> {
     let mut found = Vec::new();
     for pmu in &readings.pmus {
         if pmu.name == "cpu" {
@@ -47,12 +44,11 @@ pub fn available(root: &Root) -> Vec<String> {
 }
 
 fn spec(pmu: &Pmu, name: &str, config: &numasleuth_kernel::sysfs::pmu_format::Config) -> EventSpec {
-    numasleuth_analyze::pmu::plan::spec(name, pmu, *config)
+    super::plan::spec(name, pmu, *config)
 }
 
 /// The event to sample with, or why there is none usable here.
-pub fn choose(root: &Root) -> Result<Precise, String> {
-    let readings = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"))?;
+pub fn choose(readings: &PmuReadings) -> Result<Precise, String> {
     if let Some(ibs) = readings.pmus.iter().find(|p| p.name == "ibs_op") {
         return Ok(Precise {
             method: "precise:ibs_op".into(),
@@ -91,4 +87,5 @@ fn not_available() -> String {
 }
 
 #[cfg(test)]
+#[path = "precise_tests.rs"]
 mod tests;
