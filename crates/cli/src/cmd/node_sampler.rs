@@ -49,11 +49,14 @@ pub struct Sampler {
 impl Sampler {
     /// Samples every `interval`, timing events from `start` (the probe's
     /// own time origin, so spikes and events share one clock).
-    pub fn start(root: Root, start: Instant, interval: Duration) -> Sampler {
+    /// Fails, rather than panicking, when the system refuses a thread.
+    pub fn start(root: Root, start: Instant, interval: Duration) -> std::io::Result<Sampler> {
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
-        let handle = std::thread::spawn(move || run(&root, start, interval, &flag));
-        Sampler { stop, handle }
+        let handle = std::thread::Builder::new()
+            .name("memory signals".into())
+            .spawn(move || run(&root, start, interval, &flag))?;
+        Ok(Sampler { stop, handle })
     }
 
     pub fn finish(self) -> Record {

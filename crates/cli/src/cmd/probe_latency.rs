@@ -46,7 +46,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     let (mut op, label) = operation(root, &op_kind, args.node)?;
     let interval = signal_interval(args.duration);
     let start = Instant::now();
-    let sampler = Sampler::start(root.clone(), start, interval);
+    let sampler = Sampler::start(root.clone(), start, interval).context("cannot start the memory-signal sampler")?;
     let recorded = drive(op.as_mut(), args.rate, args.duration, start, &STOP);
     let signals = sampler.finish();
     // Removes the probe's own file before anything is printed.
