@@ -23,5 +23,6 @@ pub mod rates;
 pub mod runs;
 pub mod stats;
 pub mod timing;
+pub mod top;
 pub mod topology;
 pub mod watch;

@@ -1,0 +1,125 @@
+//! `top`'s node rows from two readings a refresh apart: CPU utilisation
+//! over each node's CPUs, free memory against the watermarks, and the
+//! numa_miss / numa_foreign and machine-wide reclaim rates. The first
+//! frame has no rates (there is nothing to difference against).
+
+use std::collections::BTreeMap;
+
+use numasleuth_kernel::procfs::stat::CpuTicks;
+use numasleuth_kernel::IdList;
+use numasleuth_model::top::{Frame, NodeRow};
+
+use crate::node_signals::{NodeSignal, Signals};
+use crate::rates::{cpu_util_percent, per_sec};
+
+/// What one refresh read: each CPU's ticks and, when readable, the memory
+/// signals.
+#[derive(Debug, Clone, Default)]
+pub struct Reading {
+    pub ticks: BTreeMap<u32, CpuTicks>,
+    pub signals: Option<Signals>,
+}
+
+/// The frame's node rows and reclaim rates; `before` is the previous
+/// reading and the seconds since it. Processes and notes are the caller's.
+pub fn frame(nodes: &[(u32, IdList)], before: Option<(&Reading, f64)>, now: &Reading, page_bytes: u64) -> Frame {
+    let mut frame = Frame::default();
+    let dt_s = before.map(|(_, dt_s)| dt_s.max(1e-3));
+    let empty = Reading::default();
+    let then = before.map_or(&empty, |(reading, _)| reading);
+    let pages = |p: u64| p.saturating_mul(page_bytes);
+    for (node, cpus) in nodes {
+        let signal = node_signal(&now.signals, *node);
+        let previous = node_signal(&then.signals, *node);
+        let rate =
+            |pick: fn(&NodeSignal) -> Option<u64>| per_sec(signal.and_then(pick), previous.and_then(pick), dt_s?);
+        frame.nodes.push(NodeRow {
+            node: *node,
+            cpus: cpus.to_string(),
+            cpu_util_percent: cpu_util_percent(&then.ticks, &now.ticks, cpus),
+            free_bytes: signal.map(|s| pages(s.free_pages)),
+            min_bytes: signal.map(|s| pages(s.min_pages)),
+            low_bytes: signal.map(|s| pages(s.low_pages)),
+            high_bytes: signal.map(|s| pages(s.high_pages)),
+            numa_miss_per_sec: rate(|n| n.numa_miss),
+            numa_foreign_per_sec: rate(|n| n.numa_foreign),
+        });
+    }
+    if let (Some(now_s), Some(then_s), Some(dt_s)) = (&now.signals, &then.signals, dt_s) {
+        frame.kswapd_scan_per_sec = per_sec(Some(now_s.pgscan_kswapd), Some(then_s.pgscan_kswapd), dt_s);
+        frame.direct_scan_per_sec = per_sec(Some(now_s.pgscan_direct), Some(then_s.pgscan_direct), dt_s);
+        frame.allocstall_per_sec = per_sec(Some(now_s.allocstall), Some(then_s.allocstall), dt_s);
+    }
+    frame
+}
+
+fn node_signal(signals: &Option<Signals>, node: u32) -> Option<&NodeSignal> {
+    signals.as_ref()?.nodes.iter().find(|n| n.node == node)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reading(busy_ticks: u64, free_pages: u64, numa_miss: u64, pgscan_kswapd: u64) -> Reading {
+        let ticks = (0..2)
+            .map(|cpu| {
+                (
+                    cpu,
+                    CpuTicks {
+                        busy: busy_ticks,
+                        idle: 100,
+                    },
+                )
+            })
+            .collect();
+        let node = NodeSignal {
+            node: 0,
+            free_pages,
+            min_pages: 10,
+            low_pages: 20,
+            high_pages: 30,
+            numa_miss: Some(numa_miss),
+            ..NodeSignal::default()
+        };
+        Reading {
+            ticks,
+            signals: Some(Signals {
+                t_s: 0.0,
+                nodes: vec![node],
+                pgscan_kswapd,
+                pgscan_direct: 0,
+                allocstall: 0,
+            }),
+        }
+    }
+
+    #[test]
+    fn the_first_frame_has_levels_and_no_rates() {
+        let nodes = [(0, IdList::parse("0-1").unwrap())];
+        let first = frame(&nodes, None, &reading(0, 1000, 5, 0), 4096);
+        assert_eq!(first.nodes[0].free_bytes, Some(1000 * 4096));
+        assert_eq!(first.nodes[0].low_bytes, Some(20 * 4096));
+        assert_eq!(first.nodes[0].numa_miss_per_sec, None);
+        assert_eq!(first.nodes[0].cpu_util_percent, None);
+        assert_eq!(first.kswapd_scan_per_sec, None);
+    }
+
+    #[test]
+    fn rates_are_over_the_time_between_readings() {
+        let nodes = [(0, IdList::parse("0-1").unwrap())];
+        let before = reading(0, 1000, 5, 100);
+        let now = reading(100, 900, 25, 300);
+        let second = frame(&nodes, Some((&before, 2.0)), &now, 4096);
+        assert_eq!(second.nodes[0].numa_miss_per_sec, Some(10.0));
+        assert_eq!(second.kswapd_scan_per_sec, Some(100.0));
+        // 100 busy ticks of 100 busy + 0 idle more per CPU: fully busy.
+        assert_eq!(second.nodes[0].cpu_util_percent, Some(100.0));
+        // A node the readings do not know has levels and rates unknown.
+        let missing = frame(&[(7, IdList::parse("2").unwrap())], Some((&before, 2.0)), &now, 4096);
+        assert_eq!(
+            (missing.nodes[0].free_bytes, missing.nodes[0].numa_miss_per_sec),
+            (None, None)
+        );
+    }
+}
