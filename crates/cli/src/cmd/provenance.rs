@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use numasleuth_kernel::error::quote;
+use numasleuth_kernel::snapshot::manifest::parse_origin;
 use numasleuth_kernel::snapshot::MANIFEST;
 use numasleuth_kernel::Root;
 use numasleuth_report::provenance::{utc, Provenance, SnapshotOrigin};
@@ -33,18 +34,15 @@ fn one_line(root: &Root, path: &str) -> Option<String> {
 }
 
 fn origin(root: &Root) -> SnapshotOrigin {
-    let manifest: Option<serde_json::Value> = root.read(MANIFEST).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let created = manifest.as_ref().and_then(|m| m["created_unix_s"].as_u64());
+    let manifest = root.read(MANIFEST).map(|text| parse_origin(&text)).unwrap_or_default();
+    let created = manifest.created_unix_s;
     SnapshotOrigin {
         path: ROOT_ARGUMENT
             .get()
             .map_or_else(|| root.base().display().to_string(), |p| p.display().to_string()),
         created_unix_s: created,
         created_utc: created.map(utc),
-        numasleuth_version: manifest
-            .as_ref()
-            .and_then(|m| m["numasleuth_version"].as_str())
-            .map(quote),
+        numasleuth_version: manifest.numasleuth_version.as_deref().map(quote),
     }
 }
 

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
+use numasleuth_kernel::snapshot::manifest::{self, Manifest};
 use numasleuth_kernel::{snapshot, Root};
 
 use crate::cli::SnapshotArgs;
@@ -22,18 +23,18 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let manifest = serde_json::json!({
-        "schema": "numasleuth.snapshot/1",
-        "numasleuth_version": env!("CARGO_PKG_VERSION"),
-        "created_unix_s": created_unix_s,
-        "source": root.base().display().to_string(),
-        "hostname": provenance.hostname,
-        "kernel_release": provenance.kernel_release,
-        "uname": uname(),
-        "command_line": std::env::args().collect::<Vec<_>>(),
-    });
+    let manifest = Manifest {
+        command_line: std::env::args().collect(),
+        created_unix_s,
+        hostname: provenance.hostname,
+        kernel_release: provenance.kernel_release,
+        numasleuth_version: env!("CARGO_PKG_VERSION").to_string(),
+        schema: manifest::SCHEMA,
+        source: root.base().display().to_string(),
+        uname: manifest::uname(),
+    };
     let recording = recording.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let summary = snapshot::write(&recording, &serde_json::to_string_pretty(&manifest)?, &args.output)
+    let summary = snapshot::write(&recording, &manifest.to_json(), &args.output)
         .with_context(|| format!("cannot write snapshot {}", args.output.display()))?;
     eprintln!(
         "numasleuth: wrote {} ({} files, {} links, {} bytes of kernel data)",
@@ -43,25 +44,4 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         summary.bytes
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// `uname -a`'s fields, from the kernel (not from the tree being recorded).
-fn uname() -> serde_json::Value {
-    // SAFETY: utsname is plain old data; uname fills it or fails.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    // SAFETY: `u` is a valid, writable utsname.
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return serde_json::Value::Null;
-    }
-    let field = |chars: &[libc::c_char]| {
-        let bytes: Vec<u8> = chars.iter().take_while(|&&c| c != 0).map(|&c| c as u8).collect();
-        String::from_utf8_lossy(&bytes).into_owned()
-    };
-    serde_json::json!({
-        "sysname": field(&u.sysname),
-        "nodename": field(&u.nodename),
-        "release": field(&u.release),
-        "version": field(&u.version),
-        "machine": field(&u.machine),
-    })
 }

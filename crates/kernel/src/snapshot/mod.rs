@@ -15,6 +15,7 @@ mod cleanup;
 mod extract;
 mod gzip;
 pub mod limits;
+pub mod manifest;
 mod untar;
 
 pub(crate) use self::cleanup::Unpacked;
