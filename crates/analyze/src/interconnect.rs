@@ -115,48 +115,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
             };
             if let (Some(r), Some(remote), Some(local)) = (row.bandwidth_ratio, bw_remote, bw_local) {
                 if r < STARVED_BANDWIDTH_RATIO {
-                    out.findings.push(Finding {
-                        id: "interconnect-bandwidth",
-                        severity: Severity::Critical,
-                        title: format!(
-                            "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",
-                            r * 100.0
-                        ),
-                        evidence: vec![
-                            bandwidth_cell(format!("measured: node {i} → node {t}: {}", gb(remote)), remote)
-                                .with("initiator_node", i)
-                                .with("target_node", t)
-                                .with("ratio_to_local", r),
-                            bandwidth_cell(
-                                format!(
-                                    "measured: node {i} → node {i} (local): {}{}",
-                                    gb(local),
-                                    noisy(&[Some(remote), Some(local)])
-                                ),
-                                local,
-                            )
-                            .with("initiator_node", i)
-                            .with("target_node", i),
-                            Evidence::new(
-                                REFERENCE,
-                                format!(
-                                    "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
-                                     below {:.0}% the link is starved (a starved link has been measured at 6 of 46 GB/s, 13%)",
-                                    STARVED_BANDWIDTH_RATIO * 100.0
-                                ),
-                            )
-                            .with("starved_below_ratio", STARVED_BANDWIDTH_RATIO)
-                            .with("incident_remote_bandwidth_bytes_per_sec", 6e9)
-                            .with("incident_local_bandwidth_bytes_per_sec", 46e9),
-                        ],
-                        remedy:
-                            "check the firmware's coherence settings: the BIOS snoop mode (Intel: home snoop, early \
-                                 snoop, directory/OSB, cluster-on-die or SNC; AMD: xGMI link width and speed, DF \
-                                 C-states) and whether every socket link trained at full width; on one such \
-                                 server, changing the snoop mode gained 30% throughput"
-                                .into(),
-                        incident: Some(incident::INTERCONNECT),
-                    });
+                    out.findings.push(starved_bandwidth((i, t), mix, r, remote, local));
                 }
                 if r > 1.1 {
                     out.findings.push(inverted(
@@ -180,45 +139,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                 }
                 if let Some(slit_ratio) = row.slit_ratio {
                     if r > slit_ratio * SLIT_TOLERANCE || r * SLIT_TOLERANCE < slit_ratio {
-                        out.findings.push(Finding {
-                            id: "slit-misleading",
-                            severity: Severity::Info,
-                            title: format!(
-                                "node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"
-                            ),
-                            evidence: vec![
-                                Evidence::new(
-                                    MEASURED_MEM,
-                                    format!(
-                                        "measured: {:.1} ns remote vs {:.1} ns local{}",
-                                        remote.median,
-                                        local.median,
-                                        noisy(&[Some(remote), Some(local)])
-                                    ),
-                                )
-                                .with("initiator_node", i)
-                                .with("target_node", t)
-                                .with("remote_latency_ns", remote.median)
-                                .with("remote_latency_p10_ns", remote.p10)
-                                .with("remote_latency_p90_ns", remote.p90)
-                                .with("local_latency_ns", local.median)
-                                .with("local_latency_p10_ns", local.p10)
-                                .with("local_latency_p90_ns", local.p90)
-                                .with("latency_ratio", r),
-                                Evidence::new(
-                                    format!("/sys/devices/system/node/node{i}/distance"),
-                                    format!(
-                                        "the firmware's distance table (/sys/devices/system/node/node{i}/distance) claims \
-                                         {slit_ratio:.2}×; the kernel and numactl place memory by that table"
-                                    ),
-                                )
-                                .with("slit_ratio", slit_ratio),
-                            ],
-                            remedy: "trust the measured figures for placement decisions; report the SLIT to the \
-                                     platform vendor if it is far off"
-                                .into(),
-                            incident: Some(incident::INTERCONNECT),
-                        });
+                        out.findings.push(slit_misleading((i, t), r, slit_ratio, remote, local));
                     }
                 }
             }
@@ -226,6 +147,94 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
         }
     }
     out
+}
+
+/// `interconnect-bandwidth`: remote bandwidth under [`STARVED_BANDWIDTH_RATIO`]
+/// of local, for the pair `(i, t)`.
+fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, local: &Summary) -> Finding {
+    Finding {
+        id: "interconnect-bandwidth",
+        severity: Severity::Critical,
+        title: format!(
+            "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",
+            r * 100.0
+        ),
+        evidence: vec![
+            bandwidth_cell(format!("measured: node {i} → node {t}: {}", gb(remote)), remote)
+                .with("initiator_node", i)
+                .with("target_node", t)
+                .with("ratio_to_local", r),
+            bandwidth_cell(
+                format!(
+                    "measured: node {i} → node {i} (local): {}{}",
+                    gb(local),
+                    noisy(&[Some(remote), Some(local)])
+                ),
+                local,
+            )
+            .with("initiator_node", i)
+            .with("target_node", i),
+            Evidence::new(
+                REFERENCE,
+                format!(
+                    "typical: a healthy socket-to-socket link carries a third or more of local bandwidth; \
+                     below {:.0}% the link is starved (a starved link has been measured at 6 of 46 GB/s, 13%)",
+                    STARVED_BANDWIDTH_RATIO * 100.0
+                ),
+            )
+            .with("starved_below_ratio", STARVED_BANDWIDTH_RATIO)
+            .with("incident_remote_bandwidth_bytes_per_sec", 6e9)
+            .with("incident_local_bandwidth_bytes_per_sec", 46e9),
+        ],
+        remedy: "check the firmware's coherence settings: the BIOS snoop mode (Intel: home snoop, early \
+                 snoop, directory/OSB, cluster-on-die or SNC; AMD: xGMI link width and speed, DF \
+                 C-states) and whether every socket link trained at full width; on one such \
+                 server, changing the snoop mode gained 30% throughput"
+            .into(),
+        incident: Some(incident::INTERCONNECT),
+    }
+}
+
+/// `slit-misleading`: the measured latency ratio of `(i, t)` is far from
+/// what the firmware's distance table claims.
+fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary, local: &Summary) -> Finding {
+    Finding {
+        id: "slit-misleading",
+        severity: Severity::Info,
+        title: format!("node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"),
+        evidence: vec![
+            Evidence::new(
+                MEASURED_MEM,
+                format!(
+                    "measured: {:.1} ns remote vs {:.1} ns local{}",
+                    remote.median,
+                    local.median,
+                    noisy(&[Some(remote), Some(local)])
+                ),
+            )
+            .with("initiator_node", i)
+            .with("target_node", t)
+            .with("remote_latency_ns", remote.median)
+            .with("remote_latency_p10_ns", remote.p10)
+            .with("remote_latency_p90_ns", remote.p90)
+            .with("local_latency_ns", local.median)
+            .with("local_latency_p10_ns", local.p10)
+            .with("local_latency_p90_ns", local.p90)
+            .with("latency_ratio", r),
+            Evidence::new(
+                format!("/sys/devices/system/node/node{i}/distance"),
+                format!(
+                    "the firmware's distance table (/sys/devices/system/node/node{i}/distance) claims \
+                     {slit_ratio:.2}×; the kernel and numactl place memory by that table"
+                ),
+            )
+            .with("slit_ratio", slit_ratio),
+        ],
+        remedy: "trust the measured figures for placement decisions; report the SLIT to the \
+                 platform vendor if it is far off"
+            .into(),
+        incident: Some(incident::INTERCONNECT),
+    }
 }
 
 /// `what` names the figure for people, `ratio_name` for machines.
