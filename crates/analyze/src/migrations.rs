@@ -89,106 +89,117 @@ pub fn findings(
         .filter(|t| t.node_migrations >= HOP_MIN_MOVES && t.node_migrations_per_s > HOP_RATE_PER_S)
         .collect();
     if !hoppers.is_empty() {
-        let (source, how, interval_ms) = match method {
-            Method::Tracepoint => (
-                "tracepoint:sched:sched_migrate_task".to_string(),
-                "sched:sched_migrate_task".to_string(),
-                None,
-            ),
-            Method::Sampled { interval_ms, .. } => (
-                format!("/proc/{pid}/task/*/stat"),
-                format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)"),
-                Some(*interval_ms),
-            ),
-        };
-        let mut evidence: Vec<Evidence> = hoppers
-            .iter()
-            .take(8)
-            .map(|t| {
-                let text = format!(
-                    "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {}, {} CPU moves",
-                    t.tid,
-                    t.comm,
-                    t.node_migrations,
-                    t.node_migrations_per_s,
-                    IdList::new(t.nodes_visited.clone()).to_human(),
-                    t.cpu_migrations
-                );
-                Evidence::new(source.clone(), text)
-                    .with("tid", t.tid)
-                    .with("node_migrations", t.node_migrations)
-                    .with("node_migrations_per_s", t.node_migrations_per_s)
-                    .with("duration_s", duration_s)
-                    .with("nodes_visited", t.nodes_visited.as_slice())
-                    .with("cpu_migrations", t.cpu_migrations)
-            })
-            .collect();
-        evidence.push(
-            Evidence::new(source, format!("counted from {how}"))
-                .with("threads_hopping", hoppers.len())
-                .with_some("interval_ms", interval_ms),
-        );
-        out.push(Finding {
-            id: "thread-hopping-nodes",
-            severity: Severity::Warning,
-            title: format!(
-                "{} thread(s) of process {pid} move between NUMA nodes more than {HOP_RATE_PER_S} time(s) a second",
-                hoppers.len()
-            ),
-            evidence,
-            remedy: format!(
-                "each hop leaves the thread's cache and memory behind on the other node: pin the threads \
-                 to one node's CPUs (`taskset -a -cp LIST {pid}`, or `numactl --cpunodebind=N` at start), \
-                 or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
-            ),
-            incident: Some(incident::REMOTE_GLOBAL),
-        });
+        out.push(hopping(pid, &hoppers, method, duration_s));
     }
     if let Some(pages) = numa.pages_migrated_during().filter(|p| *p > 0) {
-        let before = numa.pages_migrated_before.unwrap_or(0);
-        let after = numa.pages_migrated_after.unwrap_or(0);
-        let text = format!(
-            "numa_pages_migrated of process {pid}'s threads rose by {pages} in {duration_s:.1} s (/proc/{pid}/task/*/sched: {before} → {after})"
-        );
-        let mut evidence = vec![Evidence::new(format!("/proc/{pid}/task/*/sched"), text)
-            .with("pages_migrated", pages)
-            .with("pages_migrated_before", before)
-            .with("pages_migrated_after", after)
-            .with("duration_s", duration_s)];
-        if let Some(mode) = numa.mode {
-            evidence.push(
-                Evidence::new(
-                    "/proc/sys/kernel/numa_balancing",
-                    format!("kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"),
-                )
-                .with("numa_balancing", mode),
-            );
-        }
-        let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
-        if !preferred.is_empty() {
-            let preferred: IdList = preferred.into_iter().collect();
-            evidence.push(
-                Evidence::new(
-                    format!("/proc/{pid}/task/*/sched"),
-                    format!("preferred nodes of its threads: {}", preferred.to_human()),
-                )
-                .with("preferred_nodes", &preferred),
-            );
-        }
-        out.push(Finding {
-            id: "numa-balancing-migrating",
-            severity: Severity::Info,
-            title: format!("AutoNUMA is migrating pages of process {pid} ({pages} pages in {duration_s:.1} s)"),
-            evidence,
-            remedy: "pages follow the threads that fault on them; if the threads also move (see \
-                     thread-hopping-nodes) pages chase them back and forth: bind threads and memory \
-                     (`numactl --cpunodebind=N --membind=N`), or turn balancing off with \
-                     `sysctl kernel.numa_balancing=0` when placement is managed by hand"
-                .to_string(),
-            incident: None,
-        });
+        out.push(balancing(pid, pages, numa, duration_s));
     }
     out
+}
+
+/// `thread-hopping-nodes`: threads changing node faster than [`HOP_RATE_PER_S`].
+fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s: f64) -> Finding {
+    let (source, how, interval_ms) = match method {
+        Method::Tracepoint => (
+            "tracepoint:sched:sched_migrate_task".to_string(),
+            "sched:sched_migrate_task".to_string(),
+            None,
+        ),
+        Method::Sampled { interval_ms, .. } => (
+            format!("/proc/{pid}/task/*/stat"),
+            format!("/proc/{pid}/task/*/stat every {interval_ms} ms (a lower bound)"),
+            Some(*interval_ms),
+        ),
+    };
+    let mut evidence: Vec<Evidence> = hoppers
+        .iter()
+        .take(8)
+        .map(|t| {
+            let text = format!(
+                "thread {} ({}) changed node {} times in {duration_s:.1} s ({:.1}/s), nodes {}, {} CPU moves",
+                t.tid,
+                t.comm,
+                t.node_migrations,
+                t.node_migrations_per_s,
+                IdList::new(t.nodes_visited.clone()).to_human(),
+                t.cpu_migrations
+            );
+            Evidence::new(source.clone(), text)
+                .with("tid", t.tid)
+                .with("node_migrations", t.node_migrations)
+                .with("node_migrations_per_s", t.node_migrations_per_s)
+                .with("duration_s", duration_s)
+                .with("nodes_visited", t.nodes_visited.as_slice())
+                .with("cpu_migrations", t.cpu_migrations)
+        })
+        .collect();
+    evidence.push(
+        Evidence::new(source, format!("counted from {how}"))
+            .with("threads_hopping", hoppers.len())
+            .with_some("interval_ms", interval_ms),
+    );
+    Finding {
+        id: "thread-hopping-nodes",
+        severity: Severity::Warning,
+        title: format!(
+            "{} thread(s) of process {pid} move between NUMA nodes more than {HOP_RATE_PER_S} time(s) a second",
+            hoppers.len()
+        ),
+        evidence,
+        remedy: format!(
+            "each hop leaves the thread's cache and memory behind on the other node: pin the threads \
+             to one node's CPUs (`taskset -a -cp LIST {pid}`, or `numactl --cpunodebind=N` at start), \
+             or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
+        ),
+        incident: Some(incident::REMOTE_GLOBAL),
+    }
+}
+
+/// `numa-balancing-migrating`: AutoNUMA moved `pages` of the process's
+/// pages during the window.
+fn balancing(pid: u32, pages: u64, numa: &NumaBalancing, duration_s: f64) -> Finding {
+    let before = numa.pages_migrated_before.unwrap_or(0);
+    let after = numa.pages_migrated_after.unwrap_or(0);
+    let text = format!(
+        "numa_pages_migrated of process {pid}'s threads rose by {pages} in {duration_s:.1} s (/proc/{pid}/task/*/sched: {before} → {after})"
+    );
+    let mut evidence = vec![Evidence::new(format!("/proc/{pid}/task/*/sched"), text)
+        .with("pages_migrated", pages)
+        .with("pages_migrated_before", before)
+        .with("pages_migrated_after", after)
+        .with("duration_s", duration_s)];
+    if let Some(mode) = numa.mode {
+        evidence.push(
+            Evidence::new(
+                "/proc/sys/kernel/numa_balancing",
+                format!("kernel.numa_balancing = {mode} (/proc/sys/kernel/numa_balancing)"),
+            )
+            .with("numa_balancing", mode),
+        );
+    }
+    let preferred: BTreeSet<u32> = numa.tasks.iter().filter_map(|t| t.numa_preferred_nid).collect();
+    if !preferred.is_empty() {
+        let preferred: IdList = preferred.into_iter().collect();
+        evidence.push(
+            Evidence::new(
+                format!("/proc/{pid}/task/*/sched"),
+                format!("preferred nodes of its threads: {}", preferred.to_human()),
+            )
+            .with("preferred_nodes", &preferred),
+        );
+    }
+    Finding {
+        id: "numa-balancing-migrating",
+        severity: Severity::Info,
+        title: format!("AutoNUMA is migrating pages of process {pid} ({pages} pages in {duration_s:.1} s)"),
+        evidence,
+        remedy: "pages follow the threads that fault on them; if the threads also move (see \
+                 thread-hopping-nodes) pages chase them back and forth: bind threads and memory \
+                 (`numactl --cpunodebind=N --membind=N`), or turn balancing off with \
+                 `sysctl kernel.numa_balancing=0` when placement is managed by hand"
+            .to_string(),
+        incident: None,
+    }
 }
 
 #[cfg(test)]
