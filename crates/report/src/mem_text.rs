@@ -5,7 +5,7 @@ use numasleuth_analyze::stats::Summary;
 
 use crate::format;
 use crate::heatmap::{grid, heat, Cell};
-use crate::mem_json::MemDocument;
+use crate::mem_json::{BandwidthMatrix, LatencyMatrix, Loaded, MemDocument, Sweep};
 
 /// Bandwidth is printed in GB/s of 10^9 bytes, as STREAM, MLC and likwid do.
 const GB: f64 = 1e9;
@@ -54,131 +54,151 @@ fn matrix(
 pub fn render(doc: &MemDocument, colour: bool) -> String {
     let mut out = String::new();
     if let Some(lat) = &doc.latency_ns {
-        out.push_str(&format!(
-            "Idle latency, ns: random pointer chase over {} per cell; median [p10–p90]\n",
-            format::bytes(lat.buffer_bytes as u64)
-        ));
-        let labels: Vec<String> = lat
-            .initiators
-            .iter()
-            .zip(&lat.cpus)
-            .map(|(n, c)| format!("node {n} (CPU {c})"))
-            .collect();
-        out.push_str(&matrix(
-            "CPUs \\ memory",
-            &lat.nodes,
-            labels.clone(),
-            &lat.matrix,
-            |s| spread_text(s, 1.0, 1),
-            false,
-            colour,
-        ));
-        if let Some(per_ns) = doc.cycles_per_ns {
-            out.push_str(&format!(
-                "\nThe same in cycles at {:.2} GHz ({})\n",
-                per_ns, doc.cycles_note
-            ));
-            out.push_str(&matrix(
-                "CPUs \\ memory",
-                &lat.nodes,
-                labels,
-                &lat.matrix,
-                |s| format!("{:.0}", s.median * per_ns),
-                false,
-                colour,
-            ));
-        }
-        out.push('\n');
+        render_latency(doc, lat, colour, &mut out);
     }
     if let Some(bw) = &doc.bandwidth_bytes_per_sec {
-        out.push_str(&format!(
-            "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread; median [p10–p90]\n",
-            bw.mix,
-            if bw.non_temporal_stores {
-                " with non-temporal stores"
-            } else {
-                ""
-            },
-            format::bytes(bw.buffer_bytes_per_thread as u64)
-        ));
-        let labels = bw
-            .initiators
-            .iter()
-            .zip(&bw.cpus)
-            .map(|(n, cpus)| format!("node {n} ({} thr)", cpus.len()))
-            .collect();
-        out.push_str(&matrix(
-            "CPUs \\ memory",
-            &bw.nodes,
-            labels,
-            &bw.matrix,
-            |s| spread_text(s, GB, 2),
-            true,
-            colour,
-        ));
-        out.push('\n');
+        render_bandwidth(bw, colour, &mut out);
     }
     if let Some(sweep) = &doc.latency_sweep {
-        out.push_str(&format!(
-            "Latency by buffer size: CPU {} chasing memory on node {}\n",
-            sweep.cpu, sweep.node
-        ));
-        let mut rows = vec![vec![
-            "size".to_string(),
-            "ns".to_string(),
-            "p10–p90".to_string(),
-            "samples".to_string(),
-        ]];
-        if doc.cycles_per_ns.is_some() {
-            rows[0].push("cycles".into());
-        }
-        for point in &sweep.points {
-            let mut row = vec![format::bytes(point.size_bytes as u64)];
-            match &point.latency_ns {
-                Some(s) => {
-                    row.extend([
-                        format!("{:.1}", s.median),
-                        format!("{:.1}–{:.1}", s.p10, s.p90),
-                        s.samples.to_string(),
-                    ]);
-                    if let Some(per_ns) = doc.cycles_per_ns {
-                        row.push(format!("{:.0}", s.median * per_ns));
-                    }
-                }
-                None => row.push("-".into()),
-            }
-            rows.push(row);
-        }
-        out.push_str(&format::columns(&rows));
-        out.push('\n');
+        render_sweep(doc, sweep, &mut out);
     }
     if let Some(loaded) = &doc.loaded_latency {
-        out.push_str(&format!(
-            "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
-            loaded.latency_cpu,
-            numasleuth_kernel::IdList::new(loaded.load_cpus.clone()),
-            loaded.node
-        ));
-        let mut rows = vec![vec![
-            "delay ns".to_string(),
-            "GB/s".to_string(),
-            "latency ns".to_string(),
-            "p10–p90 ns".to_string(),
-        ]];
-        for point in &loaded.points {
-            let bw = point
-                .bandwidth_bytes_per_sec
-                .map_or("-".to_string(), |s| format!("{:.2}", s.median / GB));
-            let (lat, range) = point.latency_ns.map_or(("-".to_string(), String::new()), |s| {
-                (format!("{:.1}", s.median), format!("{:.1}–{:.1}", s.p10, s.p90))
-            });
-            rows.push(vec![point.delay_ns.to_string(), bw, lat, range]);
-        }
-        out.push_str(&format::columns(&rows));
-        out.push('\n');
+        render_loaded(loaded, &mut out);
     }
     render_verdict(doc, &mut out);
     out
+}
+
+/// The idle latency matrix, and again in cycles when the clock is known.
+fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, colour: bool, out: &mut String) {
+    out.push_str(&format!(
+        "Idle latency, ns: random pointer chase over {} per cell; median [p10–p90]\n",
+        format::bytes(lat.buffer_bytes as u64)
+    ));
+    let labels: Vec<String> = lat
+        .initiators
+        .iter()
+        .zip(&lat.cpus)
+        .map(|(n, c)| format!("node {n} (CPU {c})"))
+        .collect();
+    out.push_str(&matrix(
+        "CPUs \\ memory",
+        &lat.nodes,
+        labels.clone(),
+        &lat.matrix,
+        |s| spread_text(s, 1.0, 1),
+        false,
+        colour,
+    ));
+    if let Some(per_ns) = doc.cycles_per_ns {
+        out.push_str(&format!(
+            "\nThe same in cycles at {:.2} GHz ({})\n",
+            per_ns, doc.cycles_note
+        ));
+        out.push_str(&matrix(
+            "CPUs \\ memory",
+            &lat.nodes,
+            labels,
+            &lat.matrix,
+            |s| format!("{:.0}", s.median * per_ns),
+            false,
+            colour,
+        ));
+    }
+    out.push('\n');
+}
+
+/// The bandwidth matrix.
+fn render_bandwidth(bw: &BandwidthMatrix, colour: bool, out: &mut String) {
+    out.push_str(&format!(
+        "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread; median [p10–p90]\n",
+        bw.mix,
+        if bw.non_temporal_stores {
+            " with non-temporal stores"
+        } else {
+            ""
+        },
+        format::bytes(bw.buffer_bytes_per_thread as u64)
+    ));
+    let labels = bw
+        .initiators
+        .iter()
+        .zip(&bw.cpus)
+        .map(|(n, cpus)| format!("node {n} ({} thr)", cpus.len()))
+        .collect();
+    out.push_str(&matrix(
+        "CPUs \\ memory",
+        &bw.nodes,
+        labels,
+        &bw.matrix,
+        |s| spread_text(s, GB, 2),
+        true,
+        colour,
+    ));
+    out.push('\n');
+}
+
+/// Latency against buffer size, one row per size.
+fn render_sweep(doc: &MemDocument, sweep: &Sweep, out: &mut String) {
+    out.push_str(&format!(
+        "Latency by buffer size: CPU {} chasing memory on node {}\n",
+        sweep.cpu, sweep.node
+    ));
+    let mut rows = vec![vec![
+        "size".to_string(),
+        "ns".to_string(),
+        "p10–p90".to_string(),
+        "samples".to_string(),
+    ]];
+    if doc.cycles_per_ns.is_some() {
+        rows[0].push("cycles".into());
+    }
+    for point in &sweep.points {
+        let mut row = vec![format::bytes(point.size_bytes as u64)];
+        match &point.latency_ns {
+            Some(s) => {
+                row.extend([
+                    format!("{:.1}", s.median),
+                    format!("{:.1}–{:.1}", s.p10, s.p90),
+                    s.samples.to_string(),
+                ]);
+                if let Some(per_ns) = doc.cycles_per_ns {
+                    row.push(format!("{:.0}", s.median * per_ns));
+                }
+            }
+            None => row.push("-".into()),
+        }
+        rows.push(row);
+    }
+    out.push_str(&format::columns(&rows));
+    out.push('\n');
+}
+
+/// Latency against the load of the reading CPUs, one row per delay.
+fn render_loaded(loaded: &Loaded, out: &mut String) {
+    out.push_str(&format!(
+        "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
+        loaded.latency_cpu,
+        numasleuth_kernel::IdList::new(loaded.load_cpus.clone()),
+        loaded.node
+    ));
+    let mut rows = vec![vec![
+        "delay ns".to_string(),
+        "GB/s".to_string(),
+        "latency ns".to_string(),
+        "p10–p90 ns".to_string(),
+    ]];
+    for point in &loaded.points {
+        let bw = point
+            .bandwidth_bytes_per_sec
+            .map_or("-".to_string(), |s| format!("{:.2}", s.median / GB));
+        let (lat, range) = point.latency_ns.map_or(("-".to_string(), String::new()), |s| {
+            (format!("{:.1}", s.median), format!("{:.1}–{:.1}", s.p10, s.p90))
+        });
+        rows.push(vec![point.delay_ns.to_string(), bw, lat, range]);
+    }
+    out.push_str(&format::columns(&rows));
+    out.push('\n');
 }
 
 fn render_verdict(doc: &MemDocument, out: &mut String) {
