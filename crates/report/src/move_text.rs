@@ -2,7 +2,7 @@
 //! which nodes, as runs of pages; then how the move was verified.
 
 use crate::format::{bytes, columns};
-use crate::move_json::{MoveDocument, RunJson, VmaJson};
+use crate::move_json::{AppliedJson, MoveDocument, RunJson, VmaJson};
 
 fn pages(n: u64) -> String {
     if n == 1 {
@@ -60,6 +60,27 @@ pub fn render(doc: &MoveDocument) -> String {
         bytes(doc.page_bytes),
         by_node(&doc.pages_by_node)
     ));
+    left_out(doc, &mut out);
+    planned(doc, &mut out);
+    out.push_str(&vmas("before, mappings holding them", &doc.numa_maps_before));
+    if let Some(after) = &doc.numa_maps_after {
+        out.push_str(&vmas("after", after));
+    }
+    for note in &doc.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    match &doc.applied {
+        None if doc.pages_to_move > 0 || doc.hinting_faults > 0 => {
+            out.push_str("dry run: nothing was moved; add --apply to move them (an undo journal is written first)\n")
+        }
+        None => {}
+        Some(a) => applied(doc, a, &mut out),
+    }
+    out
+}
+
+/// Pages that take no part in the move, by why.
+fn left_out(doc: &MoveDocument, out: &mut String) {
     if doc.hinting_faults > 0 {
         out.push_str(&format!(
             "  between NUMA-balancing hinting faults: {} (resident, but hidden from move_pages until touched)\n",
@@ -98,6 +119,10 @@ pub fn render(doc: &MoveDocument) -> String {
             pages(doc.already_there)
         ));
     }
+}
+
+/// What moves (or would), from where.
+fn planned(doc: &MoveDocument, out: &mut String) {
     let verb = if doc.applied.is_some() { "moved" } else { "would move" };
     if doc.pages_to_move == 0 && doc.hinting_faults == 0 {
         out.push_str(&format!(
@@ -117,51 +142,39 @@ pub fn render(doc: &MoveDocument) -> String {
         ));
         out.push_str(&run_rows(&doc.to_move, "from"));
     }
-    out.push_str(&vmas("before, mappings holding them", &doc.numa_maps_before));
-    if let Some(after) = &doc.numa_maps_after {
-        out.push_str(&vmas("after", after));
+}
+
+/// After `--apply`: what was verified, what numa_maps says, the journal.
+fn applied(doc: &MoveDocument, a: &AppliedJson, out: &mut String) {
+    if a.revealed > 0 {
+        out.push_str(&format!(
+            "read once to end a NUMA-balancing hinting fault: {}\n",
+            pages(a.revealed)
+        ));
     }
-    for note in &doc.notes {
-        out.push_str(&format!("note: {note}\n"));
-    }
-    match &doc.applied {
-        None if doc.pages_to_move > 0 || doc.hinting_faults > 0 => {
-            out.push_str("dry run: nothing was moved; add --apply to move them (an undo journal is written first)\n")
+    out.push_str(&format!(
+        "verified with move_pages: {} of {} on node {}",
+        a.verified, a.attempted, doc.to_node
+    ));
+    out.push_str(&format!(
+        "; numa_maps: node {} {} {} page(s) in those mappings{}\n",
+        doc.to_node,
+        if a.numa_maps_gained >= 0 { "gained" } else { "lost" },
+        a.numa_maps_gained.unsigned_abs(),
+        if a.numa_maps_agrees {
+            " (agrees)"
+        } else {
+            " (does not agree)"
         }
-        None => {}
-        Some(a) => {
-            if a.revealed > 0 {
-                out.push_str(&format!(
-                    "read once to end a NUMA-balancing hinting fault: {}\n",
-                    pages(a.revealed)
-                ));
-            }
-            out.push_str(&format!(
-                "verified with move_pages: {} of {} on node {}",
-                a.verified, a.attempted, doc.to_node
-            ));
-            out.push_str(&format!(
-                "; numa_maps: node {} {} {} page(s) in those mappings{}\n",
-                doc.to_node,
-                if a.numa_maps_gained >= 0 { "gained" } else { "lost" },
-                a.numa_maps_gained.unsigned_abs(),
-                if a.numa_maps_agrees {
-                    " (agrees)"
-                } else {
-                    " (does not agree)"
-                }
-            ));
-            if !a.not_moved.is_empty() {
-                out.push_str("  not on the target node afterwards:\n");
-                out.push_str(&run_rows(&a.not_moved, "on"));
-            }
-            out.push_str(&format!(
-                "journal: {} (move them back with `numasleuth undo {}`)\n",
-                a.journal, a.journal
-            ));
-        }
+    ));
+    if !a.not_moved.is_empty() {
+        out.push_str("  not on the target node afterwards:\n");
+        out.push_str(&run_rows(&a.not_moved, "on"));
     }
-    out
+    out.push_str(&format!(
+        "journal: {} (move them back with `numasleuth undo {}`)\n",
+        a.journal, a.journal
+    ));
 }
 
 #[cfg(test)]
