@@ -2,7 +2,7 @@
 //! distance heatmap, the findings and what could not be checked.
 
 use numasleuth_analyze::evidence::{Evidence, Value};
-use numasleuth_analyze::findings::{Diagnosis, Severity};
+use numasleuth_analyze::findings::{Diagnosis, Finding, Severity};
 use numasleuth_model::Topology;
 
 use crate::format::optional_bytes;
@@ -66,32 +66,53 @@ pub fn render(
         ));
     }
     for finding in &diagnosis.findings {
-        let class = finding.severity.as_str();
-        body.push_str(&format!(
-            "<div class=\"finding {class}\"><span class=\"sev\">{class}</span><strong>{}</strong> \
-             <span class=\"id\">[{}]</span><ul>",
-            escape(&finding.title),
-            escape(finding.id)
-        ));
-        for item in &finding.evidence {
-            body.push_str(&format!(
-                "<li title=\"{}\">{}</li>",
-                escape(&evidence_tooltip(item)),
-                code_spans(&escape(&item.text))
-            ));
-        }
-        body.push_str(&format!(
-            "</ul><p><strong>Remedy:</strong> {}</p>",
-            code_spans(&escape(&finding.remedy))
-        ));
-        if let Some(incident) = finding.incident {
-            body.push_str(&format!("<p class=\"muted\">Guards against: {}</p>", escape(incident)));
-        }
-        body.push_str("</div>");
+        body.push_str(&finding_html(finding));
     }
     body.push_str("<h2>Topology</h2>");
     body.push_str(&nodes_table(topo));
     body.push_str(&distance_heatmap(topo));
+    body.push_str(&devices_html(topo));
+    for section in sections {
+        body.push_str(&format!("<h2>{}</h2>{}", escape(&section.title), section.html));
+    }
+    body.push_str(&checks_html(diagnosis));
+    format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numasleuth doctor</title>\
+         <style>{STYLE}</style></head><body>{body}</body></html>\n"
+    )
+}
+
+/// One finding: its severity, title, evidence (values on hover) and remedy.
+fn finding_html(finding: &Finding) -> String {
+    let mut html = String::new();
+    let class = finding.severity.as_str();
+    html.push_str(&format!(
+        "<div class=\"finding {class}\"><span class=\"sev\">{class}</span><strong>{}</strong> \
+         <span class=\"id\">[{}]</span><ul>",
+        escape(&finding.title),
+        escape(finding.id)
+    ));
+    for item in &finding.evidence {
+        html.push_str(&format!(
+            "<li title=\"{}\">{}</li>",
+            escape(&evidence_tooltip(item)),
+            code_spans(&escape(&item.text))
+        ));
+    }
+    html.push_str(&format!(
+        "</ul><p><strong>Remedy:</strong> {}</p>",
+        code_spans(&escape(&finding.remedy))
+    ));
+    if let Some(incident) = finding.incident {
+        html.push_str(&format!("<p class=\"muted\">Guards against: {}</p>", escape(incident)));
+    }
+    html.push_str("</div>");
+    html
+}
+
+/// The devices table; nothing when there are none.
+fn devices_html(topo: &Topology) -> String {
+    let mut html = String::new();
     if !topo.devices.is_empty() {
         let rows: Vec<Vec<String>> = topo
             .devices
@@ -106,14 +127,18 @@ pub fn render(
                 ]
             })
             .collect();
-        body.push_str("<h3>Devices</h3>");
-        body.push_str(&table(&["kind", "name", "PCI", "node", "local CPUs"], &rows));
+        html.push_str("<h3>Devices</h3>");
+        html.push_str(&table(&["kind", "name", "PCI", "node", "local CPUs"], &rows));
     }
-    for section in sections {
-        body.push_str(&format!("<h2>{}</h2>{}", escape(&section.title), section.html));
-    }
-    body.push_str("<h2>Checks</h2>");
-    body.push_str(&format!("<p>Ran: {}</p>", escape(&diagnosis.checks_run.join(", "))));
+    html
+}
+
+/// Which checks ran, which were skipped and why, and which ran on part of
+/// their inputs.
+fn checks_html(diagnosis: &Diagnosis) -> String {
+    let mut html = String::new();
+    html.push_str("<h2>Checks</h2>");
+    html.push_str(&format!("<p>Ran: {}</p>", escape(&diagnosis.checks_run.join(", "))));
     if !diagnosis.checks_skipped.is_empty() {
         let rows: Vec<Vec<String>> = diagnosis
             .checks_skipped
@@ -127,10 +152,10 @@ pub fn render(
                 vec![s.id.to_string(), why]
             })
             .collect();
-        body.push_str(&table(&["skipped check", "why"], &rows));
+        html.push_str(&table(&["skipped check", "why"], &rows));
     }
     if !diagnosis.checks_partial.is_empty() {
-        body.push_str(&format!(
+        html.push_str(&format!(
             "<p>{} check(s) could not read all their inputs; they ran on the rest, so no finding from them is \
              not a clean bill:</p>",
             diagnosis.checks_partial.len()
@@ -144,12 +169,9 @@ pub fn render(
                     .map(|u| vec![p.id.to_string(), u.path.clone(), u.why.clone()])
             })
             .collect();
-        body.push_str(&table(&["partial check", "could not read", "why"], &rows));
+        html.push_str(&table(&["partial check", "could not read", "why"], &rows));
     }
-    format!(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>numasleuth doctor</title>\
-         <style>{STYLE}</style></head><body>{body}</body></html>\n"
-    )
+    html
 }
 
 fn summary(diagnosis: &Diagnosis) -> String {
