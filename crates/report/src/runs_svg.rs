@@ -22,6 +22,24 @@ fn colour(label: Label) -> &'static str {
     }
 }
 
+/// Where things go: the plot's margins, rows and value range.
+struct Plot {
+    left: f64,
+    top: f64,
+    row_h: f64,
+    plot_w: f64,
+    axis_y: f64,
+    lo: f64,
+    hi: f64,
+}
+
+impl Plot {
+    /// The x position of a metric value.
+    fn sx(&self, x: f64) -> f64 {
+        self.left + (x - self.lo) / (self.hi - self.lo) * self.plot_w
+    }
+}
+
 pub fn render(report: &RunsReport<'_>) -> String {
     let rows = report.rows;
     let nodes: BTreeSet<Option<u32>> = rows.iter().map(|r| r.start_node).collect();
@@ -34,9 +52,15 @@ pub fn render(report: &RunsReport<'_>) -> String {
         (lo, hi) = (0.0, 1.0);
     }
     let pad = ((hi - lo) * 0.05).max(hi.abs() * 1e-6).max(1e-12);
-    let (lo, hi) = (lo - pad, hi + pad);
-    let plot_w = width - left - right;
-    let sx = |x: f64| left + (x - lo) / (hi - lo) * plot_w;
+    let plot = Plot {
+        left,
+        top,
+        row_h,
+        plot_w: width - left - right,
+        axis_y: height - bottom,
+        lo: lo - pad,
+        hi: hi + pad,
+    };
     let direction = if report.lower_is_better {
         "lower is better"
     } else {
@@ -49,51 +73,78 @@ pub fn render(report: &RunsReport<'_>) -> String {
          <text x=\"{left}\" y=\"20\" font-size=\"14\">{}</text>",
         escape(&title)
     );
-    let axis_y = height - bottom;
+    svg.push_str(&axis(&plot));
+    for (r, node) in nodes.iter().enumerate() {
+        svg.push_str(&strip(&plot, report, r, *node));
+    }
+    svg.push_str(&legend(&plot, report));
     svg.push_str(&format!(
-        "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{:.1}\" y2=\"{axis_y}\" stroke=\"#333\"/>",
-        left + plot_w
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text></svg>\n",
+        left + plot.plot_w / 2.0,
+        height - 10.0,
+        escape(report.metric_name)
     ));
+    svg
+}
+
+/// The x axis with five labelled ticks and their grid lines.
+fn axis(plot: &Plot) -> String {
+    let (left, top, axis_y) = (plot.left, plot.top, plot.axis_y);
+    let mut svg = format!(
+        "<line x1=\"{left}\" y1=\"{axis_y}\" x2=\"{:.1}\" y2=\"{axis_y}\" stroke=\"#333\"/>",
+        left + plot.plot_w
+    );
     for i in 0..=4 {
-        let x = lo + (hi - lo) * f64::from(i) / 4.0;
+        let x = plot.lo + (plot.hi - plot.lo) * f64::from(i) / 4.0;
         svg.push_str(&format!(
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\
              <line x1=\"{:.1}\" y1=\"{top}\" x2=\"{:.1}\" y2=\"{axis_y}\" stroke=\"#eee\"/>",
-            sx(x),
+            plot.sx(x),
             axis_y + 16.0,
             escape(&metric(x)),
-            sx(x),
-            sx(x)
+            plot.sx(x),
+            plot.sx(x)
         ));
     }
-    for (r, node) in nodes.iter().enumerate() {
-        let y = top + row_h * (r as f64 + 0.5);
-        let name = node.map_or("node ?".to_string(), |n| format!("started on node {n}"));
+    svg
+}
+
+/// Row `r`: the runs that started on `node`, one dot each.
+fn strip(plot: &Plot, report: &RunsReport<'_>, r: usize, node: Option<u32>) -> String {
+    let y = plot.top + plot.row_h * (r as f64 + 0.5);
+    let name = node.map_or("node ?".to_string(), |n| format!("started on node {n}"));
+    let mut svg = format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
+        plot.left - 8.0,
+        y + 4.0,
+        escape(&name)
+    );
+    for row in report
+        .rows
+        .iter()
+        .filter(|row| row.start_node == node && row.metric.is_finite())
+    {
+        // Spread dots of one row vertically by run index so equal
+        // values do not hide each other.
+        let jitter = ((row.index * 7) % 11) as f64 / 10.0 - 0.5;
+        let label = report.analysis.labels.get(row.index).copied().unwrap_or(Label::All);
         svg.push_str(&format!(
-            "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{}</text>",
-            left - 8.0,
-            y + 4.0,
-            escape(&name)
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\" fill-opacity=\"0.8\"><title>run {}: {}</title></circle>",
+            plot.sx(row.metric),
+            y + jitter * plot.row_h * 0.6,
+            colour(label),
+            row.index,
+            escape(&metric(row.metric))
         ));
-        for row in rows
-            .iter()
-            .filter(|row| row.start_node == *node && row.metric.is_finite())
-        {
-            // Spread dots of one row vertically by run index so equal
-            // values do not hide each other.
-            let jitter = ((row.index * 7) % 11) as f64 / 10.0 - 0.5;
-            let label = report.analysis.labels.get(row.index).copied().unwrap_or(Label::All);
-            svg.push_str(&format!(
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"5\" fill=\"{}\" fill-opacity=\"0.8\"><title>run {}: {}</title></circle>",
-                sx(row.metric),
-                y + jitter * row_h * 0.6,
-                colour(label),
-                row.index,
-                escape(&metric(row.metric))
-            ));
-        }
     }
-    let mut legend_x = left;
+    svg
+}
+
+/// One legend entry per mode, with its median as a dashed line.
+fn legend(plot: &Plot, report: &RunsReport<'_>) -> String {
+    let (top, axis_y) = (plot.top, plot.axis_y);
+    let mut svg = String::new();
+    let mut legend_x = plot.left;
     for cluster in &report.analysis.clusters {
         let text = format!(
             "{} ({} runs, median {})",
@@ -112,16 +163,10 @@ pub fn render(report: &RunsReport<'_>) -> String {
         if cluster.median.is_finite() {
             svg.push_str(&format!(
                 "<line x1=\"{0:.1}\" y1=\"{top}\" x2=\"{0:.1}\" y2=\"{axis_y}\" stroke=\"{1}\" stroke-dasharray=\"4 3\"/>",
-                sx(cluster.median),
+                plot.sx(cluster.median),
                 colour(cluster.label)
             ));
         }
     }
-    svg.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text></svg>\n",
-        left + plot_w / 2.0,
-        height - 10.0,
-        escape(report.metric_name)
-    ));
     svg
 }
