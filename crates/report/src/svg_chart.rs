@@ -14,6 +14,29 @@ const PALETTE: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf",
 ];
 
+/// The chart's frame and scales.
+struct Frame {
+    width: f64,
+    left: f64,
+    right: f64,
+    top: f64,
+    plot_w: f64,
+    plot_h: f64,
+    x_min: f64,
+    x_max: f64,
+    y_max: f64,
+}
+
+impl Frame {
+    fn sx(&self, x: f64) -> f64 {
+        self.left + (x - self.x_min) / (self.x_max - self.x_min) * self.plot_w
+    }
+
+    fn sy(&self, y: f64) -> f64 {
+        self.top + self.plot_h - y / self.y_max * self.plot_h
+    }
+}
+
 pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let (width, height, left, right, top, bottom) = (760.0, 380.0, 80.0, 190.0, 30.0, 45.0);
     let points = series.iter().flat_map(|s| s.points.iter());
@@ -29,11 +52,18 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
     if x_max <= x_min {
         x_max = x_min + 1.0;
     }
-    let y_max = if y_max > 0.0 { y_max * 1.05 } else { 1.0 };
-    let plot_w = width - left - right;
-    let plot_h = height - top - bottom;
-    let sx = |x: f64| left + (x - x_min) / (x_max - x_min) * plot_w;
-    let sy = |y: f64| top + plot_h - y / y_max * plot_h;
+    let frame = Frame {
+        width,
+        left,
+        right,
+        top,
+        plot_w: width - left - right,
+        plot_h: height - top - bottom,
+        x_min,
+        x_max,
+        y_max: if y_max > 0.0 { y_max * 1.05 } else { 1.0 },
+    };
+    let (plot_w, plot_h) = (frame.plot_w, frame.plot_h);
     let mut svg = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" font-family=\"sans-serif\">\
          <rect width=\"100%\" height=\"100%\" fill=\"white\"/>\
@@ -46,6 +76,29 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
         top + plot_h,
         top + plot_h
     );
+    svg.push_str(&ticks(&frame));
+    svg.push_str(&format!(
+        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
+         <text x=\"14\" y=\"{:.1}\" font-size=\"12\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
+        left + plot_w / 2.0,
+        height - 8.0,
+        escape(x_label),
+        top + plot_h / 2.0,
+        top + plot_h / 2.0,
+        escape(y_label)
+    ));
+    for (i, s) in series.iter().enumerate() {
+        svg.push_str(&line(&frame, i, s));
+    }
+    svg.push_str("</svg>\n");
+    svg
+}
+
+/// Five labelled ticks on each axis, with horizontal grid lines.
+fn ticks(frame: &Frame) -> String {
+    let (left, top, plot_w, plot_h) = (frame.left, frame.top, frame.plot_w, frame.plot_h);
+    let (x_min, x_max, y_max) = (frame.x_min, frame.x_max, frame.y_max);
+    let mut svg = String::new();
     for i in 0..=4 {
         let (fx, fy) = (x_min + (x_max - x_min) * f64::from(i) / 4.0, y_max * f64::from(i) / 4.0);
         // Short runs need two decimals, or 0.25 and 0.3 print alike.
@@ -58,49 +111,41 @@ pub fn line_chart(title: &str, x_label: &str, y_label: &str, series: &[Series]) 
             "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\">{x_text}</text>\
              <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"end\">{fy:.0}</text>\
              <line x1=\"{left}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>",
-            sx(fx),
+            frame.sx(fx),
             top + plot_h + 16.0,
             left - 6.0,
-            sy(fy) + 4.0,
-            sy(fy),
+            frame.sy(fy) + 4.0,
+            frame.sy(fy),
             left + plot_w,
-            sy(fy)
+            frame.sy(fy)
         ));
     }
-    svg.push_str(&format!(
-        "<text x=\"{:.1}\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\
-         <text x=\"14\" y=\"{:.1}\" font-size=\"12\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
-        left + plot_w / 2.0,
-        height - 8.0,
-        escape(x_label),
-        top + plot_h / 2.0,
-        top + plot_h / 2.0,
-        escape(y_label)
-    ));
-    for (i, s) in series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let path: Vec<String> = s
-            .points
-            .iter()
-            .map(|(x, y)| format!("{:.1},{:.1}", sx(*x), sy(*y)))
-            .collect();
-        let dash = if s.dashed { " stroke-dasharray=\"6 4\"" } else { "" };
-        svg.push_str(&format!(
-            "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>\
-             <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
-            path.join(" "),
-            width - right + 10.0,
-            top + 10.0 + 16.0 * i as f64,
-            width - right + 34.0,
-            top + 10.0 + 16.0 * i as f64,
-            width - right + 40.0,
-            top + 14.0 + 16.0 * i as f64,
-            escape(&s.name)
-        ));
-    }
-    svg.push_str("</svg>\n");
     svg
+}
+
+/// Series `i`'s line and its legend entry.
+fn line(frame: &Frame, i: usize, s: &Series) -> String {
+    let (width, right, top) = (frame.width, frame.right, frame.top);
+    let color = PALETTE[i % PALETTE.len()];
+    let path: Vec<String> = s
+        .points
+        .iter()
+        .map(|(x, y)| format!("{:.1},{:.1}", frame.sx(*x), frame.sy(*y)))
+        .collect();
+    let dash = if s.dashed { " stroke-dasharray=\"6 4\"" } else { "" };
+    format!(
+        "<polyline fill=\"none\" stroke=\"{color}\" stroke-width=\"2\"{dash} points=\"{}\"/>\
+         <line x1=\"{:.1}\" y1=\"{:.1}\" x2=\"{:.1}\" y2=\"{:.1}\" stroke=\"{color}\" stroke-width=\"2\"{dash}/>\
+         <text x=\"{:.1}\" y=\"{:.1}\" font-size=\"11\">{}</text>",
+        path.join(" "),
+        width - right + 10.0,
+        top + 10.0 + 16.0 * i as f64,
+        width - right + 34.0,
+        top + 10.0 + 16.0 * i as f64,
+        width - right + 40.0,
+        top + 14.0 + 16.0 * i as f64,
+        escape(&s.name)
+    )
 }
 
 #[cfg(test)]
