@@ -182,15 +182,12 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
     out
 }
 
-/// Who narrowed this process's CPUs: the cpuset cgroup (the container or
-/// the service unit), or its own affinity mask (taskset, numactl,
-/// sched_setaffinity, inherited from the parent). The remedies differ.
-fn cgroup(topo: &Topology) -> Vec<Finding> {
+/// Evidence that this process may use fewer CPUs than are online, and
+/// whether the cpuset cgroup, its own affinity mask, or both narrowed them.
+fn cpu_limits(topo: &Topology, evidence: &mut Vec<Evidence>) -> (bool, bool) {
     let r = &topo.restrictions;
     let online = topo.online_cpus();
-    let mut evidence = Vec::new();
-    let mut by_cpuset = false;
-    let mut by_affinity = false;
+    let (mut by_cpuset, mut by_affinity) = (false, false);
     if let Some(allowed) = &r.allowed_cpus {
         if !online.difference(allowed).is_empty() {
             evidence.push(
@@ -219,6 +216,16 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
             }
         }
     }
+    (by_cpuset, by_affinity)
+}
+
+/// Who narrowed this process's CPUs: the cpuset cgroup (the container or
+/// the service unit), or its own affinity mask (taskset, numactl,
+/// sched_setaffinity, inherited from the parent). The remedies differ.
+fn cgroup(topo: &Topology) -> Vec<Finding> {
+    let r = &topo.restrictions;
+    let mut evidence = Vec::new();
+    let (mut by_cpuset, by_affinity) = cpu_limits(topo, &mut evidence);
     let all_nodes: numasleuth_kernel::IdList = topo.nodes.iter().map(|n| n.id).collect();
     if let Some(mems) = &r.allowed_mems {
         if !all_nodes.difference(mems).is_empty() {
