@@ -4,7 +4,7 @@
 //! none may be renamed or change meaning without a new schema version.
 
 use numasleuth_kernel::IdList;
-use numasleuth_model::{NumaSource, Topology};
+use numasleuth_model::{CacheDomain, Cpu, Device, Node, NumaSource, Topology};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.topo/1";
@@ -107,70 +107,10 @@ pub fn build(topo: &Topology, warnings: Vec<String>) -> TopoJson {
         cpu_model: topo.cpu_model.clone(),
         cpu_vendor: topo.cpu_vendor.clone(),
         memory_total_bytes: topo.memory_total_bytes,
-        nodes: topo
-            .nodes
-            .iter()
-            .map(|n| NodeJson {
-                id: n.id,
-                cpus: n.cpus.clone(),
-                has_cpus: n.has_cpus(),
-                memory_total_bytes: n.memory_total_bytes,
-                memory_free_bytes: n.memory_free_bytes,
-                distances: n.distances.clone(),
-                has_memory: n.has_memory,
-                hmat: n
-                    .access
-                    .iter()
-                    .map(|a| HmatJson {
-                        access_class: a.class,
-                        initiator_nodes: a.initiators.clone(),
-                        read_latency_ns: a.read_latency_ns,
-                        write_latency_ns: a.write_latency_ns,
-                        read_bandwidth_mb_per_sec: a.read_bandwidth_mb_per_sec,
-                        write_bandwidth_mb_per_sec: a.write_bandwidth_mb_per_sec,
-                    })
-                    .collect(),
-            })
-            .collect(),
-        cpus: topo
-            .cpus
-            .iter()
-            .map(|c| CpuJson {
-                id: c.id,
-                node: c.node,
-                package: c.package,
-                die: c.die,
-                cluster: c.cluster,
-                core: c.core,
-                online: c.online,
-                thread_siblings: c.thread_siblings.clone(),
-            })
-            .collect(),
-        caches: topo
-            .caches
-            .iter()
-            .map(|c| CacheJson {
-                level: c.level,
-                kind: c.kind.clone(),
-                size_bytes: c.size_bytes,
-                line_size_bytes: c.line_size_bytes,
-                cpus: c.cpus.clone(),
-            })
-            .collect(),
-        devices: topo
-            .devices
-            .iter()
-            .map(|d| DeviceJson {
-                kind: d.kind.clone(),
-                name: d.name.clone(),
-                pci: d.pci.clone(),
-                node: d.node,
-                local_cpus: d.local_cpus.clone(),
-                class: d.class.map(|v| format!("0x{v:06x}")),
-                vendor: d.vendor.map(|v| format!("0x{v:04x}")),
-                device: d.device.map(|v| format!("0x{v:04x}")),
-            })
-            .collect(),
+        nodes: topo.nodes.iter().map(node_json).collect(),
+        cpus: topo.cpus.iter().map(cpu_json).collect(),
+        caches: topo.caches.iter().map(cache_json).collect(),
+        devices: topo.devices.iter().map(device_json).collect(),
         restrictions: RestrictionsJson {
             allowed_cpus: r.allowed_cpus.clone(),
             allowed_mems: r.allowed_mems.clone(),
@@ -181,5 +121,66 @@ pub fn build(topo: &Topology, warnings: Vec<String>) -> TopoJson {
             cgroup_mems: r.cgroup_mems.clone(),
         },
         warnings,
+    }
+}
+
+fn node_json(n: &Node) -> NodeJson {
+    NodeJson {
+        id: n.id,
+        cpus: n.cpus.clone(),
+        has_cpus: n.has_cpus(),
+        memory_total_bytes: n.memory_total_bytes,
+        memory_free_bytes: n.memory_free_bytes,
+        distances: n.distances.clone(),
+        has_memory: n.has_memory,
+        hmat: n
+            .access
+            .iter()
+            .map(|a| HmatJson {
+                access_class: a.class,
+                initiator_nodes: a.initiators.clone(),
+                read_latency_ns: a.read_latency_ns,
+                write_latency_ns: a.write_latency_ns,
+                read_bandwidth_mb_per_sec: a.read_bandwidth_mb_per_sec,
+                write_bandwidth_mb_per_sec: a.write_bandwidth_mb_per_sec,
+            })
+            .collect(),
+    }
+}
+
+fn cpu_json(c: &Cpu) -> CpuJson {
+    CpuJson {
+        id: c.id,
+        node: c.node,
+        package: c.package,
+        die: c.die,
+        cluster: c.cluster,
+        core: c.core,
+        online: c.online,
+        thread_siblings: c.thread_siblings.clone(),
+    }
+}
+
+fn cache_json(c: &CacheDomain) -> CacheJson {
+    CacheJson {
+        level: c.level,
+        kind: c.kind.clone(),
+        size_bytes: c.size_bytes,
+        line_size_bytes: c.line_size_bytes,
+        cpus: c.cpus.clone(),
+    }
+}
+
+/// PCI ids in hex, as lspci shows them.
+fn device_json(d: &Device) -> DeviceJson {
+    DeviceJson {
+        kind: d.kind.clone(),
+        name: d.name.clone(),
+        pci: d.pci.clone(),
+        node: d.node,
+        local_cpus: d.local_cpus.clone(),
+        class: d.class.map(|v| format!("0x{v:06x}")),
+        vendor: d.vendor.map(|v| format!("0x{v:04x}")),
+        device: d.device.map(|v| format!("0x{v:04x}")),
     }
 }
