@@ -5,8 +5,8 @@
 //! separation, slow, fast}`) keep their meaning; others may be added.
 
 use numasleuth_analyze::runs::bimodal::{ALPHA, MIN_CLUSTER_FRACTION, MIN_CLUSTER_RUNS, RELATIVE_GAP_FLOOR};
-use numasleuth_analyze::runs::explain::EXPLAINS;
-use numasleuth_analyze::runs::SCHEMA;
+use numasleuth_analyze::runs::explain::{Explanation, EXPLAINS};
+use numasleuth_analyze::runs::{Analysis, Cluster, RunRow, SCHEMA};
 use serde_json::{json, Value};
 
 use crate::runs_text::{verdict, RunsReport};
@@ -23,58 +23,9 @@ fn finite(value: f64) -> Value {
 pub fn build(report: &RunsReport<'_>) -> Value {
     let analysis = report.analysis;
     let b = &analysis.bimodality;
-    let runs: Vec<Value> = report
-        .rows
-        .iter()
-        .map(|row| {
-            json!({
-                "index": row.index,
-                "start_cpu": row.start_cpu,
-                "start_node": row.start_node,
-                "metric": finite(row.metric),
-                "exit_code": row.exit_code,
-                "signal": row.signal,
-                "wall_s": row.wall_s,
-                "cluster": analysis.labels.get(row.index).map(|l| l.as_str()),
-                "attributes": row.attributes,
-                "counters": row.counters,
-                "placement_sampled": row.placement_sampled,
-                "notes": row.notes,
-            })
-        })
-        .collect();
-    let clusters: Vec<Value> = analysis
-        .clusters
-        .iter()
-        .map(|c| {
-            json!({
-                "label": c.label.as_str(),
-                "runs": c.runs,
-                "median": finite(c.median),
-                "min": finite(c.min),
-                "max": finite(c.max),
-            })
-        })
-        .collect();
-    let explanations: Vec<Value> = analysis
-        .explanations
-        .iter()
-        .map(|e| {
-            json!({
-                "attribute": e.attribute,
-                "separation": e.separation,
-                "slow": e.slow_values.join(","),
-                "fast": e.fast_values.join(","),
-                "explains": e.explains(),
-                "constant": e.constant,
-                "slow_matching": e.slow_matching,
-                "slow_total": e.slow_total,
-                "fast_matching": e.fast_matching,
-                "fast_total": e.fast_total,
-                "unknown": e.unknown,
-            })
-        })
-        .collect();
+    let runs: Vec<Value> = report.rows.iter().map(|row| run_json(row, analysis)).collect();
+    let clusters: Vec<Value> = analysis.clusters.iter().map(cluster_json).collect();
+    let explanations: Vec<Value> = analysis.explanations.iter().map(explanation_json).collect();
     let split = b.split.as_ref();
     json!({
         "schema": SCHEMA,
@@ -103,5 +54,48 @@ pub fn build(report: &RunsReport<'_>) -> Value {
         "explains_threshold": EXPLAINS,
         "verdict": verdict(report),
         "not_observed": report.missing,
+    })
+}
+
+fn run_json(row: &RunRow, analysis: &Analysis) -> Value {
+    json!({
+        "index": row.index,
+        "start_cpu": row.start_cpu,
+        "start_node": row.start_node,
+        "metric": finite(row.metric),
+        "exit_code": row.exit_code,
+        "signal": row.signal,
+        "wall_s": row.wall_s,
+        "cluster": analysis.labels.get(row.index).map(|l| l.as_str()),
+        "attributes": row.attributes,
+        "counters": row.counters,
+        "placement_sampled": row.placement_sampled,
+        "notes": row.notes,
+    })
+}
+
+fn cluster_json(c: &Cluster) -> Value {
+    json!({
+        "label": c.label.as_str(),
+        "runs": c.runs,
+        "median": finite(c.median),
+        "min": finite(c.min),
+        "max": finite(c.max),
+    })
+}
+
+fn explanation_json(e: &Explanation) -> Value {
+    json!({
+        "attribute": e.attribute,
+        "separation": e.separation,
+        "slow": e.slow_values.join(","),
+        "fast": e.fast_values.join(","),
+        "explains": e.explains(),
+        "constant": e.constant,
+        "slow_matching": e.slow_matching,
+        "slow_total": e.slow_total,
+        "fast_matching": e.fast_matching,
+        "fast_total": e.fast_total,
+        "unknown": e.unknown,
     })
 }
