@@ -37,46 +37,60 @@ pub fn render(s: &WatchSummary) -> String {
         s.threads.len()
     );
     if !s.writers.is_empty() {
-        out.push_str(&format!("\nwriters ({} samples, most first):\n", s.samples_total));
-        let mut rows = vec![vec![
-            "samples".to_string(),
-            "share".to_string(),
-            "function".to_string(),
-            "source".to_string(),
-            "at".to_string(),
-        ]];
-        for w in s.writers.iter().take(TOP_WRITERS) {
-            let mut function = w.function.clone().unwrap_or_else(|| "?".into());
-            if let Some(outer) = &w.inlined_into {
-                function.push_str(&format!(" (inlined into {outer})"));
-            }
-            let source = match (&w.file, w.line) {
-                (Some(file), Some(line)) => format!("{file}:{line}"),
-                (Some(file), None) => file.clone(),
-                _ => "-".into(),
-            };
-            let at = w
-                .symbol
-                .clone()
-                .or_else(|| w.addresses.first().map(|a| format!("{a:#x}")))
-                .unwrap_or_default();
-            rows.push(vec![
-                w.samples.to_string(),
-                format!("{:.1}%", w.share * 100.0),
-                function,
-                source,
-                at,
-            ]);
-        }
-        for row in columns(&rows).lines() {
-            out.push_str(&format!("  {row}\n"));
-        }
-        let rest: u64 = s.writers.iter().skip(TOP_WRITERS).map(|w| w.samples).sum();
-        if rest > 0 {
-            out.push_str(&format!("  … {rest} more samples at other places\n"));
-        }
+        writers_table(s, &mut out);
     }
     out.push_str(&format!("\nthreads ({noun} per second while watched):\n"));
+    threads_table(s, &mut out);
+    for note in &s.notes {
+        out.push_str(&format!("note: {note}\n"));
+    }
+    out
+}
+
+/// Who writes, most samples first: function, source line, address.
+fn writers_table(s: &WatchSummary, out: &mut String) {
+    out.push_str(&format!("\nwriters ({} samples, most first):\n", s.samples_total));
+    let mut rows = vec![vec![
+        "samples".to_string(),
+        "share".to_string(),
+        "function".to_string(),
+        "source".to_string(),
+        "at".to_string(),
+    ]];
+    for w in s.writers.iter().take(TOP_WRITERS) {
+        let mut function = w.function.clone().unwrap_or_else(|| "?".into());
+        if let Some(outer) = &w.inlined_into {
+            function.push_str(&format!(" (inlined into {outer})"));
+        }
+        let source = match (&w.file, w.line) {
+            (Some(file), Some(line)) => format!("{file}:{line}"),
+            (Some(file), None) => file.clone(),
+            _ => "-".into(),
+        };
+        let at = w
+            .symbol
+            .clone()
+            .or_else(|| w.addresses.first().map(|a| format!("{a:#x}")))
+            .unwrap_or_default();
+        rows.push(vec![
+            w.samples.to_string(),
+            format!("{:.1}%", w.share * 100.0),
+            function,
+            source,
+            at,
+        ]);
+    }
+    for row in columns(&rows).lines() {
+        out.push_str(&format!("  {row}\n"));
+    }
+    let rest: u64 = s.writers.iter().skip(TOP_WRITERS).map(|w| w.samples).sum();
+    if rest > 0 {
+        out.push_str(&format!("  … {rest} more samples at other places\n"));
+    }
+}
+
+/// Each thread's count and rate, and when it joined or left.
+fn threads_table(s: &WatchSummary, out: &mut String) {
     let mut rows = Vec::new();
     for t in &s.threads {
         let mut when = String::new();
@@ -96,8 +110,4 @@ pub fn render(s: &WatchSummary) -> String {
     for row in columns(&rows).lines() {
         out.push_str(&format!("  {row}\n"));
     }
-    for note in &s.notes {
-        out.push_str(&format!("note: {note}\n"));
-    }
-    out
 }
