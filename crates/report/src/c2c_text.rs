@@ -20,6 +20,28 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
             .max()
             .unwrap_or(0)
     );
+    out.push_str(&matrix(doc, colour));
+    out.push_str(&extremes(doc));
+    out.push_str(&format!(
+        "Contended line on node {}: placement {}.\n",
+        doc.home_node,
+        if doc.placement_verified {
+            "verified (move_pages)"
+        } else {
+            "NOT verified"
+        }
+    ));
+    if let Some(overhead) = doc.timer_overhead_ns {
+        out.push_str(&format!("Timer overhead {overhead:.0} ns per read, subtracted.\n"));
+    }
+    for warning in &doc.warnings {
+        out.push_str(&format!("warning: {warning}\n"));
+    }
+    out
+}
+
+/// The CPU×CPU heatmap of medians.
+fn matrix(doc: &C2cDocument, colour: bool) -> String {
     let medians: Vec<Option<f64>> = doc.latency_ns.iter().flatten().map(|c| c.map(|s| s.median)).collect();
     let mut heats = heat(&medians, false).into_iter();
     let mut header = vec!["CPU".to_string()];
@@ -39,7 +61,13 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
             (cpu.to_string(), cells)
         })
         .collect();
-    out.push_str(&grid(&header, &rows, colour));
+    grid(&header, &rows, colour)
+}
+
+/// The fastest and slowest pairs, and the same in cycles when the clock is
+/// known; nothing when no pair was measured.
+fn extremes(doc: &C2cDocument) -> String {
+    let mut out = String::new();
     let mut pairs: Vec<(u32, u32, f64, f64, f64)> = Vec::new();
     for (i, row) in doc.latency_ns.iter().enumerate() {
         for (j, cell) in row.iter().enumerate().skip(i + 1) {
@@ -69,21 +97,6 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
                 doc.cycles_note
             ));
         }
-    }
-    out.push_str(&format!(
-        "Contended line on node {}: placement {}.\n",
-        doc.home_node,
-        if doc.placement_verified {
-            "verified (move_pages)"
-        } else {
-            "NOT verified"
-        }
-    ));
-    if let Some(overhead) = doc.timer_overhead_ns {
-        out.push_str(&format!("Timer overhead {overhead:.0} ns per read, subtracted.\n"));
-    }
-    for warning in &doc.warnings {
-        out.push_str(&format!("warning: {warning}\n"));
     }
     out
 }
