@@ -100,6 +100,31 @@ pub fn summarize(raw: &WatchRaw, locations: &[CodeLocation], target: Target) -> 
     let samples_total: u64 = raw.threads.iter().flat_map(|t| &t.ip_hits).map(|h| h.samples).sum();
     let lost_samples: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
 
+    let writers = writers(raw, &by_address, samples_total);
+    let notes = notes(raw, writes_total, lost_samples);
+    WatchSummary {
+        pid: raw.pid,
+        address: raw.address,
+        symbol: target.symbol,
+        object: target.object,
+        len_bytes: raw.len_bytes,
+        access: raw.access,
+        duration_s: raw.duration_s,
+        writes_total,
+        writes_per_sec: rate(writes_total, raw.duration_s),
+        threads,
+        writers,
+        samples_total,
+        lost_samples,
+        threads_missed: raw.threads_missed,
+        process_exited: raw.process_exited,
+        notes,
+    }
+}
+
+/// The sampled instructions grouped by statement (function, file, line),
+/// or by address alone when the statement is unknown, most samples first.
+fn writers(raw: &WatchRaw, by_address: &BTreeMap<u64, &CodeLocation>, samples_total: u64) -> Vec<Writer> {
     // Group by statement: (function, path, line), or by address alone.
     type Key = (Option<String>, Option<String>, Option<u32>, Option<u64>);
     let mut groups: BTreeMap<Key, Writer> = BTreeMap::new();
@@ -144,25 +169,7 @@ pub fn summarize(raw: &WatchRaw, locations: &[CodeLocation], target: Target) -> 
         writer.tids.sort_unstable();
     }
     writers.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.addresses.cmp(&b.addresses)));
-    let notes = notes(raw, writes_total, lost_samples);
-    WatchSummary {
-        pid: raw.pid,
-        address: raw.address,
-        symbol: target.symbol,
-        object: target.object,
-        len_bytes: raw.len_bytes,
-        access: raw.access,
-        duration_s: raw.duration_s,
-        writes_total,
-        writes_per_sec: rate(writes_total, raw.duration_s),
-        threads,
-        writers,
-        samples_total,
-        lost_samples,
-        threads_missed: raw.threads_missed,
-        process_exited: raw.process_exited,
-        notes,
-    }
+    writers
 }
 
 fn notes(raw: &WatchRaw, writes_total: u64, lost_samples: u64) -> Vec<String> {
