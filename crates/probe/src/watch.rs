@@ -174,26 +174,96 @@ fn attach(spec: &WatchSpec, tid: u32) -> Result<Option<Event>, ProbeError> {
     }
 }
 
+/// The threads being watched, and what happened to the others.
+struct Watched {
+    start: Instant,
+    threads: Vec<Attached>,
+    seen: HashSet<u32>,
+    missed: u64,
+    problems: Vec<String>,
+}
+
+impl Watched {
+    /// One rescan: threads that left are marked gone and new ones attached.
+    /// False when the process itself has gone.
+    fn rescan(&mut self, spec: &WatchSpec) -> bool {
+        let Some(tids) = list_tids(spec.pid) else {
+            let gone = self.start.elapsed();
+            self.threads.iter_mut().for_each(|t| {
+                t.gone_at.get_or_insert(gone);
+            });
+            return false;
+        };
+        let alive: HashSet<u32> = tids.iter().copied().collect();
+        for thread in self.threads.iter_mut().filter(|t| t.gone_at.is_none()) {
+            if !alive.contains(&thread.tid) {
+                thread.gone_at = Some(self.start.elapsed());
+            }
+        }
+        for tid in tids.into_iter().filter(|t| self.seen.insert(*t)) {
+            match attach(spec, tid) {
+                Ok(Some(event)) => self.threads.push(new_attached(tid, event, self.start.elapsed())),
+                Ok(None) => self.missed += 1,
+                // Later threads may fail alone (e.g. debug registers
+                // taken on them); the watch goes on and says so.
+                Err(e) => self
+                    .problems
+                    .push(format!("thread {tid} started during the watch: {e}")),
+            }
+        }
+        true
+    }
+
+    /// Each thread's counts and samples, in thread order.
+    fn finish(mut self, spec: &WatchSpec, rescans: u64, process_exited: bool) -> WatchRaw {
+        let end = self.start.elapsed();
+        let mut raw_threads = Vec::with_capacity(self.threads.len());
+        for thread in self.threads {
+            match thread.finish(end) {
+                Ok(raw) => raw_threads.push(raw),
+                Err(problem) => self.problems.push(problem),
+            }
+        }
+        raw_threads.sort_by_key(|t| t.tid);
+        WatchRaw {
+            pid: spec.pid,
+            address: spec.address,
+            len_bytes: spec.len_bytes,
+            access: spec.access,
+            duration_s: end.as_secs_f64(),
+            rescan_interval_ms: spec.rescan_interval.as_millis() as u64,
+            rescans,
+            threads: raw_threads,
+            threads_missed: self.missed,
+            process_exited,
+            problems: self.problems,
+        }
+    }
+}
+
 /// Watches `spec.address` in every thread of `spec.pid` for
 /// `spec.duration`, following threads that start meanwhile.
 pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
     let pid = spec.pid;
     let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
-    let start = Instant::now();
-    let mut threads: Vec<Attached> = Vec::new();
-    let mut seen: HashSet<u32> = HashSet::new();
-    let mut missed = 0u64;
-    let mut problems = Vec::new();
+    let mut watched = Watched {
+        start: Instant::now(),
+        threads: Vec::new(),
+        seen: HashSet::new(),
+        missed: 0,
+        problems: Vec::new(),
+    };
+    let start = watched.start;
     // At the start any failure is the answer: nothing is watched yet, and
-    // the events opened so far are closed when `threads` is dropped.
+    // the events opened so far are closed when `watched` is dropped.
     for tid in first {
-        seen.insert(tid);
+        watched.seen.insert(tid);
         match attach(spec, tid)? {
-            Some(event) => threads.push(new_attached(tid, event, start.elapsed())),
-            None => missed += 1,
+            Some(event) => watched.threads.push(new_attached(tid, event, start.elapsed())),
+            None => watched.missed += 1,
         }
     }
-    if threads.is_empty() {
+    if watched.threads.is_empty() {
         return Err(ProbeError::NoSuchProcess { pid });
     }
     let too_long = || ProbeError::DurationOutOfRange {
@@ -207,58 +277,18 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
         if now >= deadline {
             break;
         }
-        threads.iter_mut().for_each(Attached::drain);
+        watched.threads.iter_mut().for_each(Attached::drain);
         if now >= next_rescan {
             next_rescan = now.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
             rescans += 1;
-            let Some(tids) = list_tids(pid) else {
+            if !watched.rescan(spec) {
                 process_exited = true;
-                let gone = start.elapsed();
-                threads.iter_mut().for_each(|t| {
-                    t.gone_at.get_or_insert(gone);
-                });
                 break;
-            };
-            let alive: HashSet<u32> = tids.iter().copied().collect();
-            for thread in threads.iter_mut().filter(|t| t.gone_at.is_none()) {
-                if !alive.contains(&thread.tid) {
-                    thread.gone_at = Some(start.elapsed());
-                }
-            }
-            for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
-                match attach(spec, tid) {
-                    Ok(Some(event)) => threads.push(new_attached(tid, event, start.elapsed())),
-                    Ok(None) => missed += 1,
-                    // Later threads may fail alone (e.g. debug registers
-                    // taken on them); the watch goes on and says so.
-                    Err(e) => problems.push(format!("thread {tid} started during the watch: {e}")),
-                }
             }
         }
         std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
     }
-    let end = start.elapsed();
-    let mut raw_threads = Vec::with_capacity(threads.len());
-    for thread in threads {
-        match thread.finish(end) {
-            Ok(raw) => raw_threads.push(raw),
-            Err(problem) => problems.push(problem),
-        }
-    }
-    raw_threads.sort_by_key(|t| t.tid);
-    Ok(WatchRaw {
-        pid,
-        address: spec.address,
-        len_bytes: spec.len_bytes,
-        access: spec.access,
-        duration_s: end.as_secs_f64(),
-        rescan_interval_ms: spec.rescan_interval.as_millis() as u64,
-        rescans,
-        threads: raw_threads,
-        threads_missed: missed,
-        process_exited,
-        problems,
-    })
+    Ok(watched.finish(spec, rescans, process_exited))
 }
 
 fn new_attached(tid: u32, event: Event, attached_at: Duration) -> Attached {
