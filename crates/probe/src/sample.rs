@@ -257,6 +257,61 @@ pub struct Hooks<'a> {
     pub on_sample: &'a mut dyn FnMut(&RegSample<'_>),
 }
 
+/// The threads being sampled, and those that ended or could not be attached.
+struct Sampled {
+    threads: Vec<Attached>,
+    seen: HashSet<u32>,
+    problems: Vec<String>,
+    problems_unlisted: u64,
+    /// Threads that ended: their counts, once their ring was drained and
+    /// closed, so a process that starts and ends threads all the time does
+    /// not pile up rings and descriptors.
+    ended: Vec<ThreadSamples>,
+}
+
+impl Sampled {
+    /// One rescan: ended threads are drained and closed, new ones attached.
+    /// False when the process itself has gone.
+    fn rescan(&mut self, spec: &SampleSpec, code: &mut CodeReader, hooks: &mut Hooks<'_>) -> bool {
+        let Some(tids) = list_tids(spec.pid).filter(|_| !exited(spec.pid)) else {
+            return false;
+        };
+        let alive: HashSet<u32> = tids.iter().copied().collect();
+        let ended = &mut self.ended;
+        self.threads.retain_mut(|thread| {
+            if alive.contains(&thread.tid) {
+                return true;
+            }
+            thread.drain(code, hooks, spec.regs_mask);
+            ended.push(summary(thread, true));
+            false
+        });
+        for tid in tids.into_iter().filter(|t| self.seen.insert(*t)) {
+            match attach(spec, tid) {
+                Ok(Some(sampler)) => self.threads.push(new_attached(tid, sampler)),
+                Ok(None) => {}
+                Err(_) if self.problems.len() >= MAX_PROBLEMS => self.problems_unlisted += 1,
+                Err(e) => self.problems.push(format!("thread {tid} started during sampling: {e}")),
+            }
+        }
+        true
+    }
+
+    /// Every thread's counts, in thread order, and the problems met.
+    fn finish(mut self, process_exited: bool) -> (Vec<ThreadSamples>, Vec<String>) {
+        let mut out: Vec<ThreadSamples> = self.threads.iter().map(|t| summary(t, process_exited)).collect();
+        out.append(&mut self.ended);
+        out.sort_by_key(|t| t.tid);
+        if self.problems_unlisted > 0 {
+            self.problems.push(format!(
+                "… and {} more thread(s) that could not be attached",
+                self.problems_unlisted
+            ));
+        }
+        (out, self.problems)
+    }
+}
+
 /// Samples every thread of `spec.pid` for `spec.duration`, calling
 /// `hooks.on_sample` for each sample as it is drained.
 pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, ProbeError> {
@@ -268,21 +323,20 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
         cache_bytes: 0,
     };
     let start = Instant::now();
-    let mut threads: Vec<Attached> = Vec::new();
-    let mut seen: HashSet<u32> = HashSet::new();
-    let mut problems = Vec::new();
-    let mut problems_unlisted = 0u64;
-    // Threads that ended: their counts, once their ring was drained and
-    // closed, so a process that starts and ends threads all the time does
-    // not pile up rings and descriptors.
-    let mut ended: Vec<ThreadSamples> = Vec::new();
+    let mut sampled = Sampled {
+        threads: Vec::new(),
+        seen: HashSet::new(),
+        problems: Vec::new(),
+        problems_unlisted: 0,
+        ended: Vec::new(),
+    };
     for tid in first {
-        seen.insert(tid);
+        sampled.seen.insert(tid);
         if let Some(sampler) = attach(spec, tid)? {
-            threads.push(new_attached(tid, sampler));
+            sampled.threads.push(new_attached(tid, sampler));
         }
     }
-    if threads.is_empty() {
+    if sampled.threads.is_empty() {
         return Err(ProbeError::NoSuchProcess { pid });
     }
     let too_long = || ProbeError::DurationOutOfRange {
@@ -292,51 +346,27 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
     let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
     let mut process_exited = false;
     while Instant::now() < deadline {
-        for thread in threads.iter_mut() {
+        for thread in sampled.threads.iter_mut() {
             thread.drain(&mut code, hooks, spec.regs_mask);
         }
         if Instant::now() >= next_rescan {
             next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
-            let Some(tids) = list_tids(pid).filter(|_| !exited(pid)) else {
+            if !sampled.rescan(spec, &mut code, hooks) {
                 process_exited = true;
                 break;
-            };
-            let alive: HashSet<u32> = tids.iter().copied().collect();
-            threads.retain_mut(|thread| {
-                if alive.contains(&thread.tid) {
-                    return true;
-                }
-                thread.drain(&mut code, hooks, spec.regs_mask);
-                ended.push(summary(thread, true));
-                false
-            });
-            for tid in tids.into_iter().filter(|t| seen.insert(*t)) {
-                match attach(spec, tid) {
-                    Ok(Some(sampler)) => threads.push(new_attached(tid, sampler)),
-                    Ok(None) => {}
-                    Err(_) if problems.len() >= MAX_PROBLEMS => problems_unlisted += 1,
-                    Err(e) => problems.push(format!("thread {tid} started during sampling: {e}")),
-                }
             }
         }
         std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
     }
-    for thread in threads.iter_mut() {
+    for thread in sampled.threads.iter_mut() {
         thread.drain(&mut code, hooks, spec.regs_mask);
     }
     let duration_s = start.elapsed().as_secs_f64();
-    let mut out: Vec<ThreadSamples> = threads.iter().map(|t| summary(t, process_exited)).collect();
-    out.append(&mut ended);
-    out.sort_by_key(|t| t.tid);
-    if problems_unlisted > 0 {
-        problems.push(format!(
-            "… and {problems_unlisted} more thread(s) that could not be attached"
-        ));
-    }
+    let (threads, problems) = sampled.finish(process_exited);
     Ok(SampleRaw {
         pid,
         duration_s,
-        threads: out,
+        threads,
         process_exited,
         problems,
     })
