@@ -12,8 +12,8 @@ use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
 use numasleuth_report::{lab_charts, lab_text};
 
 use super::lab;
-use super::lab_args::{LockArg, LocksArgs};
-use super::measure_plan::Progress;
+use super::lab_args::{CommonArgs, LockArg, LocksArgs, PlacementArg};
+use super::measure_plan::{Machine, Progress};
 
 pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
@@ -31,15 +31,57 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
             .collect()
     };
     let lock_node = machine.node_of_cpu(lab::cpu_order(&machine, placements[0])[0]);
-    let total = placements.len() * Load::ALL.len() * kinds.len() * counts.len();
+    let grid = Grid {
+        placements: &placements,
+        kinds: &kinds,
+        counts: &counts,
+        lock_node,
+    };
+    let (measured, placement_verified) = measure_all(&machine, common, &grid)?;
+    let rows = locks::rows(measured);
+    let meaning = locks::meaning(&rows);
+    warnings.extend(row_warnings(&rows));
+    warnings.extend(verdict::oversubscribed_warning(oversubscribed));
+    if !placement_verified {
+        warnings.push(format!("the lock could not be verified to be on node {lock_node}"));
+    }
+    let doc = LocksDocument {
+        schema: LOCKS_SCHEMA,
+        run: lab::run_info(&machine, common, oversubscribed),
+        results: rows,
+        lock_node,
+        placement_verified,
+        meaning,
+        warnings,
+    };
+    lab::emit(root, &outputs, &doc, lab_text::locks, lab_charts::locks)
+}
+
+/// What is measured: every placement × load × lock × thread count.
+struct Grid<'a> {
+    placements: &'a [PlacementArg],
+    kinds: &'a [LockKind],
+    counts: &'a [usize],
+    /// The node the lock's memory is bound to.
+    lock_node: u32,
+}
+
+/// Each combination of the grid in turn, and whether the lock was on its
+/// node every time.
+fn measure_all(
+    machine: &Machine,
+    common: &CommonArgs,
+    grid: &Grid<'_>,
+) -> anyhow::Result<(Vec<locks::Measured>, bool)> {
+    let total = grid.placements.len() * Load::ALL.len() * grid.kinds.len() * grid.counts.len();
     let mut progress = Progress::new(total as u64, "lab locks");
     let mut measured = Vec::with_capacity(total);
     let mut placement_verified = true;
-    for &placement in &placements {
-        let order = lab::cpu_order(&machine, placement);
+    for &placement in grid.placements {
+        let order = lab::cpu_order(machine, placement);
         for load in Load::ALL {
-            for &lock in &kinds {
-                for &threads in &counts {
+            for &lock in grid.kinds {
+                for &threads in grid.counts {
                     let label = format!("{} {} {threads} threads", lock.name(), load.name());
                     progress.step(&label);
                     let cpus = lab::cpus_for(&order, threads);
@@ -50,7 +92,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
                         threads,
                         budget: lab::budget(common),
                         samples: common.samples as usize,
-                        node: lock_node,
+                        node: grid.lock_node,
                     };
                     let outcome = workload::run(&config).with_context(|| format!("locks, {label}"))?;
                     placement_verified &= outcome.placement.verified;
@@ -68,8 +110,12 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
         }
     }
     progress.finish();
-    let rows = locks::rows(measured);
-    let meaning = locks::meaning(&rows);
+    Ok((measured, placement_verified))
+}
+
+/// Rows whose throughput spread too widely, or that got too little CPU.
+fn row_warnings(rows: &[locks::Row]) -> Vec<String> {
+    let mut warnings = Vec::new();
     warnings.extend(verdict::spread_warning(rows.iter().map(|r| {
         (
             format!("{} {} {} threads {}", r.lock, r.load, r.threads, r.placement),
@@ -82,20 +128,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
             r.cpu_share.as_ref(),
         )
     })));
-    warnings.extend(verdict::oversubscribed_warning(oversubscribed));
-    if !placement_verified {
-        warnings.push(format!("the lock could not be verified to be on node {lock_node}"));
-    }
-    let doc = LocksDocument {
-        schema: LOCKS_SCHEMA,
-        run: lab::run_info(&machine, common, oversubscribed),
-        results: rows,
-        lock_node,
-        placement_verified,
-        meaning,
-        warnings,
-    };
-    lab::emit(root, &outputs, &doc, lab_text::locks, lab_charts::locks)
+    warnings
 }
 
 fn lock_arg(kind: LockKind) -> LockArg {
