@@ -117,17 +117,41 @@ pub fn boot_and_collect(
         checks.eq("topo schema", t.get("schema"), Some(&Value::from("numasleuth.topo/1")));
     }
 
+    let replay = replayed_snapshot(host, spec, workdir, fixture_dir, checks, sections)?;
+    if let (Some(live), Some(offline)) = (&topo, &replay) {
+        compare_replay(live, offline, checks);
+    }
+
+    Ok(Outcome {
+        run,
+        kernel,
+        topo,
+        replay,
+    })
+}
+
+/// The guest's snapshot, decoded and replayed on the host with `--root`
+/// (and unpacked into `fixture_dir` when given); `None` when there is none.
+fn replayed_snapshot(
+    host: &HostEnv,
+    spec: &GuestSpec,
+    workdir: &Path,
+    fixture_dir: Option<&Path>,
+    checks: &mut Checks,
+    sections: &std::collections::BTreeMap<String, crate::console::Section>,
+) -> Result<Option<Value>, String> {
     let mut replay = None;
-    match section("snapshot") {
+    match sections.get("snapshot") {
         Some(s) if s.rc == 0 => {}
         Some(s) => checks.fail(format!(
             "guest `numasleuth snapshot` exited {}: {}",
             s.rc,
-            section("snapshot.stderr").map_or("", |e| e.text.trim())
+            sections.get("snapshot.stderr").map_or("", |e| e.text.trim())
         )),
         None => checks.fail("guest `numasleuth snapshot` printed no result"),
     }
-    let snapshot = section("snapshot.b64")
+    let snapshot = sections
+        .get("snapshot.b64")
         .filter(|s| s.rc == 0)
         .ok_or_else(|| "snapshot tarball was not printed".to_string())
         .and_then(|s| topo::decode_base64(&s.text));
@@ -152,26 +176,22 @@ pub fn boot_and_collect(
             }
         }
     }
+    Ok(replay)
+}
 
-    if let (Some(live), Some(offline)) = (&topo, &replay) {
-        let (mut live, mut offline) = (live.clone(), offline.clone());
-        topo::strip_volatile(&mut live);
-        topo::strip_volatile(&mut offline);
-        let d = topo::diff(&live, &offline);
-        checks.check(d.is_empty(), || {
-            format!(
-                "replayed snapshot differs from live topo (live != replay):\n      {}",
-                d.join("\n      ")
-            )
-        });
-    }
-
-    Ok(Outcome {
-        run,
-        kernel,
-        topo,
-        replay,
-    })
+/// The live topo and the replay of the guest's snapshot must agree, but for
+/// what changes from one run to the next.
+fn compare_replay(live: &Value, offline: &Value, checks: &mut Checks) {
+    let (mut live, mut offline) = (live.clone(), offline.clone());
+    topo::strip_volatile(&mut live);
+    topo::strip_volatile(&mut offline);
+    let d = topo::diff(&live, &offline);
+    checks.check(d.is_empty(), || {
+        format!(
+            "replayed snapshot differs from live topo (live != replay):\n      {}",
+            d.join("\n      ")
+        )
+    });
 }
 
 /// One guest test from boot to verdict: boots `spec`, runs the shared
