@@ -232,7 +232,9 @@ fn many_cpus_sharing_a_full_width_list_stay_within_the_budget() {
     let shared = base.join("shared-cache");
     fs::create_dir_all(&shared).unwrap();
     fs::write(shared.join("level"), "3\n").unwrap();
-    fs::write(shared.join("shared_cpu_list"), "0-65535\n").unwrap();
+    // None of the CPUs below is in the list, so each reads it (a CPU in an
+    // earlier CPU's list would skip the cache as already read).
+    fs::write(shared.join("shared_cpu_list"), "700-65535\n").unwrap();
     for cpu in 0..700 {
         let cache = base.join(format!("cpu{cpu}/cache"));
         fs::create_dir_all(&cache).unwrap();
@@ -252,4 +254,28 @@ fn many_cpus_sharing_a_full_width_list_stay_within_the_budget() {
     assert!(ids > 0, "lists within the budget are still read");
     let err = gaps.first().unwrap().to_string();
     assert!(err.contains("more than 33554432 CPU ids in all"), "{err}");
+}
+
+#[test]
+fn a_cache_an_earlier_cpu_shares_is_not_read_again() {
+    // CPU 1's copy of index0 is unreadable garbage: read, it would be
+    // noted as malformed. It is read only when CPU 0's list leaves CPU 1 out.
+    for (list, read_again) in [("0-1", false), ("0", true)] {
+        let dir = tree();
+        let base = dir.path().join("sys/devices/system/cpu");
+        for cpu in 0..2 {
+            let index = base.join(format!("cpu{cpu}/cache/index0"));
+            fs::create_dir_all(&index).unwrap();
+            fs::write(base.join(format!("cpu{cpu}/online")), "1\n").unwrap();
+            let level = if cpu == 0 { "3\n" } else { "three\n" };
+            fs::write(index.join("level"), level).unwrap();
+            fs::write(index.join("shared_cpu_list"), format!("{list}\n")).unwrap();
+        }
+        let root = Root::directory(dir.path()).unwrap();
+        let mut gaps = crate::unread::Gaps::default();
+        let cpus = crate::sysfs::cpu::read(&root, &mut gaps).unwrap();
+        assert_eq!(cpus.cpus[0].caches.len(), 1);
+        assert_eq!(cpus.cpus[1].caches.len(), 0, "list {list}");
+        assert_eq!(!gaps.is_empty(), read_again, "list {list}: {:?}", gaps.first());
+    }
 }
