@@ -162,6 +162,17 @@ fn doctor_with_a_pid_that_does_not_exist_is_an_error() {
 fn inspect_fits_a_screen_by_default_and_lists_every_section_on_request() {
     let mut sleeper = std::process::Command::new("sleep").arg("30").spawn().unwrap();
     let pid = sleeper.id().to_string();
+    // Inspected the moment it is spawned, the child may still be in exec,
+    // before the dynamic loader has mapped libc (a loaded CI machine saw
+    // just its stack); wait until it has.
+    let loaded = (0..1000).any(|_| {
+        let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap_or_default();
+        maps.contains("libc") || {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            false
+        }
+    });
+    assert!(loaded, "sleep did not map libc within 10 s");
     let text = |extra: &[&str]| {
         let out = numasleuth().arg("inspect").arg(&pid).args(extra).output().unwrap();
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
