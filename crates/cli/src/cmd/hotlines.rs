@@ -22,8 +22,8 @@ use numasleuth_report::hotlines_text;
 
 use super::hot_args::{HotMethod, HotlinesArgs};
 use super::hotlines_names::Namer;
-use numasleuth_analyze::pmu::precise::{self, Precise};
-use numasleuth_kernel::sysfs::pmu::read_pmus;
+use numasleuth_analyze::pmu::precise;
+use numasleuth_kernel::sysfs::pmu::{read_pmus, PmuReadings};
 use numasleuth_report::export::TextJson;
 
 const RING_PAGES: usize = 64;
@@ -117,7 +117,12 @@ impl Collector {
 }
 
 /// The event to sample on, its `method` name, and what to say about it.
-fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent, String, String)> {
+/// `pmus`: the PMU list, read once per run, or why it could not be read.
+fn choose_event(
+    pmus: Result<&PmuReadings, &String>,
+    args: &HotlinesArgs,
+) -> anyhow::Result<(SampleEvent, String, String)> {
+    let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
     let ip_decode = |why: String| {
         if !numasleuth_decode::SUPPORTED {
             bail!("hotlines ip-decode is x86-64 only on this build ({why})");
@@ -130,7 +135,7 @@ fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent
     match args.method {
         HotMethod::IpDecode => ip_decode("--method ip-decode was asked for".into()),
         HotMethod::Precise => {
-            let p = choose_precise(root).map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
+            let p = choose_precise().map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
             Ok((
                 SampleEvent::Precise {
                     event: p.event,
@@ -140,7 +145,7 @@ fn choose_event(root: &Root, args: &HotlinesArgs) -> anyhow::Result<(SampleEvent
                 p.note,
             ))
         }
-        HotMethod::Auto => match choose_precise(root) {
+        HotMethod::Auto => match choose_precise() {
             Ok(p) => Ok((
                 SampleEvent::Precise {
                     event: p.event,
@@ -164,10 +169,9 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
     }
     let topo = super::topology(root)?;
-    let precise = read_pmus(root)
-        .map(|pmus| precise::available(&pmus))
-        .unwrap_or_default();
-    let (event, method, method_note) = choose_event(root, args)?;
+    let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
+    let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
+    let (event, method, method_note) = choose_event(pmus.as_ref(), args)?;
     let namer = Namer::load(root, pid);
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = SampleSpec {
@@ -287,12 +291,6 @@ fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
             level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
         ),
     }
-}
-
-/// The precise event to sample with here, or why there is none.
-fn choose_precise(root: &Root) -> Result<Precise, String> {
-    let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"))?;
-    precise::choose(&pmus)
 }
 
 #[cfg(test)]
