@@ -121,12 +121,8 @@ pub fn read_sysfs_attribute(mut file: File, cap_bytes: u64) -> io::Result<Vec<u8
     if first < SYSFS_PAGE_BYTES {
         return Ok(bytes);
     }
-    file.take((cap_bytes + 1).saturating_sub(first as u64))
-        .read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > cap_bytes {
-        return Err(too_large(cap_bytes));
-    }
-    Ok(bytes)
+    // The rest under the same cap, counting what was already read.
+    read_capped(bytes.as_slice().chain(file), 0, cap_bytes)
 }
 
 /// Opens an existing regular file for one write (a sysctl, an IRQ
