@@ -11,6 +11,8 @@ pub const MARK_BEGIN: &str = "@@NSTB:BEGIN:";
 pub const MARK_END: &str = "@@NSTB:END:";
 /// Printed by /init after the last section, just before `poweroff -f`.
 pub const MARK_DONE: &str = "@@NSTB:DONE@@";
+/// Printed by /init as its first act: the kernel booted and handed over.
+pub const MARK_INIT: &str = "@@NSTB:INIT@@";
 
 /// One framed result.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,11 +14,18 @@ pub const ENV_STATIC_BIN: &str = "NUMASLEUTH_STATIC_BIN";
 pub const ENV_KERNEL_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_DIR";
 pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
+pub const ENV_INIT_TIMEOUT: &str = "NUMASLEUTH_QEMU_INIT_TIMEOUT_SECS";
 pub const ENV_UPDATE_FIXTURES: &str = "NUMASLEUTH_UPDATE_FIXTURES";
 
 /// Default limit for one guest from spawn to power-off. Guests take about
 /// 10-20 s under TCG; the margin covers a loaded CI machine.
 pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
+
+/// Default limit for the kernel to reach /init's first line. A healthy TCG
+/// boot takes a few seconds; a guest that hangs before /init prints
+/// nothing, and waiting the whole timeout would not change that (guest.rs
+/// boots it once more).
+pub const DEFAULT_INIT_TIMEOUT_SECS: u64 = 60;
 
 const HOW_TO: &str = "\
 to run the QEMU guests:
@@ -37,6 +44,8 @@ pub struct HostEnv {
     pub kernel_dir: PathBuf,
     pub qemu: PathBuf,
     pub timeout_secs: u64,
+    /// From spawn to /init's first line; see [`DEFAULT_INIT_TIMEOUT_SECS`].
+    pub init_timeout_secs: u64,
     pub update_fixtures: bool,
 }
 
@@ -105,10 +114,9 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
         problems.push("qemu-system-x86_64 not found (apt-get install qemu-system-x86)".into());
     }
 
-    let timeout_secs = env::var(ENV_TIMEOUT)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_TIMEOUT_SECS);
+    let seconds = |name: &str, default: u64| env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
+    let timeout_secs = seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT_SECS);
+    let init_timeout_secs = seconds(ENV_INIT_TIMEOUT, DEFAULT_INIT_TIMEOUT_SECS);
     let update_fixtures = env::var(ENV_UPDATE_FIXTURES).is_ok_and(|v| v == "1");
 
     match (static_bin, kernel_dir, qemu) {
@@ -117,6 +125,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
             kernel_dir,
             qemu,
             timeout_secs,
+            init_timeout_secs,
             update_fixtures,
         }),
         _ => Err(problems),

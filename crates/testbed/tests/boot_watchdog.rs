@@ -1,0 +1,77 @@
+//! The boot watchdog (guest.rs): a kernel that never reaches /init is killed
+//! at the init limit and booted once more, and a second hang is an error
+//! that says so. A stand-in `qemu` script plays the hung kernel, so the test
+//! takes seconds; it still builds a real image, so it needs the same inputs
+//! as the guests (`cargo test -- --skip qemu_` leaves it out visibly).
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use numasleuth_testbed::console::{MARK_DONE, MARK_INIT};
+use numasleuth_testbed::{env, guest, guests};
+
+/// A `qemu` that hangs without a console line on its first `hangs` starts
+/// and afterwards prints what a healthy /init would, then exits 0.
+fn fake_qemu(dir: &Path, hangs: u32) -> PathBuf {
+    fs::create_dir_all(dir).unwrap();
+    let starts = dir.join("starts");
+    let _ = fs::remove_file(&starts);
+    let script = format!(
+        r#"#!/bin/sh
+console=
+while [ $# -gt 0 ]; do
+    if [ "$1" = -serial ]; then console=${{2#file:}}; fi
+    shift
+done
+echo start >> '{starts}'
+: > "$console"
+if [ "$(wc -l < '{starts}')" -le {hangs} ]; then exec sleep 600; fi
+printf '%s\r\n%s\r\n' '{MARK_INIT}' '{MARK_DONE}' > "$console"
+"#,
+        starts = starts.display()
+    );
+    let path = dir.join("qemu");
+    fs::write(&path, script).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+fn starts(dir: &Path) -> usize {
+    fs::read_to_string(dir.join("starts")).map_or(0, |s| s.lines().count())
+}
+
+fn host_with(qemu: PathBuf) -> env::HostEnv {
+    let mut host = env::require("qemu boot watchdog");
+    host.qemu = qemu;
+    host.init_timeout_secs = 2;
+    host.timeout_secs = 30;
+    host
+}
+
+#[test]
+fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("boot-watchdog-once");
+    let host = host_with(fake_qemu(&tmp.join("bin"), 1));
+    let mut spec = guests::two_nodes();
+    spec.name = "boot-watchdog-once".into();
+    let workdir = tmp.join("work");
+    let run = guest::run(&host, &spec, &workdir).unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.transcript.done, "the second boot's /init reached its end");
+    assert_eq!(starts(&tmp.join("bin")), 2, "one hung boot, one retry");
+    assert!(
+        workdir.join("console-hung-boot.log").is_file(),
+        "the hung boot's console is kept"
+    );
+}
+
+#[test]
+fn qemu_boot_watchdog_gives_up_after_two_hung_boots() {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("boot-watchdog-twice");
+    let host = host_with(fake_qemu(&tmp.join("bin"), 2));
+    let mut spec = guests::two_nodes();
+    spec.name = "boot-watchdog-twice".into();
+    let err = guest::run(&host, &spec, &tmp.join("work")).expect_err("two hung boots fail");
+    assert!(err.contains("did not start /init within 2 s, twice"), "{err}");
+    assert_eq!(starts(&tmp.join("bin")), 2, "no third boot");
+}
