@@ -118,12 +118,22 @@ pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError>
 /// read is noted in `gaps` and left out.
 pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
     let mut devices = Vec::new();
-    for (kind, class_dir) in [
-        ("net", "sys/class/net"),
-        ("nvme", "sys/class/nvme"),
-        ("block", "sys/class/block"),
+    for (kind, class_dir, virtual_dir) in [
+        ("net", "sys/class/net", Some("sys/devices/virtual/net")),
+        ("nvme", "sys/class/nvme", None),
+        ("block", "sys/class/block", Some("sys/devices/virtual/block")),
     ] {
+        // Virtual devices (lo, bridges, veths, loops) have no PCI function.
+        // One listing of where they live spares resolving each link, which
+        // on a container host is hundreds. Absent from a capture, it is not
+        // a gap: every link is then resolved.
+        let virtual_names = virtual_dir
+            .and_then(|dir| root.list(dir).ok().flatten())
+            .unwrap_or_default();
         for name in gaps.keep(root.list(class_dir)).unwrap_or_default() {
+            if virtual_names.binary_search(&name).is_ok() {
+                continue;
+            }
             let entry = format!("{class_dir}/{name}");
             // A device can vanish between listing and resolving (or its link
             // dangle in a capture); it is then simply not there.
@@ -153,6 +163,9 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
         }
     }
     for address in gaps.keep(root.list("sys/bus/pci/devices")).unwrap_or_default() {
+        if devices.iter().any(|d| d.pci.address == address) {
+            continue;
+        }
         let Some(dir) = gaps.ok(root.resolve(&format!("sys/bus/pci/devices/{address}"))) else {
             continue;
         };
@@ -162,9 +175,6 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
         let Some(kind) = kind_of_class(class) else {
             continue;
         };
-        if devices.iter().any(|d| d.pci.address == address) {
-            continue;
-        }
         devices.push(Device {
             kind: kind.into(),
             name: address.clone(),
@@ -177,6 +187,54 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tree with a virtio NIC on a PCI function and `lo`; `virtual_net`
+    /// names what `sys/devices/virtual/net` lists (`None`: no such dir).
+    fn device_tree(virtual_net: Option<&[&str]>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |p: &str| dir.path().join(p);
+        let function = "sys/devices/pci0000:00/0000:00:03.0";
+        std::fs::create_dir_all(at(&format!("{function}/virtio0/net/eth0"))).unwrap();
+        for (file, value) in [("class", "0x020000"), ("vendor", "0x1af4"), ("device", "0x1000")] {
+            std::fs::write(at(&format!("{function}/{file}")), format!("{value}\n")).unwrap();
+        }
+        std::fs::create_dir_all(at("sys/bus/pci/devices")).unwrap();
+        std::os::unix::fs::symlink(
+            format!("../../../devices/pci0000:00/0000:00:03.0"),
+            at("sys/bus/pci/devices/0000:00:03.0"),
+        )
+        .unwrap();
+        std::fs::create_dir_all(at("sys/class/net")).unwrap();
+        let eth0 = "../../devices/pci0000:00/0000:00:03.0/virtio0/net/eth0";
+        std::os::unix::fs::symlink(eth0, at("sys/class/net/eth0")).unwrap();
+        std::os::unix::fs::symlink("../../devices/virtual/net/lo", at("sys/class/net/lo")).unwrap();
+        if let Some(names) = virtual_net {
+            for name in names {
+                std::fs::create_dir_all(at(&format!("sys/devices/virtual/net/{name}"))).unwrap();
+            }
+        }
+        dir
+    }
+
+    #[test]
+    fn virtual_devices_are_known_by_one_listing_or_by_their_links() {
+        let names = |devices: &[Device]| devices.iter().map(|d| d.name.clone()).collect::<Vec<_>>();
+        // lo is left out by its dangling link when nothing lists it, and no
+        // gap is noted for the missing listing.
+        let tree = device_tree(None);
+        let mut gaps = Gaps::default();
+        let devices = read_devices(&Root::directory(tree.path()).unwrap(), &mut gaps);
+        assert_eq!(names(&devices), ["eth0"]);
+        assert_eq!(devices[0].pci.address, "0000:00:03.0");
+        assert!(gaps.is_empty(), "{:?}", gaps.first());
+        // The listing decides without resolving: a listed name is left out
+        // even where its link would lead to a PCI function.
+        let tree = device_tree(Some(&["lo", "eth0"]));
+        let mut gaps = Gaps::default();
+        let devices = read_devices(&Root::directory(tree.path()).unwrap(), &mut gaps);
+        assert!(names(&devices).is_empty(), "{:?}", names(&devices));
+        assert!(gaps.is_empty(), "{:?}", gaps.first());
+    }
 
     #[test]
     fn pci_addresses() {
