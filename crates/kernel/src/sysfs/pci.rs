@@ -200,7 +200,7 @@ mod tests {
         }
         std::fs::create_dir_all(at("sys/bus/pci/devices")).unwrap();
         std::os::unix::fs::symlink(
-            format!("../../../devices/pci0000:00/0000:00:03.0"),
+            "../../../devices/pci0000:00/0000:00:03.0",
             at("sys/bus/pci/devices/0000:00:03.0"),
         )
         .unwrap();
