@@ -79,7 +79,8 @@ pub struct RunsArgs {
     pub release_after: Option<Duration>,
     /// The metric: the group named `value`, or else the first number, of
     /// the last output line (stdout or stderr) matching this regular
-    /// expression. Default: wall time in seconds, lower is better.
+    /// expression (ASCII classes: \d, \w, \s and (?i) cover ASCII only).
+    /// Default: wall time in seconds, lower is better.
     #[arg(long, value_name = "REGEX")]
     pub metric: Option<String>,
     /// A lower metric is better (wall time always is).
