@@ -6,7 +6,7 @@
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -122,32 +122,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 
     let _lock = GuestLock::acquire()?;
     let limit = Duration::from_secs(host.timeout_secs);
-    let init_limit = Duration::from_secs(host.init_timeout_secs);
-    let mut hung_twice = false;
-    let (started, status) = match boot(host, &args, workdir, &console_log, (init_limit, limit))? {
-        Boot::Finished(started, status) => (started, status),
-        Boot::Hung => {
-            // A kernel that never starts /init is TCG's problem, not the
-            // test's: seen once in CI (no console output in 120 s while the
-            // guests before and after booted in 20 s). The hung boot's
-            // console is kept beside the retry's, and the retry is said.
-            let kept = workdir.join("console-hung-boot.log");
-            fs::rename(&console_log, &kept).map_err(|e| format!("keeping {}: {e}", kept.display()))?;
-            crate::env::report(&format!(
-                "[testbed] {}: the kernel did not start /init within {} s; booting once more (first console in {})",
-                spec.name,
-                host.init_timeout_secs,
-                kept.display()
-            ));
-            match boot(host, &args, workdir, &console_log, (init_limit, limit))? {
-                Boot::Finished(started, status) => (started, status),
-                Boot::Hung => {
-                    hung_twice = true;
-                    (Instant::now(), None)
-                }
-            }
-        }
-    };
+    let (started, status, hung_twice) = boot_once_more_if_hung(host, spec, &args, workdir, &console_log)?;
     let boot_to_poweroff = started.elapsed();
 
     let console = fs::read(&console_log)
@@ -186,10 +161,44 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
     })
 }
 
+/// Boots, and boots once more when the kernel never reached /init. Returns
+/// when qemu was spawned, how it ended, and whether both boots hung.
+fn boot_once_more_if_hung(
+    host: &HostEnv,
+    spec: &GuestSpec,
+    args: &[String],
+    workdir: &Path,
+    console_log: &Path,
+) -> Result<(Instant, Option<ExitStatus>, bool), String> {
+    let limits = (
+        Duration::from_secs(host.init_timeout_secs),
+        Duration::from_secs(host.timeout_secs),
+    );
+    if let Boot::Finished(started, status) = boot(host, args, workdir, console_log, limits)? {
+        return Ok((started, status, false));
+    }
+    // A kernel that never starts /init is TCG's problem, not the test's:
+    // seen once in CI (no console output in 120 s while the guests before
+    // and after booted in 20 s). The hung boot's console is kept beside the
+    // retry's, and the retry is said.
+    let kept = workdir.join("console-hung-boot.log");
+    fs::rename(console_log, &kept).map_err(|e| format!("keeping {}: {e}", kept.display()))?;
+    crate::env::report(&format!(
+        "[testbed] {}: the kernel did not start /init within {} s; booting once more (first console in {})",
+        spec.name,
+        host.init_timeout_secs,
+        kept.display()
+    ));
+    Ok(match boot(host, args, workdir, console_log, limits)? {
+        Boot::Finished(started, status) => (started, status, false),
+        Boot::Hung => (Instant::now(), None, true),
+    })
+}
+
 enum Boot {
     /// qemu exited with this status, or `None` when it was killed at the
     /// limit after /init had started; with the time qemu was spawned.
-    Finished(Instant, Option<std::process::ExitStatus>),
+    Finished(Instant, Option<ExitStatus>),
     /// Killed because /init printed nothing within the init limit.
     Hung,
 }
