@@ -122,7 +122,12 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 
     let _lock = GuestLock::acquire()?;
     let limit = Duration::from_secs(host.timeout_secs);
-    let (started, status, hung_twice) = boot_once_more_if_hung(host, spec, &args, workdir, &console_log)?;
+    let boot = boot_once_more_if_hung(host, spec, &args, workdir, &console_log)?;
+    let (started, status) = match boot {
+        Boot::Finished(started, status) => (started, status),
+        // Nothing to report from but the consoles.
+        Boot::Hung => (Instant::now(), None),
+    };
     let boot_to_poweroff = started.elapsed();
 
     let console = fs::read(&console_log)
@@ -140,7 +145,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
         )
     };
     match status {
-        None if hung_twice => {
+        None if matches!(boot, Boot::Hung) => {
             let secs = host.init_timeout_secs;
             return Err(format!(
                 "the kernel did not start /init within {secs} s, twice; {}",
@@ -161,21 +166,21 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
     })
 }
 
-/// Boots, and boots once more when the kernel never reached /init. Returns
-/// when qemu was spawned, how it ended, and whether both boots hung.
+/// Boots, and boots once more when the kernel never reached /init;
+/// `Boot::Hung` means both boots hung.
 fn boot_once_more_if_hung(
     host: &HostEnv,
     spec: &GuestSpec,
     args: &[String],
     workdir: &Path,
     console_log: &Path,
-) -> Result<(Instant, Option<ExitStatus>, bool), String> {
+) -> Result<Boot, String> {
     let limits = (
         Duration::from_secs(host.init_timeout_secs),
         Duration::from_secs(host.timeout_secs),
     );
-    if let Boot::Finished(started, status) = boot(host, args, workdir, console_log, limits)? {
-        return Ok((started, status, false));
+    if let finished @ Boot::Finished(..) = boot(host, args, workdir, console_log, limits)? {
+        return Ok(finished);
     }
     // A kernel that never starts /init is TCG's problem, not the test's:
     // seen once in CI (no console output in 120 s while the guests before
@@ -189,10 +194,7 @@ fn boot_once_more_if_hung(
         host.init_timeout_secs,
         kept.display()
     ));
-    Ok(match boot(host, args, workdir, console_log, limits)? {
-        Boot::Finished(started, status) => (started, status, false),
-        Boot::Hung => (Instant::now(), None, true),
-    })
+    boot(host, args, workdir, console_log, limits)
 }
 
 enum Boot {
@@ -228,7 +230,7 @@ fn boot(
             return Ok(Boot::Finished(started, Some(status)));
         }
         if !init_seen {
-            init_seen = fs::read(console_log).is_ok_and(|b| contains(&b, console::MARK_INIT.as_bytes()));
+            init_seen = fs::read(console_log).is_ok_and(|b| String::from_utf8_lossy(&b).contains(console::MARK_INIT));
         }
         let hung = !init_seen && started.elapsed() > init_limit.min(limit);
         if hung || started.elapsed() > limit {
@@ -243,10 +245,6 @@ fn boot(
         }
         sleep(Duration::from_millis(100));
     }
-}
-
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 fn shell_quote(s: &str) -> String {

@@ -49,16 +49,25 @@ fn host_with(qemu: PathBuf) -> env::HostEnv {
     host
 }
 
+/// Runs a two-node guest named `name` under a stand-in qemu that hangs on
+/// its first `hangs` starts; returns the run, its work dir and how many
+/// times qemu was started.
+fn run_with_hangs(name: &str, hangs: u32) -> (Result<guest::GuestRun, String>, PathBuf, usize) {
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let host = host_with(fake_qemu(&tmp.join("bin"), hangs));
+    let mut spec = guests::two_nodes();
+    spec.name = name.into();
+    let workdir = tmp.join("work");
+    let run = guest::run(&host, &spec, &workdir);
+    (run, workdir, starts(&tmp.join("bin")))
+}
+
 #[test]
 fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("boot-watchdog-once");
-    let host = host_with(fake_qemu(&tmp.join("bin"), 1));
-    let mut spec = guests::two_nodes();
-    spec.name = "boot-watchdog-once".into();
-    let workdir = tmp.join("work");
-    let run = guest::run(&host, &spec, &workdir).unwrap_or_else(|e| panic!("{e}"));
+    let (run, workdir, starts) = run_with_hangs("boot-watchdog-once", 1);
+    let run = run.unwrap_or_else(|e| panic!("{e}"));
     assert!(run.transcript.done, "the second boot's /init reached its end");
-    assert_eq!(starts(&tmp.join("bin")), 2, "one hung boot, one retry");
+    assert_eq!(starts, 2, "one hung boot, one retry");
     assert!(
         workdir.join("console-hung-boot.log").is_file(),
         "the hung boot's console is kept"
@@ -67,11 +76,8 @@ fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
 
 #[test]
 fn qemu_boot_watchdog_gives_up_after_two_hung_boots() {
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("boot-watchdog-twice");
-    let host = host_with(fake_qemu(&tmp.join("bin"), 2));
-    let mut spec = guests::two_nodes();
-    spec.name = "boot-watchdog-twice".into();
-    let err = guest::run(&host, &spec, &tmp.join("work")).expect_err("two hung boots fail");
+    let (run, _, starts) = run_with_hangs("boot-watchdog-twice", 2);
+    let err = run.expect_err("two hung boots fail");
     assert!(err.contains("did not start /init within 2 s, twice"), "{err}");
-    assert_eq!(starts(&tmp.join("bin")), 2, "no third boot");
+    assert_eq!(starts, 2, "no third boot");
 }
