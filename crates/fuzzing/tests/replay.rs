@@ -129,27 +129,3 @@ fn journal_seeds_reach_past_the_structural_checks() {
     let err = numasleuth_change::Journal::from_json(&forged).unwrap_err();
     assert!(err.contains("not a file numasleuth ever writes"), "{err}");
 }
-
-/// fuzz/ is its own workspace with its own lock file; a dependency added to
-/// any crate the harnesses use must be locked there too, or CI's
-/// `scripts/fuzz` stops at `cargo fetch --locked`. Caught here first.
-#[test]
-fn the_fuzz_lock_file_is_current() {
-    let output = std::process::Command::new(env!("CARGO"))
-        .args([
-            "metadata",
-            "--locked",
-            "--offline",
-            "--format-version",
-            "1",
-            "--manifest-path",
-        ])
-        .arg(repo().join("fuzz/Cargo.toml"))
-        .output()
-        .expect("cargo runs");
-    assert!(
-        output.status.success(),
-        "fuzz/Cargo.lock is stale; run `cargo metadata --manifest-path fuzz/Cargo.toml --offline` and commit it: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-}
