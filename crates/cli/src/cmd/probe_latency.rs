@@ -21,7 +21,7 @@ use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
 use super::node_sampler::Sampler;
 use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
-use super::stop_signal::{stop_on_signals, STOP};
+use super::stop_signal::stop_on_signals;
 use numasleuth_measure::probe_latency::ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
 use numasleuth_measure::probe_latency::schedule::drive;
 
@@ -42,12 +42,12 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         bail!("probe-latency measures the live system; --root names a snapshot, which has no latency to measure");
     }
     // Before the file exists, so ^C can never leave it behind.
-    stop_on_signals();
+    let stop = stop_on_signals();
     let (mut op, label) = operation(root, &op_kind, args.node)?;
     let interval = signal_interval(args.duration);
     let start = Instant::now();
     let sampler = Sampler::start(root.clone(), start, interval).context("cannot start the memory-signal sampler")?;
-    let recorded = drive(op.as_mut(), args.rate, args.duration, start, &STOP);
+    let recorded = drive(op.as_mut(), args.rate, args.duration, start, &stop);
     let signals = sampler.finish();
     // Removes the probe's own file before anything is printed.
     drop(op);

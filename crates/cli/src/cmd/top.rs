@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context};
 use clap::Args;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::DefaultTerminal;
@@ -54,9 +55,9 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
     };
     // SIGTERM (and SIGINT, though raw mode turns ^C into a key) end the
     // loop, so the terminal is restored rather than left in raw mode.
-    super::stop_signal::stop_on_signals();
+    let stop = super::stop_signal::stop_on_signals();
     let mut terminal = ratatui::try_init().context("cannot set up the terminal")?;
-    let result = event_loop(&mut terminal, root, &topology, &mut collector, &mut state);
+    let result = event_loop(&mut terminal, root, &topology, &mut collector, &mut state, &stop);
     ratatui::restore();
     result.map(|()| ExitCode::SUCCESS)
 }
@@ -67,6 +68,7 @@ fn event_loop(
     topology: &Topology,
     collector: &mut Collector,
     state: &mut ViewState,
+    stop: &Stop,
 ) -> anyhow::Result<()> {
     let mut frame = collector.refresh();
     let mut due = Instant::now() + REFRESH;
@@ -74,7 +76,7 @@ fn event_loop(
         sort(&mut frame.procs, state.sort);
         state.selected = state.selected.min(frame.procs.len().saturating_sub(1));
         terminal.draw(|f| draw(f, &frame, state)).context("cannot draw")?;
-        if super::stop_signal::STOP.load(std::sync::atomic::Ordering::Relaxed) {
+        if stop.requested() {
             return Ok(());
         }
         // Short polls so a SIGTERM is noticed within a quarter second.

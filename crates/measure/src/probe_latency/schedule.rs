@@ -9,11 +9,12 @@
 //! buckets, however long the run.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 use numasleuth_model::latency::Bucket;
+use numasleuth_model::stop::Stop;
 
 use super::ops::Operation;
 
@@ -48,7 +49,7 @@ pub fn drive(
     rate_per_sec: u64,
     duration: Duration,
     start: Instant,
-    stop: &AtomicBool,
+    stop: &Stop,
 ) -> io::Result<Recorded> {
     let duration_ns = u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
     let total = (u128::from(duration_ns) * u128::from(rate_per_sec) / 1_000_000_000).max(1) as u64;
@@ -73,9 +74,9 @@ pub fn drive(
         let intended_ns = (u128::from(i) * 1_000_000_000 / u128::from(rate_per_sec)) as u64;
         wait_until(intended_ns, &elapsed_ns);
         let began_ns = elapsed_ns();
-        if began_ns > deadline_ns || stop.load(Ordering::Relaxed) {
+        if began_ns > deadline_ns || stop.requested() {
             recorded.not_issued = total - i;
-            recorded.interrupted = stop.load(Ordering::Relaxed);
+            recorded.interrupted = stop.requested();
             break;
         }
         op.once()?;
@@ -135,7 +136,7 @@ mod tests {
             at: 100,
             stall: Duration::from_millis(200),
         };
-        let stop = AtomicBool::new(false);
+        let stop = Stop::new();
         let r = drive(&mut op, 1000, Duration::from_millis(500), Instant::now(), &stop).unwrap();
         assert_eq!(op.calls, 500);
         assert_eq!((r.corrected.len(), r.uncorrected.len(), r.not_issued), (500, 500, 0));
@@ -159,7 +160,8 @@ mod tests {
             at: 0,
             stall: Duration::ZERO,
         };
-        let stop = AtomicBool::new(true);
+        let stop = Stop::new();
+        stop.request();
         let r = drive(&mut op, 10, Duration::from_secs(3600), Instant::now(), &stop).unwrap();
         assert_eq!((op.calls, r.not_issued, r.interrupted), (0, 36_000, true));
         assert!(r.buckets.len() <= MAX_BUCKETS as usize + 1);
