@@ -219,7 +219,7 @@ mod tests {
 
     /// The layout before 6.10 (`char comm[16]`): tracefs in the QEMU
     /// guest (Debian 6.1.0-48-amd64), captured by
-    /// crates/testbed/tests/migrations_guest.rs on 2026-11-23.
+    /// crates/testbed/tests/it/migrations_guest.rs on 2026-11-23.
     pub const FORMAT_6_1: &str = "name: sched_migrate_task
 ID: 318
 format:

@@ -1,5 +1,5 @@
 //! Rust debug formatting that must never reach a reader: the check
-//! crates/cli/tests/golden_cli.rs makes of the command goldens, plus sets
+//! crates/cli/tests/it/golden_cli.rs makes of the command goldens, plus sets
 //! of numbers (`{0, 1}`). The cli golden tests include this file too.
 
 /// Scans every stored golden file in `dir` except JSON ones (JSON keeps

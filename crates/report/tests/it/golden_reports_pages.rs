@@ -1,0 +1,303 @@
+//! Golden tests of the page- and thread-level reports (`move`, `bisect`,
+//! `hotlines`, `migrations`):
+//! one hand-built two-node document each, text at 80 and 200 columns and
+//! JSON. `INSTA_UPDATE=always cargo test -p numasleuth-report --test
+//! golden_reports_pages` rewrites them after a deliberate change.
+
+use crate::common;
+
+use std::collections::BTreeMap;
+
+use common::golden_all;
+use numasleuth_analyze::hotlines::LineSymbolUse;
+use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_kernel::pages::Residency;
+use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, ReadingsJson, RestoreJson, StepJson};
+use numasleuth_report::export::TextJson;
+use numasleuth_report::hotlines_json::{self, HotlinesJson, LineJson};
+use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, RunJson, TargetJson, VmaJson};
+use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
+
+fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
+    counts.iter().map(|(n, c)| (n.to_string(), *c)).collect()
+}
+
+fn run(start: u64, pages: u64, node: Option<u32>, state: Option<Residency>) -> RunJson {
+    RunJson {
+        start: format!("{start:#x}"),
+        pages,
+        node,
+        state,
+    }
+}
+
+fn heap() -> TargetJson {
+    TargetJson {
+        what: "[heap]".into(),
+        object: None,
+        start: "0x55d4c6a00000".into(),
+        end: "0x55d4c6e00000".into(),
+    }
+}
+
+/// Moving a 4 MiB heap to node 1: 700 pages on node 0 moved, one run in a
+/// hinting fault, one left swapped out, and numa_maps agreeing afterwards.
+fn move_document() -> MoveDocument {
+    let base = 0x55d4_c6a0_0000_u64;
+    MoveDocument {
+        schema: move_json::SCHEMA,
+        pid: 4242,
+        comm: "postgres".into(),
+        to_node: 1,
+        to_node_has_cpus: true,
+        page_bytes: 4096,
+        targets: vec![heap()],
+        pages_total: 1024,
+        pages_by_node: by_node(&[(0, 700), (1, 300)]),
+        already_there: 300,
+        not_present: 16,
+        swapped_out: 4,
+        zero_page: 2,
+        unmapped: 0,
+        query_failed: 0,
+        hinting_faults: 2,
+        hinting: vec![run(base + 0x1000, 2, None, Some(Residency::HintingFault))],
+        pages_to_move: 700,
+        to_move: vec![run(base, 1, Some(0), None), run(base + 0x3000, 699, Some(0), None)],
+        numa_maps_before: vec![VmaJson {
+            start: "0x55d4c6a00000".into(),
+            end: "0x55d4c6e00000".into(),
+            pages_by_node: by_node(&[(0, 702), (1, 300)]),
+        }],
+        numa_maps_after: Some(vec![VmaJson {
+            start: "0x55d4c6a00000".into(),
+            end: "0x55d4c6e00000".into(),
+            pages_by_node: by_node(&[(0, 2), (1, 1000)]),
+        }]),
+        applied: Some(AppliedJson {
+            journal: "/var/lib/numasleuth/journal/move-4242.json".into(),
+            attempted: 702,
+            verified: 700,
+            revealed: 2,
+            not_moved: vec![run(base + 0x1000, 2, None, Some(Residency::SwappedOut))],
+            numa_maps_gained: 700,
+            numa_maps_agrees: true,
+        }),
+        notes: vec![
+            "2 pages were in a NUMA hinting fault; they were touched first so move_pages could see them".into(),
+        ],
+    }
+}
+
+#[test]
+fn move_report() {
+    let doc = move_document();
+    golden_all("move", &TextJson::new(&doc, |_| move_text::render(&doc)));
+}
+
+fn readings(values: &[f64]) -> ReadingsJson {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    ReadingsJson {
+        values: values.to_vec(),
+        median: sorted[sorted.len() / 2],
+        min: sorted[0],
+        max: sorted[sorted.len() - 1],
+    }
+}
+
+fn step(first_address: &str, pages: u64, values: &[f64], change: f64) -> StepJson {
+    let readings = readings(values);
+    StepJson {
+        first_address: first_address.into(),
+        pages,
+        pages_moved: pages,
+        metric: readings.median,
+        readings,
+        change,
+        threshold: 0.1,
+        changed: change.abs() >= 0.1,
+    }
+}
+
+/// Bisecting 64 heap pages with a throughput metric: the half with the hot
+/// counter drops throughput by a third, narrowing to one page.
+fn bisect_document() -> BisectDocument {
+    BisectDocument {
+        schema: bisect_json::SCHEMA,
+        pid: 4242,
+        comm: "postgres".into(),
+        targets: vec![heap()],
+        metric_cmd: "curl -s localhost:9187/tps".into(),
+        lower_is_better: false,
+        settle_ms: 500,
+        rounds: 3,
+        min_change: 0.1,
+        page_bytes: 4096,
+        candidate_pages: 64,
+        left_out: [("already on node 1".to_string(), 12)].into_iter().collect(),
+        applied: true,
+        baseline: Some(readings(&[48_100.0, 48_400.0, 47_900.0])),
+        steps: vec![
+            step("0x55d4c6a00000", 32, &[47_800.0, 48_200.0, 48_000.0], -0.004),
+            step("0x55d4c6a20000", 32, &[31_900.0, 32_400.0, 32_100.0], -0.335),
+            step("0x55d4c6a20000", 16, &[32_000.0, 32_300.0, 31_700.0], -0.335),
+            step("0x55d4c6a2f000", 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
+        ],
+        verdict: Some("page".into()),
+        culprit_pages: vec![CulpritJson {
+            address: "0x55d4c6a2f000".into(),
+            home_node: 0,
+            away_node: 1,
+            symbols: vec!["stats_counter".into()],
+            symbol_details: vec!["stats_counter (64 bytes, .bss of /usr/lib/postgresql/bin/postgres)".into()],
+            object: Some("/usr/lib/postgresql/bin/postgres".into()),
+        }],
+        restored: true,
+        restore: Some(RestoreJson {
+            pages: 64,
+            home: 64,
+            sent_home_at_end: 32,
+            still_away: 0,
+            elsewhere: 0,
+        }),
+        // Every page is home again, so the journal was removed.
+        journal: None,
+        stopped: None,
+        sets_moved: 4,
+        notes: vec!["12 pages already on node 1 were left out".into()],
+    }
+}
+
+#[test]
+fn bisect() {
+    let doc = bisect_document();
+    golden_all("bisect", &TextJson::new(&doc, |_| bisect_text::render(&doc)));
+}
+
+fn symbol_use(name: &str, reads: u64, writes: u64, threads: &[u32]) -> LineSymbolUse {
+    LineSymbolUse {
+        name: name.into(),
+        reads,
+        writes,
+        threads: threads.to_vec(),
+    }
+}
+
+/// Two lines: one falsely shared by writers on both nodes, one read-mostly.
+fn hotlines_document() -> HotlinesJson {
+    let shared = LineJson {
+        address: "0x55d4c5e01040".into(),
+        symbols: vec!["counter_a".into(), "counter_b".into()],
+        region: ".bss of /usr/bin/app".into(),
+        samples: 912,
+        writes: 610,
+        reads: 302,
+        read_modify_writes: 540,
+        threads: vec![4243, 4244],
+        writer_threads: vec![4243, 4244],
+        cpus: vec![0, 8],
+        nodes: vec![0, 1],
+        contended: true,
+        reasons: vec!["written by 2 threads on 2 nodes".into()],
+        false_sharing: true,
+        symbol_use: vec![
+            symbol_use("counter_a", 150, 300, &[4243]),
+            symbol_use("counter_b", 152, 310, &[4244]),
+        ],
+    };
+    let read_mostly = LineJson {
+        address: "0x55d4c5e02000".into(),
+        symbols: vec!["config".into()],
+        region: ".data of /usr/bin/app".into(),
+        samples: 120,
+        writes: 0,
+        reads: 120,
+        read_modify_writes: 0,
+        threads: vec![4243, 4244, 4245],
+        writer_threads: vec![],
+        cpus: vec![0, 1, 8],
+        nodes: vec![0, 1],
+        contended: false,
+        reasons: vec![],
+        false_sharing: false,
+        symbol_use: vec![symbol_use("config", 120, 0, &[4243, 4244, 4245])],
+    };
+    HotlinesJson {
+        schema: hotlines_json::SCHEMA,
+        pid: 4242,
+        method: "software page faults + breakpoints".into(),
+        duration_s: 5.0,
+        samples: 1210,
+        no_memory_samples: 31,
+        unknown_share: 0.03,
+        unknown: [("stack".to_string(), 20), ("anonymous".to_string(), 11)]
+            .into_iter()
+            .collect(),
+        threads_sampled: 3,
+        process_exited: false,
+        precise_available: vec![],
+        lines: vec![shared, read_mostly],
+        next_step: Some("confirm with `numasleuth watch -p 4242 --symbol counter_a`".into()),
+        notes: vec!["no precise memory sampling (PEBS/IBS) here; addresses come from page faults".into()],
+    }
+}
+
+#[test]
+fn hotlines() {
+    let doc = hotlines_document();
+    golden_all("hotlines", &TextJson::new(&doc, |_| hotlines_text::render(&doc)));
+}
+
+/// One thread hopping between nodes every ~100 ms for 2 s, one staying
+/// put, AutoNUMA on; the findings come from analyze as the command's do.
+#[test]
+fn migrations() {
+    let hops: Vec<(u32, u32)> = (0..20).map(|i| if i % 2 == 0 { (1, 9) } else { (9, 1) }).collect();
+    let paths = vec![
+        ThreadPath {
+            tid: 4243,
+            comm: "worker".into(),
+            moves: hops.len() as u64,
+            path: hops,
+        },
+        ThreadPath {
+            tid: 4244,
+            comm: "logger".into(),
+            moves: 1,
+            path: vec![(2, 3)],
+        },
+    ];
+    let node_of: BTreeMap<u32, u32> = (0..16).map(|cpu| (cpu, cpu / 8)).collect();
+    let duration_s = 2.0;
+    let threads = migrations::summarize(&paths, &node_of, duration_s);
+    let numa = NumaBalancing {
+        mode: Some(1),
+        tasks: vec![TaskNuma {
+            tid: 4243,
+            numa_preferred_nid: Some(1),
+            numa_pages_migrated: Some(5_120),
+            total_numa_faults: Some(20_480),
+            mems_allowed: Some("0-1".into()),
+        }],
+        pages_migrated_before: Some(100_000),
+        pages_migrated_after: Some(105_120),
+    };
+    let method = Method::Tracepoint;
+    let findings = migrations::findings(4242, &threads, &numa, &method, duration_s);
+    let notes = vec!["threads that started during the run are counted from their first move".to_string()];
+    let document = migrations_json::build(Some(4242), &method, duration_s, &threads, &numa, &findings, &notes);
+    let view = migrations_text::View {
+        pid: Some(4242),
+        method: &method,
+        duration_s,
+        threads: &threads,
+        numa: &numa,
+        findings: &findings,
+        notes: &notes,
+    };
+    golden_all(
+        "migrations",
+        &TextJson::new(document, |_| migrations_text::render(&view)),
+    );
+}

@@ -1,0 +1,9 @@
+//! Every integration test of this crate, in one test binary: one link
+//! instead of one per file (run one file with `cargo test -p CRATE --test it FILE::`).
+
+#[path = "../common/mod.rs"]
+mod common;
+mod golden_reports;
+mod golden_reports_lab;
+mod golden_reports_pages;
+mod golden_reports_process;

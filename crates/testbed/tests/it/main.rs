@@ -1,0 +1,13 @@
+//! Every integration test of this crate, in one test binary: one link
+//! instead of one per file (run one file with `cargo test -p CRATE --test it FILE::`).
+
+mod bisect_guest;
+mod boot_watchdog;
+mod detective_guest;
+mod guests;
+mod lab_guest;
+mod memwatch_guest;
+mod migrations_guest;
+mod probe_latency_guest;
+mod runs_guest;
+mod victim_guest;
