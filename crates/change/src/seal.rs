@@ -15,14 +15,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use sha2::{Digest, Sha256};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::apply::ChangeError;
 
-/// Bytes of key: the SHA-256 block is 64, and 32 random bytes are the
-/// strength of the hash itself.
+/// Bytes of key: 32 random bytes are the strength of the hash itself.
 const KEY_BYTES: usize = 32;
-const SHA256_BLOCK_BYTES: usize = 64;
 pub const KEY_FILE: &str = "journal.key";
 /// Where root's key lives.
 pub const ROOT_STATE_DIR: &str = "/var/lib/numasleuth";
@@ -79,29 +78,45 @@ impl JournalKey {
 
     /// HMAC-SHA256 (RFC 2104) of `message`, as lowercase hex.
     pub fn seal(&self, message: &[u8]) -> String {
-        let mut block = [0u8; SHA256_BLOCK_BYTES];
-        block[..KEY_BYTES].copy_from_slice(&self.0);
-        let pad = |byte: u8| block.map(|b| b ^ byte);
-        let inner = Sha256::new().chain_update(pad(0x36)).chain_update(message).finalize();
-        let outer = Sha256::new().chain_update(pad(0x5c)).chain_update(inner).finalize();
-        hex(&outer)
+        hex(&hmac_sha256(&self.0, message))
     }
 
-    /// Whether `seal` is this key's seal of `message`, compared in time
-    /// independent of where they differ.
+    /// Whether `seal` is this key's seal of `message`. The comparison is the
+    /// hmac crate's, in time independent of where the two differ.
     pub fn verify(&self, message: &[u8], seal: &str) -> bool {
-        let expected = self.seal(message);
-        expected.len() == seal.len()
-            && expected
-                .bytes()
-                .zip(seal.bytes())
-                .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-                == 0
+        let Some(tag) = unhex(seal) else {
+            return false;
+        };
+        mac(&self.0, message).verify_slice(&tag).is_ok()
     }
+}
+
+fn mac(key: &[u8], message: &[u8]) -> Hmac<Sha256> {
+    // HMAC takes a key of any length (longer ones are hashed first).
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key).expect("HMAC accepts keys of any length");
+    mac.update(message);
+    mac
+}
+
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+    mac(key, message).finalize().into_bytes().into()
 }
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Lowercase hex (what [`JournalKey::seal`] writes) to bytes; `None` for
+/// anything else, so a seal in any other form verifies as nothing.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
+    if text.len() % 2 != 0 || !text.bytes().all(lower_hex) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
+        .collect()
 }
 
 /// Root's key is always under /var/lib, whatever the environment says
@@ -257,14 +272,55 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    /// RFC 4231 section 4, HMAC-SHA-256 of test cases 1-4, 6 and 7 (case 5
+    /// checks truncation, which we never do).
     #[test]
-    fn hmac_matches_rfc_4231_case_2_shape() {
-        // RFC 4231 test case 2 uses a 4-byte key ("Jefe"); a key shorter
-        // than the block is zero-padded, exactly as our 32-byte key is.
+    fn hmac_matches_rfc_4231_vectors() {
+        let case_4_key: Vec<u8> = (0x01..=0x19).collect();
+        let cases: [(Vec<u8>, Vec<u8>, &str); 6] = [
+            (
+                vec![0x0b; 20],
+                b"Hi There".to_vec(),
+                "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7",
+            ),
+            (
+                b"Jefe".to_vec(),
+                b"what do ya want for nothing?".to_vec(),
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            ),
+            (
+                vec![0xaa; 20],
+                vec![0xdd; 50],
+                "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe",
+            ),
+            (
+                case_4_key,
+                vec![0xcd; 50],
+                "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b",
+            ),
+            (
+                vec![0xaa; 131],
+                b"Test Using Larger Than Block-Size Key - Hash Key First".to_vec(),
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+            ),
+            (
+                vec![0xaa; 131],
+                b"This is a test using a larger than block-size key and a larger than block-size data. \
+                  The key needs to be hashed before being used by the HMAC algorithm."
+                    .to_vec(),
+                "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
+            ),
+        ];
+        for (i, (key, message, expected)) in cases.iter().enumerate() {
+            assert_eq!(hex(&hmac_sha256(key, message)), *expected, "vector {i}");
+        }
+        // A journal key is 32 bytes; HMAC zero-pads a short key, so "Jefe"
+        // padded to 32 bytes seals as case 2 does.
         let mut key = [0u8; KEY_BYTES];
         key[..4].copy_from_slice(b"Jefe");
-        let mac = JournalKey::from_bytes(key).seal(b"what do ya want for nothing?");
-        assert_eq!(mac, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+        let journal_key = JournalKey::from_bytes(key);
+        assert_eq!(journal_key.seal(b"what do ya want for nothing?"), cases[1].2);
+        assert!(journal_key.verify(b"what do ya want for nothing?", cases[1].2));
     }
 
     #[test]
@@ -275,6 +331,9 @@ mod tests {
         assert!(!key.verify(b"journal!", &seal));
         assert!(!JournalKey::from_bytes([8; KEY_BYTES]).verify(b"journal", &seal));
         assert!(!key.verify(b"journal", &seal[..10]));
+        assert!(!key.verify(b"journal", &seal.to_uppercase()));
+        assert!(!key.verify(b"journal", &"zz".repeat(32)));
+        assert!(!key.verify(b"journal", ""));
     }
 
     #[test]
