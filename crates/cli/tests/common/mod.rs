@@ -238,3 +238,42 @@ pub fn doctor_json_and_stderr(root: &Path, extra: &[&str]) -> (Option<i32>, Valu
     let json = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| panic!("{e}: {}", stderr(&output)));
     (output.status.code(), json, stderr(&output))
 }
+
+/// Runs numasleuth with `args` writing into a pipe of one page whose reader
+/// takes one byte and closes it, and returns the exit status and stderr.
+/// First runs it to count its output, and fails unless that output is more
+/// than twice the pipe's capacity: otherwise every write would fit in the
+/// pipe, no write could fail, and the test could not fail either.
+pub fn run_into_a_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let full = numasleuth().args(args).output().unwrap();
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 writes two descriptors into the array it is given.
+    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+    // SAFETY: both descriptors were just created and are owned here alone.
+    let (read_end, write_end) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    // SAFETY: fcntl on a descriptor we own; 4096 is the smallest size.
+    let capacity = unsafe {
+        libc::fcntl(fds[1], libc::F_SETPIPE_SZ, 4096);
+        libc::fcntl(fds[1], libc::F_GETPIPE_SZ)
+    };
+    assert!(capacity > 0, "F_GETPIPE_SZ failed");
+    assert!(
+        full.stdout.len() > 2 * capacity as usize,
+        "numasleuth {args:?} writes {} bytes, not more than twice the {capacity}-byte pipe: no write would fail",
+        full.stdout.len()
+    );
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
+        .args(args)
+        .stdout(std::process::Stdio::from(write_end))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut reader = std::fs::File::from(read_end);
+    let mut first = [0u8; 1];
+    reader.read_exact(&mut first).unwrap();
+    drop(reader);
+    let out = child.wait_with_output().unwrap();
+    (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
+}

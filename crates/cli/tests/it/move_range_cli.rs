@@ -51,9 +51,10 @@ fn output_and_peak_rss_kib(mut command: std::process::Command) -> (std::process:
     let pid = child.id() as i32;
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut status = 0;
+    // SAFETY: rusage is plain integers, for which all zeroes is valid.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: wait4 only writes the status and the struct it is given; the
     // child is ours and is not waited for anywhere else.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     while unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } == 0 {
         if Instant::now() > deadline {
             let _ = child.kill();

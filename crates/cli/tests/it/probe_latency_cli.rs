@@ -44,6 +44,7 @@ fn a_sigstop_stall_shows_in_corrected_p99_and_not_in_uncorrected_p99() {
     // SAFETY: signals to our own child, which has not been waited for.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGSTOP) }, 0);
     std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: as above, our own child.
     assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGCONT) }, 0);
     let mut stdout = String::new();
     child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
