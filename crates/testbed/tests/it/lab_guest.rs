@@ -31,7 +31,7 @@ fn cpus(row: &Value) -> Vec<u64> {
 }
 
 #[test]
-fn lab_on_two_nodes_places_the_remote_global_and_spreads_threads() {
+fn qemu_two_nodes_lab_places_the_remote_global_and_spreads_threads() {
     let test = "qemu guest lab-two-nodes";
     let host = env::require(test);
     let mut spec = guests::two_nodes();

@@ -4,6 +4,7 @@
 mod bisect_guest;
 mod boot_watchdog;
 mod detective_guest;
+mod guest_names;
 mod guests;
 mod lab_guest;
 mod memwatch_guest;
