@@ -1,6 +1,9 @@
 //! Judgements over the model: pure functions from what was read to what a
 //! person should be told. No I/O happens here.
 
+// A pure crate: no unsafe code, so no memory or system effect hides here.
+#![forbid(unsafe_code)]
+
 pub mod bisect;
 pub mod cpu_sample;
 pub mod doctor;

@@ -110,7 +110,7 @@ fn hex(bytes: &[u8]) -> String {
 /// anything else, so a seal in any other form verifies as nothing.
 fn unhex(text: &str) -> Option<Vec<u8>> {
     let lower_hex = |b: u8| b.is_ascii_digit() || (b'a'..=b'f').contains(&b);
-    if text.len() % 2 != 0 || !text.bytes().all(lower_hex) {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(lower_hex) {
         return None;
     }
     (0..text.len())
@@ -232,9 +232,9 @@ fn create_key(dir: &OwnedFd) -> std::io::Result<[u8; KEY_BYTES]> {
     unsafe { libc::unlinkat(dir.as_raw_fd(), temp_c.as_ptr(), 0) };
     let mut file = open_at(dir, &temp, libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL)?;
     let written = file.write_all(&key).and_then(|()| file.sync_all());
-    // SAFETY: valid directory fd and C strings; linkat fails if the key
-    // exists, which is what keeps a concurrent creator's key.
     let linked = written.and_then(|()| {
+        // SAFETY: valid directory fd and C strings; linkat fails if the key
+        // exists, which is what keeps a concurrent creator's key.
         let rc = unsafe { libc::linkat(dir.as_raw_fd(), temp_c.as_ptr(), dir.as_raw_fd(), key_c.as_ptr(), 0) };
         if rc == 0 {
             Ok(())

@@ -12,6 +12,9 @@
 //! crate the fuzz harnesses build. On other architectures [`decode`]
 //! answers [`Decoded::Unsupported`] and `hotlines` says so.
 
+// A pure crate: no unsafe code, so no memory or system effect hides here.
+#![forbid(unsafe_code)]
+
 use serde::Serialize;
 
 pub mod regs;

@@ -161,8 +161,8 @@ mod tests {
         let base = base as u64;
         // SAFETY: the first page of the mapping above, writable.
         unsafe { *(base as *mut u8) = 7 };
-        // SAFETY: unmapping the middle page of our own mapping.
         assert_eq!(
+            // SAFETY: unmapping the middle page of our own mapping.
             unsafe { libc::munmap((base + page as u64) as *mut libc::c_void, page) },
             0
         );

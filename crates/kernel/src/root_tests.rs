@@ -101,6 +101,7 @@ fn the_live_root_still_refuses_what_is_not_a_regular_file() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
     let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
     assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
     let relative = fifo.to_str().unwrap().trim_start_matches('/');
     let err = Root::live().read(relative).unwrap_err();

@@ -4,6 +4,9 @@
 //! [`Topology::build`] is a pure function of the kernel readings, so the same
 //! readings from a live system, a fixture or a snapshot give the same model.
 
+// A pure crate: no unsafe code, so no memory or system effect hides here.
+#![forbid(unsafe_code)]
+
 mod build;
 mod caches;
 pub mod lab;

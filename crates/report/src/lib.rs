@@ -2,6 +2,9 @@
 //!
 //! One module per output format; nothing here reads the system.
 
+// A pure crate: no unsafe code, so no memory or system effect hides here.
+#![forbid(unsafe_code)]
+
 pub mod bisect_json;
 pub mod bisect_text;
 pub mod c2c_json;
