@@ -16,6 +16,7 @@ pub mod read;
 pub mod root;
 pub mod snapshot;
 pub mod sysfs;
+mod tree_dirs;
 pub mod unread;
 pub mod untrusted;
 

@@ -13,6 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use crate::error::{display_path, ReadError};
+use crate::tree_dirs::TreeDirs;
 use crate::untrusted::{self, MAX_KERNEL_FILE_BYTES};
 
 /// Hard cap on symlink hops, as the kernel's own ELOOP guard does.
@@ -38,8 +39,10 @@ pub struct Recording {
 pub struct Root {
     base: PathBuf,
     recording: Option<Arc<Mutex<Recording>>>,
-    /// Directories already resolved, shared by clones: see [`ResolvedDirs`].
-    resolved_dirs: Arc<Mutex<ResolvedDirs>>,
+    /// Directories already resolved, shared by clones: see [`walk::ResolvedDirs`].
+    resolved_dirs: Arc<Mutex<walk::ResolvedDirs>>,
+    /// Descriptors of a tree root's directories: see [`TreeDirs`].
+    tree_dirs: Arc<Mutex<TreeDirs>>,
     /// Keeps an unpacked snapshot alive as long as any clone of the root.
     _unpacked: Option<Arc<crate::snapshot::Unpacked>>,
 }
@@ -51,6 +54,7 @@ impl Root {
             base: PathBuf::from("/"),
             recording: None,
             resolved_dirs: Arc::default(),
+            tree_dirs: Arc::default(),
             _unpacked: None,
         }
     }
@@ -70,6 +74,7 @@ impl Root {
             base: path.to_path_buf(),
             recording: None,
             resolved_dirs: Arc::default(),
+            tree_dirs: Arc::default(),
             _unpacked: None,
         })
     }
@@ -79,6 +84,7 @@ impl Root {
             base,
             recording: None,
             resolved_dirs: Arc::default(),
+            tree_dirs: Arc::default(),
             _unpacked: Some(Arc::new(dir)),
         }
     }
@@ -124,6 +130,12 @@ impl Root {
             .map_err(|e| ReadError::from_io(relative, &e))?;
             return Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string());
         }
+        if let Some(opened) = self.open_in_tree(relative) {
+            let (file, size_bytes) = opened?;
+            let bytes = untrusted::read_sized(file, size_bytes, MAX_KERNEL_FILE_BYTES)
+                .map_err(|e| ReadError::from_io(relative, &e))?;
+            return Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string());
+        }
         let resolved = self.resolve(relative)?;
         let (file, meta) = self.open_resolved(&resolved, relative)?;
         let bytes = untrusted::read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES)
@@ -143,6 +155,9 @@ impl Root {
         if self.kernel_follows_links() {
             return Ok(self.open_followed(relative)?.0);
         }
+        if let Some(opened) = self.open_in_tree(relative) {
+            return Ok(opened?.0);
+        }
         let resolved = self.resolve(relative)?;
         Ok(self.open_resolved(&resolved, relative)?.0)
     }
@@ -151,6 +166,25 @@ impl Root {
     /// be one either (it would be a link swapped in since resolving).
     fn open_resolved(&self, resolved: &str, relative: &str) -> Result<(fs::File, fs::Metadata), ReadError> {
         untrusted::open_regular(&self.base.join(resolved), false).map_err(|e| ReadError::from_io(relative, &e))
+    }
+
+    /// A tree root's file through its directory's descriptor
+    /// ([`TreeDirs`]); `None` when recording (every link must be seen), on
+    /// the live system, or when the last component is a link: the caller
+    /// then resolves by hand.
+    fn open_in_tree(&self, relative: &str) -> Option<Result<(fs::File, u64), ReadError>> {
+        if self.recording.is_some() || self.is_live() {
+            return None;
+        }
+        let mut parts = split(relative);
+        let last = parts.pop()?;
+        let dir = match self.resolved_dir(&parts.join("/"), relative) {
+            Ok(dir) => dir,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut dirs = self.tree_dirs.lock().unwrap_or_else(|p| p.into_inner());
+        let opened = dirs.open_file(&self.base, &dir, &last)?;
+        Some(opened.map_err(|e| ReadError::from_io(relative, &e)))
     }
 
     /// [`Root::kernel_follows_links`]: links followed by the kernel, never
@@ -262,101 +296,6 @@ impl Root {
         }
     }
 
-    /// The path with every symlink resolved, relative to the root and never
-    /// leaving it: `..` stops at the root and absolute link targets are taken
-    /// as root-relative, as they would be after a chroot.
-    pub fn resolve(&self, relative: &str) -> Result<String, ReadError> {
-        if self.kernel_follows_links() {
-            // The live root is `/`: the kernel's answer is the same path,
-            // found with three system calls instead of one per component.
-            if let Some(resolved) = crate::live_open::canonical(&self.base.join(relative)) {
-                return resolved
-                    .map(|path| path.trim_start_matches('/').to_string())
-                    .map_err(|e| ReadError::from_io(relative, &e));
-            }
-        }
-        let mut parts = split(relative);
-        let last = parts.pop();
-        let parent = parts.join("/");
-        let mut done = self.resolved_dir(&parent, relative)?;
-        if let Some(last) = last {
-            self.walk(&mut done, vec![last], relative)?;
-        }
-        let resolved = done.join("/");
-        if self.recording.is_some() && self.base.join(&resolved).is_dir() {
-            // A snapshot must hold the directories links point at, or the
-            // same resolution would fail when it is replayed.
-            self.record(|r| {
-                r.dirs.insert(resolved.clone(), ());
-            });
-        }
-        Ok(resolved)
-    }
-
-    /// The link-free components of directory `parent` (a prefix of
-    /// `relative`, already split and normalised), walked once per root: the
-    /// files of one sysfs directory share it, and the walk costs an lstat
-    /// per component (26 for each of 2,600 files on a 256-CPU capture).
-    fn resolved_dir(&self, parent: &str, relative: &str) -> Result<Vec<String>, ReadError> {
-        if parent.is_empty() {
-            return Ok(Vec::new());
-        }
-        let lock = || self.resolved_dirs.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(hit) = lock().get(parent) {
-            return Ok(hit);
-        }
-        let mut done = Vec::new();
-        self.walk(&mut done, split(parent), relative)?;
-        lock().insert(parent, &done);
-        Ok(done)
-    }
-
-    /// Resolves `pending` (in order) below the link-free `done`, following
-    /// every symlink inside the root.
-    fn walk(&self, done: &mut Vec<String>, pending: Vec<String>, relative: &str) -> Result<(), ReadError> {
-        let mut pending = pending;
-        pending.reverse();
-        let mut hops = 0;
-        while let Some(part) = pending.pop() {
-            match part.as_str() {
-                "." => continue,
-                ".." => {
-                    done.pop();
-                    continue;
-                }
-                _ => {}
-            }
-            done.push(part);
-            let here = done.join("/");
-            let meta = match fs::symlink_metadata(self.base.join(&here)) {
-                Ok(meta) => meta,
-                Err(e) => return Err(ReadError::from_io(relative, &e)),
-            };
-            if !meta.file_type().is_symlink() {
-                continue;
-            }
-            hops += 1;
-            if hops > MAX_SYMLINK_HOPS {
-                return Err(ReadError::Io {
-                    errno: None,
-                    path: display_path(relative),
-                    message: "too many levels of symbolic links".into(),
-                });
-            }
-            let target = fs::read_link(self.base.join(&here)).map_err(|e| ReadError::from_io(relative, &e))?;
-            let target = target.to_string_lossy().into_owned();
-            self.record(|r| {
-                r.symlinks.insert(here.clone(), target.clone());
-            });
-            done.pop();
-            if target.starts_with('/') {
-                done.clear();
-            }
-            pending.extend(split(&target).into_iter().rev());
-        }
-        Ok(())
-    }
-
     fn record(&self, update: impl FnOnce(&mut Recording)) {
         if let Some(recording) = &self.recording {
             // A poisoned lock only means another reader panicked; the map is
@@ -387,26 +326,8 @@ fn split(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Resolved directory prefixes, bounded: a tree with millions of
-/// directories costs at most this many entries, then starts over.
-#[derive(Debug, Default)]
-struct ResolvedDirs(std::collections::HashMap<String, Vec<String>>);
-
-/// Enough for every directory a 4,096-CPU machine's readers visit.
-const MAX_RESOLVED_DIRS: usize = 1 << 16;
-
-impl ResolvedDirs {
-    fn get(&self, parent: &str) -> Option<Vec<String>> {
-        self.0.get(parent).cloned()
-    }
-
-    fn insert(&mut self, parent: &str, resolved: &[String]) {
-        if self.0.len() >= MAX_RESOLVED_DIRS {
-            self.0.clear();
-        }
-        self.0.insert(parent.to_string(), resolved.to_vec());
-    }
-}
+#[path = "root_walk.rs"]
+mod walk;
 
 #[cfg(test)]
 #[path = "root_tests.rs"]

@@ -181,6 +181,34 @@ pub fn read_capped(file: impl Read, size_hint: u64, cap_bytes: u64) -> io::Resul
     Ok(bytes)
 }
 
+/// [`read_capped`] for a regular file whose size `size_bytes` is known
+/// from its `stat`: one read of that size plus one byte usually returns the
+/// whole file, and since a read of a regular file is only short at its end,
+/// no second read is needed to see the end. A file that grew since its
+/// `stat` is read on to its end, under the same cap.
+pub fn read_sized(mut file: File, size_bytes: u64, cap_bytes: u64) -> io::Result<Vec<u8>> {
+    if size_bytes > cap_bytes {
+        return Err(too_large(cap_bytes));
+    }
+    let mut bytes = vec![0u8; size_bytes as usize + 1];
+    let got = loop {
+        match file.read(&mut bytes) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => break other?,
+        }
+    };
+    bytes.truncate(got);
+    if got as u64 <= size_bytes {
+        return Ok(bytes);
+    }
+    if got as u64 > cap_bytes {
+        return Err(too_large(cap_bytes));
+    }
+    let rest = read_capped(file, 0, cap_bytes - got as u64)?;
+    bytes.extend(rest);
+    Ok(bytes)
+}
+
 /// Makes a FIFO, for tests that put one where a file should be.
 #[cfg(test)]
 pub(crate) fn mkfifo(path: &Path) {
@@ -194,6 +222,21 @@ pub(crate) fn mkfifo(path: &Path) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn read_sized_reads_a_file_whole_and_one_that_grew_under_the_cap() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, "0-3\n").unwrap();
+        assert_eq!(read_sized(File::open(&path).unwrap(), 4, 100).unwrap(), b"0-3\n");
+        // Stat said 2 bytes; it has 4 by the time it is read.
+        assert_eq!(read_sized(File::open(&path).unwrap(), 2, 100).unwrap(), b"0-3\n");
+        std::fs::write(&path, vec![b'x'; 300]).unwrap();
+        assert!(read_sized(File::open(&path).unwrap(), 10, 100).is_err());
+        assert!(read_sized(File::open(&path).unwrap(), 100, 100).is_err());
+        assert!(read_sized(File::open(&path).unwrap(), 300, 100).is_err());
+        assert_eq!(read_sized(File::open(&path).unwrap(), 300, 300).unwrap().len(), 300);
+    }
 
     #[test]
     fn a_fifo_is_refused_without_blocking() {
