@@ -20,6 +20,7 @@ pub mod page_move;
 pub mod pmu;
 pub mod process;
 pub mod rates;
+pub mod row_warnings;
 pub mod runs;
 pub mod stats;
 pub mod timing;

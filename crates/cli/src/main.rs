@@ -32,9 +32,6 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    if let Some(width) = output::table_width() {
-        numasleuth_report::format::set_table_width(width);
-    }
     let result = match &cli.command {
         // Generated from the clap definition alone: no root is opened.
         Command::Completions(args) => cmd::docs_gen::completions(args),
@@ -45,7 +42,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("numasleuth: error: {error:#}");
+            output::eprint_wrapped(&format!("numasleuth: error: {error:#}"));
             ExitCode::from(EXIT_ERROR)
         }
     }

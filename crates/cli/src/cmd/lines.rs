@@ -84,7 +84,9 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         SECTIONS.join(" "),
         symbols.len()
     );
-    let report = TextJson::new(doc, |_| lines_text::render(&heading, &lines, target.as_ref()));
+    let report = TextJson::new(doc, |layout| {
+        lines_text::render(&heading, &lines, target.as_ref(), layout)
+    });
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

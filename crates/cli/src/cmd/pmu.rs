@@ -73,7 +73,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = nothing_counted(&summary) {
         bail!("{why}");
     }
-    let report = TextJson::new(pmu_json::build(&summary), |_| pmu_text::render(&summary));
+    let report = TextJson::new(pmu_json::build(&summary), |layout| pmu_text::render(&summary, layout));
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -138,7 +138,12 @@ fn inspect_text(root: &Root, topology: &Topology, pid: u32) -> String {
     match super::inspect::model(root, pid, false, topology) {
         Ok(model) => {
             let findings = numasleuth_analyze::process::findings(&model, topology);
-            numasleuth_report::inspect_text::render(&model, &findings, false)
+            // The pane's border takes a column on each side.
+            let width = crate::output::width(crate::output::Stream::Stdout).saturating_sub(2);
+            let layout = numasleuth_report::layout::TextLayout::new(width, false);
+            layout.wrap(&numasleuth_report::inspect_text::render(
+                &model, &findings, false, &layout,
+            ))
         }
         Err(e) => format!("cannot inspect {pid}: {e:#}"),
     }
