@@ -43,7 +43,7 @@ pub fn table(rows: &[Vec<String>], kinds: &[Col], layout: &TextLayout) -> String
     }
     let kind = |c: usize| kinds.get(c).copied().unwrap_or(Col::Wrap);
     let column_cells = |c: usize| rows.iter().filter_map(move |r| r.get(c));
-    let mut widths: Vec<usize> = (0..count)
+    let widths: Vec<usize> = (0..count)
         .map(|c| column_cells(c).map(|s| display_width(s)).max().unwrap_or(0))
         .collect();
     let floors: Vec<usize> = (0..count)
@@ -53,14 +53,23 @@ pub fn table(rows: &[Vec<String>], kinds: &[Col], layout: &TextLayout) -> String
             Col::Name => widths[c].min(NAME_FLOOR),
         })
         .collect();
-    fit(&mut widths, &floors, layout.width);
+    // Blocks only when even the floors do not fit; then each block is
+    // fitted on its own, so a path keeps what room its block leaves.
+    let blocks = if total(&floors) > layout.width {
+        blocks(&floors, layout.width)
+    } else {
+        vec![(0..count).collect()]
+    };
     let mut out = String::new();
-    for (index, block) in blocks(&widths, layout.width).iter().enumerate() {
+    for (index, block) in blocks.iter().enumerate() {
         if index > 0 {
             out.push('\n');
         }
+        let mut block_widths: Vec<usize> = block.iter().map(|&c| widths[c]).collect();
+        let block_floors: Vec<usize> = block.iter().map(|&c| floors[c]).collect();
+        fit(&mut block_widths, &block_floors, layout.width);
         for row in rows {
-            render_row(row, block, &widths, &kind, &mut out);
+            render_row(row, block, &block_widths, &kind, &mut out);
         }
     }
     out
@@ -111,15 +120,18 @@ pub(crate) fn blocks(widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
     out
 }
 
+/// One row of a block: `block` names the columns, `widths[k]` is the
+/// width of `block[k]`.
 fn render_row(row: &[String], block: &[usize], widths: &[usize], kind: &impl Fn(usize) -> Col, out: &mut String) {
     let cells: Vec<Vec<String>> = block
         .iter()
-        .map(|&c| {
+        .zip(widths)
+        .map(|(&c, &width)| {
             let cell = row.get(c).map_or("", String::as_str);
             match kind(c) {
-                Col::Wrap => wrap_cell(cell, widths[c]),
-                Col::Path => vec![shorten_path(cell, widths[c])],
-                Col::Name => vec![shorten_end(cell, widths[c])],
+                Col::Wrap => wrap_cell(cell, width),
+                Col::Path => vec![shorten_path(cell, width)],
+                Col::Name => vec![shorten_end(cell, width)],
             }
         })
         .collect();
@@ -134,7 +146,7 @@ fn render_row(row: &[String], block: &[usize], widths: &[usize], kind: &impl Fn(
             let part = cell_lines.get(line_index).map_or("", String::as_str);
             line.push_str(part);
             if Some(k) != last {
-                let pad = widths[block[k]].saturating_sub(display_width(part)) + GAP;
+                let pad = widths[k].saturating_sub(display_width(part)) + GAP;
                 line.push_str(&" ".repeat(pad));
             }
         }
