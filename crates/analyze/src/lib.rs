@@ -13,6 +13,7 @@ pub mod lab;
 pub mod latency_spikes;
 pub mod lines;
 pub mod mem;
+pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;
 pub mod node_signals;

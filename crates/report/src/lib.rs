@@ -31,6 +31,7 @@ pub mod lines_text;
 pub mod measure_export;
 pub mod mem_json;
 pub mod mem_text;
+pub mod meminfo_text;
 pub mod memwatch_text;
 pub mod migrations_json;
 pub mod migrations_text;

@@ -33,7 +33,8 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let read = super::read_degraded(root)?;
     let host = numasleuth_kernel::gather::read_host(root, &read.readings);
     let topo = read.topology;
-    if let Some(pid) = args.pid {
+    let pid = args.pid.as_ref().map(super::pid_arg::ProcessRef::pid);
+    if let Some(pid) = pid {
         // A PID the user named that is not there is a mistake to report,
         // not a check to skip.
         if let Err(e @ ProcessError::NoSuchProcess { .. }) = read_process_stat(root, pid) {
@@ -41,7 +42,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut diagnosis = diagnose(&topo, &host);
-    if let Some(pid) = args.pid {
+    if let Some(pid) = pid {
         // The inspect findings for one process; a process that cannot be
         // read is a skipped check, never the end of the diagnosis.
         match super::inspect::model(root, pid, false, &topo) {

@@ -28,8 +28,9 @@ const REFRESH: Duration = Duration::from_secs(1);
 pub struct TopArgs {
     /// Show only these processes (repeat the flag, at most 64) instead of
     /// every process.
-    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: Vec<u32>,
+    /// A PID or a process name.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = super::pid_arg::process)]
+    pub pid: Vec<super::pid_arg::ProcessRef>,
 }
 
 pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
@@ -46,7 +47,12 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
     }
     let topology = super::topology(root)?;
     let page_bytes = numasleuth_kernel::pages::page_size_bytes();
-    let mut collector = Collector::new(root.clone(), &topology, page_bytes, args.pid.clone());
+    let mut collector = Collector::new(
+        root.clone(),
+        &topology,
+        page_bytes,
+        args.pid.iter().map(super::pid_arg::ProcessRef::pid).collect(),
+    );
     let mut state = ViewState {
         sort: SortKey::Remote,
         selected: 0,

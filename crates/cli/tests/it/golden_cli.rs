@@ -175,6 +175,16 @@ fn memwatch_text_at_60_80_and_120_columns() {
 }
 
 #[test]
+fn meminfo_text_at_60_80_and_120_columns() {
+    golden_text("meminfo", &["meminfo"]);
+}
+
+#[test]
+fn meminfo_json() {
+    golden_json("meminfo_json", &["meminfo", "--json"]);
+}
+
+#[test]
 fn memwatch_json() {
     golden_json(
         "memwatch_json",
