@@ -38,6 +38,7 @@ pub mod migrations_text;
 pub mod move_json;
 pub mod move_text;
 pub mod openmetrics;
+pub mod openmetrics_family;
 pub mod pmu_diff_json;
 pub mod pmu_diff_text;
 pub mod pmu_json;

@@ -37,6 +37,7 @@ mod runs_cli;
 mod select_cli;
 mod serve_cli;
 mod serve_load_cli;
+mod serve_order_cli;
 mod serve_prometheus_cli;
 mod snapshot_cli;
 mod top_cli;
