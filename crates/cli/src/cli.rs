@@ -15,9 +15,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     /// Read /proc and /sys from this directory or snapshot archive
     /// (.tar.gz) instead of the live system. Used by topo, doctor, irq
-    /// (without --apply), memwatch, snapshot, and inspect / lines -p of a
-    /// process captured in the tree; every other command acts on the live
-    /// system and refuses it with one line.
+    /// (without --apply), memwatch, meminfo, snapshot, and inspect / lines
+    /// -p of a process captured in the tree; every other command acts on
+    /// the live system and refuses it with one line.
     #[arg(long, global = true, value_name = "PATH")]
     pub root: Option<PathBuf>,
 
