@@ -126,7 +126,36 @@ fn words(body: &str) -> Vec<Word<'_>> {
         out.push(Word { gap, text, breakable });
         rest = remainder;
     }
+    keep_short_parentheses(&mut out);
     out
+}
+
+/// A parenthesis this wide or narrower stays on one line: `(git
+/// e834076d5119)`, `(Linux 6.1.0-26-amd64)`, `(placement verified)`.
+const SHORT_PARENTHESIS_COLUMNS: usize = 24;
+
+fn keep_short_parentheses(words: &mut [Word<'_>]) {
+    let mut i = 0;
+    while i < words.len() {
+        let opens = words[i].text.starts_with('(') && !words[i].text.contains(')');
+        let close = opens
+            .then(|| (i + 1..words.len()).find(|&k| words[k].text.contains(')') || words[k].text.contains('(')))
+            .flatten()
+            .filter(|&k| !words[k].text.contains('('));
+        let Some(close) = close else {
+            i += 1;
+            continue;
+        };
+        let width: usize = (i..=close)
+            .map(|k| display_width(words[k].text) + if k == i { 0 } else { words[k].gap.len() })
+            .sum();
+        if width <= SHORT_PARENTHESIS_COLUMNS {
+            for word in &mut words[i + 1..=close] {
+                word.breakable = false;
+            }
+        }
+        i = close + 1;
+    }
 }
 
 /// Words that name what the number after them counts: `node 1`, `CPU 3`.

@@ -83,3 +83,14 @@ fn wrapping_never_loses_a_character() {
         }
     }
 }
+
+#[test]
+fn a_short_parenthesis_stays_on_one_line() {
+    let line = "vm (Linux 6.18.44-fc-v595), live system, 2026-11-26 14:10:38 UTC; numasleuth 0.1.0 (git e834076d5119)";
+    let wrapped = TextLayout::new(90, false).wrap(line);
+    assert!(wrapped.lines().any(|l| l.contains("(git e834076d5119)")), "{wrapped}");
+    // A long one still breaks.
+    let long = format!("a ({}) b", "word ".repeat(20).trim_end());
+    let wrapped = TextLayout::new(40, false).wrap(&long);
+    fits(&wrapped, 40);
+}
