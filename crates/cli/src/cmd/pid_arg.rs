@@ -8,6 +8,7 @@
 
 use anyhow::bail;
 use clap::Args;
+use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::procfs::processes::{cmdline, find_by_comm, COMM_PATTERN};
 use numasleuth_kernel::{Gaps, Root};
 
@@ -66,7 +67,8 @@ pub fn process(text: &str) -> Result<ProcessRef, String> {
 
 /// Turns a name into the one PID whose `comm` matches it (the name cut to
 /// the kernel's 15 bytes), leaving a PID as it is. This process itself is
-/// never a match on the live system, as `pgrep` leaves itself out.
+/// never a match on the live system, as `pgrep` leaves itself out, and
+/// neither is a zombie.
 pub fn resolve(root: &Root, process: &mut ProcessRef) -> anyhow::Result<()> {
     let ProcessRef::Name(name) = process else {
         return Ok(());
@@ -77,6 +79,9 @@ pub fn resolve(root: &Root, process: &mut ProcessRef) -> anyhow::Result<()> {
     if root.is_live() {
         pids.retain(|&pid| pid != std::process::id());
     }
+    // A process that exited while we looked, or a zombie, has nothing to
+    // inspect: only the living count (as they would for `inspect PID`).
+    pids.retain(|&pid| read_process_stat(root, pid).is_ok_and(|stat| stat.state != 'Z'));
     pids.sort_unstable();
     let unreadable = gaps
         .first()
