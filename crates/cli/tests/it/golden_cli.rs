@@ -75,6 +75,8 @@ fn volatile_filters() -> Vec<(&'static str, &'static str)> {
         (r"(?m)^<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</td>$", "<td>[NOW]</td>"),
         (r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "generated [NOW]"),
         (r"sampling cost: .*(\n {2,}.*)*", "sampling cost: [REDACTED]"),
+        // memwatch's elapsed time of a sample: a busy machine makes 0.1 s 0.2 s.
+        (r"(?m)^t=\s*\d+\.\ds ", "t=[T] "),
         (r#""t_s":[0-9.e-]+"#, r#""t_s":"[T]""#),
         (r#""sampling_cost_us":\{[^}]*\}"#, r#""sampling_cost_us":"[REDACTED]""#),
         (
