@@ -63,35 +63,10 @@ impl Summary {
     }
 }
 
-/// A sentence for the user when `summary` is too spread out or too thin,
-/// naming `what` was measured.
-pub fn spread_warning(what: &str, summary: &Summary) -> Option<String> {
-    let spread = summary.relative_spread();
-    if spread > SPREAD_LIMIT {
-        Some(format!(
-            "{what}: too noisy to trust: p10–p90 ({} to {}) spans {:.0}% of the median over {} samples (limit \
-             {:.0}%); the machine was busy or is a noisy VM, so rerun on a quiet machine or with more samples",
-            significant(summary.p10),
-            significant(summary.p90),
-            spread * 100.0,
-            summary.samples,
-            SPREAD_LIMIT * 100.0
-        ))
-    } else if summary.samples < 3 {
-        Some(format!(
-            "{what}: only {} sample{}, so no spread can be judged",
-            summary.samples,
-            if summary.samples == 1 { "" } else { "s" }
-        ))
-    } else {
-        None
-    }
-}
-
 /// One sentence for all rows (`noun`: "configurations", "pairs") too noisy
-/// to trust, naming the worst, rather than one sentence per row; or, when
-/// none is noisy, one for the rows too thin to judge.
-pub fn rows_spread_warning<'a>(noun: &str, rows: impl Iterator<Item = (String, &'a Summary)>) -> Option<String> {
+/// to trust, naming the worst, rather than one sentence per row; and one
+/// for the rows too thin to judge. Each names the flag that helps.
+pub fn rows_spread_warning<'a>(noun: &str, rows: impl Iterator<Item = (String, &'a Summary)>) -> Vec<String> {
     let mut noisy: Vec<(String, f64)> = Vec::new();
     let mut total = 0;
     let mut thin = 0;
@@ -105,31 +80,23 @@ pub fn rows_spread_warning<'a>(noun: &str, rows: impl Iterator<Item = (String, &
             noisy.push((name, spread));
         }
     }
-    let worst = noisy.iter().max_by(|a, b| a.1.total_cmp(&b.1));
-    match worst {
-        Some((name, spread)) => Some(format!(
+    let mut out = Vec::new();
+    if let Some((name, spread)) = noisy.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+        out.push(format!(
             "{} of {total} {noun} spread wider than {:.0}% between p10 and p90 (worst: {name}, {:.0}%); \
              the machine was busy or is a noisy VM, so compare those with care or rerun with more --samples",
             noisy.len(),
             SPREAD_LIMIT * 100.0,
             spread * 100.0
-        )),
-        None if thin > 0 => Some(format!(
-            "{thin} of {total} {noun} have fewer than 3 samples, so their spread cannot be judged"
-        )),
-        None => None,
+        ));
     }
-}
-
-/// Four significant figures, enough to show a spread without noise digits.
-fn significant(value: f64) -> String {
-    let magnitude = if value == 0.0 {
-        0
-    } else {
-        value.abs().log10().floor() as i32
-    };
-    let decimals = (3 - magnitude).max(0) as usize;
-    format!("{value:.decimals$}")
+    if thin > 0 {
+        out.push(format!(
+            "{thin} of {total} {noun} have fewer than 3 samples, so their spread cannot be judged; rerun with \
+             --samples 3 or more"
+        ));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -147,23 +114,6 @@ mod tests {
         assert_eq!(summarize(&[7.0]).unwrap().median, 7.0);
         assert_eq!(summarize(&[]), None);
         assert_eq!(summarize(&[f64::NAN]), None);
-    }
-
-    #[test]
-    fn wide_spread_is_named_plainly() {
-        let tight = summarize(&[100.0, 101.0, 99.0, 100.0, 100.5]).unwrap();
-        assert_eq!(spread_warning("latency node 0→0", &tight), None);
-        let noisy = summarize(&[100.0, 180.0, 90.0, 100.0, 250.0]).unwrap();
-        let text = spread_warning("latency node 0→0", &noisy).unwrap();
-        assert!(
-            text.starts_with(
-                "latency node 0→0: too noisy to trust: p10–p90 (94.00 to 222.0) spans 128% of the median over 5 samples"
-            ),
-            "{text}"
-        );
-        assert!(spread_warning("x", &summarize(&[1.0]).unwrap())
-            .unwrap()
-            .contains("only 1 sample,"));
     }
 
     proptest! {
@@ -187,22 +137,36 @@ mod tests {
             ("b".to_string(), &noisy),
             ("c".to_string(), &wilder),
         ];
-        let text = rows_spread_warning("pairs", rows.into_iter()).unwrap();
-        assert!(text.starts_with("2 of 3 pairs spread wider than 20%"), "{text}");
-        assert!(text.contains("worst: c,"), "{text}");
-        assert_eq!(
-            rows_spread_warning("pairs", vec![("a".to_string(), &tight)].into_iter()),
-            None
-        );
+        let text = rows_spread_warning("pairs", rows.into_iter());
+        assert_eq!(text.len(), 1, "{text:?}");
+        assert!(text[0].starts_with("2 of 3 pairs spread wider than 20%"), "{text:?}");
+        assert!(text[0].contains("worst: c,"), "{text:?}");
+        assert!(text[0].ends_with("rerun with more --samples"), "{text:?}");
+        assert!(rows_spread_warning("pairs", vec![("a".to_string(), &tight)].into_iter()).is_empty());
         let one = summarize(&[100.0]).unwrap();
         let text = rows_spread_warning(
             "pairs",
             vec![("a".to_string(), &one), ("b".to_string(), &tight)].into_iter(),
-        )
-        .unwrap();
+        );
         assert_eq!(
             text,
-            "1 of 2 pairs have fewer than 3 samples, so their spread cannot be judged"
+            ["1 of 2 pairs have fewer than 3 samples, so their spread cannot be judged; rerun with --samples 3 or more"]
+        );
+        // Noisy and thin rows at once: one line of each kind.
+        let text = rows_spread_warning(
+            "sizes",
+            vec![
+                ("a".to_string(), &one),
+                ("b".to_string(), &wilder),
+                ("c".to_string(), &noisy),
+            ]
+            .into_iter(),
+        );
+        assert_eq!(text.len(), 2, "{text:?}");
+        assert!(text[0].starts_with("2 of 3 sizes spread wider"), "{text:?}");
+        assert!(
+            text[1].starts_with("1 of 3 sizes have fewer than 3 samples"),
+            "{text:?}"
         );
     }
 }

@@ -47,20 +47,6 @@ impl TimedSamples {
     pub fn summary(&self) -> Option<Summary> {
         summarize(&self.ns_per_op())
     }
-
-    /// Says so when some samples were no longer than the clock's own cost,
-    /// so their 0 ns pulls the figure down: the samples were too short.
-    pub fn overhead_warning(&self, what: &str) -> Option<String> {
-        let short = self.at_or_below_overhead();
-        (short > 0).then(|| {
-            format!(
-                "{what}: {short} of {} samples took no longer than the clock's own overhead ({:.0} ns) and count as \
-                 0 ns; take longer samples (--sample-ms)",
-                self.elapsed_ns.len(),
-                self.timer_overhead_ns * self.timer_reads_per_sample as f64
-            )
-        })
-    }
 }
 
 /// Bytes moved in each sample and the wall time each took.

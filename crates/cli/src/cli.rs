@@ -15,9 +15,9 @@ use clap::{Args, Parser, Subcommand};
 pub struct Cli {
     /// Read /proc and /sys from this directory or snapshot archive
     /// (.tar.gz) instead of the live system. Used by topo, doctor, irq
-    /// (without --apply), memwatch, snapshot, and inspect / lines -p of a
-    /// process captured in the tree; every other command acts on the live
-    /// system and refuses it with one line.
+    /// (without --apply), memwatch, meminfo, snapshot, and inspect / lines
+    /// -p of a process captured in the tree; every other command acts on
+    /// the live system and refuses it with one line.
     #[arg(long, global = true, value_name = "PATH")]
     pub root: Option<PathBuf>,
 
@@ -47,6 +47,9 @@ pub enum Command {
     /// Per-node free memory against watermarks, reclaim and NUMA-fallback
     /// rates over time, with events when a node crosses a watermark.
     Memwatch(MemwatchArgs),
+    /// Each node's meminfo in MiB side by side with a total (huge pages,
+    /// slab, file, anon, …), like `numastat -m`.
+    Meminfo(crate::cmd::meminfo::MeminfoArgs),
     /// Node×node idle latency and bandwidth matrices; `mem latency
     /// --sizes`, `mem bandwidth` and `mem loaded` for one of them or a curve.
     Mem(crate::cmd::measure_args::MemArgs),
@@ -103,6 +106,27 @@ pub enum Command {
     Man(crate::cmd::docs_gen::ManArgs),
 }
 
+impl Command {
+    /// Every process the user named (by PID or by name), for
+    /// `pid_arg::resolve` once the root is open.
+    pub fn processes_mut(&mut self) -> Vec<&mut crate::cmd::pid_arg::ProcessRef> {
+        match self {
+            Command::Doctor(a) => a.pid.iter_mut().collect(),
+            Command::Inspect(a) => a.process.typed_mut().into_iter().collect(),
+            Command::Lines(a) => a.process.iter_mut().collect(),
+            Command::Watch(a) => a.process.typed_mut().into_iter().collect(),
+            Command::Move(a) => a.process.typed_mut().into_iter().collect(),
+            Command::Pmu(a) => a.pid.iter_mut().collect(),
+            Command::Bisect(a) => a.process.typed_mut().into_iter().collect(),
+            Command::Serve(a) => a.pids.iter_mut().collect(),
+            Command::Top(a) => a.pid.iter_mut().collect(),
+            Command::Migrations(a) => a.typed_mut().into_iter().collect(),
+            Command::Hotlines(a) => a.process.typed_mut().into_iter().collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct TopoArgs {
     /// Print JSON (schema numasleuth.topo/1) instead of text.
@@ -146,9 +170,10 @@ pub struct DoctorArgs {
     #[arg(long)]
     pub measure: bool,
     /// Also judge this process's placement (the `inspect` findings, e.g.
-    /// static data on another node than its threads). 1 to 4194304.
-    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: Option<u32>,
+    /// static data on another node than its threads): a PID (1 to 4194304)
+    /// or a process name.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::cmd::pid_arg::process)]
+    pub pid: Option<crate::cmd::pid_arg::ProcessRef>,
 }
 
 #[derive(Debug, Args)]

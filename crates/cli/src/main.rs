@@ -20,7 +20,7 @@ use crate::cli::{Cli, Command};
 const EXIT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if usage_error::is_answer(error.kind()) => {
             // Help and version go to stdout; a closed pipe is not an error.
@@ -32,33 +32,37 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
-    if let Some(width) = output::table_width() {
-        numasleuth_report::format::set_table_width(width);
-    }
     let result = match &cli.command {
         // Generated from the clap definition alone: no root is opened.
         Command::Completions(args) => cmd::docs_gen::completions(args),
         Command::Man(args) => cmd::docs_gen::man(args),
-        _ => run(&cli),
+        _ => run(&mut cli),
     };
     match result {
         Ok(code) => code,
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("numasleuth: error: {error:#}");
+            output::eprint_wrapped(&format!("numasleuth: error: {error:#}"));
             ExitCode::from(EXIT_ERROR)
         }
     }
 }
 
-fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
-    cmd::open_root(cli.root.as_deref()).and_then(|root| match &cli.command {
+fn run(cli: &mut Cli) -> anyhow::Result<ExitCode> {
+    let root = cmd::open_root(cli.root.as_deref())?;
+    // A process named by name becomes its PID here, in the root it runs
+    // in (live or snapshot), before any command looks at it.
+    for process in cli.command.processes_mut() {
+        cmd::pid_arg::resolve(&root, process)?;
+    }
+    match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),
         Command::Doctor(args) => cmd::doctor::run(&root, args),
         Command::Irq(args) => cmd::irq::run(&root, args),
         Command::Undo(args) => cmd::undo::run(&root, args),
         Command::Memwatch(args) => cmd::memwatch::run(&root, args),
+        Command::Meminfo(args) => cmd::meminfo::run(&root, args),
         Command::Mem(args) => cmd::mem::run(&root, args),
         Command::C2c(args) => cmd::c2c::run(&root, args),
         Command::Lab(args) => cmd::lab::run(&root, args),
@@ -76,5 +80,5 @@ fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Hotlines(args) => cmd::hotlines::run(&root, args),
         Command::Completions(args) => cmd::docs_gen::completions(args),
         Command::Man(args) => cmd::docs_gen::man(args),
-    })
+    }
 }

@@ -5,6 +5,8 @@ use std::fmt::Write;
 
 use crate::bisect_json::BisectDocument;
 use crate::format;
+use crate::layout::TextLayout;
+use crate::table::columns;
 
 fn number(value: f64) -> String {
     if value.abs() >= 100.0 {
@@ -54,7 +56,7 @@ fn heading(doc: &BisectDocument, out: &mut String) {
     }
 }
 
-fn steps(doc: &BisectDocument, out: &mut String) {
+fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
     if doc.steps.is_empty() {
         return;
     }
@@ -74,7 +76,7 @@ fn steps(doc: &BisectDocument, out: &mut String) {
         ]);
     }
     out.push('\n');
-    out.push_str(&format::columns(&rows));
+    out.push_str(&columns(&rows, layout));
 }
 
 fn verdict(doc: &BisectDocument, out: &mut String) {
@@ -164,10 +166,10 @@ fn restore(doc: &BisectDocument, out: &mut String) {
     }
 }
 
-pub fn render(doc: &BisectDocument) -> String {
+pub fn render(doc: &BisectDocument, layout: &TextLayout) -> String {
     let mut out = String::new();
     heading(doc, &mut out);
-    steps(doc, &mut out);
+    steps(doc, layout, &mut out);
     if doc.applied || doc.verdict.is_some() {
         verdict(doc, &mut out);
     }

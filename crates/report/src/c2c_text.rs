@@ -3,8 +3,9 @@
 
 use crate::c2c_json::C2cDocument;
 use crate::heatmap::{grid, heat, Cell};
+use crate::layout::TextLayout;
 
-pub fn render(doc: &C2cDocument, colour: bool) -> String {
+pub fn render(doc: &C2cDocument, layout: &TextLayout) -> String {
     let mut out = format!(
         "Core-to-core latency, ns per one-way transfer ({}), line on node {}; median of {} samples each\n",
         match doc.method {
@@ -20,7 +21,7 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
             .max()
             .unwrap_or(0)
     );
-    out.push_str(&matrix(doc, colour));
+    out.push_str(&matrix(doc, layout));
     out.push_str(&extremes(doc));
     out.push_str(&format!(
         "Contended line on node {}: placement {}.\n",
@@ -41,7 +42,7 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
 }
 
 /// The CPU×CPU heatmap of medians.
-fn matrix(doc: &C2cDocument, colour: bool) -> String {
+fn matrix(doc: &C2cDocument, layout: &TextLayout) -> String {
     let medians: Vec<Option<f64>> = doc.latency_ns.iter().flatten().map(|c| c.map(|s| s.median)).collect();
     let mut heats = heat(&medians, false).into_iter();
     let mut header = vec!["CPU".to_string()];
@@ -61,7 +62,7 @@ fn matrix(doc: &C2cDocument, colour: bool) -> String {
             (cpu.to_string(), cells)
         })
         .collect();
-    grid(&header, &rows, colour)
+    grid(&header, &rows, layout)
 }
 
 /// The fastest and slowest pairs, and the same in cycles when the clock is

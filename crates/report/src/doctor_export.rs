@@ -9,6 +9,7 @@ use numasleuth_model::Topology;
 use crate::doctor_html::Section;
 use crate::export::{plain_json, Exporter, Format};
 use crate::html::heatmap_svg_rect;
+use crate::layout::TextLayout;
 use crate::mem_json::MemDocument;
 use crate::provenance::Provenance;
 use crate::topo_json::TopoJson;
@@ -38,11 +39,15 @@ impl Exporter for DoctorReport<'_> {
         ))
     }
 
-    fn text(&self, colour: bool) -> String {
-        let mut text = doctor_text::render(&format!("numasleuth doctor: {}", self.headline), self.diagnosis, colour);
+    fn text(&self, layout: &TextLayout) -> String {
+        let mut text = doctor_text::render(
+            &format!("numasleuth doctor: {}", self.headline),
+            self.diagnosis,
+            layout.colour,
+        );
         if let Some(doc) = self.measured {
             text.push_str("\nMeasurements (doctor --measure, quick settings)\n");
-            text.push_str(&mem_text::render(doc, colour));
+            text.push_str(&mem_text::render(doc, layout));
         }
         text
     }

@@ -13,6 +13,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::html::escape;
+use crate::layout::TextLayout;
 use crate::provenance::Provenance;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -74,9 +75,9 @@ pub trait Exporter {
     /// return `with_provenance(&document, provenance)`; a JSON-lines stream
     /// puts it in its first record.
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String>;
-    /// The text report, without the provenance line; `colour` only for a
-    /// terminal.
-    fn text(&self, colour: bool) -> String;
+    /// The text report, without the provenance line, with its tables
+    /// fitted to `layout` (the exporter wraps its prose after).
+    fn text(&self, layout: &TextLayout) -> String;
     fn csv(&self) -> Option<String> {
         None
     }
@@ -95,24 +96,24 @@ pub trait Exporter {
 pub const TEXT_JSON: &[Format] = &[Format::Text, Format::Json];
 
 /// A report that is a JSON document and a text rendering of it, which is
-/// what most commands have; `text` gets whether colour is wanted.
+/// what most commands have; `text` gets the layout to fit.
 pub struct TextJson<D, F> {
     document: D,
     text: F,
 }
 
-impl<D: Serialize, F: Fn(bool) -> String> TextJson<D, F> {
+impl<D: Serialize, F: Fn(&TextLayout) -> String> TextJson<D, F> {
     pub fn new(document: D, text: F) -> Self {
         TextJson { document, text }
     }
 }
 
-impl<D: Serialize, F: Fn(bool) -> String> Exporter for TextJson<D, F> {
+impl<D: Serialize, F: Fn(&TextLayout) -> String> Exporter for TextJson<D, F> {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(&self.document, provenance)
     }
-    fn text(&self, colour: bool) -> String {
-        (self.text)(colour)
+    fn text(&self, layout: &TextLayout) -> String {
+        (self.text)(layout)
     }
 }
 
@@ -165,12 +166,14 @@ impl fmt::Display for ExportError {
 
 impl std::error::Error for ExportError {}
 
-/// The report in `format`, with its provenance.
+/// The report in `format`, with its provenance; text is laid out to fit
+/// `layout` (the one text layer: tables fitted by the report, then every
+/// line wrapped here).
 pub fn render<E: Exporter>(
     report: &E,
     format: Format,
     provenance: &Provenance,
-    colour: bool,
+    layout: &TextLayout,
 ) -> Result<String, ExportError> {
     let unsupported = || ExportError::Unsupported {
         format,
@@ -180,7 +183,7 @@ pub fn render<E: Exporter>(
         return Err(unsupported());
     }
     let out = match format {
-        Format::Text => Some(format!("{}\n{}", provenance.line(), report.text(colour))),
+        Format::Text => Some(layout.wrap(&format!("{}\n{}", provenance.line(), report.text(layout)))),
         Format::Json => Some(report.json(provenance).map_err(|e| ExportError::Json(e.to_string()))?),
         Format::Csv => report.csv(),
         Format::Html => report.html(provenance),

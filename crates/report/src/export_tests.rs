@@ -27,11 +27,11 @@ impl Exporter for Plain {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(&self.0, provenance)
     }
-    fn text(&self, colour: bool) -> String {
+    fn text(&self, layout: &TextLayout) -> String {
         format!(
-            "value {} ns{}\n",
+            "value {} ns{} and then a sentence long enough to need wrapping at forty columns\n",
             self.0.value_ns,
-            if colour { " (colour)" } else { "" }
+            if layout.colour { " (colour)" } else { "" }
         )
     }
 }
@@ -43,7 +43,7 @@ impl Exporter for Charted {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(&self.0, provenance)
     }
-    fn text(&self, _colour: bool) -> String {
+    fn text(&self, _layout: &TextLayout) -> String {
         String::new()
     }
     fn csv(&self) -> Option<String> {
@@ -75,16 +75,21 @@ fn extensions_map_to_formats_and_back() {
 }
 
 #[test]
-fn text_starts_with_the_provenance_line_and_passes_colour() {
-    let out = render(&Plain(doc()), Format::Text, &provenance(), true).unwrap();
+fn text_starts_with_the_provenance_line_passes_colour_and_is_wrapped() {
+    let wide = TextLayout::new(200, true);
+    let out = render(&Plain(doc()), Format::Text, &provenance(), &wide).unwrap();
     let mut lines = out.lines();
     assert_eq!(lines.next().unwrap(), provenance().line());
-    assert_eq!(lines.next().unwrap(), "value 42 ns (colour)");
+    assert!(lines.next().unwrap().starts_with("value 42 ns (colour) and"));
+    let narrow = TextLayout::new(40, false);
+    let out = render(&Plain(doc()), Format::Text, &provenance(), &narrow).unwrap();
+    assert!(out.lines().all(|l| l.chars().count() <= 40), "{out}");
+    assert!(out.lines().count() > 3, "{out}");
 }
 
 #[test]
 fn json_keeps_the_document_and_adds_provenance_last() {
-    let out = render(&Plain(doc()), Format::Json, &provenance(), false).unwrap();
+    let out = render(&Plain(doc()), Format::Json, &provenance(), &TextLayout::default()).unwrap();
     assert!(out.ends_with("}\n"));
     let value: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(value["schema"], "numasleuth.test/1");
@@ -97,7 +102,7 @@ fn json_keeps_the_document_and_adds_provenance_last() {
 
 #[test]
 fn a_format_the_report_lacks_is_an_error_naming_what_it_has() {
-    let err = render(&Plain(doc()), Format::Csv, &provenance(), false).unwrap_err();
+    let err = render(&Plain(doc()), Format::Csv, &provenance(), &TextLayout::default()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "no csv output here; this report writes text (.txt), json (.json)"
@@ -106,18 +111,18 @@ fn a_format_the_report_lacks_is_an_error_naming_what_it_has() {
         formats::<Charted>(),
         vec![Format::Text, Format::Json, Format::Csv, Format::Svg]
     );
-    assert!(render(&Charted(doc()), Format::Html, &provenance(), false).is_err());
+    assert!(render(&Charted(doc()), Format::Html, &provenance(), &TextLayout::default()).is_err());
 }
 
 #[test]
 fn csv_has_no_provenance_because_a_reader_would_take_it_for_data() {
-    let out = render(&Charted(doc()), Format::Csv, &provenance(), false).unwrap();
+    let out = render(&Charted(doc()), Format::Csv, &provenance(), &TextLayout::default()).unwrap();
     assert_eq!(out, "value_ns\n42\n");
 }
 
 #[test]
 fn svg_gets_a_desc_and_a_footer_in_grown_room() {
-    let out = render(&Charted(doc()), Format::Svg, &provenance(), false).unwrap();
+    let out = render(&Charted(doc()), Format::Svg, &provenance(), &TextLayout::default()).unwrap();
     assert!(out.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"68\">"));
     let escaped = crate::html::escape(&provenance().line());
     assert!(escaped.contains("db&lt;1&gt;"));
@@ -157,13 +162,13 @@ fn json_lines_carry_provenance_in_the_first_record_only() {
         ],
         history: Vec::new(),
     };
-    let out = render(&report, Format::Json, &provenance(), false).unwrap();
+    let out = render(&report, Format::Json, &provenance(), &TextLayout::default()).unwrap();
     let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["provenance"]["hostname"], "db<1>");
     assert_eq!(lines[0]["t_s"], 0.1);
     assert!(lines[1].get("provenance").is_none());
-    let text = render(&report, Format::Text, &provenance(), false).unwrap();
+    let text = render(&report, Format::Text, &provenance(), &TextLayout::default()).unwrap();
     assert_eq!(text, format!("{}\nt=0.1s\n", provenance().line()));
-    assert!(render(&report, Format::Csv, &provenance(), false).is_err());
+    assert!(render(&report, Format::Csv, &provenance(), &TextLayout::default()).is_err());
 }

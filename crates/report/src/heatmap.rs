@@ -2,7 +2,11 @@
 //! worst (red) when colour is on.
 //!
 //! Colour codes are added after padding, so columns line up whether or not
-//! the escape sequences are there.
+//! the escape sequences are there. A matrix wider than the layout is dealt
+//! into blocks of columns, each repeating the row labels (as `table` does).
+
+use crate::layout::TextLayout;
+use crate::table::blocks;
 
 /// A cell's text and where it sits between the best and worst value of its
 /// matrix (0 = best, 1 = worst); `None` for empty cells.
@@ -48,7 +52,7 @@ fn paint(text: &str, heat: Option<f64>, colour: bool) -> String {
 
 /// Lays out a header row and labelled rows of cells, two spaces apart,
 /// right-aligning the cells (numbers) and left-aligning the labels.
-pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], colour: bool) -> String {
+pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], layout: &TextLayout) -> String {
     let columns = header
         .len()
         .max(rows.iter().map(|(_, cells)| cells.len() + 1).max().unwrap_or(0));
@@ -64,25 +68,34 @@ pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], colour: bool) -> St
         }
     }
     let mut out = String::new();
-    let mut line = String::new();
-    for (column, text) in header.iter().enumerate() {
-        if column == 0 {
-            line.push_str(&format!("{text:<w$}", w = widths[0]));
-        } else {
-            line.push_str(&format!("  {text:>w$}", w = widths[column]));
+    for (index, block) in blocks(&widths, layout.width).iter().enumerate() {
+        if index > 0 {
+            out.push('\n');
         }
-    }
-    out.push_str(line.trim_end());
-    out.push('\n');
-    for (label, cells) in rows {
-        let mut line = format!("{label:<w$}", w = widths[0]);
-        for (column, cell) in cells.iter().enumerate() {
-            let padded = format!("{:>w$}", cell.text, w = widths[column + 1]);
-            line.push_str("  ");
-            line.push_str(&paint(&padded, cell.heat, colour));
+        let mut line = String::new();
+        for &column in block {
+            let text = header.get(column).map_or("", String::as_str);
+            if column == 0 {
+                line.push_str(&format!("{text:<w$}", w = widths[0]));
+            } else {
+                line.push_str(&format!("  {text:>w$}", w = widths[column]));
+            }
         }
         out.push_str(line.trim_end());
         out.push('\n');
+        for (label, cells) in rows {
+            let mut line = format!("{label:<w$}", w = widths[0]);
+            for &column in block.iter().skip(1) {
+                let Some(cell) = cells.get(column - 1) else {
+                    continue;
+                };
+                let padded = format!("{:>w$}", cell.text, w = widths[column]);
+                line.push_str("  ");
+                line.push_str(&paint(&padded, cell.heat, layout.colour));
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
     }
     out
 }
@@ -117,9 +130,9 @@ mod tests {
                 },
             ],
         )];
-        let plain = grid(&header, &rows, false);
+        let plain = grid(&header, &rows, &TextLayout::new(80, false));
         assert_eq!(plain, "node     0      1\n0     92.1  150.0\n");
-        let coloured = grid(&header, &rows, true);
+        let coloured = grid(&header, &rows, &TextLayout::new(80, true));
         assert!(coloured.contains("\x1b[38;5;46m92.1\x1b[0m"), "{coloured:?}");
         assert!(coloured.contains("\x1b[38;5;196m150.0\x1b[0m"));
         let stripped = coloured

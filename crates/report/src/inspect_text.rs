@@ -9,7 +9,9 @@ use numasleuth_analyze::findings::Finding;
 use numasleuth_kernel::IdList;
 use numasleuth_model::process::{total, Accuracy, KindGroup, NodeCounts, ProcessModel};
 
-use crate::format::{bytes, columns};
+use crate::format::bytes;
+use crate::layout::TextLayout;
+use crate::table::{columns, table, Col};
 
 /// How many non-static mappings the text lists (JSON lists more).
 const TEXT_OTHER_MAPPINGS: usize = 8;
@@ -43,7 +45,7 @@ fn pages(counts: &NodeCounts) -> String {
         .join(" ")
 }
 
-pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool) -> String {
+pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool, layout: &TextLayout) -> String {
     let mut out = format!(
         "process {} ({}){}: {} thread(s)\n",
         model.pid,
@@ -78,7 +80,16 @@ pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool) -> Strin
             t.comm.clone(),
         ]);
     }
-    out.push_str(&indent(&columns(&rows)));
+    let thread_kinds = [
+        Col::Wrap,
+        Col::Wrap,
+        Col::Wrap,
+        Col::Wrap,
+        Col::Wrap,
+        Col::Wrap,
+        Col::Name,
+    ];
+    out.push_str(&indent(&table(&rows, &thread_kinds, &layout.indented(INDENT))));
     if model.threads.len() > shown {
         out.push_str(&format!(
             "  … {} more thread(s) (--sections lists all)\n",
@@ -87,15 +98,15 @@ pub fn render(model: &ProcessModel, findings: &[Finding], detail: bool) -> Strin
     }
     out.push_str(&format!("threads run on node(s): {}\n\n", model.thread_nodes));
     if !model.kernel_thread {
-        out.push_str(&memory_table(model));
+        out.push_str(&memory_table(model, layout));
     }
     out.push_str(&findings_text(findings));
     if !model.kernel_thread {
         if detail {
-            out.push_str(&mappings_table(model));
+            out.push_str(&mappings_table(model, layout));
         } else {
-            out.push_str(&static_by_object(model));
-            out.push_str(&other_mappings(model, CONCISE_OTHER_MAPPINGS));
+            out.push_str(&static_by_object(model, layout));
+            out.push_str(&other_mappings(model, CONCISE_OTHER_MAPPINGS, layout));
         }
     }
     for note in &model.notes {
@@ -127,7 +138,7 @@ fn findings_text(findings: &[Finding]) -> String {
 /// The writable static sections summed per object: how many, how big,
 /// and on which nodes their pages are. (Pages are not summed: small
 /// sections share pages.)
-fn static_by_object(model: &ProcessModel) -> String {
+fn static_by_object(model: &ProcessModel, layout: &TextLayout) -> String {
     let mut objects: Vec<(String, usize, u64, BTreeSet<u32>)> = Vec::new();
     for m in model
         .mappings
@@ -167,7 +178,7 @@ fn static_by_object(model: &ProcessModel) -> String {
         rows.push(vec![name.clone(), sections.to_string(), bytes(*size), on]);
     }
     let mut out = String::from("writable static data by object (--sections: every section, page by page):\n");
-    out.push_str(&indent(&columns(&rows)));
+    out.push_str(&indent(&table(&rows, &[Col::Path], &layout.indented(INDENT))));
     if objects.len() > CONCISE_OBJECTS {
         out.push_str(&format!("  … {} more object(s)\n", objects.len() - CONCISE_OBJECTS));
     }
@@ -175,7 +186,7 @@ fn static_by_object(model: &ProcessModel) -> String {
     out
 }
 
-fn memory_table(model: &ProcessModel) -> String {
+fn memory_table(model: &ProcessModel, layout: &TextLayout) -> String {
     let nodes: BTreeSet<u32> = model.bytes_by_node.keys().copied().collect();
     let mut header = vec!["resident memory".to_string()];
     header.extend(nodes.iter().map(|n| format!("node {n}")));
@@ -194,7 +205,7 @@ fn memory_table(model: &ProcessModel) -> String {
         rows.push(row(group_label(group), &counts));
     }
     rows.push(row("total", &model.bytes_by_node));
-    let mut out = indent(&columns(&rows));
+    let mut out = indent(&columns(&rows, &layout.indented(INDENT)));
     if let Some(remote) = model.remote_bytes() {
         let share = if model.total_bytes() > 0 {
             remote as f64 / model.total_bytes() as f64 * 100.0
@@ -209,6 +220,9 @@ fn memory_table(model: &ProcessModel) -> String {
     }
     out
 }
+
+/// The object is a path; the section a name (`.data.rel.ro`).
+const MAPPING_KINDS: &[Col] = &[Col::Wrap, Col::Wrap, Col::Path, Col::Name];
 
 fn mapping_header() -> Vec<String> {
     ["range", "kind", "object", "section", "pages", "accuracy"]
@@ -231,7 +245,7 @@ fn mapping_line(m: &numasleuth_model::process::MappingUsage) -> Vec<String> {
 }
 
 /// Every writable static section, page by page (`--sections`).
-fn mappings_table(model: &ProcessModel) -> String {
+fn mappings_table(model: &ProcessModel, layout: &TextLayout) -> String {
     let static_rows: Vec<_> = model
         .mappings
         .iter()
@@ -247,15 +261,15 @@ fn mappings_table(model: &ProcessModel) -> String {
         out.push_str(&format!("writable static sections ({how}):\n"));
         let mut rows = vec![mapping_header()];
         rows.extend(static_rows.iter().map(|m| mapping_line(m)));
-        out.push_str(&indent(&columns(&rows)));
+        out.push_str(&indent(&table(&rows, MAPPING_KINDS, &layout.indented(INDENT))));
         out.push('\n');
     }
-    out.push_str(&other_mappings(model, TEXT_OTHER_MAPPINGS));
+    out.push_str(&other_mappings(model, TEXT_OTHER_MAPPINGS, layout));
     out
 }
 
 /// The largest resident mappings that are not writable static data.
-fn other_mappings(model: &ProcessModel, limit: usize) -> String {
+fn other_mappings(model: &ProcessModel, limit: usize, layout: &TextLayout) -> String {
     let mut others: Vec<_> = model
         .mappings
         .iter()
@@ -278,11 +292,22 @@ fn other_mappings(model: &ProcessModel, limit: usize) -> String {
     );
     let mut rows = vec![mapping_header()];
     rows.extend(others.iter().take(limit).map(|m| mapping_line(m)));
-    out.push_str(&indent(&columns(&rows)));
+    out.push_str(&indent(&table(&rows, MAPPING_KINDS, &layout.indented(INDENT))));
     out.push('\n');
     out
 }
 
+/// Tables sit two columns in under their heading.
+const INDENT: usize = 2;
+
 fn indent(text: &str) -> String {
-    text.lines().map(|l| format!("  {l}\n")).collect()
+    text.lines()
+        .map(|l| {
+            if l.is_empty() {
+                "\n".to_string()
+            } else {
+                format!("  {l}\n")
+            }
+        })
+        .collect()
 }

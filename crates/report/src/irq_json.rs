@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::export::{with_provenance, Exporter};
 use crate::irq_text;
+use crate::layout::TextLayout;
 use crate::provenance::Provenance;
 
 pub const SCHEMA: &str = "numasleuth.irq/1";
@@ -34,9 +35,9 @@ impl Exporter for IrqReport<'_> {
         with_provenance(&self.document, provenance)
     }
 
-    fn text(&self, _colour: bool) -> String {
+    fn text(&self, layout: &TextLayout) -> String {
         let d = &self.document;
-        let mut text = irq_text::render(d.devices, d.irqbalance_pids);
+        let mut text = irq_text::render(d.devices, d.irqbalance_pids, layout);
         if !self.planned {
             return text;
         }

@@ -3,9 +3,10 @@
 
 use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs};
 
-use crate::format::columns;
+use crate::layout::TextLayout;
+use crate::table::{table, Col};
 
-pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32]) -> String {
+pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32], layout: &TextLayout) -> String {
     let mut rows = vec![[
         "DEVICE",
         "PCI",
@@ -16,7 +17,7 @@ pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32]) -> String {
         "AFFINITY",
         "EFFECTIVE",
         "COUNT",
-        "",
+        "NOTE",
     ]
     .map(String::from)
     .to_vec()];
@@ -49,7 +50,9 @@ pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32]) -> String {
             rows.push(row);
         }
     }
-    let mut out = columns(&rows);
+    // The device (`net eth0`) and handler names are cut, not split.
+    let kinds = [Col::Name, Col::Wrap, Col::Wrap, Col::Wrap, Col::Wrap, Col::Name];
+    let mut out = table(&rows, &kinds, layout);
     if !irqbalance_pids.is_empty() {
         out.push_str(&format!(
             "\nnote: irqbalance is running (pid {}); it will move IRQs again unless stopped.\n",

@@ -173,7 +173,7 @@ pub fn remote_global(doc: &RemoteGlobalDocument) -> Result<String, ChartError> {
 /// A lab experiment's report: its document, its text and its chart.
 pub struct LabReport<'a, D> {
     pub document: &'a D,
-    pub text: fn(&D) -> String,
+    pub text: fn(&D, &crate::layout::TextLayout) -> String,
     pub chart: fn(&D) -> Result<String, ChartError>,
 }
 
@@ -183,8 +183,8 @@ impl<D: serde::Serialize> crate::export::Exporter for LabReport<'_, D> {
     fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
         crate::export::with_provenance(self.document, provenance)
     }
-    fn text(&self, _colour: bool) -> String {
-        (self.text)(self.document)
+    fn text(&self, layout: &crate::layout::TextLayout) -> String {
+        (self.text)(self.document, layout)
     }
     fn svg(&self) -> Option<Result<String, String>> {
         Some((self.chart)(self.document).map_err(|e| e.to_string()))

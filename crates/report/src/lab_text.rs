@@ -4,14 +4,12 @@
 use numasleuth_analyze::lab::Ratio;
 use numasleuth_analyze::stats::Summary;
 
-use crate::format::columns;
 use crate::lab_json::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo};
 use crate::lab_svg::si;
+use crate::layout::TextLayout;
+use crate::table::columns;
 
-/// Text width the explanations wrap at.
-const WRAP_CHARS: usize = 100;
-
-pub fn false_sharing(doc: &FalseSharingDocument) -> String {
+pub fn false_sharing(doc: &FalseSharingDocument, layout: &TextLayout) -> String {
     let mut out = header("false-sharing", &doc.run);
     out.push_str(&format!(
         "counters on node {}{}\n\n",
@@ -46,12 +44,12 @@ pub fn false_sharing(doc: &FalseSharingDocument) -> String {
             share(r.cpu_share.as_ref()),
         ]);
     }
-    out.push_str(&columns(&rows));
+    out.push_str(&columns(&rows, layout));
     footer(&mut out, &doc.meaning, &doc.warnings);
     out
 }
 
-pub fn locks(doc: &LocksDocument) -> String {
+pub fn locks(doc: &LocksDocument, layout: &TextLayout) -> String {
     let mut out = header("locks", &doc.run);
     out.push_str(&format!(
         "lock on node {}{}; rates are lock/unlock pairs per second\n\n",
@@ -82,12 +80,12 @@ pub fn locks(doc: &LocksDocument) -> String {
             share(r.cpu_share.as_ref()),
         ]);
     }
-    out.push_str(&columns(&rows));
+    out.push_str(&columns(&rows, layout));
     footer(&mut out, &doc.meaning, &doc.warnings);
     out
 }
 
-pub fn remote_global(doc: &RemoteGlobalDocument) -> String {
+pub fn remote_global(doc: &RemoteGlobalDocument, layout: &TextLayout) -> String {
     let mut out = header("remote-global", &doc.run);
     out.push_str(&format!(
         "workers on node {}; each operation: {} words of private work and {} write{} to the global; remote node: {}\n\n",
@@ -126,7 +124,7 @@ pub fn remote_global(doc: &RemoteGlobalDocument) -> String {
             .to_string(),
         ]);
     }
-    out.push_str(&columns(&rows));
+    out.push_str(&columns(&rows, layout));
     if !doc.transfers.is_empty() {
         out.push_str("\nOne line transfer (compare-and-swap ping-pong, round trip / 2):\n");
         let mut rows = Vec::new();
@@ -142,7 +140,7 @@ pub fn remote_global(doc: &RemoteGlobalDocument) -> String {
                 cycles,
             ]);
         }
-        out.push_str(&columns(&rows));
+        out.push_str(&columns(&rows, layout));
     }
     footer(&mut out, &doc.meaning, &doc.warnings);
     out
@@ -171,13 +169,13 @@ fn footer(out: &mut String, meaning: &[String], warnings: &[String]) {
     if !meaning.is_empty() {
         out.push_str("\nWhat this means:\n");
         for line in meaning {
-            out.push_str(&wrap(line, "  - ", "    "));
+            out.push_str(&format!("  - {line}\n"));
         }
     }
     if !warnings.is_empty() {
         out.push('\n');
         for line in warnings {
-            out.push_str(&wrap(line, "warning: ", "    "));
+            out.push_str(&format!("warning: {line}\n"));
         }
     }
 }
@@ -228,30 +226,6 @@ fn ratio(r: Option<Ratio>) -> String {
     r.map_or_else(|| "—".to_string(), |r| r.describe())
 }
 
-/// Wraps at word boundaries; the first line starts with `first`, the rest
-/// with `rest`.
-fn wrap(text: &str, first: &str, rest: &str) -> String {
-    let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > WRAP_CHARS {
-            out.push_str(&line);
-            out.push('\n');
-            line = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
-    }
-    out.push_str(&line);
-    out.push('\n');
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -262,15 +236,5 @@ mod tests {
         assert_eq!(cpus(&[0, 1]), "0,1");
         assert_eq!(cpus(&[5]), "5");
         assert_eq!(cpus(&[]), "");
-    }
-
-    #[test]
-    fn wraps_long_explanations() {
-        let text = "word ".repeat(40);
-        let wrapped = wrap(&text, "  - ", "    ");
-        assert!(wrapped.lines().count() > 1);
-        assert!(wrapped.lines().all(|l| l.chars().count() <= WRAP_CHARS));
-        assert!(wrapped.starts_with("  - word"));
-        assert!(wrapped.lines().nth(1).unwrap().starts_with("    word"));
     }
 }

@@ -3,9 +3,10 @@
 
 use numasleuth_analyze::lines::{Line, LineSymbol};
 
-use crate::format::columns;
+use crate::layout::TextLayout;
+use crate::table::{table, Col};
 
-pub fn render(heading: &str, lines: &[Line], target: Option<&LineSymbol>) -> String {
+pub fn render(heading: &str, lines: &[Line], target: Option<&LineSymbol>, layout: &TextLayout) -> String {
     let mut out = format!("{heading}\n");
     if lines.is_empty() {
         out.push_str("no cache line holds more than one data symbol\n");
@@ -34,7 +35,8 @@ pub fn render(heading: &str, lines: &[Line], target: Option<&LineSymbol>) -> Str
                 ]
             })
             .collect();
-        for row in columns(&rows).lines() {
+        let kinds = [Col::Wrap, Col::Wrap, Col::Name, Col::Name];
+        for row in table(&rows, &kinds, &layout.indented(4)).lines() {
             out.push_str(&format!("    {row}\n"));
         }
     }

@@ -4,6 +4,7 @@
 
 use crate::c2c_json::C2cDocument;
 use crate::export::{with_provenance, Exporter, Format};
+use crate::layout::TextLayout;
 use crate::mem_json::MemDocument;
 use crate::probe_latency::{self, ProbeReport};
 use crate::provenance::Provenance;
@@ -19,8 +20,8 @@ impl Exporter for MemReport<'_> {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(self.0, provenance)
     }
-    fn text(&self, colour: bool) -> String {
-        mem_text::render(self.0, colour)
+    fn text(&self, layout: &TextLayout) -> String {
+        mem_text::render(self.0, layout)
     }
     fn csv(&self) -> Option<String> {
         Some(csv::mem(self.0))
@@ -36,8 +37,8 @@ impl Exporter for C2cReport<'_> {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(self.0, provenance)
     }
-    fn text(&self, colour: bool) -> String {
-        c2c_text::render(self.0, colour)
+    fn text(&self, layout: &TextLayout) -> String {
+        c2c_text::render(self.0, layout)
     }
     fn csv(&self) -> Option<String> {
         Some(csv::c2c(self.0))
@@ -50,8 +51,8 @@ impl Exporter for RunsReport<'_> {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(&runs_json::build(self), provenance)
     }
-    fn text(&self, _colour: bool) -> String {
-        runs_text::render(self)
+    fn text(&self, layout: &TextLayout) -> String {
+        runs_text::render(self, layout)
     }
     fn svg(&self) -> Option<Result<String, String>> {
         Some(Ok(runs_svg::render(self)))
@@ -64,8 +65,8 @@ impl Exporter for ProbeReport {
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
         with_provenance(&probe_latency::json(self), provenance)
     }
-    fn text(&self, _colour: bool) -> String {
-        probe_latency::text(self)
+    fn text(&self, layout: &TextLayout) -> String {
+        probe_latency::text(self, layout)
     }
     fn svg(&self) -> Option<Result<String, String>> {
         Some(Ok(probe_latency::svg(self)))

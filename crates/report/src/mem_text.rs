@@ -5,7 +5,9 @@ use numasleuth_analyze::stats::Summary;
 
 use crate::format;
 use crate::heatmap::{grid, heat, Cell};
+use crate::layout::TextLayout;
 use crate::mem_json::{BandwidthMatrix, LatencyMatrix, Loaded, MemDocument, Sweep};
+use crate::table::columns;
 
 /// Bandwidth is printed in GB/s of 10^9 bytes, as STREAM, MLC and likwid do.
 const GB: f64 = 1e9;
@@ -28,7 +30,7 @@ fn matrix(
     cells: &[Vec<Option<Summary>>],
     text: impl Fn(&Summary) -> String,
     higher_is_better: bool,
-    colour: bool,
+    layout: &TextLayout,
 ) -> String {
     let medians: Vec<Option<f64>> = cells.iter().flatten().map(|c| c.map(|s| s.median)).collect();
     let mut heats = heat(&medians, higher_is_better).into_iter();
@@ -48,29 +50,29 @@ fn matrix(
             (label, cells)
         })
         .collect();
-    grid(&header, &rows, colour)
+    grid(&header, &rows, layout)
 }
 
-pub fn render(doc: &MemDocument, colour: bool) -> String {
+pub fn render(doc: &MemDocument, layout: &TextLayout) -> String {
     let mut out = String::new();
     if let Some(lat) = &doc.latency_ns {
-        render_latency(doc, lat, colour, &mut out);
+        render_latency(doc, lat, layout, &mut out);
     }
     if let Some(bw) = &doc.bandwidth_bytes_per_sec {
-        render_bandwidth(bw, colour, &mut out);
+        render_bandwidth(bw, layout, &mut out);
     }
     if let Some(sweep) = &doc.latency_sweep {
-        render_sweep(doc, sweep, &mut out);
+        render_sweep(doc, sweep, layout, &mut out);
     }
     if let Some(loaded) = &doc.loaded_latency {
-        render_loaded(loaded, &mut out);
+        render_loaded(loaded, layout, &mut out);
     }
-    render_verdict(doc, &mut out);
+    render_verdict(doc, layout, &mut out);
     out
 }
 
 /// The idle latency matrix, and again in cycles when the clock is known.
-fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, colour: bool, out: &mut String) {
+fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
         "Idle latency, ns: random pointer chase over {} per cell; median [p10–p90]\n",
         format::bytes(lat.buffer_bytes as u64)
@@ -88,7 +90,7 @@ fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, colour: bool, out: &mu
         &lat.matrix,
         |s| spread_text(s, 1.0, 1),
         false,
-        colour,
+        layout,
     ));
     if let Some(per_ns) = doc.cycles_per_ns {
         out.push_str(&format!(
@@ -102,14 +104,14 @@ fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, colour: bool, out: &mu
             &lat.matrix,
             |s| format!("{:.0}", s.median * per_ns),
             false,
-            colour,
+            layout,
         ));
     }
     out.push('\n');
 }
 
 /// The bandwidth matrix.
-fn render_bandwidth(bw: &BandwidthMatrix, colour: bool, out: &mut String) {
+fn render_bandwidth(bw: &BandwidthMatrix, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
         "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread; median [p10–p90]\n",
         bw.mix,
@@ -133,13 +135,13 @@ fn render_bandwidth(bw: &BandwidthMatrix, colour: bool, out: &mut String) {
         &bw.matrix,
         |s| spread_text(s, GB, 2),
         true,
-        colour,
+        layout,
     ));
     out.push('\n');
 }
 
 /// Latency against buffer size, one row per size.
-fn render_sweep(doc: &MemDocument, sweep: &Sweep, out: &mut String) {
+fn render_sweep(doc: &MemDocument, sweep: &Sweep, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
         "Latency by buffer size: CPU {} chasing memory on node {}\n",
         sweep.cpu, sweep.node
@@ -170,12 +172,12 @@ fn render_sweep(doc: &MemDocument, sweep: &Sweep, out: &mut String) {
         }
         rows.push(row);
     }
-    out.push_str(&format::columns(&rows));
+    out.push_str(&columns(&rows, layout));
     out.push('\n');
 }
 
 /// Latency against the load of the reading CPUs, one row per delay.
-fn render_loaded(loaded: &Loaded, out: &mut String) {
+fn render_loaded(loaded: &Loaded, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
         "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
         loaded.latency_cpu,
@@ -197,11 +199,11 @@ fn render_loaded(loaded: &Loaded, out: &mut String) {
         });
         rows.push(vec![point.delay_ns.to_string(), bw, lat, range]);
     }
-    out.push_str(&format::columns(&rows));
+    out.push_str(&columns(&rows, layout));
     out.push('\n');
 }
 
-fn render_verdict(doc: &MemDocument, out: &mut String) {
+fn render_verdict(doc: &MemDocument, layout: &TextLayout, out: &mut String) {
     let ratios = &doc.interconnect.ratios;
     if !ratios.is_empty() {
         out.push_str("Remote vs local (ratio to the initiator's own node)\n");
@@ -222,7 +224,7 @@ fn render_verdict(doc: &MemDocument, out: &mut String) {
                 f(r.slit_ratio),
             ]);
         }
-        out.push_str(&format::columns(&rows));
+        out.push_str(&columns(&rows, layout));
         out.push('\n');
     }
     for finding in &doc.interconnect.findings {

@@ -170,7 +170,7 @@ impl crate::export::Exporter for MemwatchReport {
         }
         Ok(out)
     }
-    fn text(&self, _colour: bool) -> String {
+    fn text(&self, _layout: &crate::layout::TextLayout) -> String {
         self.text.clone()
     }
     fn svg(&self) -> Option<Result<String, String>> {

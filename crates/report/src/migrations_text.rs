@@ -6,6 +6,9 @@ use std::fmt::Write;
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::migrations::{Method, NumaBalancing, ThreadMigrations};
 
+use crate::layout::TextLayout;
+use crate::table::{table, Col};
+
 /// Rows shown; the JSON has every thread.
 const MAX_ROWS: usize = 40;
 
@@ -24,7 +27,7 @@ fn list(ids: &[u32]) -> String {
     numasleuth_kernel::IdList::new(ids.to_vec()).to_string()
 }
 
-pub fn render(v: &View) -> String {
+pub fn render(v: &View, layout: &TextLayout) -> String {
     let mut out = String::new();
     let what = v.pid.map_or("every task".to_string(), |p| format!("process {p}"));
     let how = match v.method {
@@ -36,24 +39,22 @@ pub fn render(v: &View) -> String {
     let _ = writeln!(out, "migrations of {what} over {:.1} s, from the {how}", v.duration_s);
     let moved: Vec<&ThreadMigrations> = v.threads.iter().filter(|t| t.cpu_migrations > 0).collect();
     let still = v.threads.len() - moved.len();
-    let _ = writeln!(
-        out,
-        "\n{:>8}  {:<16} {:>9} {:>10} {:>8}  {:<10} cpus",
-        "tid", "comm", "cpu moves", "node moves", "nodes/s", "nodes"
-    );
+    let mut rows = vec![["tid", "comm", "cpu moves", "node moves", "nodes/s", "nodes", "cpus"]
+        .map(String::from)
+        .to_vec()];
     for t in moved.iter().take(MAX_ROWS) {
-        let _ = writeln!(
-            out,
-            "{:>8}  {:<16} {:>9} {:>10} {:>8.1}  {:<10} {}",
-            t.tid,
-            t.comm,
-            t.cpu_migrations,
-            t.node_migrations,
-            t.node_migrations_per_s,
+        rows.push(vec![
+            t.tid.to_string(),
+            t.comm.clone(),
+            t.cpu_migrations.to_string(),
+            t.node_migrations.to_string(),
+            format!("{:.1}", t.node_migrations_per_s),
             list(&t.nodes_visited),
-            list(&t.cpus_visited)
-        );
+            list(&t.cpus_visited),
+        ]);
     }
+    out.push('\n');
+    out.push_str(&table(&rows, &[Col::Wrap, Col::Name], layout));
     if moved.len() > MAX_ROWS {
         let _ = writeln!(
             out,

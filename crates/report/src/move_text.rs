@@ -1,8 +1,10 @@
 //! `move` for people: exactly which pages would move (or moved), from
 //! which nodes, as runs of pages; then how the move was verified.
 
-use crate::format::{bytes, columns};
+use crate::format::bytes;
+use crate::layout::TextLayout;
 use crate::move_json::{AppliedJson, MoveDocument, RunJson, VmaJson};
+use crate::table::columns;
 
 fn pages(n: u64) -> String {
     if n == 1 {
@@ -20,7 +22,7 @@ fn by_node(map: &std::collections::BTreeMap<String, u64>) -> String {
     parts.join(", ")
 }
 
-fn run_rows(runs: &[RunJson], prefix: &str) -> String {
+fn run_rows(runs: &[RunJson], prefix: &str, layout: &TextLayout) -> String {
     let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
@@ -35,7 +37,10 @@ fn run_rows(runs: &[RunJson], prefix: &str) -> String {
             ]
         })
         .collect();
-    columns(&rows).lines().map(|l| format!("    {l}\n")).collect()
+    columns(&rows, &layout.indented(4))
+        .lines()
+        .map(|l| format!("    {l}\n"))
+        .collect()
 }
 
 fn vmas(title: &str, list: &[VmaJson]) -> String {
@@ -49,7 +54,7 @@ fn vmas(title: &str, list: &[VmaJson]) -> String {
     out
 }
 
-pub fn render(doc: &MoveDocument) -> String {
+pub fn render(doc: &MoveDocument, layout: &TextLayout) -> String {
     let mut out = format!("move process {} ({}) to node {}:\n", doc.pid, doc.comm, doc.to_node);
     for t in &doc.targets {
         out.push_str(&format!("  {} {}-{}\n", t.what, t.start, t.end));
@@ -60,8 +65,8 @@ pub fn render(doc: &MoveDocument) -> String {
         bytes(doc.page_bytes),
         by_node(&doc.pages_by_node)
     ));
-    left_out(doc, &mut out);
-    planned(doc, &mut out);
+    left_out(doc, layout, &mut out);
+    planned(doc, layout, &mut out);
     out.push_str(&vmas("before, mappings holding them", &doc.numa_maps_before));
     if let Some(after) = &doc.numa_maps_after {
         out.push_str(&vmas("after", after));
@@ -74,19 +79,19 @@ pub fn render(doc: &MoveDocument) -> String {
             out.push_str("dry run: nothing was moved; add --apply to move them (an undo journal is written first)\n")
         }
         None => {}
-        Some(a) => applied(doc, a, &mut out),
+        Some(a) => applied(doc, a, layout, &mut out),
     }
     out
 }
 
 /// Pages that take no part in the move, by why.
-fn left_out(doc: &MoveDocument, out: &mut String) {
+fn left_out(doc: &MoveDocument, layout: &TextLayout, out: &mut String) {
     if doc.hinting_faults > 0 {
         out.push_str(&format!(
             "  between NUMA-balancing hinting faults: {} (resident, but hidden from move_pages until touched)\n",
             pages(doc.hinting_faults)
         ));
-        out.push_str(&run_rows(&doc.hinting, "on"));
+        out.push_str(&run_rows(&doc.hinting, "on", layout));
     }
     if doc.not_present > 0 {
         out.push_str(&format!(
@@ -122,7 +127,7 @@ fn left_out(doc: &MoveDocument, out: &mut String) {
 }
 
 /// What moves (or would), from where.
-fn planned(doc: &MoveDocument, out: &mut String) {
+fn planned(doc: &MoveDocument, layout: &TextLayout, out: &mut String) {
     let verb = if doc.applied.is_some() { "moved" } else { "would move" };
     if doc.pages_to_move == 0 && doc.hinting_faults == 0 {
         out.push_str(&format!(
@@ -140,12 +145,12 @@ fn planned(doc: &MoveDocument, out: &mut String) {
             pages(doc.pages_to_move),
             doc.to_node
         ));
-        out.push_str(&run_rows(&doc.to_move, "from"));
+        out.push_str(&run_rows(&doc.to_move, "from", layout));
     }
 }
 
 /// After `--apply`: what was verified, what numa_maps says, the journal.
-fn applied(doc: &MoveDocument, a: &AppliedJson, out: &mut String) {
+fn applied(doc: &MoveDocument, a: &AppliedJson, layout: &TextLayout, out: &mut String) {
     if a.revealed > 0 {
         out.push_str(&format!(
             "read once to end a NUMA-balancing hinting fault: {}\n",
@@ -169,7 +174,7 @@ fn applied(doc: &MoveDocument, a: &AppliedJson, out: &mut String) {
     ));
     if !a.not_moved.is_empty() {
         out.push_str("  not on the target node afterwards:\n");
-        out.push_str(&run_rows(&a.not_moved, "on"));
+        out.push_str(&run_rows(&a.not_moved, "on", layout));
     }
     out.push_str(&format!(
         "journal: {} (move them back with `numasleuth undo {}`)\n",
@@ -199,14 +204,17 @@ mod tests {
 
     #[test]
     fn each_kind_of_page_is_named_for_what_it_is() {
-        let text = render(&doc(&[
-            Residency::HintingFault,
-            Residency::HintingFault,
-            Residency::NotYetTouched,
-            Residency::ZeroPage,
-            Residency::Unmapped,
-            Residency::Node(1),
-        ]));
+        let text = render(
+            &doc(&[
+                Residency::HintingFault,
+                Residency::HintingFault,
+                Residency::NotYetTouched,
+                Residency::ZeroPage,
+                Residency::Unmapped,
+                Residency::Node(1),
+            ]),
+            &TextLayout::new(200, false),
+        );
         assert!(
             text.contains("  between NUMA-balancing hinting faults: 2 pages (resident, but hidden from move_pages until touched)\n"),
             "{text}"
@@ -227,7 +235,7 @@ mod tests {
 
     #[test]
     fn only_hidden_pages_still_make_a_dry_run_worth_applying() {
-        let text = render(&doc(&[Residency::HintingFault]));
+        let text = render(&doc(&[Residency::HintingFault]), &TextLayout::default());
         assert!(!text.contains("nothing to move: no resident page"), "{text}");
         assert!(text.contains("add --apply"), "{text}");
     }
@@ -244,7 +252,7 @@ mod tests {
             numa_maps_gained: 0,
             numa_maps_agrees: true,
         });
-        let text = render(&d);
+        let text = render(&d, &TextLayout::default());
         assert!(
             text.contains("read once to end a NUMA-balancing hinting fault: 3 pages"),
             "{text}"

@@ -7,9 +7,11 @@ use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::info::Info;
 use prometheus_client::registry::Registry;
+
+use crate::openmetrics_family::{Labels, SortedFamily};
 
 /// Content type of [`encode_text`]'s output.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -18,6 +20,7 @@ pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; cha
 /// (counters with `_total`). The dashboard test checks its PromQL
 /// against this list.
 pub const METRIC_NAMES: &[&str] = &[
+    "numasleuth_build_info",
     "numasleuth_node_memory_free_bytes",
     "numasleuth_node_memory_total_bytes",
     "numasleuth_node_watermark_bytes",
@@ -32,6 +35,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "numasleuth_finding",
     "numasleuth_process_memory_bytes",
     "numasleuth_process_remote_ratio",
+    "numasleuth_process_thread_node_moves_total",
     "numasleuth_scrape_duration_seconds",
     "numasleuth_collect_errors",
     "numasleuth_refresh_age_seconds",
@@ -62,6 +66,9 @@ pub struct ProcessMetrics {
     pub comm: String,
     pub bytes_by_node: Vec<(u32, u64)>,
     pub remote_ratio: Option<f64>,
+    /// Threads found on another node than at the previous refresh, summed
+    /// since the exporter started: a lower bound of node moves.
+    pub thread_node_moves: Option<u64>,
 }
 
 /// Machine-wide /proc/vmstat counters.
@@ -75,9 +82,18 @@ pub struct ReclaimMetrics {
     pub oom_kill: Option<u64>,
 }
 
+/// Which numasleuth answers: `numasleuth_build_info{version,commit}`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BuildInfo {
+    pub version: String,
+    /// The git commit built from; empty for a build from a source archive.
+    pub commit: String,
+}
+
 /// One scrape's numbers.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Exposition {
+    pub build: BuildInfo,
     pub nodes: Vec<NodeMetrics>,
     pub watermarks: Vec<Watermark>,
     pub reclaim: Option<ReclaimMetrics>,
@@ -93,10 +109,9 @@ pub struct Exposition {
     pub scrape_duration_seconds: f64,
 }
 
-type Labels = Vec<(String, String)>;
-type GaugeFamily = Family<Labels, Gauge>;
-type FloatFamily = Family<Labels, Gauge<f64, AtomicU64>>;
-type CounterFamily = Family<Labels, Counter>;
+type GaugeFamily = SortedFamily<Gauge>;
+type FloatFamily = SortedFamily<Gauge<f64, AtomicU64>>;
+type CounterFamily = SortedFamily<Counter>;
 
 fn labels(pairs: &[(&str, String)]) -> Labels {
     pairs.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect()
@@ -109,22 +124,26 @@ fn as_i64(value: u64) -> i64 {
 }
 
 fn node_metrics(registry: &mut Registry, e: &Exposition) {
-    let free = GaugeFamily::default();
-    let total = GaugeFamily::default();
-    let (hit, miss, foreign) = (
+    let mut free = GaugeFamily::default();
+    let mut total = GaugeFamily::default();
+    let (mut hit, mut miss, mut foreign) = (
         CounterFamily::default(),
         CounterFamily::default(),
         CounterFamily::default(),
     );
     for n in &e.nodes {
         let node = labels(&[("node", n.node.to_string())]);
-        let pairs = [(&free, n.free_bytes), (&total, n.total_bytes)];
-        for (family, value) in pairs {
+        for (family, value) in [(&mut free, n.free_bytes), (&mut total, n.total_bytes)] {
             if let Some(v) = value {
                 family.get_or_create(&node).set(as_i64(v));
             }
         }
-        for (family, value) in [(&hit, n.numa_hit), (&miss, n.numa_miss), (&foreign, n.numa_foreign)] {
+        let counters = [
+            (&mut hit, n.numa_hit),
+            (&mut miss, n.numa_miss),
+            (&mut foreign, n.numa_foreign),
+        ];
+        for (family, value) in counters {
             if let Some(v) = value {
                 family.get_or_create(&node).inc_by(v);
             }
@@ -155,7 +174,7 @@ fn node_metrics(registry: &mut Registry, e: &Exposition) {
         "Allocations meant for this node served elsewhere",
         foreign,
     );
-    let marks = GaugeFamily::default();
+    let mut marks = GaugeFamily::default();
     for w in &e.watermarks {
         for (level, bytes) in [("min", w.min_bytes), ("low", w.low_bytes), ("high", w.high_bytes)] {
             let l = labels(&[
@@ -174,7 +193,7 @@ fn node_metrics(registry: &mut Registry, e: &Exposition) {
 }
 
 fn reclaim_metrics(registry: &mut Registry, r: &ReclaimMetrics) {
-    let (scan, steal) = (CounterFamily::default(), CounterFamily::default());
+    let (mut scan, mut steal) = (CounterFamily::default(), CounterFamily::default());
     for (kind, scanned, stolen) in [
         ("kswapd", r.scan_kswapd, r.steal_kswapd),
         ("direct", r.scan_direct, r.steal_direct),
@@ -211,7 +230,7 @@ fn reclaim_metrics(registry: &mut Registry, r: &ReclaimMetrics) {
 }
 
 fn cached_metrics(registry: &mut Registry, e: &Exposition) {
-    let irq = GaugeFamily::default();
+    let mut irq = GaugeFamily::default();
     for (number, device, off_node) in &e.irqs {
         let l = labels(&[("irq", number.to_string()), ("device", device.clone())]);
         irq.get_or_create(&l).set(i64::from(*off_node));
@@ -221,14 +240,15 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
         "1 when the IRQ may run off its device's node",
         irq,
     );
-    let findings = GaugeFamily::default();
+    let mut findings = GaugeFamily::default();
     for (id, severity) in &e.findings {
         findings
             .get_or_create(&labels(&[("id", id.clone()), ("severity", severity.clone())]))
             .inc();
     }
     registry.register("numasleuth_finding", "Active doctor findings (1 each)", findings);
-    let (memory, ratio) = (GaugeFamily::default(), FloatFamily::default());
+    let (mut memory, mut ratio) = (GaugeFamily::default(), FloatFamily::default());
+    let mut moves = CounterFamily::default();
     for p in &e.processes {
         for (node, bytes) in &p.bytes_by_node {
             let l = labels(&[
@@ -238,10 +258,12 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
             ]);
             memory.get_or_create(&l).set(as_i64(*bytes));
         }
+        let process = labels(&[("pid", p.pid.to_string()), ("comm", p.comm.clone())]);
         if let Some(r) = p.remote_ratio {
-            ratio
-                .get_or_create(&labels(&[("pid", p.pid.to_string()), ("comm", p.comm.clone())]))
-                .set(r);
+            ratio.get_or_create(&process).set(r);
+        }
+        if let Some(n) = p.thread_node_moves {
+            moves.get_or_create(&process).inc_by(n);
         }
     }
     registry.register(
@@ -253,6 +275,12 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
         "numasleuth_process_remote_ratio",
         "Share of a --pid process's memory off its threads' nodes",
         ratio,
+    );
+    registry.register(
+        "numasleuth_process_thread_node_moves",
+        "Threads of a --pid process found on another node than at the previous refresh (a lower bound of node \
+         moves)",
+        moves,
     );
     if let Some(age) = e.refresh_age_seconds {
         let g = Gauge::<f64, AtomicU64>::default();
@@ -268,12 +296,21 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
 /// The whole exposition as OpenMetrics text, ending in `# EOF`.
 pub fn encode_text(e: &Exposition) -> String {
     let mut registry = Registry::default();
+    // An info metric: OpenMetrics names its sample `numasleuth_build_info`.
+    registry.register(
+        "numasleuth_build",
+        "The numasleuth that answers: its version and git commit",
+        Info::new(vec![
+            ("version".to_string(), e.build.version.clone()),
+            ("commit".to_string(), e.build.commit.clone()),
+        ]),
+    );
     node_metrics(&mut registry, e);
     if let Some(r) = &e.reclaim {
         reclaim_metrics(&mut registry, r);
     }
     cached_metrics(&mut registry, e);
-    let errors = GaugeFamily::default();
+    let mut errors = GaugeFamily::default();
     for (source, count) in &e.collect_errors {
         errors
             .get_or_create(&labels(&[("source", source.clone())]))

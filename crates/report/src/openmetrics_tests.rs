@@ -2,6 +2,10 @@ use super::*;
 
 fn exposition() -> Exposition {
     Exposition {
+        build: BuildInfo {
+            version: "0.1.0".into(),
+            commit: "9adf3cbe136f".into(),
+        },
         nodes: vec![NodeMetrics {
             node: 1,
             free_bytes: Some(4096),
@@ -30,6 +34,7 @@ fn exposition() -> Exposition {
             comm: "db \"x\"".into(),
             bytes_by_node: vec![(0, 100), (1, 300)],
             remote_ratio: Some(0.75),
+            thread_node_moves: Some(3),
         }],
         collect_errors: vec![],
         refresh_age_seconds: Some(1.5),
@@ -54,6 +59,9 @@ fn names_and_labels_are_pinned() {
         "numasleuth_process_memory_bytes{pid=\"42\",comm=\"db \\\"x\\\"\",node=\"1\"} 300",
         "numasleuth_process_remote_ratio{pid=\"42\",comm=\"db \\\"x\\\"\"} 0.75",
         "numasleuth_scrape_duration_seconds 0.002",
+        "numasleuth_process_thread_node_moves_total{pid=\"42\",comm=\"db \\\"x\\\"\"} 3",
+        "# TYPE numasleuth_build info",
+        "numasleuth_build_info{version=\"0.1.0\",commit=\"9adf3cbe136f\"} 1",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
@@ -73,4 +81,32 @@ fn every_emitted_name_is_listed() {
         let name = line.split(['{', ' ']).next().unwrap();
         assert!(METRIC_NAMES.contains(&name), "{name} not in METRIC_NAMES");
     }
+}
+
+#[test]
+fn series_come_out_in_label_order_whatever_order_they_went_in() {
+    let mut e = exposition();
+    let node = |node: u32| NodeMetrics {
+        node,
+        free_bytes: Some(u64::from(node)),
+        ..NodeMetrics::default()
+    };
+    e.nodes = vec![node(10), node(2), node(0)];
+    e.irqs = vec![
+        (120, "eth1".into(), false),
+        (24, "eth0".into(), true),
+        (9, "acpi".into(), false),
+    ];
+    let text = encode_text(&e);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing in {text}"))
+    };
+    assert!(at("free_bytes{node=\"0\"}") < at("free_bytes{node=\"2\"}"));
+    assert!(at("free_bytes{node=\"2\"}") < at("free_bytes{node=\"10\"}"));
+    assert!(at("irq_off_node{irq=\"9\"") < at("irq_off_node{irq=\"24\"") && at("irq=\"24\"") < at("irq=\"120\""));
+    // The same numbers in another order: the very same text.
+    e.nodes.reverse();
+    e.irqs.reverse();
+    assert_eq!(encode_text(&e), text);
 }

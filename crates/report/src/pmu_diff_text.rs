@@ -3,8 +3,9 @@
 
 use numasleuth_analyze::pmu::diff::{DiffRow, PmuDiff, Side};
 
-use crate::format::columns;
+use crate::layout::TextLayout;
 use crate::pmu_text::grouped;
+use crate::table::{table, Col};
 
 /// Rows shown before the rest are only counted (all are in the JSON).
 const TOP_ROWS: usize = 40;
@@ -26,7 +27,7 @@ fn list(out: &mut String, title: &str, names: &[String]) {
 }
 
 /// `a` and `b` are how the two files are named in the headline.
-pub fn render(d: &PmuDiff, a: &str, b: &str) -> String {
+pub fn render(d: &PmuDiff, a: &str, b: &str, layout: &TextLayout) -> String {
     let unit = match d.per.as_str() {
         "second" => "per second".to_string(),
         "op" => "per op".to_string(),
@@ -52,7 +53,7 @@ pub fn render(d: &PmuDiff, a: &str, b: &str) -> String {
                 ratio(r),
             ]);
         }
-        out.push_str(&columns(&rows));
+        out.push_str(&table(&rows, &[Col::Wrap, Col::Name], layout));
         if d.rows.len() > TOP_ROWS {
             out.push_str(&format!("… and {} more (all in --json)\n", d.rows.len() - TOP_ROWS));
         }
@@ -100,7 +101,7 @@ mod tests {
             both_zero: vec!["alignment-faults".into()],
             too_few: vec!["cpu-migrations".into()],
         };
-        let text = render(&d, "good.json", "bad.json");
+        let text = render(&d, "good.json", "bad.json", &TextLayout::new(200, false));
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],

@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 use numasleuth_analyze::pmu::{EventCount, PmuSummary};
 use numasleuth_model::perf::pmu::TargetRaw;
 
-use crate::format::columns;
+use crate::layout::TextLayout;
+use crate::table::{table, Col};
 
 /// `1234567` → `1,234,567`; fractions keep two decimals below 1000, and
 /// three significant digits below 1 (a per-instruction rate is tiny).
@@ -101,7 +102,7 @@ fn events(n: usize) -> String {
     format!("{n} event{}", if n == 1 { "" } else { "s" })
 }
 
-pub fn render(s: &PmuSummary) -> String {
+pub fn render(s: &PmuSummary, layout: &TextLayout) -> String {
     let mut out = headline(s);
     out.push_str(&match s.ipc {
         Some(ipc) => format!("IPC: {ipc:.2} instructions per cycle\n"),
@@ -116,7 +117,7 @@ pub fn render(s: &PmuSummary) -> String {
         "scaled".to_string(),
     ]];
     rows.extend(s.events.iter().map(row));
-    for line in columns(&rows).lines() {
+    for line in table(&rows, &[Col::Name], &layout.indented(2)).lines() {
         out.push_str(&format!("  {line}\n"));
     }
     if !s.unavailable.is_empty() {
@@ -217,7 +218,7 @@ mod tests {
             kernel_included: true,
             notes: vec!["no hardware PMU (virtualised?): IPC unavailable".into()],
         };
-        let text = render(&s);
+        let text = render(&s, &TextLayout::new(200, false));
         assert!(
             text.starts_with("pmu: `sleep 0` (pid 42) exited 0 after 0.012 s\nIPC: unavailable"),
             "{text}"

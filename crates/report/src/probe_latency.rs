@@ -66,7 +66,7 @@ fn human_ns(ns: f64) -> String {
     }
 }
 
-pub fn text(r: &ProbeReport) -> String {
+pub fn text(r: &ProbeReport, layout: &crate::layout::TextLayout) -> String {
     let mut out = format!(
         "probe-latency: {} at {}/s for {:.1} s: {} operations in {:.2} s\n\n",
         r.op, r.rate_per_sec, r.duration_s, r.samples, r.wall_s
@@ -95,7 +95,7 @@ pub fn text(r: &ProbeReport) -> String {
             human_ns(pick(&r.uncorrected)),
         ]);
     }
-    out.push_str(&crate::format::columns(&rows));
+    out.push_str(&crate::table::columns(&rows, layout));
     if r.not_issued > 0 {
         let why = if r.interrupted {
             "interrupted"
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn text_shows_both_columns_and_the_spike() {
-        let t = text(&report());
+        let t = text(&report(), &crate::layout::TextLayout::new(200, false));
         assert!(t.contains("p99.99"), "{t}");
         assert!(t.contains("5.00 ms") && t.contains("5.0 µs"), "{t}");
         assert!(

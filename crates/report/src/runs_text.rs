@@ -6,7 +6,8 @@ use numasleuth_analyze::runs::bimodal::{ALPHA, RELATIVE_GAP_FLOOR};
 use numasleuth_analyze::runs::explain::EXPLAINS;
 use numasleuth_analyze::runs::{Analysis, Explanation, Label, RunRow};
 
-use crate::format::columns;
+use crate::layout::TextLayout;
+use crate::table::columns;
 
 /// Everything a `runs` report shows.
 pub struct RunsReport<'a> {
@@ -137,7 +138,7 @@ fn attribute_columns(rows: &[RunRow]) -> Vec<String> {
     names
 }
 
-fn run_table(report: &RunsReport<'_>) -> String {
+fn run_table(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     let attributes = attribute_columns(report.rows);
     let counters = ["minor_faults", "major_faults", "context_switches", "cpu_migrations"];
     let mut header: Vec<String> = ["run", "cpu", "node", "metric", "mode", "exit", "wall_s"]
@@ -178,10 +179,10 @@ fn run_table(report: &RunsReport<'_>) -> String {
         );
         rows.push(cells);
     }
-    columns(&rows)
+    columns(&rows, layout)
 }
 
-pub fn render(report: &RunsReport<'_>) -> String {
+pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     let direction = if report.lower_is_better {
         "lower is better"
     } else {
@@ -197,7 +198,7 @@ pub fn render(report: &RunsReport<'_>) -> String {
         report.rows.len(),
         report.command.join(" ")
     );
-    out.push_str(&run_table(report));
+    out.push_str(&run_table(report, layout));
     out.push('\n');
     for line in verdict(report) {
         out.push_str(&line);
@@ -224,7 +225,7 @@ pub fn render(report: &RunsReport<'_>) -> String {
                 show(&e.fast_values, e.fast_matching, e.fast_total),
             ]);
         }
-        out.push_str(&columns(&rows));
+        out.push_str(&columns(&rows, layout));
         out.push_str(&format!(
             "separation: balanced leave-one-out accuracy of predicting a run's mode from the other runs with its value; {EXPLAINS:.2} or more explains\n"
         ));

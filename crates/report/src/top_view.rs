@@ -12,8 +12,9 @@ use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
 
 use numasleuth_model::top::{Frame, NodeRow, ProcRow};
 
-/// The node table's width; narrower would cut its columns.
-pub const MIN_WIDTH: u16 = 92;
+/// The node table's width, an 80-column terminal's; narrower would cut
+/// its columns.
+pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,14 +100,14 @@ pub fn draw(f: &mut ratatui::Frame, frame: &Frame, state: &ViewState) {
     ])
     .areas(area);
     let heading = format!(
-        "numasleuth top — sorted by {} — s: sort  ↑↓: select  Enter: inspect  q: quit",
+        "numasleuth top, by {}  s: sort  ↑↓: select  Enter: inspect  q: quit",
         state.sort.label()
     );
     f.render_widget(Paragraph::new(heading).style(title_style), title);
     f.render_widget(node_table(&frame.nodes, state.color), nodes);
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
     let reclaim_line = format!(
-        "reclaim (machine-wide): kswapd scan {}  direct scan {}  allocation stalls {}",
+        "reclaim (machine-wide): kswapd scan {}  direct scan {}  stalls {}",
         rate(frame.kswapd_scan_per_sec),
         rate(frame.direct_scan_per_sec),
         rate(frame.allocstall_per_sec)
@@ -133,6 +134,27 @@ fn node_state(n: &NodeRow) -> &'static str {
     }
 }
 
+/// `1.5M`, `8G`: the watermarks, three to a cell, in binary units.
+fn short_bytes(value: Option<u64>) -> String {
+    let Some(value) = value else {
+        return "?".into();
+    };
+    let mut scaled = value as f64;
+    let mut unit = "";
+    for next in ["K", "M", "G", "T", "P"] {
+        if scaled < 1024.0 {
+            break;
+        }
+        scaled /= 1024.0;
+        unit = next;
+    }
+    if scaled < 10.0 && scaled.fract() >= 0.05 {
+        format!("{scaled:.1}{unit}")
+    } else {
+        format!("{scaled:.0}{unit}")
+    }
+}
+
 fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
     let rows = nodes.iter().map(|n| {
@@ -148,10 +170,10 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
             n.cpu_util_percent.map_or("-".into(), |u| format!("{u:.0}%")),
             optional_bytes(n.free_bytes),
             format!(
-                "{} / {} / {}",
-                optional_bytes(n.min_bytes),
-                optional_bytes(n.low_bytes),
-                optional_bytes(n.high_bytes)
+                "{}/{}/{}",
+                short_bytes(n.min_bytes),
+                short_bytes(n.low_bytes),
+                short_bytes(n.high_bytes)
             ),
             state.to_string(),
             rate(n.numa_miss_per_sec),
@@ -164,19 +186,19 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
         "CPUS",
         "CPU",
         "FREE",
-        "MIN / LOW / HIGH",
+        "MIN/LOW/HIGH",
         "STATE",
         "MISS",
         "FOREIGN",
     ])
     .style(Style::new().add_modifier(Modifier::BOLD));
-    // 85 columns plus 7 gaps: MIN_WIDTH.
+    // 73 columns plus 7 gaps: MIN_WIDTH.
     let widths = [
         Constraint::Length(7),
         Constraint::Length(8),
         Constraint::Length(5),
         Constraint::Length(9),
-        Constraint::Length(30),
+        Constraint::Length(18),
         Constraint::Length(10),
         Constraint::Length(8),
         Constraint::Length(8),
@@ -215,14 +237,16 @@ fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
         "MEMORY BY NODE",
     ])
     .style(header_style);
+    // 55 columns plus 7 gaps, so the memory column keeps 18 of 80
+    // (`N0=4 KiB N1=1 GiB`). A comm is at most 15 bytes; a PID 7 digits.
     let widths = [
-        Constraint::Length(8),
-        Constraint::Length(16),
-        Constraint::Length(5),
-        Constraint::Length(8),
-        Constraint::Length(10),
-        Constraint::Length(8),
         Constraint::Length(7),
+        Constraint::Length(15),
+        Constraint::Length(4),
+        Constraint::Length(7),
+        Constraint::Length(9),
+        Constraint::Length(7),
+        Constraint::Length(6),
         Constraint::Min(10),
     ];
     Table::new(rows, widths)

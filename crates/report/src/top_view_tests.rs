@@ -110,7 +110,7 @@ fn no_color_means_no_colour() {
 
 #[test]
 fn small_terminals_get_a_message_not_a_garbled_table() {
-    for (w, h) in [(91, 30), (120, 11), (1, 1), (10, 3)] {
+    for (w, h) in [(79, 30), (120, 11), (1, 1), (10, 3)] {
         let (text, _) = render(w, h, &frame(), &state(true));
         let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         if w >= 20 {
@@ -119,16 +119,35 @@ fn small_terminals_get_a_message_not_a_garbled_table() {
         assert!(!flat.contains("node 0"), "{w}x{h}: {flat}");
     }
     let (text, _) = render(MIN_WIDTH, MIN_HEIGHT, &frame(), &state(true));
+    for whole in ["node 0", "1.5 MiB", "1M/2M/3M", "below low", "FOREIGN", "proc9"] {
+        assert!(text.contains(whole), "{whole}: {text}");
+    }
+}
+
+#[test]
+fn an_80_by_24_terminal_shows_every_column_whole() {
+    let (text, _) = render(80, 24, &frame(), &state(false));
     for whole in [
-        "node 0",
-        "1.5 MiB",
-        "1 MiB / 2 MiB / 3 MiB",
-        "below low",
+        "q: quit",
+        "stalls -",
+        "MIN/LOW/HIGH",
+        "1M/2M/3M",
         "FOREIGN",
-        "proc9",
+        "MEMORY BY NODE",
+        "N0=4 KiB N1=1 GiB",
+        "remote = resident memory on nodes none of its threads run on",
     ] {
         assert!(text.contains(whole), "{whole}: {text}");
     }
+}
+
+#[test]
+fn watermarks_are_short() {
+    assert_eq!(short_bytes(Some(1536 << 10)), "1.5M");
+    assert_eq!(short_bytes(Some(8 << 30)), "8G");
+    assert_eq!(short_bytes(Some(1000)), "1000");
+    assert_eq!(short_bytes(Some(200 << 20)), "200M");
+    assert_eq!(short_bytes(None), "?");
 }
 
 #[test]

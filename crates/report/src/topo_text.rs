@@ -5,13 +5,15 @@ use std::collections::BTreeMap;
 
 use numasleuth_model::{NumaSource, Topology};
 
-use crate::format::{bytes, columns, optional_bytes};
+use crate::format::{bytes, optional_bytes};
+use crate::layout::TextLayout;
+use crate::table::{columns, table, Col};
 
-pub fn render(topo: &Topology, warnings: &[String]) -> String {
+pub fn render(topo: &Topology, warnings: &[String], layout: &TextLayout) -> String {
     let mut out = String::new();
     out.push_str(&headline(topo));
     out.push('\n');
-    out.push_str(&node_table(topo));
+    out.push_str(&node_table(topo, layout));
     let caches = cache_summary(topo);
     if !caches.is_empty() {
         out.push_str("\nCaches\n");
@@ -19,7 +21,7 @@ pub fn render(topo: &Topology, warnings: &[String]) -> String {
     }
     if !topo.devices.is_empty() {
         out.push_str("\nDevices\n");
-        out.push_str(&device_table(topo));
+        out.push_str(&device_table(topo, layout));
     }
     if !warnings.is_empty() {
         out.push('\n');
@@ -101,7 +103,7 @@ fn memory_gap(topo: &Topology) -> String {
     )
 }
 
-fn node_table(topo: &Topology) -> String {
+fn node_table(topo: &Topology, layout: &TextLayout) -> String {
     let per_column = topo.nodes.len() <= DISTANCE_COLUMNS_MAX;
     let mut header = vec!["NODE".to_string(), "CPUS".into(), "MEMORY".into(), "FREE".into()];
     if per_column {
@@ -150,7 +152,7 @@ fn node_table(topo: &Topology) -> String {
         row.push(notes.join("; "));
         rows.push(row);
     }
-    columns(&rows)
+    columns(&rows, layout)
 }
 
 fn cache_summary(topo: &Topology) -> String {
@@ -183,7 +185,7 @@ fn cache_summary(topo: &Topology) -> String {
     out
 }
 
-fn device_table(topo: &Topology) -> String {
+fn device_table(topo: &Topology, layout: &TextLayout) -> String {
     let mut rows = vec![vec![
         "  KIND".to_string(),
         "NAME".into(),
@@ -203,5 +205,5 @@ fn device_table(topo: &Topology) -> String {
                 .map_or_else(|| "?".to_string(), IdList::to_human),
         ]);
     }
-    columns(&rows)
+    table(&rows, &[Col::Wrap, Col::Name], layout)
 }

@@ -4,7 +4,8 @@
 use numasleuth_analyze::watch::WatchSummary;
 use numasleuth_model::perf::watch::Access;
 
-use crate::format::columns;
+use crate::layout::TextLayout;
+use crate::table::{columns, table, Col};
 
 /// Rows of the writers table beyond which the rest are summed.
 const TOP_WRITERS: usize = 10;
@@ -17,7 +18,7 @@ fn per_sec(rate: f64) -> String {
     }
 }
 
-pub fn render(s: &WatchSummary) -> String {
+pub fn render(s: &WatchSummary, layout: &TextLayout) -> String {
     let noun = match s.access {
         Access::Write => "writes",
         Access::ReadWrite => "accesses",
@@ -37,10 +38,10 @@ pub fn render(s: &WatchSummary) -> String {
         s.threads.len()
     );
     if !s.writers.is_empty() {
-        writers_table(s, &mut out);
+        writers_table(s, layout, &mut out);
     }
     out.push_str(&format!("\nthreads ({noun} per second while watched):\n"));
-    threads_table(s, &mut out);
+    threads_table(s, layout, &mut out);
     for note in &s.notes {
         out.push_str(&format!("note: {note}\n"));
     }
@@ -48,7 +49,7 @@ pub fn render(s: &WatchSummary) -> String {
 }
 
 /// Who writes, most samples first: function, source line, address.
-fn writers_table(s: &WatchSummary, out: &mut String) {
+fn writers_table(s: &WatchSummary, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!("\nwriters ({} samples, most first):\n", s.samples_total));
     let mut rows = vec![vec![
         "samples".to_string(),
@@ -80,7 +81,8 @@ fn writers_table(s: &WatchSummary, out: &mut String) {
             at,
         ]);
     }
-    for row in columns(&rows).lines() {
+    let kinds = [Col::Wrap, Col::Wrap, Col::Name, Col::Path, Col::Name];
+    for row in table(&rows, &kinds, &layout.indented(2)).lines() {
         out.push_str(&format!("  {row}\n"));
     }
     let rest: u64 = s.writers.iter().skip(TOP_WRITERS).map(|w| w.samples).sum();
@@ -90,7 +92,7 @@ fn writers_table(s: &WatchSummary, out: &mut String) {
 }
 
 /// Each thread's count and rate, and when it joined or left.
-fn threads_table(s: &WatchSummary, out: &mut String) {
+fn threads_table(s: &WatchSummary, layout: &TextLayout, out: &mut String) {
     let mut rows = Vec::new();
     for t in &s.threads {
         let mut when = String::new();
@@ -107,7 +109,7 @@ fn threads_table(s: &WatchSummary, out: &mut String) {
             when,
         ]);
     }
-    for row in columns(&rows).lines() {
+    for row in columns(&rows, &layout.indented(2)).lines() {
         out.push_str(&format!("  {row}\n"));
     }
 }

@@ -90,7 +90,11 @@ fn record_restore(doc: &mut BisectDocument, restored: &Restored) {
 }
 
 fn print(root: &Root, doc: &BisectDocument, outputs: &Plan) -> anyhow::Result<()> {
-    super::output::emit(root, outputs, &TextJson::new(doc, |_| bisect_text::render(doc)))
+    super::output::emit(
+        root,
+        outputs,
+        &TextJson::new(doc, |layout| bisect_text::render(doc, layout)),
+    )
 }
 
 pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {

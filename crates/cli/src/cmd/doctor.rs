@@ -33,7 +33,8 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let read = super::read_degraded(root)?;
     let host = numasleuth_kernel::gather::read_host(root, &read.readings);
     let topo = read.topology;
-    if let Some(pid) = args.pid {
+    let pid = args.pid.as_ref().map(super::pid_arg::ProcessRef::pid);
+    if let Some(pid) = pid {
         // A PID the user named that is not there is a mistake to report,
         // not a check to skip.
         if let Err(e @ ProcessError::NoSuchProcess { .. }) = read_process_stat(root, pid) {
@@ -41,7 +42,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         }
     }
     let mut diagnosis = diagnose(&topo, &host);
-    if let Some(pid) = args.pid {
+    if let Some(pid) = pid {
         // The inspect findings for one process; a process that cannot be
         // read is a skipped check, never the end of the diagnosis.
         match super::inspect::model(root, pid, false, &topo) {
@@ -78,12 +79,12 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             // No finding at the threshold, but a check that could have
             // raised one did not see all its input: the gate cannot pass
             // on a guess.
-            eprintln!(
+            crate::output::eprint_wrapped(&format!(
                 "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not \
                  read all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
                 threshold.map_or("", Severity::as_str),
                 unsure.join(", ")
-            );
+            ));
             Ok(ExitCode::from(1))
         }
     }

@@ -52,13 +52,14 @@ pub enum MigrationMethod {
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("target").required(true).args(["pid", "pid_flag", "all"])))]
 pub struct MigrationsArgs {
-    /// The process whose threads are followed (1 to 4194304); the same as
-    /// -p PID.
-    #[arg(value_name = "PID", value_parser = crate::bounds::pid, conflicts_with = "pid_flag")]
-    pub pid: Option<u32>,
-    /// The process whose threads are followed (1 to 4194304).
-    #[arg(short = 'p', long = "pid", id = "pid_flag", value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid_flag: Option<u32>,
+    /// The process whose threads are followed: a PID (1 to 4194304) or a
+    /// name; the same as -p PID.
+    #[arg(value_name = "PID", value_parser = super::pid_arg::process, conflicts_with = "pid_flag")]
+    pub pid: Option<super::pid_arg::ProcessRef>,
+    /// The process whose threads are followed: a PID (1 to 4194304) or a
+    /// name.
+    #[arg(short = 'p', long = "pid", id = "pid_flag", value_name = "PID", value_parser = super::pid_arg::process)]
+    pub pid_flag: Option<super::pid_arg::ProcessRef>,
     /// Every task on the machine.
     #[arg(long)]
     pub all: bool,
@@ -88,6 +89,14 @@ impl HotlinesArgs {
 impl MigrationsArgs {
     /// The process given bare or with -p, or `None` for `--all`.
     pub fn process(&self) -> Option<u32> {
-        self.pid_flag.or(self.pid)
+        self.pid_flag
+            .as_ref()
+            .or(self.pid.as_ref())
+            .map(super::pid_arg::ProcessRef::pid)
+    }
+
+    /// The process as typed, for `pid_arg::resolve`.
+    pub fn typed_mut(&mut self) -> Option<&mut super::pid_arg::ProcessRef> {
+        self.pid_flag.as_mut().or(self.pid.as_mut())
     }
 }

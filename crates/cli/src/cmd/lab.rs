@@ -173,7 +173,7 @@ pub fn emit<D: Serialize>(
     root: &Root,
     outputs: &Plan,
     document: &D,
-    text: fn(&D) -> String,
+    text: fn(&D, &numasleuth_report::layout::TextLayout) -> String,
     chart: fn(&D) -> Result<String, ChartError>,
 ) -> anyhow::Result<ExitCode> {
     super::output::emit(root, outputs, &LabReport { document, text, chart })?;

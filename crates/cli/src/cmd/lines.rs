@@ -17,7 +17,7 @@ use numasleuth_report::export::TextJson;
 
 pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
-    let (source, bias) = match (args.pid, &args.binary) {
+    let (source, bias) = match (args.pid(), &args.binary) {
         (Some(pid), binary) => {
             read_process_stat(root, pid)?;
             let objects = ProcessObjects::load(root, pid)?;
@@ -62,7 +62,7 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         schema: lines_json::SCHEMA,
         line_size: args.line_size,
         object: &source.shown,
-        pid: args.pid,
+        pid: args.pid(),
         load_bias: format!("{bias:#x}"),
         sections: &SECTIONS,
         symbol_source,
@@ -70,7 +70,7 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         symbol: target.as_ref().map(lines_json::symbol),
         lines: lines_json::lines(&lines),
     };
-    let addresses = match args.pid {
+    let addresses = match args.pid() {
         Some(pid) => format!("run-time addresses in process {pid}, load bias {bias:#x}"),
         None => "link-time addresses".to_string(),
     };
@@ -84,7 +84,9 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         SECTIONS.join(" "),
         symbols.len()
     );
-    let report = TextJson::new(doc, |_| lines_text::render(&heading, &lines, target.as_ref()));
+    let report = TextJson::new(doc, |layout| {
+        lines_text::render(&heading, &lines, target.as_ref(), layout)
+    });
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

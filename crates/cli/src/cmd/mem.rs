@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
 use numasleuth_analyze::mem::placement_verdict;
-use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::row_warnings::RowChecks;
 use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
 use numasleuth_kernel::Root;
 use numasleuth_measure::bandwidth::{self, BandwidthConfig};
@@ -189,6 +189,7 @@ fn latency_matrix(
     }
     let cpus: Vec<u32> = initiators.iter().map(|&n| machine.cpus_of(n)[0]).collect();
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
+    let mut checks = RowChecks::new("latency cells");
     for (t, &target) in targets.iter().enumerate() {
         // One buffer and one cycle per target, chased from every initiator.
         let buffer = ChaseBuffer::allocate(
@@ -210,12 +211,7 @@ fn latency_matrix(
             doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
             let chase = measure_raw::chase(&samples);
             let summary = chase.summary();
-            doc.warnings
-                .extend(chase.overhead_warning(&format!("latency node {initiator} → node {target}")));
-            if let Some(s) = &summary {
-                doc.warnings
-                    .extend(spread_warning(&format!("latency node {initiator} → node {target}"), s));
-            }
+            checks.add(format!("node {initiator} → node {target}"), &chase, summary.as_ref());
             matrix[i][t] = summary;
             if let Some(raw) = doc.raw.as_mut() {
                 raw.latency.push(RawLatency {
@@ -227,6 +223,7 @@ fn latency_matrix(
             }
         }
     }
+    doc.warnings.extend(checks.warnings());
     doc.latency_ns = Some(LatencyMatrix {
         nodes: targets.to_vec(),
         initiators: initiators.to_vec(),
@@ -267,6 +264,7 @@ fn bandwidth_matrix(
         cpus_by_row.push(cpus);
     }
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
+    let mut checks = RowChecks::new("bandwidth cells");
     let (mut per_thread, mut non_temporal) = (0, false);
     for (i, &initiator) in initiators.iter().enumerate() {
         for (t, &target) in targets.iter().enumerate() {
@@ -288,10 +286,7 @@ fn bandwidth_matrix(
             (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
             let rates = measure_raw::bandwidth(&samples);
             let summary = rates.summary();
-            if let Some(s) = &summary {
-                let what = format!("bandwidth node {initiator} → node {target}, in GB/s");
-                doc.warnings.extend(spread_warning(&what, &s.scaled(1e-9)));
-            }
+            checks.add_summary(format!("node {initiator} → node {target}"), summary.as_ref());
             matrix[i][t] = summary;
             if let Some(raw) = doc.raw.as_mut() {
                 raw.bandwidth.push(RawBandwidth {
@@ -302,6 +297,7 @@ fn bandwidth_matrix(
             }
         }
     }
+    doc.warnings.extend(checks.warnings());
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {
         nodes: targets.to_vec(),
         initiators: initiators.to_vec(),

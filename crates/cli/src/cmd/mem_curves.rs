@@ -3,7 +3,7 @@
 //! load (`mem loaded`).
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::stats::spread_warning;
+use numasleuth_analyze::row_warnings::RowChecks;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::latency::ChaseBuffer;
 use numasleuth_measure::loaded::{self, LoadedConfig};
@@ -47,6 +47,7 @@ pub fn sweep(
     }
     let mut progress = Progress::new(sizes.len() as u64, "mem latency");
     let mut points = Vec::with_capacity(sizes.len());
+    let mut checks = RowChecks::new("sizes");
     for &size in sizes {
         progress.step(&format::bytes(size as u64));
         let buffer = ChaseBuffer::allocate(size, node, settings.pages, 0x5eed ^ size as u64)
@@ -59,12 +60,7 @@ pub fn sweep(
         doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
         let chase = measure_raw::chase(&samples);
         let summary = chase.summary();
-        doc.warnings
-            .extend(chase.overhead_warning(&format!("latency at {}", format::bytes(size as u64))));
-        if let Some(s) = &summary {
-            doc.warnings
-                .extend(spread_warning(&format!("latency at {}", format::bytes(size as u64)), s));
-        }
+        checks.add(format::bytes(size as u64), &chase, summary.as_ref());
         points.push(SweepPoint {
             size_bytes: size,
             latency_ns: summary,
@@ -79,6 +75,7 @@ pub fn sweep(
         }
     }
     progress.finish();
+    doc.warnings.extend(checks.warnings());
     doc.latency_sweep = Some(Sweep { cpu, node, points });
     Ok(())
 }
@@ -124,15 +121,11 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
     }
     doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
     let mut points = Vec::with_capacity(samples.points.len());
+    let mut checks = RowChecks::new("load delays");
     for p in &samples.points {
         let (chase, load) = measure_raw::loaded_point(&samples, p);
         let latency_ns = chase.summary();
-        doc.warnings
-            .extend(chase.overhead_warning(&format!("loaded latency at delay {} ns", p.delay_ns)));
-        if let Some(s) = &latency_ns {
-            doc.warnings
-                .extend(spread_warning(&format!("loaded latency at delay {} ns", p.delay_ns), s));
-        }
+        checks.add(format!("delay {} ns", p.delay_ns), &chase, latency_ns.as_ref());
         points.push(LoadedPoint {
             delay_ns: p.delay_ns,
             bandwidth_bytes_per_sec: load.summary(),
@@ -146,6 +139,7 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
             });
         }
     }
+    doc.warnings.extend(checks.warnings());
     doc.loaded_latency = Some(Loaded {
         latency_cpu: cpu,
         load_cpus,

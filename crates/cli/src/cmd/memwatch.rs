@@ -113,10 +113,12 @@ impl<'a> Stream<'a> {
             self.report.text.push_str(text);
         }
         if self.plan.stdout == Format::Text {
+            // Printed as it comes, so wrapped here rather than by the exporter.
+            let layout = output::stdout_layout(false);
             if std::mem::take(&mut self.first_record) {
-                output::print(&format!("{}\n", self.provenance.line()))?;
+                output::print(&layout.wrap(&format!("{}\n", self.provenance.line())))?;
             }
-            output::print(text)?;
+            output::print(&layout.wrap(text))?;
         }
         Ok(())
     }
@@ -150,7 +152,7 @@ impl<'a> Stream<'a> {
                 &self.report,
                 Format::Svg,
                 &self.provenance,
-                false,
+                &numasleuth_report::layout::TextLayout::default(),
             )?)?;
         }
         Ok(())

@@ -132,7 +132,7 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     super::output::emit(
         root,
         &outputs,
-        &TextJson::new(document, |_| migrations_text::render(&view)),
+        &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
     )?;
     Ok(ExitCode::SUCCESS)
 }

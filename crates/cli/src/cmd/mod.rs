@@ -4,7 +4,9 @@ pub mod bisect;
 pub mod bisect_args;
 pub mod bisect_live;
 pub mod c2c;
+pub mod docs_examples;
 pub mod docs_gen;
+pub mod docs_markdown;
 pub mod doctor;
 pub mod doctor_measure;
 pub mod hot_args;
@@ -23,6 +25,7 @@ pub mod measure_plan;
 pub mod measure_raw;
 pub mod mem;
 pub mod mem_curves;
+pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;
 pub mod moves;
@@ -99,7 +102,7 @@ pub fn topology(root: &Root) -> anyhow::Result<Topology> {
 
 pub fn warn(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("numasleuth: warning: {warning}");
+        crate::output::eprint_wrapped(&format!("numasleuth: warning: {warning}"));
     }
 }
 

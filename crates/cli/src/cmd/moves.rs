@@ -163,7 +163,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         };
         apply(root, args, &applied, &mut doc)?;
     }
-    let report = TextJson::new(&doc, |_| move_text::render(&doc));
+    let report = TextJson::new(&doc, |layout| move_text::render(&doc, layout));
     super::output::emit(root, &outputs, &report)?;
     refuse_leftovers(&doc, &plan, args)?;
     Ok(ExitCode::SUCCESS)

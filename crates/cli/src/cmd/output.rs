@@ -12,6 +12,7 @@ use anyhow::{bail, Context};
 use clap::{ArgAction, Args, ValueEnum};
 use numasleuth_kernel::Root;
 use numasleuth_report::export::{self, Exporter, Format};
+use numasleuth_report::layout::TextLayout;
 use numasleuth_report::provenance::Provenance;
 
 /// More would be a typo or a loop in a script, not a wish.
@@ -197,14 +198,15 @@ fn parent(path: &Path) -> &Path {
 pub fn emit<E: Exporter>(root: &Root, plan: &Plan, report: &E) -> anyhow::Result<()> {
     let provenance = super::provenance::read(root);
     write_files(plan, report, &provenance)?;
-    let colour = plan.stdout == Format::Text && super::measure_plan::colour();
-    crate::output::print(&export::render(report, plan.stdout, &provenance, colour)?)
+    let layout = crate::output::stdout_layout(plan.stdout == Format::Text);
+    crate::output::print(&export::render(report, plan.stdout, &provenance, &layout)?)
 }
 
 /// Only the files of the plan (a stream prints stdout itself).
 pub fn write_files<E: Exporter>(plan: &Plan, report: &E, provenance: &Provenance) -> anyhow::Result<()> {
     for (path, format) in &plan.files {
-        let text = export::render(report, *format, provenance, false)?;
+        // A file is read later, on some other screen: the default width.
+        let text = export::render(report, *format, provenance, &TextLayout::default())?;
         write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
         eprintln!("numasleuth: wrote {}", path.display());
     }

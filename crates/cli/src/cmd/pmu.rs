@@ -34,7 +34,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = plan(&readings, &selection).map_err(anyhow::Error::msg)?;
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
-    let target = match (args.pid, args.duration) {
+    let target = match (args.pid.as_ref().map(super::pid_arg::ProcessRef::pid), args.duration) {
         (Some(pid), Some(duration)) => Target::Pid { pid, duration },
         _ if !args.command.is_empty() => Target::Command {
             argv: args.command.clone(),
@@ -73,7 +73,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     if let Some(why) = nothing_counted(&summary) {
         bail!("{why}");
     }
-    let report = TextJson::new(pmu_json::build(&summary), |_| pmu_text::render(&summary));
+    let report = TextJson::new(pmu_json::build(&summary), |layout| pmu_text::render(&summary, layout));
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,10 +23,10 @@ pub const COUNT_MAX: u64 = 1_000_000_000_000_000_000;
 pub struct PmuArgs {
     #[command(subcommand)]
     pub sub: Option<PmuSub>,
-    /// Count this running process, every thread, for --duration
-    /// (1 to 4194304).
-    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid, requires = "duration")]
-    pub pid: Option<u32>,
+    /// Count this running process, every thread, for --duration: a PID
+    /// (1 to 4194304) or a process name.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = super::pid_arg::process, requires = "duration")]
+    pub pid: Option<super::pid_arg::ProcessRef>,
     /// How long to count --pid: 10ms to 7 days (168h).
     #[arg(long, value_name = "DURATION", value_parser = crate::bounds::pmu_duration, requires = "pid")]
     pub duration: Option<Duration>,

@@ -70,8 +70,8 @@ pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
     };
     let a = format!("{a_name} ({:.3} s)", good.duration_s);
     let b = format!("{b_name} ({:.3} s)", bad.duration_s);
-    let report = TextJson::new(pmu_diff_json::build(&result, a_json, b_json), |_| {
-        pmu_diff_text::render(&result, &a, &b)
+    let report = TextJson::new(pmu_diff_json::build(&result, a_json, b_json), |layout| {
+        pmu_diff_text::render(&result, &a, &b, layout)
     });
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)

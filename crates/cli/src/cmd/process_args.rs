@@ -33,9 +33,9 @@ pub struct LinesArgs {
     #[arg(value_name = "BINARY", required_unless_present = "pid")]
     pub binary: Option<PathBuf>,
     /// Use the program (or BINARY) as mapped by this process, with
-    /// run-time addresses (1 to 4194304).
-    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: Option<u32>,
+    /// run-time addresses: a PID (1 to 4194304) or a process name.
+    #[arg(short = 'p', long = "pid", id = "pid", value_name = "PID", value_parser = super::pid_arg::process)]
+    pub process: Option<super::pid_arg::ProcessRef>,
     /// Cache-line size in bytes: a power of two from 8 to 4096 (128 covers
     /// adjacent-line prefetch pairs).
     #[arg(long, default_value_t = 64, value_parser = parse_line_size)]
@@ -175,3 +175,9 @@ macro_rules! pid_accessor {
 }
 
 pid_accessor!(InspectArgs, WatchArgs, MoveArgs, super::bisect_args::BisectArgs);
+
+impl LinesArgs {
+    pub fn pid(&self) -> Option<u32> {
+        self.process.as_ref().map(super::pid_arg::ProcessRef::pid)
+    }
+}

@@ -29,7 +29,10 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     // Blocked before any thread starts, so every thread inherits the mask
     // and the signals wait for `sigwait` here instead of killing us.
     let signals = Signals::block()?;
-    let collector = Arc::new(Collector::new(root.clone(), args.pids.clone()));
+    let collector = Arc::new(Collector::new(
+        root.clone(),
+        args.pids.iter().map(super::pid_arg::ProcessRef::pid).collect(),
+    ));
     if let Some(dir) = &args.textfile {
         return textfile(&collector, dir, args, &signals);
     }

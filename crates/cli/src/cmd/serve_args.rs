@@ -23,20 +23,16 @@ fn listen(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-fn pid(text: &str) -> Result<u32, String> {
-    bounds::pid(text)
-}
-
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve /metrics on this address. Default 127.0.0.1:9464 (loopback
     /// only); any other address is exposed to whoever can reach it.
     #[arg(long, value_name = "IP:PORT", value_parser = listen)]
     pub listen: Option<SocketAddr>,
-    /// Also export this process's memory per node and remote ratio
-    /// (repeatable, at most 64).
-    #[arg(short = 'p', long = "pid", value_name = "PID", value_parser = pid)]
-    pub pids: Vec<u32>,
+    /// Also export this process's memory per node and remote ratio: a PID
+    /// or a process name (repeatable, at most 64).
+    #[arg(short = 'p', long = "pid", value_name = "PID", value_parser = super::pid_arg::process)]
+    pub pids: Vec<super::pid_arg::ProcessRef>,
     /// How often the expensive parts (doctor checks, IRQs, --pid
     /// numa_maps) are refreshed, and how often --textfile is written:
     /// 100ms to 1h.

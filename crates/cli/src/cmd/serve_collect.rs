@@ -3,18 +3,26 @@
 //! the IRQ audit and `--pid` numa_maps walks are refreshed at most every
 //! `--interval` and served from a cache between scrapes. Nothing here reads
 //! /proc/slabinfo or walks every process.
+//!
+//! A `--pid` process's threads are placed at every refresh; a thread found
+//! on another node than at the last refresh counts one node move, so the
+//! counter is a lower bound (moves and returns between two refreshes are
+//! not seen), enough for an alert on threads that keep hopping.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use numasleuth_analyze::doctor::diagnose;
 use numasleuth_analyze::irq::audit;
 use numasleuth_analyze::memwatch::machine_counters;
+use numasleuth_analyze::migrations::refresh::moves_between;
 use numasleuth_kernel::procfs::{meminfo, settings, zoneinfo};
 use numasleuth_kernel::sysfs::node::{self, NODE_DIR};
 use numasleuth_kernel::Root;
-use numasleuth_report::openmetrics::{encode_text, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark};
+use numasleuth_report::openmetrics::{
+    encode_text, BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark,
+};
 
 /// The part refreshed every `--interval`.
 #[derive(Debug, Clone, Default)]
@@ -26,11 +34,16 @@ struct Cached {
     refreshed: Option<Instant>,
 }
 
+/// Per `--pid` process: where each thread ran at the last refresh
+/// (tid to CPU), and the node moves counted since `serve` started.
+type Placements = HashMap<u32, (HashMap<u32, u32>, u64)>;
+
 pub struct Collector {
     root: Root,
     pids: Vec<u32>,
     base_page_bytes: u64,
     cache: Mutex<Cached>,
+    placements: Mutex<Placements>,
 }
 
 impl Collector {
@@ -41,6 +54,7 @@ impl Collector {
             pids,
             base_page_bytes,
             cache: Mutex::new(Cached::default()),
+            placements: Mutex::new(Placements::new()),
         }
     }
 
@@ -73,6 +87,12 @@ impl Collector {
 
     fn processes(&self, topology: &numasleuth_model::Topology, errors: &mut Vec<(String, u64)>) -> Vec<ProcessMetrics> {
         let mut out = Vec::new();
+        let cpu_node: BTreeMap<u32, u32> = topology
+            .nodes
+            .iter()
+            .flat_map(|n| n.cpus.iter().map(move |cpu| (cpu, n.id)))
+            .collect();
+        let mut placements = self.placements.lock().unwrap_or_else(|e| e.into_inner());
         for &pid in &self.pids {
             // A process that exited or cannot be read drops out of the
             // exposition and counts as a collect error, never a failure.
@@ -85,11 +105,16 @@ impl Collector {
                 .remote_bytes()
                 .filter(|_| total > 0)
                 .map(|remote| remote as f64 / total as f64);
+            let now: Vec<(u32, u32)> = model.threads.iter().filter_map(|t| Some((t.tid, t.cpu?))).collect();
+            let (last, node_moves) = placements.entry(pid).or_default();
+            *node_moves = node_moves.saturating_add(moves_between(last, &now, &cpu_node).1);
+            *last = now.into_iter().collect();
             out.push(ProcessMetrics {
                 pid,
                 comm: model.comm.clone(),
                 bytes_by_node: model.bytes_by_node.iter().map(|(n, b)| (*n, *b)).collect(),
                 remote_ratio,
+                thread_node_moves: Some(*node_moves),
             });
         }
         out
@@ -98,7 +123,13 @@ impl Collector {
     /// One scrape: the cheap files now, the cached part as last refreshed.
     pub fn scrape(&self) -> Exposition {
         let began = Instant::now();
-        let mut e = Exposition::default();
+        let mut e = Exposition {
+            build: BuildInfo {
+                version: env!("CARGO_PKG_VERSION").to_string(),
+                commit: env!("NUMASLEUTH_GIT_COMMIT").to_string(),
+            },
+            ..Exposition::default()
+        };
         let mut errors = Vec::new();
         match zoneinfo::read(&self.root) {
             Ok(zones) => {

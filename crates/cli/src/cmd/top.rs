@@ -28,8 +28,9 @@ const REFRESH: Duration = Duration::from_secs(1);
 pub struct TopArgs {
     /// Show only these processes (repeat the flag, at most 64) instead of
     /// every process.
-    #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
-    pub pid: Vec<u32>,
+    /// A PID or a process name.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = super::pid_arg::process)]
+    pub pid: Vec<super::pid_arg::ProcessRef>,
 }
 
 pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
@@ -46,7 +47,12 @@ pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
     }
     let topology = super::topology(root)?;
     let page_bytes = numasleuth_kernel::pages::page_size_bytes();
-    let mut collector = Collector::new(root.clone(), &topology, page_bytes, args.pid.clone());
+    let mut collector = Collector::new(
+        root.clone(),
+        &topology,
+        page_bytes,
+        args.pid.iter().map(super::pid_arg::ProcessRef::pid).collect(),
+    );
     let mut state = ViewState {
         sort: SortKey::Remote,
         selected: 0,
@@ -138,7 +144,12 @@ fn inspect_text(root: &Root, topology: &Topology, pid: u32) -> String {
     match super::inspect::model(root, pid, false, topology) {
         Ok(model) => {
             let findings = numasleuth_analyze::process::findings(&model, topology);
-            numasleuth_report::inspect_text::render(&model, &findings, false)
+            // The pane's border takes a column on each side.
+            let width = crate::output::width(crate::output::Stream::Stdout).saturating_sub(2);
+            let layout = numasleuth_report::layout::TextLayout::new(width, false);
+            layout.wrap(&numasleuth_report::inspect_text::render(
+                &model, &findings, false, &layout,
+            ))
         }
         Err(e) => format!("cannot inspect {pid}: {e:#}"),
     }

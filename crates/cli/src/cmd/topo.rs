@@ -20,8 +20,8 @@ pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
     }
     let mut all = read.warnings;
     all.extend(warnings(topo));
-    let report = TextJson::new(topo_json::build(topo, all), |_| {
-        topo_text::render(topo, &warnings(topo))
+    let report = TextJson::new(topo_json::build(topo, all), |layout| {
+        topo_text::render(topo, &warnings(topo), layout)
     });
     super::output::emit(root, &plan, &report)?;
     Ok(ExitCode::SUCCESS)

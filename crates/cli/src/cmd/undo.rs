@@ -39,7 +39,7 @@ pub fn run(root: &Root, args: &UndoArgs) -> anyhow::Result<ExitCode> {
                 ));
             }
             text.push_str(&pages_summary(&outcome));
-            output::print(&text)?;
+            output::print(&output::stdout_layout(false).wrap(&text))?;
             if outcome.verified < outcome.attempted {
                 bail!(
                     "{} of {} page(s) did not go back to their node (listed above)",
@@ -50,7 +50,7 @@ pub fn run(root: &Root, args: &UndoArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
-    output::print(&text)?;
+    output::print(&output::stdout_layout(false).wrap(&text))?;
     Ok(ExitCode::SUCCESS)
 }
 

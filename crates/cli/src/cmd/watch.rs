@@ -154,7 +154,9 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         },
     );
     summary.notes.splice(0..0, notes);
-    let report = TextJson::new(watch_json::build(&summary), |_| watch_text::render(&summary));
+    let report = TextJson::new(watch_json::build(&summary), |layout| {
+        watch_text::render(&summary, layout)
+    });
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -277,3 +277,61 @@ pub fn run_into_a_closed_pipe(args: &[&str]) -> (std::process::ExitStatus, Strin
     let out = child.wait_with_output().unwrap();
     (out.status, String::from_utf8_lossy(&out.stderr).into_owned())
 }
+
+/// Fails when a line of `text` is wider than `width` columns, unless the
+/// line is one token that cannot be broken (a long path on its own line).
+/// Every character counts one column: the golden outputs are ASCII, `…`,
+/// `→` and `×`, each one column wide.
+pub fn assert_fits(what: &str, text: &str, width: usize) {
+    for line in text.lines() {
+        let columns = line.chars().count();
+        assert!(
+            columns <= width || !line.trim().contains(' '),
+            "{what} at {width} columns: a line is {columns} wide:\n{line}\n\n{text}"
+        );
+    }
+}
+
+/// A redaction for golden files: the provenance line, wrapped or not. It
+/// holds this build's version and git state, whose length moves where the
+/// line breaks, so it is checked apart (`assert_provenance`).
+pub const PROVENANCE_FILTER: (&str, &str) = (
+    r"(?m)^(reading snapshot [^\n]*|[^\n]*, live system, [^\n]*)(\n  [^\n]*)*",
+    "[PROVENANCE]",
+);
+
+/// The provenance paragraph that starts stdout (the text after
+/// `--- stdout`), joined back into one line, starts with `prefix`.
+pub fn assert_provenance(what: &str, stdout: &str, prefix: &str) {
+    let mut lines = stdout.lines();
+    let mut joined = lines.next().unwrap_or_default().to_string();
+    for line in lines.take_while(|l| l.starts_with("  ")) {
+        joined.push(' ');
+        joined.push_str(line.trim_start());
+    }
+    assert!(
+        joined.starts_with(prefix),
+        "{what}: provenance {joined:?} does not start with {prefix:?}"
+    );
+    assert!(joined.contains("; numasleuth "), "{what}: provenance {joined:?}");
+}
+
+/// A text report's provenance paragraph (its first line and the indented
+/// lines it wrapped onto), joined back into one line, and the report after
+/// it.
+pub fn provenance_and_report(text: &str) -> (String, &str) {
+    let mut rest = text;
+    let mut joined = String::new();
+    while let Some((line, after)) = rest.split_once('\n') {
+        let continuation = line.starts_with("  ");
+        if !joined.is_empty() && !continuation {
+            break;
+        }
+        if !joined.is_empty() {
+            joined.push(' ');
+        }
+        joined.push_str(line.trim_start());
+        rest = after;
+    }
+    (joined, rest)
+}

@@ -92,7 +92,20 @@ fn man_dir_writes_one_page_per_subcommand() {
     ] {
         let page = fs::read_to_string(dir.path().join(format!("{name}.1"))).unwrap_or_else(|e| panic!("{name}.1: {e}"));
         assert!(page.contains(&format!(".TH {name} 1")), "{name}.1 has no .TH");
+        // Every page ends in its examples and exit statuses, in that order.
+        let examples = page
+            .find("\n.SH EXAMPLES\n")
+            .unwrap_or_else(|| panic!("{name}.1 has no EXAMPLES"));
+        let status = page
+            .find("\n.SH \"EXIT STATUS\"\n")
+            .or_else(|| page.find("\n.SH EXIT STATUS\n"));
+        let status = status.unwrap_or_else(|| panic!("{name}.1 has no EXIT STATUS"));
+        assert!(examples < status, "{name}.1");
+        assert!(page[examples..].contains("numasleuth"), "{name}.1: no example command");
+        assert!(!page.contains(".SH EXTRA"), "{name}.1 still has clap's EXTRA section");
     }
+    let top = fs::read_to_string(dir.path().join("numasleuth.1")).unwrap();
+    assert!(top.contains("a finding at or above"), "{top}");
     let count = fs::read_dir(dir.path()).unwrap().count();
     let said = String::from_utf8(out.stdout).unwrap();
     assert!(said.contains(&format!("wrote {count} man pages")), "{said}");
@@ -122,4 +135,26 @@ fn man_dir_must_exist() {
         "{message}"
     );
     assert_eq!(message.trim_end().lines().count(), 1, "{message}");
+}
+
+/// docs/commands.md is `man --markdown` of this build: editing a `///`
+/// comment or an example without regenerating the file fails here.
+#[test]
+fn docs_commands_md_is_what_the_binary_generates() {
+    let generated = stdout_of(&["man", "--markdown"]);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/commands.md");
+    let committed = fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        committed == generated,
+        "docs/commands.md differs from `numasleuth man --markdown`; run\n  \
+         cargo run -p numasleuth -- man --markdown > docs/commands.md"
+    );
+    for section in [
+        "## numasleuth meminfo",
+        "## numasleuth mem latency",
+        "Exit status:",
+        "```sh",
+    ] {
+        assert!(generated.contains(section), "no {section}");
+    }
 }

@@ -1,18 +1,22 @@
 //! Golden tests: what a person sees from every command that reads a
 //! snapshot, on each fixture tree under tests/fixtures (real captures from a
 //! KVM guest and from QEMU multi-node guests, plus the zone-reclaim
-//! incident), at 80 and at 200 columns. A change to any of these outputs
+//! incident), at 60, 80 and 120 columns, each checked to fit its width
+//! (stdout and stderr). A change to any of these outputs
 //! shows up as a reviewable diff; `INSTA_UPDATE=always cargo test -p
 //! numasleuth --test it golden_cli::` rewrites them after a deliberate change.
 //!
 //! Volatile values (this run's time, the version and git commit, sampling
-//! costs, elapsed seconds) are redacted; everything read from the snapshot
-//! stays, so a renderer or analysis change cannot hide.
+//! costs, elapsed seconds) are redacted; the text's provenance line, whose
+//! wrapping moves with the version's length, is checked apart and
+//! redacted; everything read from the snapshot stays, so a renderer or
+//! analysis change cannot hide.
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+use crate::common::{assert_fits, assert_provenance, PROVENANCE_FILTER};
 use crate::debug_output;
 
 const FIXTURES: &[&str] = &[
@@ -24,7 +28,7 @@ const FIXTURES: &[&str] = &[
     "zone-reclaim-incident",
 ];
 
-const TERMINAL_WIDTHS: &[u16] = &[80, 200];
+const TERMINAL_WIDTHS: &[u16] = &[60, 80, 120];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -58,6 +62,7 @@ fn run(fixture: &str, args: &[&str], columns: Option<u16>) -> String {
 /// Values that change from run to run while the snapshot stays the same.
 fn volatile_filters() -> Vec<(&'static str, &'static str)> {
     vec![
+        PROVENANCE_FILTER,
         (
             r"numasleuth \d+\.\d+\.\d+( \(git [0-9a-f]+(-dirty)?\))?, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
             "numasleuth [VERSION], [NOW]",
@@ -69,7 +74,9 @@ fn volatile_filters() -> Vec<(&'static str, &'static str)> {
         (r"\d+\.\d+\.\d+ \(git [0-9a-f]+(-dirty)?\)", "[VERSION]"),
         (r"(?m)^<td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC</td>$", "<td>[NOW]</td>"),
         (r"generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", "generated [NOW]"),
-        (r"sampling cost: .*", "sampling cost: [REDACTED]"),
+        (r"sampling cost: .*(\n {2,}.*)*", "sampling cost: [REDACTED]"),
+        // memwatch's elapsed time of a sample: a busy machine makes 0.1 s 0.2 s.
+        (r"(?m)^t=\s*\d+\.\ds ", "t=[T] "),
         (r#""t_s":[0-9.e-]+"#, r#""t_s":"[T]""#),
         (r#""sampling_cost_us":\{[^}]*\}"#, r#""sampling_cost_us":"[REDACTED]""#),
         (
@@ -100,6 +107,10 @@ fn golden_text(name: &str, args: &[&str]) {
     for fixture in FIXTURES {
         for &columns in TERMINAL_WIDTHS {
             let output = run(fixture, args, Some(columns));
+            let what = format!("{name} on {fixture}");
+            assert_fits(&what, &output, usize::from(columns));
+            let stdout = output.split_once("--- stdout\n").map_or("", |(_, rest)| rest);
+            assert_provenance(&what, stdout, &format!("reading snapshot tests/fixtures/{fixture} of "));
             check(name, fixture, &columns.to_string(), &output, true);
         }
     }
@@ -113,7 +124,7 @@ fn golden_json(name: &str, args: &[&str]) {
 }
 
 #[test]
-fn topo_text_at_80_and_200_columns() {
+fn topo_text_at_60_80_and_120_columns() {
     golden_text("topo", &["topo"]);
 }
 
@@ -123,7 +134,7 @@ fn topo_json() {
 }
 
 #[test]
-fn doctor_text_at_80_and_200_columns() {
+fn doctor_text_at_60_80_and_120_columns() {
     golden_text("doctor", &["doctor"]);
 }
 
@@ -151,7 +162,7 @@ fn doctor_html() {
 }
 
 #[test]
-fn irq_text_at_80_and_200_columns() {
+fn irq_text_at_60_80_and_120_columns() {
     golden_text("irq", &["irq"]);
 }
 
@@ -161,8 +172,18 @@ fn irq_json() {
 }
 
 #[test]
-fn memwatch_text_at_80_and_200_columns() {
+fn memwatch_text_at_60_80_and_120_columns() {
     golden_text("memwatch", &["memwatch", "--interval", "100ms", "--duration", "100ms"]);
+}
+
+#[test]
+fn meminfo_text_at_60_80_and_120_columns() {
+    golden_text("meminfo", &["meminfo"]);
+}
+
+#[test]
+fn meminfo_json() {
+    golden_json("meminfo_json", &["meminfo", "--json"]);
 }
 
 #[test]

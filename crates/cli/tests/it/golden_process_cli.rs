@@ -1,5 +1,5 @@
 //! Golden tests of the process commands, `inspect -p` (concise and `-v`)
-//! and `lines -p`, at 80 and 200 columns, on a captured process built here
+//! and `lines -p`, at 60, 80 and 120 columns (each checked to fit), on a captured process built here
 //! under `--root`: a two-node machine, three threads on node 0, and a
 //! program whose `.data` page sits on node 1.
 //!
@@ -16,9 +16,9 @@ use crate::debug_output;
 
 use std::path::{Path, PathBuf};
 
-use common::{numasleuth, two_node_files, write_tree};
+use common::{assert_fits, assert_provenance, numasleuth, two_node_files, write_tree, PROVENANCE_FILTER};
 
-const TERMINAL_WIDTHS: &[u16] = &[80, 200];
+const TERMINAL_WIDTHS: &[u16] = &[60, 80, 120];
 /// The capture's folder name, which the provenance line prints.
 const CAPTURE: &str = "captured-app";
 
@@ -91,6 +91,9 @@ fn golden(name: &str, args: &[&str]) {
     for &columns in TERMINAL_WIDTHS {
         let output = run(dir.path(), args, columns);
         assert!(output.starts_with("exit 0\n"), "{name} at {columns} columns: {output}");
+        assert_fits(name, &output, usize::from(columns));
+        let stdout = output.split_once("--- stdout\n").map_or("", |(_, rest)| rest);
+        assert_provenance(name, stdout, &format!("reading snapshot {CAPTURE} of "));
         if let Some(found) = debug_output::find(&output) {
             panic!("{name} at {columns} columns: Rust debug output reaches the user: {found}");
         }
@@ -100,6 +103,7 @@ fn golden(name: &str, args: &[&str]) {
         settings.set_snapshot_path("../snapshots");
         settings.set_omit_expression(true);
         // This numasleuth and this run's time; the rest is the capture's.
+        settings.add_filter(PROVENANCE_FILTER.0, PROVENANCE_FILTER.1);
         settings.add_filter(
             r"numasleuth \d+\.\d+\.\d+( \(git [0-9a-f]+(-dirty)?\))?, \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC",
             "numasleuth [VERSION], [NOW]",

@@ -106,6 +106,17 @@ fn corpus(kind: Kind) -> &'static [&'static str] {
             "",
             "0x10",
         ],
+        // `nan` or `1e3` could be a process's name, and is looked up as one.
+        Kind::Pid => &[
+            "-1",
+            "0",
+            "4294967296",
+            "18446744073709551616",
+            "99999999",
+            "",
+            "a/b",
+            "tab\there",
+        ],
         Kind::List => &[
             "nan",
             "1-",
@@ -176,6 +187,8 @@ enum Kind {
     /// Counts up to 10^18 (operations, events): 2^32 is a fine value there.
     BigCount,
     Id,
+    /// A PID or a process name: what no process can be called either.
+    Pid,
     List,
     Address,
     Range,
@@ -194,7 +207,8 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
         "N" | "MS" | "K" | "NS,…" | "LINE_SIZE" | "RATE" | "HZ" => Kind::Count,
         "PERCENT" => Kind::Percent,
         "OPS" | "COUNT" => Kind::BigCount,
-        "PID" | "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
+        "PID" => Kind::Pid,
+        "NODE" | "CPU" | "N_TO_NODE" => Kind::Id,
         "LIST" | "COUNTS" => Kind::List,
         "ADDR" => Kind::Address,
         "IP:PORT" => Kind::Listen,
@@ -342,7 +356,7 @@ fn every_number_flag_refuses_hostile_values() {
             "{flag} not found in any help"
         );
     }
-    assert_eq!(kinds_seen.len(), 11, "{kinds_seen:?}");
+    assert_eq!(kinds_seen.len(), 12, "{kinds_seen:?}");
     assert!(fed > 300, "only {fed} values fed");
 }
 

@@ -97,7 +97,7 @@ fn mem_runs_both_and_prints_csv_and_text() {
     let out = output(&with_fast(&["mem", "--size", "1M", "--threads", "1"]));
     let text = String::from_utf8(out.stdout).unwrap();
     // The provenance line, then the report.
-    let (provenance, text) = text.split_once('\n').unwrap();
+    let (provenance, text) = crate::common::provenance_and_report(&text);
     assert!(provenance.contains("live system"), "{provenance}");
     assert!(text.starts_with("Idle latency, ns"), "{text}");
     assert!(!text.contains('\x1b'), "no colour into a pipe");

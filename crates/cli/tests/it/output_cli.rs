@@ -63,7 +63,7 @@ fn assert_provenance(dir: &Path, name: &str, snapshot: Option<&Path>) {
             assert_eq!(p["source"], source, "{name}");
         }
         "txt" => {
-            let first = text.lines().next().unwrap();
+            let (first, _) = crate::common::provenance_and_report(&text);
             assert!(first.contains(&expected_start), "{name}: {first}");
             assert!(first.contains("numasleuth 0."), "{name}: {first}");
         }
@@ -186,7 +186,7 @@ fn live_reports_carry_provenance_in_every_format() {
     for (args, names) in cases.into_iter().chain(process_cases) {
         let stdout = run_with_outputs(None, &args, dir.path(), &names);
         assert!(
-            stdout.lines().next().unwrap().contains("live system"),
+            crate::common::provenance_and_report(&stdout).0.contains("live system"),
             "{args:?}: {stdout}"
         );
         for name in names {

@@ -104,7 +104,7 @@ fn text_goes_to_stdout_and_the_commands_output_to_stderr() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout).unwrap();
     // The provenance line, then the report.
-    let (provenance, text) = text.split_once('\n').unwrap();
+    let (provenance, text) = crate::common::provenance_and_report(&text);
     assert!(provenance.contains("live system"), "{provenance}");
     assert!(text.starts_with("pmu: `sh -c 'echo marker-from-cmd'` (pid "), "{text}");
     assert!(text.contains("\n  task-clock  "), "{text}");

@@ -82,7 +82,7 @@ fn text_table_and_verdict_on_stdout_progress_on_stderr() {
     assert!(out.status.success(), "{}", stderr(&out));
     let text = String::from_utf8(out.stdout.clone()).unwrap();
     // The provenance line, then the report.
-    let (provenance, text) = text.split_once('\n').unwrap();
+    let (provenance, text) = crate::common::provenance_and_report(&text);
     assert!(provenance.contains("live system"), "{provenance}");
     assert!(
         text.starts_with("4 runs of `sh -c echo value 10`; metric: wall time in seconds (lower is better)"),

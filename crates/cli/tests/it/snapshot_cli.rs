@@ -93,7 +93,7 @@ fn reports_say_where_they_came_from() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     for args in [&["topo"][..], &["doctor"][..]] {
-        let first = text(args).lines().next().unwrap_or_default().to_string();
+        let first = crate::common::provenance_and_report(&text(args)).0;
         assert!(
             first.starts_with(&format!("reading snapshot {root} of db7 (Linux 6.1.0-test) taken")),
             "{args:?}: {first}"

@@ -231,7 +231,10 @@ fn nothing_readable_at_all_is_exit_2() {
 
 #[test]
 fn broken_pipe_exits_zero() {
-    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/fixtures/zone-reclaim-incident");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/zone-reclaim-incident"
+    );
     let (status, stderr) = common::run_into_a_closed_pipe(&["--root", fixture, "topo", "--json"]);
     assert_eq!(status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");

@@ -80,7 +80,7 @@ fn counts_the_victims_writes_and_names_apply_op() {
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     // The provenance line, then the report.
-    let (provenance, text) = text.split_once('\n').unwrap_or_default();
+    let (provenance, text) = crate::common::provenance_and_report(&text);
     assert!(provenance.contains("live system"), "{provenance}");
     assert!(text.starts_with("watch nil_root ("), "{text}");
     assert!(text.contains("apply_op") && text.contains("victim.c:"), "{text}");

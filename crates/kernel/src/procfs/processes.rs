@@ -37,3 +37,49 @@ pub fn find_by_comm(root: &Root, name: &str, gaps: &mut Gaps) -> Result<Vec<u32>
 
 /// How the unreadable `comm` files of [`find_by_comm`] are named.
 pub const COMM_PATTERN: &str = "/proc/[pid]/comm";
+
+/// Bytes of `/proc/PID/cmdline` shown when naming a process to a person.
+const CMDLINE_SHOWN_BYTES: usize = 4096;
+
+/// `/proc/PID/cmdline` as one line: arguments joined by spaces, at most
+/// the first 4 KiB; `None` when it cannot be read or is empty (a kernel
+/// thread, a zombie). For naming a process to a person, not for parsing.
+pub fn cmdline(root: &Root, pid: u32) -> Option<String> {
+    let text = root.read(&format!("proc/{pid}/cmdline")).ok()?;
+    let text: String = text.chars().take(CMDLINE_SHOWN_BYTES).collect();
+    let words: Vec<&str> = text.split('\0').filter(|w| !w.is_empty()).collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let root = Root::directory(dir.path()).unwrap();
+        (dir, root)
+    }
+
+    #[test]
+    fn processes_are_found_by_comm_and_named_by_cmdline() {
+        let (_dir, root) = tree(&[
+            ("proc/10/comm", "postgres\n"),
+            ("proc/10/cmdline", "postgres\0-D\0/var/lib/pg\0"),
+            ("proc/11/comm", "postgres\n"),
+            ("proc/12/comm", "bash\n"),
+            ("proc/12/cmdline", ""),
+            ("proc/self/comm", "postgres\n"),
+        ]);
+        let mut gaps = Gaps::default();
+        assert_eq!(find_by_comm(&root, "postgres", &mut gaps).unwrap(), [10, 11]);
+        assert_eq!(cmdline(&root, 10).as_deref(), Some("postgres -D /var/lib/pg"));
+        assert_eq!(cmdline(&root, 12), None);
+        assert_eq!(cmdline(&root, 11), None);
+    }
+}

@@ -1,21 +1,19 @@
 //! Shared parts of the report golden tests: a fixed provenance (so nothing
-//! needs redacting), rendering every format a report offers at 80 and 200
-//! columns, and the check that no Rust debug output reaches a reader.
+//! needs redacting), rendering every format a report offers with its text
+//! at 60, 80 and 120 columns (each checked to fit), and the check that no
+//! Rust debug output reaches a reader.
 
 #![allow(dead_code)] // each test file uses a different part of this module
 
 pub mod debug_output;
 
-use std::sync::{Mutex, MutexGuard};
-
 use numasleuth_analyze::stats::Summary;
 use numasleuth_report::export::{self, Exporter, Format};
+use numasleuth_report::layout::{display_width, TextLayout};
 use numasleuth_report::provenance::{utc, Provenance};
 
-/// The table width is process-wide state: tests that render text hold this.
-static TABLE_WIDTH_LOCK: Mutex<()> = Mutex::new(());
-
-pub const TERMINAL_WIDTHS: &[usize] = &[80, 200];
+/// The terminal widths every text report is rendered and checked at.
+pub const TERMINAL_WIDTHS: &[usize] = &[60, 80, 120];
 
 /// 2026-11-23 17:30:05 UTC, on a made-up two-node host.
 pub fn provenance() -> Provenance {
@@ -41,8 +39,16 @@ pub fn summary(median: f64, spread: f64) -> Summary {
     }
 }
 
-fn lock_width() -> MutexGuard<'static, ()> {
-    TABLE_WIDTH_LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// Fails when a line of `text` is wider than `width`, unless the line is
+/// one token that cannot be broken (a long path on its own line).
+pub fn assert_fits(name: &str, text: &str, width: usize) {
+    for line in text.lines() {
+        assert!(
+            display_width(line) <= width || !line.trim().contains(' '),
+            "{name} at {width} columns: a line is {} wide:\n{line}\n\n{text}",
+            display_width(line)
+        );
+    }
 }
 
 /// Snapshots `output` as `name@suffix`, after checking (for formats people
@@ -69,15 +75,14 @@ pub fn golden_all<E: Exporter>(name: &str, report: &E) {
     let provenance = provenance();
     for format in export::formats::<E>() {
         if format == Format::Text {
-            let _guard = lock_width();
             for &width in TERMINAL_WIDTHS {
-                numasleuth_report::format::set_table_width(width);
-                let text = render(report, format, &provenance);
+                let text = render(report, format, &provenance, &TextLayout::new(width, false));
+                assert_fits(name, &text, width);
                 check(name, &width.to_string(), &text, true);
             }
             continue;
         }
-        let mut out = render(report, format, &provenance);
+        let mut out = render(report, format, &provenance, &TextLayout::default());
         if format == Format::Html || format == Format::Svg {
             // One element per line, so a change reads as a small diff.
             out = out.replace("><", ">\n<");
@@ -86,6 +91,6 @@ pub fn golden_all<E: Exporter>(name: &str, report: &E) {
     }
 }
 
-fn render<E: Exporter>(report: &E, format: Format, provenance: &Provenance) -> String {
-    export::render(report, format, provenance, false).unwrap_or_else(|e| panic!("{format}: {e}"))
+fn render<E: Exporter>(report: &E, format: Format, provenance: &Provenance, layout: &TextLayout) -> String {
+    export::render(report, format, provenance, layout).unwrap_or_else(|e| panic!("{format}: {e}"))
 }

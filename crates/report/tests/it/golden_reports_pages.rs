@@ -92,7 +92,7 @@ fn move_document() -> MoveDocument {
 #[test]
 fn move_report() {
     let doc = move_document();
-    golden_all("move", &TextJson::new(&doc, |_| move_text::render(&doc)));
+    golden_all("move", &TextJson::new(&doc, |layout| move_text::render(&doc, layout)));
 }
 
 fn readings(values: &[f64]) -> ReadingsJson {
@@ -172,7 +172,10 @@ fn bisect_document() -> BisectDocument {
 #[test]
 fn bisect() {
     let doc = bisect_document();
-    golden_all("bisect", &TextJson::new(&doc, |_| bisect_text::render(&doc)));
+    golden_all(
+        "bisect",
+        &TextJson::new(&doc, |layout| bisect_text::render(&doc, layout)),
+    );
 }
 
 fn symbol_use(name: &str, reads: u64, writes: u64, threads: &[u32]) -> LineSymbolUse {
@@ -298,6 +301,6 @@ fn migrations() {
     };
     golden_all(
         "migrations",
-        &TextJson::new(document, |_| migrations_text::render(&view)),
+        &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
     );
 }

@@ -80,7 +80,9 @@ fn watch() {
     let summary = watch_summary();
     golden_all(
         "watch",
-        &TextJson::new(watch_json::build(&summary), |_| watch_text::render(&summary)),
+        &TextJson::new(watch_json::build(&summary), |layout| {
+            watch_text::render(&summary, layout)
+        }),
     );
 }
 
@@ -134,7 +136,7 @@ fn pmu() {
     let summary = pmu_summary();
     golden_all(
         "pmu",
-        &TextJson::new(pmu_json::build(&summary), |_| pmu_text::render(&summary)),
+        &TextJson::new(pmu_json::build(&summary), |layout| pmu_text::render(&summary, layout)),
     );
 }
 
@@ -297,8 +299,8 @@ fn pmu_diff() {
             duration_s: 2.1,
         },
     );
-    let report = TextJson::new(json, |_| {
-        pmu_diff_text::render(&diff, "good.json (2.000 s)", "bad.json (2.100 s)")
+    let report = TextJson::new(json, |layout| {
+        pmu_diff_text::render(&diff, "good.json (2.000 s)", "bad.json (2.100 s)", layout)
     });
     golden_all("pmu_diff", &report);
 }
