@@ -18,6 +18,7 @@ pub mod migrate;
 pub mod migrations;
 pub mod pmu;
 pub mod sample;
+pub mod tracepoint;
 pub mod watch;
 
 pub use error::ProbeError;
