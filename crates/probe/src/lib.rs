@@ -17,6 +17,7 @@ pub mod error;
 pub mod migrate;
 pub mod migrations;
 pub mod pmu;
+pub mod readers;
 pub mod sample;
 pub mod tracepoint;
 pub mod watch;

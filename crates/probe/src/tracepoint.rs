@@ -190,7 +190,7 @@ pub fn enable_all(samplers: &mut [Sampler]) -> Result<(), std::io::Error> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// tracefs `events/syscalls/sys_enter_openat/format` on this project's

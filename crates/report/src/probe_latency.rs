@@ -258,6 +258,7 @@ mod tests {
                 latency_ns: 300_000_000,
                 percentile: Some("99.9".into()),
                 coincident_events: vec!["kswapd scanned 5 pages (3 ms earlier)".into()],
+                readers: vec![],
             }],
             signal_samples: 10,
             signal_interval_s: 0.2,

@@ -184,6 +184,7 @@ fn probe_report() -> ProbeReport {
             latency_ns: 41_000_000,
             percentile: Some("99.9".into()),
             coincident_events: vec!["node 0 free fell below low watermark; kswapd woke (12 ms earlier)".into()],
+            readers: vec![],
         }],
         signal_samples: 20,
         signal_interval_s: 0.1,

@@ -1,0 +1,420 @@
+//! Who opens the kernel files that take the allocator's locks
+//! (`readers`, `probe-latency --readers`, `doctor --measure`, `serve`).
+//!
+//! Three methods, best first, and the caller is told which one ran:
+//! a kprobe on each file's kernel function (exact, no names to read), the
+//! open syscalls' tracepoints filtered by name in the kernel (every open,
+//! the name read from the sample or the live process), or a scan of
+//! `/proc/*/fd` (a sampled view, lower bounds). Collection only: what the
+//! opens mean is decided in `analyze::readers`.
+
+pub mod fdscan;
+pub mod kprobe;
+pub mod perf;
+pub mod syscall;
+pub mod tasks;
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use numasleuth_kernel::procfs::{fd, statm};
+use numasleuth_kernel::Root;
+use numasleuth_model::readers::{
+    LockFile, Method, Open, ReaderProcess, ReadersRaw, Target, TargetProcess, MAX_OPENS_KEPT,
+};
+use numasleuth_model::stop::Stop;
+
+use self::fdscan::Scanner;
+use self::perf::{Hit, PerfSource, What};
+use self::tasks::Tasks;
+
+/// Longest wait between two reads of the perf rings (they are also read
+/// as soon as a sample wakes us), and so the longest a stop request
+/// waits.
+pub const DRAIN: Duration = Duration::from_millis(20);
+/// Processes described individually (readers and targets); more are
+/// still counted, and described when the observation ends.
+const MAX_DESCRIBED: usize = 4096;
+/// Descriptors looked at to find which process's smaps a kprobe hit was.
+const MAX_FDS_LOOKED: usize = 1024;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Choice {
+    Auto,
+    Kprobe,
+    Tracepoint,
+    FdScan,
+}
+
+/// The instant times are counted from, with its CLOCK_MONOTONIC reading
+/// (perf stamps samples with that clock; `Instant` is the same clock).
+#[derive(Debug, Clone, Copy)]
+pub struct Origin {
+    pub instant: Instant,
+    pub monotonic_ns: u64,
+}
+
+impl Origin {
+    pub fn now() -> Origin {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `ts` is a valid, writable timespec for the call.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        Origin {
+            instant: Instant::now(),
+            monotonic_ns: (ts.tv_sec as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(ts.tv_nsec as u64),
+        }
+    }
+
+    fn seconds(&self, t_ns: u64) -> f64 {
+        (t_ns as i128 - self.monotonic_ns as i128) as f64 / 1e9
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Setup {
+    pub files: Vec<LockFile>,
+    pub cpus: Vec<u32>,
+    pub choice: Choice,
+    pub scan_interval: Duration,
+}
+
+enum Source {
+    Perf(PerfSource),
+    Scan { scanner: Scanner, last: Option<Instant> },
+}
+
+pub struct Session {
+    root: Root,
+    files: Vec<LockFile>,
+    method: Method,
+    source: Source,
+    tasks: Tasks,
+    origin: Origin,
+    scan_interval: Duration,
+    self_pid: u32,
+    reads: kprobe::Reads,
+    readers: BTreeMap<u32, ReaderProcess>,
+    targets: BTreeMap<u32, TargetProcess>,
+    /// Opens whose name could not be read (the opener exited first).
+    pub unnamed: u64,
+    /// Relative names whose directory could not be found.
+    pub unplaced: u64,
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+impl Session {
+    /// Starts the best method `setup.choice` allows; the error is one line
+    /// naming what is missing for each method tried.
+    pub fn start(root: &Root, setup: &Setup, origin: Origin) -> Result<Session, String> {
+        let (method, source) = pick(root, setup)?;
+        Ok(Session {
+            root: root.clone(),
+            files: setup.files.clone(),
+            method,
+            source,
+            tasks: Tasks::new(root.clone()),
+            origin,
+            scan_interval: setup.scan_interval,
+            self_pid: std::process::id(),
+            reads: kprobe::Reads::default(),
+            readers: BTreeMap::new(),
+            targets: BTreeMap::new(),
+            unnamed: 0,
+            unplaced: 0,
+        })
+    }
+
+    pub fn method(&self) -> &Method {
+        &self.method
+    }
+
+    pub fn lost_records(&self) -> u64 {
+        match &self.source {
+            Source::Perf(p) => p.lost_records,
+            Source::Scan { .. } => 0,
+        }
+    }
+
+    /// The name of a reading process, for per-command counts (`serve`).
+    pub fn comm(&mut self, pid: u32) -> String {
+        match self.readers.get(&pid) {
+            Some(reader) => reader.comm.clone(),
+            None => self.tasks.comm(pid),
+        }
+    }
+
+    /// Waits for the next records (perf) or the time to the next scan,
+    /// at most `timeout`.
+    pub fn wait(&self, timeout: Duration) {
+        match &self.source {
+            Source::Perf(perf) => perf.wait(timeout),
+            Source::Scan { last, .. } => {
+                let due = last.map_or(Duration::ZERO, |l| self.scan_interval.saturating_sub(l.elapsed()));
+                std::thread::sleep(due.min(timeout));
+            }
+        }
+    }
+
+    /// The opens seen since the last call (perf: what the rings hold; scan:
+    /// a pass, if one is due).
+    pub fn poll(&mut self) -> Vec<Open> {
+        let mut opens = Vec::new();
+        match &mut self.source {
+            Source::Perf(perf) => {
+                let mut hits = Vec::new();
+                perf.drain(&mut self.tasks, &mut hits);
+                for hit in hits {
+                    if let Some(open) = self.resolve(hit) {
+                        opens.push(open);
+                    }
+                }
+            }
+            Source::Scan { scanner, last } => {
+                if last.is_none_or(|l| l.elapsed() >= self.scan_interval) {
+                    *last = Some(Instant::now());
+                    opens = scanner.scan(self.origin.instant.elapsed().as_secs_f64());
+                }
+            }
+        }
+        for open in &opens {
+            self.describe(open);
+        }
+        opens
+    }
+
+    /// One sample as an open of a watched file, or `None` (ours, not a
+    /// lock file, a name that could not be read).
+    fn resolve(&mut self, hit: Hit) -> Option<Open> {
+        if hit.pid == self.self_pid || hit.pid == 0 {
+            return None;
+        }
+        let (file, target) = match hit.what {
+            What::File(file) => {
+                if !self.reads.starts_open(hit.tid, file, hit.t_ns) {
+                    return None;
+                }
+                let target = if file.per_process() {
+                    self.held_target(hit.pid, file)
+                } else {
+                    Target::System
+                };
+                (file, target)
+            }
+            What::Name { name, pointer, dfd } => {
+                let Some(name) = name.or_else(|| syscall::read_user_string(hit.pid, pointer)) else {
+                    self.unnamed += 1;
+                    return None;
+                };
+                let path = self.place(hit.pid, &name, dfd)?;
+                LockFile::classify(&path, hit.pid).filter(|(f, _)| self.files.contains(f))?
+            }
+        };
+        Some(Open {
+            t_s: self.origin.seconds(hit.t_ns),
+            pid: hit.pid,
+            tid: hit.tid,
+            file,
+            target,
+        })
+    }
+
+    /// An absolute path for `name`: relative ones joined to the opener's
+    /// working directory or to the directory fd it gave.
+    fn place(&mut self, pid: u32, name: &str, dfd: i64) -> Option<String> {
+        if name.starts_with('/') {
+            return Some(name.to_string());
+        }
+        let link = if dfd == syscall::AT_FDCWD {
+            format!("proc/{pid}/cwd")
+        } else {
+            format!("proc/{pid}/fd/{dfd}")
+        };
+        match fd::link_target(&self.root, &link) {
+            Ok(Some(dir)) if dir.starts_with('/') => Some(fd::join(&dir, name)),
+            _ => {
+                self.unplaced += 1;
+                None
+            }
+        }
+    }
+
+    /// The process whose `file` the opener holds, seen in its fds (the
+    /// kprobe does not see the path).
+    fn held_target(&self, pid: u32, file: LockFile) -> Target {
+        let Ok(Some(open)) = fd::read_open(&self.root, pid, MAX_FDS_LOOKED) else {
+            return Target::Unknown;
+        };
+        open.values()
+            .filter_map(|path| LockFile::classify(path, pid))
+            .find(|(f, _)| *f == file)
+            .map_or(Target::Unknown, |(_, target)| target)
+    }
+
+    /// Reads who the opener (and the target) is, the first time each is
+    /// seen, while they most likely still live.
+    fn describe(&mut self, open: &Open) {
+        if !self.readers.contains_key(&open.pid) && self.readers.len() < MAX_DESCRIBED {
+            let reader = self.tasks.reader(open.pid);
+            self.readers.insert(open.pid, reader);
+        }
+        if let Target::Process(pid) = open.target {
+            if !self.targets.contains_key(&pid) && self.targets.len() < MAX_DESCRIBED {
+                let target = self.target(pid);
+                self.targets.insert(pid, target);
+            }
+        }
+    }
+
+    fn target(&mut self, pid: u32) -> TargetProcess {
+        let page_bytes = numasleuth_kernel::pages::page_size_bytes();
+        TargetProcess {
+            pid,
+            comm: Some(self.tasks.comm(pid)).filter(|c| c != "?"),
+            resident_bytes: statm::read(&self.root, pid)
+                .ok()
+                .map(|s| s.resident_pages.saturating_mul(page_bytes)),
+        }
+    }
+
+    /// The raw observation: `opens` as kept, every reader and target
+    /// described, and what limited the view.
+    pub fn finish(mut self, opens: Vec<Open>, opens_dropped: u64, duration_s: f64) -> ReadersRaw {
+        for open in &opens {
+            if !self.readers.contains_key(&open.pid) {
+                let reader = self.tasks.reader(open.pid);
+                self.readers.insert(open.pid, reader);
+            }
+            if let Target::Process(pid) = open.target {
+                if !self.targets.contains_key(&pid) {
+                    let target = self.target(pid);
+                    self.targets.insert(pid, target);
+                }
+            }
+        }
+        let notes = self.notes(opens_dropped);
+        let lost_records = self.lost_records();
+        ReadersRaw {
+            method: self.method.clone(),
+            files: self.files.clone(),
+            duration_s,
+            opens,
+            opens_dropped,
+            processes: self.readers.into_values().collect(),
+            targets: self.targets.into_values().collect(),
+            lost_records,
+            notes,
+        }
+    }
+
+    fn notes(&self, opens_dropped: u64) -> Vec<String> {
+        let mut notes = Vec::new();
+        if self.lost_records() > 0 {
+            notes.push(format!(
+                "{} perf records lost (a full ring buffer): counts are lower bounds",
+                self.lost_records()
+            ));
+        }
+        if self.unnamed > 0 {
+            notes.push(format!(
+                "{} opens matched a lock file's name but the name could not be read back (the process exited \
+                 first, with the name outside its stack): not counted",
+                self.unnamed
+            ));
+        }
+        if self.unplaced > 0 {
+            notes.push(format!(
+                "{} relative opens of a lock file's name could not be placed (the opener's directory was gone): \
+                 not counted",
+                self.unplaced
+            ));
+        }
+        if opens_dropped > 0 {
+            notes.push(format!(
+                "{opens_dropped} opens past the first {MAX_OPENS_KEPT} were counted, not kept"
+            ));
+        }
+        if let Source::Scan { scanner, .. } = &self.source {
+            if scanner.unreadable > 0 {
+                notes.push(format!(
+                    "{} process fd directories could not be read (permission): their opens are not seen",
+                    scanner.unreadable
+                ));
+            }
+        }
+        notes
+    }
+}
+
+/// The method `setup.choice` asks for, or the best one that works.
+fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), String> {
+    let interval_ms = setup.scan_interval.as_millis() as u64;
+    let scan = |reason: String| -> Result<(Method, Source), String> {
+        if !is_root() {
+            return Err(format!(
+                "{reason}; and scanning /proc/*/fd needs root to see other users' processes"
+            ));
+        }
+        Ok((
+            Method::FdScan { interval_ms, reason },
+            Source::Scan {
+                scanner: Scanner::new(root.clone(), &setup.files),
+                last: None,
+            },
+        ))
+    };
+    let tracepoint = |why_not_kprobe: String| {
+        PerfSource::syscalls(root, &setup.files, &setup.cpus)
+            .map(|p| {
+                (
+                    Method::Tracepoint {
+                        why_not_kprobe: why_not_kprobe.clone(),
+                    },
+                    Source::Perf(p),
+                )
+            })
+            .map_err(|e| format!("kprobe: {why_not_kprobe}; tracepoint: {e}"))
+    };
+    match setup.choice {
+        Choice::Kprobe => PerfSource::kprobes(root, &setup.files, &setup.cpus)
+            .map(|p| (Method::Kprobe, Source::Perf(p)))
+            .map_err(|e| format!("kprobe: {e}")),
+        Choice::Tracepoint => tracepoint("--method tracepoint was asked for".into())
+            .map_err(|e| e.replacen("kprobe: --method tracepoint was asked for; ", "", 1)),
+        Choice::FdScan => scan("--method fd-scan was asked for".into()),
+        Choice::Auto => match PerfSource::kprobes(root, &setup.files, &setup.cpus) {
+            Ok(p) => Ok((Method::Kprobe, Source::Perf(p))),
+            Err(no_kprobe) => tracepoint(no_kprobe).or_else(scan),
+        },
+    }
+}
+
+/// Watches for `duration` (or until `stop`), then describes what it saw.
+pub fn observe(root: &Root, setup: &Setup, duration: Duration, stop: &Stop) -> Result<ReadersRaw, String> {
+    let origin = Origin::now();
+    let mut session = Session::start(root, setup, origin)?;
+    let deadline = origin.instant + duration;
+    let (mut opens, mut dropped) = (Vec::new(), 0u64);
+    loop {
+        let ended = stop.requested() || Instant::now() >= deadline;
+        for open in session.poll() {
+            if opens.len() < MAX_OPENS_KEPT {
+                opens.push(open);
+            } else {
+                dropped += 1;
+            }
+        }
+        if ended {
+            break;
+        }
+        session.wait(DRAIN.min(deadline.saturating_duration_since(Instant::now())));
+    }
+    opens.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    let duration_s = origin.instant.elapsed().as_secs_f64();
+    Ok(session.finish(opens, dropped, duration_s))
+}
