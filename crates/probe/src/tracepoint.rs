@@ -17,7 +17,7 @@ use std::os::fd::AsRawFd;
 
 use numasleuth_kernel::{ReadError, Root};
 use perf_event::events::Tracepoint;
-use perf_event::{Builder, Sampler};
+use perf_event::{Builder, Counter, Sampler};
 
 /// Where tracefs is looked for, in order.
 pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
@@ -165,7 +165,7 @@ pub fn ring_bytes(pages: usize) -> usize {
 /// Attaches an ftrace filter expression to one event
 /// (`PERF_EVENT_IOC_SET_FILTER`): the kernel then drops non-matching hits
 /// before they cost a sample. EINVAL means this kernel cannot parse it.
-pub fn set_filter(sampler: &Sampler, filter: &str) -> Result<(), std::io::Error> {
+pub fn set_filter(event: &Counter, filter: &str) -> Result<(), std::io::Error> {
     if filter.len() > MAX_FILTER_BYTES {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
@@ -174,10 +174,10 @@ pub fn set_filter(sampler: &Sampler, filter: &str) -> Result<(), std::io::Error>
     }
     let text =
         CString::new(filter).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in filter"))?;
-    // SAFETY: the fd is a live perf event owned by `sampler`, and `text`
+    // SAFETY: the fd is a live perf event owned by `event`, and `text`
     // is a NUL-terminated string that outlives the call; the kernel only
     // reads it (copying at most a page).
-    let rc = unsafe { perf_event_open_sys::ioctls::SET_FILTER(sampler.as_raw_fd(), text.as_ptr() as *mut _) };
+    let rc = unsafe { perf_event_open_sys::ioctls::SET_FILTER(event.as_raw_fd(), text.as_ptr() as *mut _) };
     if rc < 0 {
         return Err(std::io::Error::last_os_error());
     }

@@ -25,7 +25,7 @@ use numasleuth_model::readers::{
 use numasleuth_model::stop::Stop;
 
 use self::fdscan::Scanner;
-use self::perf::{Hit, PerfSource, What};
+use self::perf::{Hit, PerfSource};
 use self::tasks::Tasks;
 
 /// Longest wait between two reads of the perf rings (they are also read
@@ -97,7 +97,8 @@ pub struct Session {
     reads: kprobe::Reads,
     readers: BTreeMap<u32, ReaderProcess>,
     targets: BTreeMap<u32, TargetProcess>,
-    /// Opens whose name could not be read (the opener exited first).
+    /// Opens whose name could not be read back (freed, or the opener
+    /// exited first): counted as the file their event's filter names.
     pub unnamed: u64,
     /// Relative names whose directory could not be found.
     pub unplaced: u64,
@@ -188,31 +189,39 @@ impl Session {
         opens
     }
 
-    /// One sample as an open of a watched file, or `None` (ours, not a
-    /// lock file, a name that could not be read).
+    /// One sample as an open, or `None` (ours, a later call of the same
+    /// read, a file of the same name outside /proc).
     fn resolve(&mut self, hit: Hit) -> Option<Open> {
         if hit.pid == self.self_pid || hit.pid == 0 {
             return None;
         }
-        let (file, target) = match hit.what {
-            What::File(file) => {
+        let file = hit.file;
+        let target = match hit.name {
+            None => {
                 if !self.reads.starts_open(hit.tid, file, hit.t_ns) {
                     return None;
                 }
-                let target = if file.per_process() {
-                    self.held_target(hit.pid, file)
-                } else {
-                    Target::System
-                };
-                (file, target)
+                self.unnamed_target(hit.pid, file)
             }
-            What::Name { name, pointer, dfd } => {
-                let Some(name) = name.or_else(|| syscall::read_user_string(hit.pid, pointer)) else {
-                    self.unnamed += 1;
-                    return None;
-                };
-                let path = self.place(hit.pid, &name, dfd)?;
-                LockFile::classify(&path, hit.pid).filter(|(f, _)| self.files.contains(f))?
+            Some(name) => {
+                let text = name.text.or_else(|| syscall::read_user_string(hit.pid, name.pointer));
+                // Read back late, the memory may hold something else now.
+                match text.filter(|t| t.ends_with(file.name())) {
+                    Some(text) => match self.place(hit.pid, &text, name.dfd) {
+                        Some(path) => match LockFile::classify(&path, hit.pid) {
+                            Some((seen, target)) if seen == file => target,
+                            _ => return None,
+                        },
+                        None => {
+                            self.unplaced += 1;
+                            self.unnamed_target(hit.pid, file)
+                        }
+                    },
+                    None => {
+                        self.unnamed += 1;
+                        self.unnamed_target(hit.pid, file)
+                    }
+                }
             }
         };
         Some(Open {
@@ -224,9 +233,19 @@ impl Session {
         })
     }
 
+    /// The target of an open whose path is not known: the whole system,
+    /// or for `/proc/PID/…` whatever the opener holds now.
+    fn unnamed_target(&self, pid: u32, file: LockFile) -> Target {
+        if file.per_process() {
+            self.held_target(pid, file)
+        } else {
+            Target::System
+        }
+    }
+
     /// An absolute path for `name`: relative ones joined to the opener's
     /// working directory or to the directory fd it gave.
-    fn place(&mut self, pid: u32, name: &str, dfd: i64) -> Option<String> {
+    fn place(&self, pid: u32, name: &str, dfd: i64) -> Option<String> {
         if name.starts_with('/') {
             return Some(name.to_string());
         }
@@ -237,10 +256,7 @@ impl Session {
         };
         match fd::link_target(&self.root, &link) {
             Ok(Some(dir)) if dir.starts_with('/') => Some(fd::join(&dir, name)),
-            _ => {
-                self.unplaced += 1;
-                None
-            }
+            _ => None,
         }
     }
 
@@ -322,15 +338,15 @@ impl Session {
         }
         if self.unnamed > 0 {
             notes.push(format!(
-                "{} opens matched a lock file's name but the name could not be read back (the process exited \
-                 first, with the name outside its stack): not counted",
+                "{} opens' names could not be read back (the string was freed or the process exited): the file \
+                 is known from the event that fired; for /proc/PID files, whose process it was is not",
                 self.unnamed
             ));
         }
         if self.unplaced > 0 {
             notes.push(format!(
-                "{} relative opens of a lock file's name could not be placed (the opener's directory was gone): \
-                 not counted",
+                "{} relative opens could not be placed (the opener's directory was gone): counted as the file \
+                 their name matched",
                 self.unplaced
             ));
         }
@@ -396,25 +412,31 @@ fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), String> {
 
 /// Watches for `duration` (or until `stop`), then describes what it saw.
 pub fn observe(root: &Root, setup: &Setup, duration: Duration, stop: &Stop) -> Result<ReadersRaw, String> {
-    let origin = Origin::now();
-    let mut session = Session::start(root, setup, origin)?;
-    let deadline = origin.instant + duration;
-    let (mut opens, mut dropped) = (Vec::new(), 0u64);
-    loop {
-        let ended = stop.requested() || Instant::now() >= deadline;
-        for open in session.poll() {
-            if opens.len() < MAX_OPENS_KEPT {
-                opens.push(open);
-            } else {
-                dropped += 1;
+    Ok(Session::start(root, setup, Origin::now())?.record(duration, stop))
+}
+
+impl Session {
+    /// Collects until `duration` after the origin has passed or `stop` is
+    /// requested, then describes what it saw.
+    pub fn record(mut self, duration: Duration, stop: &Stop) -> ReadersRaw {
+        let deadline = self.origin.instant + duration;
+        let (mut opens, mut dropped) = (Vec::new(), 0u64);
+        loop {
+            let ended = stop.requested() || Instant::now() >= deadline;
+            for open in self.poll() {
+                if opens.len() < MAX_OPENS_KEPT {
+                    opens.push(open);
+                } else {
+                    dropped += 1;
+                }
             }
+            if ended {
+                break;
+            }
+            self.wait(DRAIN.min(deadline.saturating_duration_since(Instant::now())));
         }
-        if ended {
-            break;
-        }
-        session.wait(DRAIN.min(deadline.saturating_duration_since(Instant::now())));
+        opens.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        let duration_s = self.origin.instant.elapsed().as_secs_f64();
+        self.finish(opens, dropped, duration_s)
     }
-    opens.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-    let duration_s = origin.instant.elapsed().as_secs_f64();
-    Ok(session.finish(opens, dropped, duration_s))
 }
