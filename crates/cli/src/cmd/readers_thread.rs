@@ -53,3 +53,51 @@ impl Recorder {
         self.handle.join().ok().flatten()
     }
 }
+
+/// Whether `probe-latency` records readers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Want {
+    /// `--readers`: fail when it cannot.
+    Required,
+    /// The default as root: record when possible, else say why.
+    IfPossible,
+    /// `--no-readers`, or not root.
+    No,
+}
+
+impl Want {
+    pub fn from_flags(readers: bool, no_readers: bool) -> Want {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        match (readers, no_readers) {
+            (_, true) => Want::No,
+            (true, false) => Want::Required,
+            (false, false) if root => Want::IfPossible,
+            (false, false) => Want::No,
+        }
+    }
+}
+
+/// Starts recording for a probe of `duration` from `origin`: the recorder,
+/// or why none runs (`Err` only when `--readers` insisted).
+pub fn for_probe(
+    root: &Root,
+    want: Want,
+    origin: Origin,
+    duration: Duration,
+) -> anyhow::Result<(Option<Recorder>, Option<String>)> {
+    if want == Want::No {
+        return Ok((None, Some("not recorded (--no-readers, or not root; --readers asks for it)".into())));
+    }
+    let files = numasleuth_model::readers::LockFile::ALL.to_vec();
+    let setup = super::readers::setup(root, files, super::readers_args::ReadersMethod::Auto)?;
+    // The probe may overrun its duration while the last operations finish.
+    match Recorder::start(root.clone(), setup, origin, duration + Duration::from_secs(60)) {
+        Ok((recorder, method)) => {
+            eprintln!("numasleuth: recording lock-file readers by {}", method.name());
+            Ok((Some(recorder), None))
+        }
+        Err(why) if want == Want::Required => anyhow::bail!("--readers: {why}"),
+        Err(why) => Ok((None, Some(format!("not recorded: {why}")))),
+    }
+}

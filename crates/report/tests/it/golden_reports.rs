@@ -194,6 +194,8 @@ fn probe_report() -> ProbeReport {
             message: "node 0 free fell below low watermark; kswapd woke".into(),
         }],
         signal_notes: vec!["/proc/vmstat pgscan counters are per machine, not per node".into()],
+        readers: None,
+        readers_note: Some("not recorded (--no-readers, or not root; --readers asks for it)".into()),
     }
 }
 
