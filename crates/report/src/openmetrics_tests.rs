@@ -34,6 +34,7 @@ fn exposition() -> Exposition {
         collect_errors: vec![],
         refresh_age_seconds: Some(1.5),
         scrape_duration_seconds: 0.002,
+        lock_file_opens: Some(vec![("slabinfo".into(), "cat".into(), 15)]),
     }
 }
 
@@ -54,6 +55,7 @@ fn names_and_labels_are_pinned() {
         "numasleuth_process_memory_bytes{pid=\"42\",comm=\"db \\\"x\\\"\",node=\"1\"} 300",
         "numasleuth_process_remote_ratio{pid=\"42\",comm=\"db \\\"x\\\"\"} 0.75",
         "numasleuth_scrape_duration_seconds 0.002",
+        "numasleuth_lock_file_opens_total{file=\"slabinfo\",comm=\"cat\"} 15",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
@@ -63,6 +65,9 @@ fn names_and_labels_are_pinned() {
     let text_odd = encode_text(&odd);
     assert!(text_odd.contains("comm=\"a\\nb\\\\\""), "{text_odd}");
     assert!(!text.contains("numasleuth_node_numa_foreign_total{"));
+    // Where no cheap method watches opens, the family is not there at all.
+    odd.lock_file_opens = None;
+    assert!(!encode_text(&odd).contains("lock_file_opens"));
     assert!(text.ends_with("# EOF\n"));
 }
 

@@ -143,7 +143,10 @@ pub fn text(r: &ProbeReport) -> String {
 /// One line on the lock-file readers recorded during the run.
 fn readers_line(r: &ProbeReport) -> String {
     let Some(readers) = &r.readers else {
-        return format!("\nlock-file readers: {}\n", r.readers_note.as_deref().unwrap_or("not recorded"));
+        return format!(
+            "\nlock-file readers: {}\n",
+            r.readers_note.as_deref().unwrap_or("not recorded")
+        );
     };
     let s = &readers.summary;
     let mut line = format!(

@@ -46,6 +46,7 @@ pub mod serve;
 pub mod serve_args;
 pub mod serve_collect;
 pub mod serve_http;
+pub mod serve_readers;
 pub mod sizes;
 pub mod snapshot;
 mod stop_signal;

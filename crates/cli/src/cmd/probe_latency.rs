@@ -16,9 +16,9 @@ use hdrhistogram::Histogram;
 use numasleuth_analyze::latency_spikes::{spikes, Window};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::spike_readers::attach;
-use numasleuth_probe::readers::Origin;
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
+use numasleuth_probe::readers::Origin;
 use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport, Summary, PERCENTILES};
 
 use super::node_sampler::Sampler;

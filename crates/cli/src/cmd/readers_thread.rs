@@ -87,7 +87,10 @@ pub fn for_probe(
     duration: Duration,
 ) -> anyhow::Result<(Option<Recorder>, Option<String>)> {
     if want == Want::No {
-        return Ok((None, Some("not recorded (--no-readers, or not root; --readers asks for it)".into())));
+        return Ok((
+            None,
+            Some("not recorded (--no-readers, or not root; --readers asks for it)".into()),
+        ));
     }
     let files = numasleuth_model::readers::LockFile::ALL.to_vec();
     let setup = super::readers::setup(root, files, super::readers_args::ReadersMethod::Auto)?;

@@ -29,7 +29,9 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     // Blocked before any thread starts, so every thread inherits the mask
     // and the signals wait for `sigwait` here instead of killing us.
     let signals = Signals::block()?;
-    let collector = Arc::new(Collector::new(root.clone(), args.pids.clone()));
+    // A single --once write would show counts of zero: not counted then.
+    let count_opens = root.is_live() && !args.no_lock_opens && !args.once;
+    let collector = Arc::new(Collector::new(root.clone(), args.pids.clone()).with_lock_opens(count_opens));
     if let Some(dir) = &args.textfile {
         return textfile(&collector, dir, args, &signals);
     }

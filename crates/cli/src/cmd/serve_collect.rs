@@ -2,7 +2,8 @@
 //! numastat, /proc/vmstat) are read on every scrape; the doctor checks,
 //! the IRQ audit and `--pid` numa_maps walks are refreshed at most every
 //! `--interval` and served from a cache between scrapes. Nothing here reads
-//! /proc/slabinfo or walks every process.
+//! /proc/slabinfo or walks every process; who else opens it is counted by
+//! `serve_readers`.
 
 use std::collections::BTreeSet;
 use std::sync::Mutex;
@@ -31,6 +32,8 @@ pub struct Collector {
     pids: Vec<u32>,
     base_page_bytes: u64,
     cache: Mutex<Cached>,
+    /// Opens of lock-taking kernel files, where a cheap method counts them.
+    lock_opens: Option<super::serve_readers::LockOpens>,
 }
 
 impl Collector {
@@ -41,7 +44,16 @@ impl Collector {
             pids,
             base_page_bytes,
             cache: Mutex::new(Cached::default()),
+            lock_opens: None,
         }
+    }
+
+    /// Also counts opens of lock-taking kernel files (see `serve_readers`).
+    pub fn with_lock_opens(mut self, wanted: bool) -> Self {
+        self.lock_opens = wanted
+            .then(|| super::serve_readers::LockOpens::start(&self.root))
+            .flatten();
+        self
     }
 
     /// Re-runs the expensive parts. Called by one thread every interval;
@@ -137,6 +149,7 @@ impl Collector {
         e.findings = cached.findings;
         e.processes = cached.processes;
         e.refresh_age_seconds = cached.refreshed.map(|t| t.elapsed().as_secs_f64());
+        e.lock_file_opens = self.lock_opens.as_ref().map(|l| l.snapshot());
         errors.extend(cached.errors);
         e.collect_errors = errors;
         e.scrape_duration_seconds = began.elapsed().as_secs_f64();

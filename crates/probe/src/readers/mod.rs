@@ -142,12 +142,10 @@ impl Session {
         }
     }
 
-    /// The name of a reading process, for per-command counts (`serve`).
+    /// The name of a reading process, for per-command counts (`serve`):
+    /// fork and exec records keep it right when a PID is reused.
     pub fn comm(&mut self, pid: u32) -> String {
-        match self.readers.get(&pid) {
-            Some(reader) => reader.comm.clone(),
-            None => self.tasks.comm(pid),
-        }
+        self.tasks.comm(pid)
     }
 
     /// Waits for the next records (perf) or the time to the next scan,

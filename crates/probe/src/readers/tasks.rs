@@ -14,7 +14,7 @@ use numasleuth_kernel::procfs::{cmdline, process::read_process_stat};
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::{Ancestor, ReaderProcess};
 
-/// Processes remembered (a whole machine's worth).
+/// Processes remembered at once (a whole machine's worth).
 pub const MAX_TASKS: usize = 65_536;
 /// Ancestors listed above a reader.
 pub const MAX_PARENTS: usize = 8;
@@ -45,11 +45,14 @@ impl Tasks {
         }
     }
 
-    fn entry(&mut self, pid: u32) -> Option<&mut Known> {
+    /// A long watch (`serve`) sees every fork of the machine: when the map
+    /// is full it starts over, so memory stays bounded and new processes
+    /// are still named (older ones are read from /proc again if asked).
+    fn entry(&mut self, pid: u32) -> &mut Known {
         if !self.known.contains_key(&pid) && self.known.len() >= MAX_TASKS {
-            return None;
+            self.known.clear();
         }
-        Some(self.known.entry(pid).or_default())
+        self.known.entry(pid).or_default()
     }
 
     /// `PERF_RECORD_COMM`: a process's name after `exec` or a rename. A
@@ -60,13 +63,12 @@ impl Tasks {
         }
         let end = comm.iter().position(|b| *b == 0).unwrap_or(comm.len()).min(64);
         let name = String::from_utf8_lossy(&comm[..end]).into_owned();
-        if let Some(known) = self.entry(pid) {
-            known.comm = Some(name);
-            // An exec replaced the command line read before it.
-            if known.looked {
-                known.looked = false;
-                known.cmdline = None;
-            }
+        let known = self.entry(pid);
+        known.comm = Some(name);
+        // An exec replaced the command line read before it.
+        if known.looked {
+            known.looked = false;
+            known.cmdline = None;
         }
     }
 
@@ -77,13 +79,11 @@ impl Tasks {
             return;
         }
         let parent_comm = self.known.get(&ppid).and_then(|k| k.comm.clone());
-        if let Some(known) = self.entry(pid) {
-            *known = Known {
-                comm: parent_comm,
-                forked_by: Some(ppid),
-                ..Known::default()
-            };
-        }
+        *self.entry(pid) = Known {
+            comm: parent_comm,
+            forked_by: Some(ppid),
+            ..Known::default()
+        };
     }
 
     /// Reads `/proc/PID` now, once per process: called when a process is
@@ -94,9 +94,7 @@ impl Tasks {
         }
         let stat = read_process_stat(&self.root, pid).ok();
         let line = cmdline::read(&self.root, pid).ok().flatten();
-        let Some(known) = self.entry(pid) else {
-            return;
-        };
+        let known = self.entry(pid);
         known.looked = true;
         if let Some(stat) = stat {
             known.comm = Some(stat.comm);

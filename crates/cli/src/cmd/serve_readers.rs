@@ -1,0 +1,109 @@
+//! `serve`'s `numasleuth_lock_file_opens_total{file, comm}`: opens of the
+//! lock-taking kernel files since the exporter started, counted by a
+//! thread of their own.
+//!
+//! Only where it is cheap: a kprobe, or the open tracepoints with the
+//! in-kernel name filter (the kernel drops every other open before it
+//! costs anything). Never the /proc/*/fd scan, which would read every
+//! process's fd directory ten times a second for as long as the exporter
+//! runs. Label sets are bounded: past [`MAX_SERIES`] (file, command)
+//! pairs, new commands are counted as `other`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use numasleuth_kernel::Root;
+use numasleuth_model::readers::LockFile;
+use numasleuth_probe::readers::{Choice, Origin, Session, Setup, DRAIN};
+
+/// (file, command) series at most.
+pub const MAX_SERIES: usize = 256;
+
+type Counts = Arc<Mutex<BTreeMap<(LockFile, String), u64>>>;
+
+pub struct LockOpens {
+    counts: Counts,
+}
+
+impl LockOpens {
+    /// Starts counting, or says on stderr why the metric is left out.
+    pub fn start(root: &Root) -> Option<LockOpens> {
+        let cpus = match super::topology(root) {
+            Ok(topo) => topo.online_cpus().iter().collect(),
+            Err(e) => {
+                eprintln!("numasleuth: numasleuth_lock_file_opens_total not exported: {e:#}");
+                return None;
+            }
+        };
+        let counts: Counts = Arc::default();
+        let shared = Arc::clone(&counts);
+        let (tell, told) = std::sync::mpsc::channel();
+        let root = root.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lock-file opens".into())
+            .spawn(move || match cheap_session(&root, cpus) {
+                Ok(session) => {
+                    let _ = tell.send(Ok(session.method().name()));
+                    count(session, &shared);
+                }
+                Err(why) => {
+                    let _ = tell.send(Err(why));
+                }
+            });
+        let answer = match spawned {
+            Ok(_) => told.recv().unwrap_or_else(|_| Err("the counting thread ended".into())),
+            Err(e) => Err(format!("cannot start its thread: {e}")),
+        };
+        match answer {
+            Ok(method) => {
+                eprintln!("numasleuth: counting lock-file opens by {method} (numasleuth_lock_file_opens_total)");
+                Some(LockOpens { counts })
+            }
+            Err(why) => {
+                eprintln!("numasleuth: numasleuth_lock_file_opens_total not exported: {why}");
+                None
+            }
+        }
+    }
+
+    /// `(file, comm, opens)` for the exposition.
+    pub fn snapshot(&self) -> Vec<(String, String, u64)> {
+        let counts = self.counts.lock().unwrap_or_else(|e| e.into_inner());
+        counts
+            .iter()
+            .map(|((file, comm), n)| (file.name().to_string(), comm.clone(), *n))
+            .collect()
+    }
+}
+
+/// A kprobe, else the filtered tracepoint; never the fd scan.
+fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, String> {
+    let setup = |choice| Setup {
+        files: LockFile::ALL.to_vec(),
+        cpus: cpus.clone(),
+        choice,
+        scan_interval: Duration::from_millis(100),
+    };
+    Session::start(root, &setup(Choice::Kprobe), Origin::now()).or_else(|no_kprobe| {
+        Session::start(root, &setup(Choice::Tracepoint), Origin::now())
+            .map_err(|no_tracepoint| format!("kprobe: {no_kprobe}; {no_tracepoint}"))
+    })
+}
+
+/// Counts for as long as the exporter runs.
+fn count(mut session: Session, counts: &Counts) {
+    loop {
+        session.wait(DRAIN);
+        for open in session.poll() {
+            let comm = numasleuth_kernel::error::quote(&session.comm(open.pid));
+            let mut counts = counts.lock().unwrap_or_else(|e| e.into_inner());
+            let key = if counts.len() < MAX_SERIES || counts.contains_key(&(open.file, comm.clone())) {
+                (open.file, comm)
+            } else {
+                (open.file, "other".to_string())
+            };
+            *counts.entry(key).or_insert(0) += 1;
+        }
+    }
+}
