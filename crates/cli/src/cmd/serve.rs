@@ -53,6 +53,9 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
     eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    if let Some(line) = collector.lock_opens_line() {
+        eprintln!("numasleuth: {line}");
+    }
     if !bound.ip().is_loopback() {
         eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
     }
@@ -66,6 +69,9 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
     let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
     if !meta.is_dir() {
         bail!("--textfile {} is not a directory", dir.display());
+    }
+    if let Some(line) = collector.lock_opens_line() {
+        eprintln!("numasleuth: {line}");
     }
     loop {
         collector.refresh();

@@ -32,8 +32,9 @@ pub struct Collector {
     pids: Vec<u32>,
     base_page_bytes: u64,
     cache: Mutex<Cached>,
-    /// Opens of lock-taking kernel files, where a cheap method counts them.
-    lock_opens: Option<super::serve_readers::LockOpens>,
+    /// Opens of lock-taking kernel files, where a cheap method counts
+    /// them; `None` when not asked for.
+    lock_opens: Option<super::serve_readers::Status>,
 }
 
 impl Collector {
@@ -50,10 +51,13 @@ impl Collector {
 
     /// Also counts opens of lock-taking kernel files (see `serve_readers`).
     pub fn with_lock_opens(mut self, wanted: bool) -> Self {
-        self.lock_opens = wanted
-            .then(|| super::serve_readers::LockOpens::start(&self.root))
-            .flatten();
+        self.lock_opens = wanted.then(|| super::serve_readers::LockOpens::start(&self.root));
         self
+    }
+
+    /// What `serve` says about that metric, when it was asked for.
+    pub fn lock_opens_line(&self) -> Option<String> {
+        self.lock_opens.as_ref().map(super::serve_readers::LockOpens::describe)
     }
 
     /// Re-runs the expensive parts. Called by one thread every interval;
@@ -149,7 +153,11 @@ impl Collector {
         e.findings = cached.findings;
         e.processes = cached.processes;
         e.refresh_age_seconds = cached.refreshed.map(|t| t.elapsed().as_secs_f64());
-        e.lock_file_opens = self.lock_opens.as_ref().map(|l| l.snapshot());
+        e.lock_file_opens = self
+            .lock_opens
+            .as_ref()
+            .and_then(|l| l.as_ref().ok())
+            .map(|l| l.snapshot());
         errors.extend(cached.errors);
         e.collect_errors = errors;
         e.scrape_duration_seconds = began.elapsed().as_secs_f64();

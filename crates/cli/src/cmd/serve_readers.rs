@@ -24,18 +24,20 @@ type Counts = Arc<Mutex<BTreeMap<(LockFile, String), u64>>>;
 
 pub struct LockOpens {
     counts: Counts,
+    method: &'static str,
 }
 
+/// Whether the metric is exported and why, for one line on stderr.
+pub type Status = Result<LockOpens, String>;
+
 impl LockOpens {
-    /// Starts counting, or says on stderr why the metric is left out.
-    pub fn start(root: &Root) -> Option<LockOpens> {
-        let cpus = match super::topology(root) {
-            Ok(topo) => topo.online_cpus().iter().collect(),
-            Err(e) => {
-                eprintln!("numasleuth: numasleuth_lock_file_opens_total not exported: {e:#}");
-                return None;
-            }
-        };
+    /// Starts counting, or says why the metric is left out.
+    pub fn start(root: &Root) -> Status {
+        let cpus = super::topology(root)
+            .map_err(|e| format!("{e:#}"))?
+            .online_cpus()
+            .iter()
+            .collect();
         let counts: Counts = Arc::default();
         let shared = Arc::clone(&counts);
         let (tell, told) = std::sync::mpsc::channel();
@@ -55,15 +57,17 @@ impl LockOpens {
             Ok(_) => told.recv().unwrap_or_else(|_| Err("the counting thread ended".into())),
             Err(e) => Err(format!("cannot start its thread: {e}")),
         };
-        match answer {
-            Ok(method) => {
-                eprintln!("numasleuth: counting lock-file opens by {method} (numasleuth_lock_file_opens_total)");
-                Some(LockOpens { counts })
-            }
-            Err(why) => {
-                eprintln!("numasleuth: numasleuth_lock_file_opens_total not exported: {why}");
-                None
-            }
+        answer.map(|method| LockOpens { counts, method })
+    }
+
+    /// The line `serve` prints about the metric.
+    pub fn describe(status: &Status) -> String {
+        match status {
+            Ok(opens) => format!(
+                "counting opens of lock-taking kernel files by {} (numasleuth_lock_file_opens_total)",
+                opens.method
+            ),
+            Err(why) => format!("numasleuth_lock_file_opens_total not exported: {why}"),
         }
     }
 
