@@ -16,7 +16,7 @@ use numasleuth_analyze::readers::{finding, summarize};
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::{LockFile, ReadersRaw};
 use numasleuth_model::stop::Stop;
-use numasleuth_probe::readers::{self as collect, Choice, Setup};
+use numasleuth_probe::readers::{Choice, Origin, Session, Setup};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::{readers_json, readers_text};
 
@@ -52,9 +52,25 @@ pub fn setup(root: &Root, files: Vec<LockFile>, method: ReadersMethod) -> anyhow
 }
 
 /// Watches for `duration`; the error is one line naming what is missing.
-pub fn observe(root: &Root, setup: &Setup, duration: Duration, stop: &Stop) -> anyhow::Result<ReadersRaw> {
-    collect::observe(root, setup, duration, stop)
-        .map_err(|why| anyhow!("cannot see who opens the lock-taking kernel files: {why}"))
+/// With `announce`, says on stderr what is watched and how, once it is.
+pub fn observe(
+    root: &Root,
+    setup: &Setup,
+    duration: Duration,
+    stop: &Stop,
+    announce: bool,
+) -> anyhow::Result<ReadersRaw> {
+    let session = Session::start(root, setup, Origin::now())
+        .map_err(|why| anyhow!("cannot see who opens the lock-taking kernel files: {why}"))?;
+    if announce {
+        eprintln!(
+            "numasleuth: watching opens of {} for {:.1} s by {}…",
+            setup.files.iter().map(|f| f.path()).collect::<Vec<_>>().join(", "),
+            duration.as_secs_f64(),
+            session.method().name()
+        );
+    }
+    Ok(session.record(duration, stop))
 }
 
 /// `doctor --measure`: a short window, `lock-taking-reader` when anyone
@@ -65,7 +81,7 @@ pub fn check(root: &Root, diagnosis: &mut Diagnosis) {
         return;
     }
     let watched = setup(root, LockFile::ALL.to_vec(), ReadersMethod::Auto)
-        .and_then(|s| observe(root, &s, DOCTOR_WINDOW, &stop_on_signals()));
+        .and_then(|s| observe(root, &s, DOCTOR_WINDOW, &stop_on_signals(), false));
     match watched {
         Ok(raw) => diagnosis.ran(CHECK, finding(&summarize(&raw)).into_iter().collect()),
         Err(e) => diagnosis.skipped_unreadable(CHECK, format!("{e:#}")),
@@ -77,15 +93,9 @@ pub fn run(root: &Root, args: &ReadersArgs) -> anyhow::Result<ExitCode> {
     if !root.is_live() {
         bail!("readers watches opens on the live system; --root names a snapshot, which has none");
     }
-    let files = args.files();
-    let setup = setup(root, files.clone(), args.method)?;
+    let setup = setup(root, args.files(), args.method)?;
     let stop = stop_on_signals();
-    eprintln!(
-        "numasleuth: watching opens of {} for {:.1} s…",
-        files.iter().map(|f| f.path()).collect::<Vec<_>>().join(", "),
-        args.duration.as_secs_f64()
-    );
-    let raw = observe(root, &setup, args.duration, &stop)?;
+    let raw = observe(root, &setup, args.duration, &stop, true)?;
     let summary = summarize(&raw);
     let findings: Vec<_> = finding(&summary).into_iter().collect();
     let document = readers_json::build(&summary, &raw.opens, &findings);

@@ -31,6 +31,7 @@ mod pmu_cli;
 mod pmu_diff_cli;
 mod probe_latency_cli;
 mod raw_samples_cli;
+mod readers_cli;
 mod runs_cli;
 mod select_cli;
 mod serve_cli;

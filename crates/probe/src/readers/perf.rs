@@ -279,6 +279,7 @@ impl PerfSource {
                     }
                     Ok(Record::Comm(comm)) => tasks.on_comm(comm.pid, comm.tid, &comm.comm),
                     Ok(Record::Fork(fork)) => tasks.on_fork(fork.pid, fork.ppid, fork.tid),
+                    Ok(Record::Exit(exit)) => tasks.on_exit(exit.pid, exit.tid),
                     Ok(Record::Lost(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
                     Ok(Record::LostSamples(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
                     _ => {}

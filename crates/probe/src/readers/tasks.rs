@@ -30,6 +30,9 @@ struct Known {
     cmdline: Option<String>,
     /// `/proc/PID` was read (successfully or not): not tried again.
     looked: bool,
+    /// Its exit record was seen: a later fork of the same PID is a new
+    /// process (PID reuse), not this one seen out of order.
+    exited: bool,
 }
 
 pub struct Tasks {
@@ -73,17 +76,31 @@ impl Tasks {
     }
 
     /// `PERF_RECORD_FORK`: a new process (`pid == tid`) started by `ppid`;
-    /// it carries its parent's name until it execs.
+    /// it carries its parent's name until it execs. Records of different
+    /// CPUs arrive in different rings, so the child's exec record may come
+    /// first: a live entry keeps the name it has.
     pub fn on_fork(&mut self, pid: u32, ppid: u32, tid: u32) {
         if pid != tid {
             return;
         }
         let parent_comm = self.known.get(&ppid).and_then(|k| k.comm.clone());
-        *self.entry(pid) = Known {
-            comm: parent_comm,
-            forked_by: Some(ppid),
-            ..Known::default()
-        };
+        let known = self.entry(pid);
+        if known.exited {
+            *known = Known::default();
+        }
+        known.forked_by = Some(ppid);
+        if known.comm.is_none() {
+            known.comm = parent_comm;
+        }
+    }
+
+    /// `PERF_RECORD_EXIT` of a process (`pid == tid`).
+    pub fn on_exit(&mut self, pid: u32, tid: u32) {
+        if pid == tid {
+            if let Some(known) = self.known.get_mut(&pid) {
+                known.exited = true;
+            }
+        }
     }
 
     /// Reads `/proc/PID` now, once per process: called when a process is
@@ -188,9 +205,10 @@ mod tests {
         let (_dir, root) = tree(&[("proc/50/stat", &stat(50, "sh", 1))]);
         let mut tasks = Tasks::new(root);
         tasks.look(50);
+        // The exec's record, from another CPU's ring, before the fork's.
+        tasks.on_comm(51, 51, b"cat\0\0\0");
         tasks.on_fork(51, 50, 51);
         tasks.on_fork(50, 50, 52); // a thread of 50: not a process
-        tasks.on_comm(51, 51, b"cat\0\0\0");
         tasks.on_comm(50, 53, b"worker"); // a thread renaming itself
         let reader = tasks.reader(51);
         assert_eq!((reader.comm.as_str(), reader.cmdline), ("cat", None));
@@ -203,6 +221,10 @@ mod tests {
         );
         assert_eq!(tasks.comm(50), "sh");
         assert_eq!(tasks.comm(9999), "?");
+        // PID 51 exits and is reused by a child of 50 that has not exec'd.
+        tasks.on_exit(51, 51);
+        tasks.on_fork(51, 50, 51);
+        assert_eq!(tasks.comm(51), "sh");
     }
 
     #[test]
