@@ -96,9 +96,12 @@ fn a_long_lived_slabinfo_reader_is_found_and_a_meminfo_reader_is_not() {
         if method == "tracepoint" {
             assert_eq!(doc["method"]["kind"], "tracepoint", "{doc:#}");
         }
-        let found = reader_of(&doc["readers"], slab.parent())
-            .unwrap_or_else(|| panic!("slabinfo reader not found: {doc:#}"));
-        assert_eq!((found["comm"].as_str(), found["processes"].as_u64()), (Some("sh"), Some(1)));
+        let found =
+            reader_of(&doc["readers"], slab.parent()).unwrap_or_else(|| panic!("slabinfo reader not found: {doc:#}"));
+        assert_eq!(
+            (found["comm"].as_str(), found["processes"].as_u64()),
+            (Some("sh"), Some(1))
+        );
         // Every 200 ms plus the loop's own fork of `sleep`: 3 s hold 12 to 15.
         let opens = found["opens"].as_u64().unwrap();
         assert!((10..=16).contains(&opens), "{opens} opens: {found:#}");
@@ -107,7 +110,10 @@ fn a_long_lived_slabinfo_reader_is_found_and_a_meminfo_reader_is_not() {
         let me = u64::from(std::process::id());
         assert_eq!(found["parents"][1]["pid"].as_u64(), Some(me), "{found:#}");
         assert!(found["cmdline"].as_str().unwrap().contains("/proc/slabinfo"));
-        assert!(reader_of(&doc["readers"], mem.parent()).is_none(), "the meminfo reader was listed: {doc:#}");
+        assert!(
+            reader_of(&doc["readers"], mem.parent()).is_none(),
+            "the meminfo reader was listed: {doc:#}"
+        );
         let findings = doc["findings"].as_array().unwrap();
         assert!(findings.iter().any(|f| f["id"] == "lock-taking-reader"), "{doc:#}");
     }
@@ -155,8 +161,7 @@ fn the_fd_scan_sees_a_held_file_and_says_it_is_sampled() {
     let doc = readers_json(&["--duration", "500ms", "--method", "fd-scan"]);
     assert_eq!(doc["method"]["kind"], "fd-scan", "{doc:#}");
     assert_eq!(doc["method"]["interval_ms"], 100);
-    let found = reader_of(&doc["readers"], holder.parent())
-        .unwrap_or_else(|| panic!("holder not found: {doc:#}"));
+    let found = reader_of(&doc["readers"], holder.parent()).unwrap_or_else(|| panic!("holder not found: {doc:#}"));
     assert_eq!(found["comm"], "sh");
     assert_eq!(found["opens"], 1, "held across scans: one open");
     assert_eq!(found["files"][0]["file"], "pagetypeinfo");
@@ -171,7 +176,10 @@ fn the_fd_scan_sees_a_held_file_and_says_it_is_sampled() {
 fn bad_input_is_one_line_and_exit_2() {
     for (args, says) in [
         (vec!["readers", "--files", "meminfo"], "is not a file readers watches"),
-        (vec!["readers", "--files", "slabinfo,/etc/passwd"], "is not a file readers watches"),
+        (
+            vec!["readers", "--files", "slabinfo,/etc/passwd"],
+            "is not a file readers watches",
+        ),
         (vec!["readers", "--duration", "0"], "has no unit"),
         (vec!["readers", "--duration", "0s"], "from 100ms to 1h"),
         (vec!["readers", "--method", "ebpf"], "invalid value"),
@@ -197,7 +205,11 @@ fn as_nobody_it_says_what_is_missing() {
     let last = err.lines().last().unwrap_or_default();
     assert!(last.starts_with("numasleuth: error: cannot see who opens"), "{err}");
     assert!(last.contains("needs root"), "{err}");
-    assert_eq!(err.lines().filter(|l| l.starts_with("numasleuth: error")).count(), 1, "{err}");
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("numasleuth: error")).count(),
+        1,
+        "{err}"
+    );
 }
 
 #[test]
@@ -224,7 +236,11 @@ fn probe_latency_records_the_reads_with_their_times() {
         .collect();
     assert!(ours.len() >= 6, "{reads:#}");
     assert!(ours.iter().all(|t| (0.0..=3.0).contains(t)), "{ours:?}");
-    assert!(doc["spikes"].as_array().unwrap().iter().all(|s| s["readers"].is_array()));
+    assert!(doc["spikes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|s| s["readers"].is_array()));
     // Asked not to: nothing recorded, and said so.
     let output = numasleuth()
         .args(["probe-latency", "--duration", "200ms", "--no-readers", "--json"])
@@ -248,7 +264,10 @@ fn serve_counts_lock_file_opens_by_command() {
     std::thread::sleep(Duration::from_millis(300));
     let (code, text) = get(exporter.addr, "/metrics").expect("no answer");
     assert_eq!(code, 200);
-    let cats = sample(&text, "numasleuth_lock_file_opens_total{file=\"slabinfo\",comm=\"cat\"}");
+    let cats = sample(
+        &text,
+        "numasleuth_lock_file_opens_total{file=\"slabinfo\",comm=\"cat\"}",
+    );
     assert!(cats.is_some_and(|n| n >= 3.0), "{text}");
 }
 
@@ -270,7 +289,13 @@ fn doctor_measure_raises_it_for_the_reader_and_not_for_the_meminfo_one() {
     assert_eq!(found["severity"], "warning");
     let evidence = found["evidence"].as_array().unwrap();
     let parent_of = |e: &Value| e["values"]["parent_pid"].as_u64();
-    assert!(evidence.iter().any(|e| parent_of(e) == Some(slab.parent())), "{found:#}");
-    assert!(!evidence.iter().any(|e| parent_of(e) == Some(mem.parent())), "{found:#}");
+    assert!(
+        evidence.iter().any(|e| parent_of(e) == Some(slab.parent())),
+        "{found:#}"
+    );
+    assert!(
+        !evidence.iter().any(|e| parent_of(e) == Some(mem.parent())),
+        "{found:#}"
+    );
     assert!(found["remedy"].as_str().unwrap().contains("/proc/meminfo"));
 }
