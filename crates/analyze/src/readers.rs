@@ -179,7 +179,7 @@ fn per_file(opens: &[&Open], whose: &BTreeMap<u32, &TargetProcess>) -> Vec<FileR
     for f in &mut files {
         f.targets.sort_by(|a, b| b.opens.cmp(&a.opens).then(a.pid.cmp(&b.pid)));
     }
-    files.sort_by(|a, b| b.opens.cmp(&a.opens));
+    files.sort_by_key(|f| std::cmp::Reverse(f.opens));
     files
 }
 

@@ -85,13 +85,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     if let Some(raw) = &readers {
         attach(&mut spikes, raw, window.before_s);
     }
-    let mut notes = Vec::new();
-    if let Some(error) = &signals.error {
-        notes.push(format!("memory signals stopped: {error}"));
-    }
-    if signals.events_dropped > 0 {
-        notes.push(format!("{} later events were not kept", signals.events_dropped));
-    }
+    let notes = signal_notes(&signals);
     let probe = ProbeReport {
         op: label,
         rate_per_sec: args.rate,
@@ -118,6 +112,18 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     };
     super::output::emit(root, &outputs, &probe)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What limited the memory-signal sampler, if anything.
+fn signal_notes(signals: &super::node_sampler::Record) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(error) = &signals.error {
+        notes.push(format!("memory signals stopped: {error}"));
+    }
+    if signals.events_dropped > 0 {
+        notes.push(format!("{} later events were not kept", signals.events_dropped));
+    }
+    notes
 }
 
 fn operation(root: &Root, op: &Op, node: Option<u32>) -> anyhow::Result<(Box<dyn Operation>, String)> {
