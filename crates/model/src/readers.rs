@@ -81,8 +81,8 @@ impl LockFile {
     pub fn reason(self) -> &'static str {
         match self {
             LockFile::Slabinfo => {
-                "slab_mutex for the whole read, and on SLUB each node's slab list_lock with interrupts off while \
-                 its partial slabs are counted: slab allocations that refill from a node's partial list wait"
+                "slab_mutex during each read() call, and on SLUB each node's slab list_lock with interrupts off \
+                 while its partial slabs are counted: slab allocations that refill from a node's partial list wait"
             }
             LockFile::Pagetypeinfo => {
                 "each zone's lock with interrupts off while every free list is counted: every page allocation and \
@@ -93,8 +93,9 @@ impl LockFile {
                  mprotect and brk wait, and its page faults queue behind them; cost grows with its mapped memory"
             }
             LockFile::SmapsRollup => {
-                "the target's mmap lock (read) for the whole walk of its mappings: the target's mmap, munmap and \
-                 brk wait, and its page faults queue behind them; cost grows with its mapped memory"
+                "the target's mmap lock (read) while all its mappings are walked (since 2020 dropped when a writer \
+                 waits): the target's mmap, munmap and brk wait, and its page faults queue behind them; cost grows \
+                 with its mapped memory"
             }
             LockFile::Kpageflags | LockFile::Kpagecount => {
                 "no allocator lock, but every struct page asked for is read: a walk of all memory costs CPU and \
