@@ -37,14 +37,14 @@ pub fn function(file: LockFile) -> (&'static str, bool) {
 }
 
 /// Folds per-call hits into reads: remembers each (thread, file)'s last
-/// hit. Bounded by the caller's count of threads.
+/// hit, for at most [`MAX_THREADS`] pairs.
 #[derive(Debug, Default)]
 pub struct Reads {
     last_ns: HashMap<(u32, LockFile), u64>,
 }
 
-/// Threads remembered for folding; past it each hit counts.
-const MAX_THREADS: usize = 65_536;
+/// (thread, file) pairs remembered for folding.
+pub const MAX_THREADS: usize = 65_536;
 
 impl Reads {
     /// Whether a hit at `t_ns` starts a new open of `file` by `tid`.
@@ -57,9 +57,12 @@ impl Reads {
             Some(last) => t_ns.saturating_sub(*last) >= SAME_READ.as_nanos() as u64,
             None => true,
         };
-        if self.last_ns.len() < MAX_THREADS || self.last_ns.contains_key(&key) {
-            self.last_ns.insert(key, t_ns);
+        // A long watch (`serve`) starts over rather than grow: at worst one
+        // read is then counted twice.
+        if self.last_ns.len() >= MAX_THREADS && !self.last_ns.contains_key(&key) {
+            self.last_ns.clear();
         }
+        self.last_ns.insert(key, t_ns);
         new
     }
 }
