@@ -8,6 +8,7 @@
 //! `/proc/*/fd` (a sampled view, lower bounds). Collection only: what the
 //! opens mean is decided in `analyze::readers`.
 
+mod choose;
 pub mod fdscan;
 pub mod kprobe;
 pub mod perf;
@@ -80,7 +81,7 @@ pub struct Setup {
     pub scan_interval: Duration,
 }
 
-enum Source {
+pub(crate) enum Source {
     Perf(PerfSource),
     Scan { scanner: Scanner, last: Option<Instant> },
 }
@@ -104,16 +105,11 @@ pub struct Session {
     pub unplaced: u64,
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 impl Session {
     /// Starts the best method `setup.choice` allows; the error is one line
     /// naming what is missing for each method tried.
     pub fn start(root: &Root, setup: &Setup, origin: Origin) -> Result<Session, String> {
-        let (method, source) = pick(root, setup)?;
+        let (method, source) = choose::pick(root, setup)?;
         Ok(Session {
             root: root.clone(),
             files: setup.files.clone(),
@@ -362,49 +358,6 @@ impl Session {
             }
         }
         notes
-    }
-}
-
-/// The method `setup.choice` asks for, or the best one that works.
-fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), String> {
-    let interval_ms = setup.scan_interval.as_millis() as u64;
-    let scan = |reason: String| -> Result<(Method, Source), String> {
-        if !is_root() {
-            return Err(format!(
-                "{reason}; and scanning /proc/*/fd needs root to see other users' processes"
-            ));
-        }
-        Ok((
-            Method::FdScan { interval_ms, reason },
-            Source::Scan {
-                scanner: Scanner::new(root.clone(), &setup.files),
-                last: None,
-            },
-        ))
-    };
-    let tracepoint = |why_not_kprobe: String| {
-        PerfSource::syscalls(root, &setup.files, &setup.cpus)
-            .map(|p| {
-                (
-                    Method::Tracepoint {
-                        why_not_kprobe: why_not_kprobe.clone(),
-                    },
-                    Source::Perf(p),
-                )
-            })
-            .map_err(|e| format!("kprobe: {why_not_kprobe}; tracepoint: {e}"))
-    };
-    match setup.choice {
-        Choice::Kprobe => PerfSource::kprobes(root, &setup.files, &setup.cpus)
-            .map(|p| (Method::Kprobe, Source::Perf(p)))
-            .map_err(|e| format!("kprobe: {e}")),
-        Choice::Tracepoint => tracepoint("--method tracepoint was asked for".into())
-            .map_err(|e| e.replacen("kprobe: --method tracepoint was asked for; ", "", 1)),
-        Choice::FdScan => scan("--method fd-scan was asked for".into()),
-        Choice::Auto => match PerfSource::kprobes(root, &setup.files, &setup.cpus) {
-            Ok(p) => Ok((Method::Kprobe, Source::Perf(p))),
-            Err(no_kprobe) => tracepoint(no_kprobe).or_else(scan),
-        },
     }
 }
 
