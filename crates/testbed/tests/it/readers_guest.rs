@@ -28,12 +28,16 @@ use serde_json::Value;
 /// The loop's own count of `cat`s, written when it is done.
 const LOOPS: u64 = 15;
 
-/// `cat /proc/slabinfo` every 200 ms, `LOOPS` times, after a second (so
-/// the watch has started), then the count into `file`.
-fn cat_loop(file: &str) -> String {
+/// Runs `numasleuth ARGS` in the background, its stderr in `/tmp/NAME.err`;
+/// once that says `started` (the watch is on: registering kprobes takes a
+/// while under TCG), `cat /proc/slabinfo` every 200 ms, `LOOPS` times, and
+/// the loop's count into `/tmp/NAME.count`; then waits for numasleuth.
+fn under_loop(name: &str, args: &str, started: &str) -> String {
     format!(
-        "sleep 1; n=0; while [ $n -lt {LOOPS} ]; do cat /proc/slabinfo >/dev/null; n=$((n+1)); usleep 200000; done; \
-         echo $n > {file}"
+        "numasleuth {args} 2>/tmp/{name}.err & \
+         n=0; until grep -q \"{started}\" /tmp/{name}.err; do n=$((n+1)); [ $n -lt 600 ] || exit 9; usleep 100000; done; \
+         n=0; while [ $n -lt {LOOPS} ]; do cat /proc/slabinfo >/dev/null; n=$((n+1)); usleep 200000; done; \
+         echo $n > /tmp/{name}.count; wait"
     )
 }
 
@@ -120,36 +124,27 @@ fn qemu_two_nodes_readers_finds_the_slabinfo_loop_by_kprobe_6_12() {
     spec.commands.extend([
         sh("kprobe-pmu", "cat /sys/bus/event_source/devices/kprobe/type".into()),
         sh("quiet", "numasleuth readers --duration 2s --json".into()),
-        sh(
-            "loop",
-            format!(
-                "({}) & numasleuth readers --duration 8s --json; wait",
-                cat_loop("/tmp/loop.count")
-            ),
-        ),
-        sh("loop.count", "cat /tmp/loop.count".into()),
+        sh("loop", under_loop("loop", "readers --duration 15s --json", "watching")),
+        sh("loop.count", "cat /tmp/loop.count; cat /tmp/loop.err".into()),
         sh(
             "probe",
-            format!(
-                "({}) & numasleuth probe-latency --duration 8s --rate 100/s --json; wait",
-                cat_loop("/tmp/probe.count")
-            ),
+            under_loop("probe", "probe-latency --duration 12s --rate 100/s --json", "recording"),
         ),
+        sh("probe.count", "cat /tmp/probe.count; cat /tmp/probe.err".into()),
     ]);
     if std::env::var("NUMASLEUTH_READERS_TEXT").is_ok_and(|v| v == "1") {
         spec.commands.push(sh(
             "loop.text",
-            format!(
-                "({}) & numasleuth readers --duration 6s; wait",
-                cat_loop("/tmp/text.count")
-            ),
+            under_loop("text", "readers --duration 12s", "watching"),
         ));
     }
     let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, |o, c| {
         let sections = &o.run.transcript.sections;
-        let counted = sections.get("loop.count").and_then(|s| s.text.trim().parse().ok());
+        let counted = sections
+            .get("loop.count")
+            .and_then(|s| s.text.lines().next().and_then(|l| l.trim().parse().ok()));
         if let Some(doc) = command_json(c, sections, "quiet") {
             check_quiet(c, &doc);
         }
@@ -158,6 +153,11 @@ fn qemu_two_nodes_readers_finds_the_slabinfo_loop_by_kprobe_6_12() {
         }
         if let Some(doc) = command_json(c, sections, "probe") {
             check_probe(c, &doc);
+        }
+        for name in ["loop.count", "probe.count"] {
+            if let Some(section) = sections.get(name) {
+                env::report(&format!("[testbed] {name}: {}", section.text.trim()));
+            }
         }
         if let Some(pmu) = sections.get("kprobe-pmu") {
             env::report(&format!("[testbed] kprobe PMU type in the guest: {}", pmu.text.trim()));
