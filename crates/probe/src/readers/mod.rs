@@ -103,7 +103,14 @@ pub struct Session {
     pub unnamed: u64,
     /// Relative names whose directory could not be found.
     pub unplaced: u64,
+    /// Samples whose process is not named yet, with the polls they waited:
+    /// its exec record may still be on its way in another CPU's ring.
+    pending: Vec<(Hit, u8)>,
 }
+
+/// Polls a sample waits for its process's exec record before it is taken
+/// with whatever name is known.
+const NAME_WAIT_POLLS: u8 = 2;
 
 impl Session {
     /// Starts the best method `setup.choice` allows; the error is one line
@@ -124,6 +131,7 @@ impl Session {
             targets: BTreeMap::new(),
             unnamed: 0,
             unplaced: 0,
+            pending: Vec::new(),
         })
     }
 
@@ -142,6 +150,17 @@ impl Session {
     /// fork and exec records keep it right when a PID is reused.
     pub fn comm(&mut self, pid: u32) -> String {
         self.tasks.comm(pid)
+    }
+
+    /// The samples still waiting for their process's name, resolved with
+    /// what is known: for the end of a watch.
+    pub fn flush(&mut self) -> Vec<Open> {
+        let waiting = std::mem::take(&mut self.pending);
+        let opens: Vec<Open> = waiting.into_iter().filter_map(|(hit, _)| self.resolve(hit)).collect();
+        for open in &opens {
+            self.describe(open);
+        }
+        opens
     }
 
     /// Waits for the next records (perf) or the time to the next scan,
@@ -164,8 +183,12 @@ impl Session {
             Source::Perf(perf) => {
                 let mut hits = Vec::new();
                 perf.drain(&mut self.tasks, &mut hits);
-                for hit in hits {
-                    if let Some(open) = self.resolve(hit) {
+                let mut waiting = std::mem::take(&mut self.pending);
+                waiting.extend(hits.into_iter().map(|h| (h, 0)));
+                for (hit, waited) in waiting {
+                    if waited < NAME_WAIT_POLLS && !self.tasks.named(hit.pid) {
+                        self.pending.push((hit, waited + 1));
+                    } else if let Some(open) = self.resolve(hit) {
                         opens.push(open);
                     }
                 }
@@ -374,7 +397,12 @@ impl Session {
         let (mut opens, mut dropped) = (Vec::new(), 0u64);
         loop {
             let ended = stop.requested() || Instant::now() >= deadline;
-            for open in self.poll() {
+            let mut seen = self.poll();
+            if ended {
+                seen.extend(self.poll());
+                seen.extend(self.flush());
+            }
+            for open in seen {
                 if opens.len() < MAX_OPENS_KEPT {
                     opens.push(open);
                 } else {

@@ -22,6 +22,10 @@ pub const MAX_PARENTS: usize = 8;
 #[derive(Debug, Clone, Default)]
 struct Known {
     comm: Option<String>,
+    /// `comm` came from an exec record or from `/proc`, not inherited
+    /// from the parent at fork (the child may not have exec'd yet, or its
+    /// exec record may still be in another CPU's ring).
+    named: bool,
     /// From the fork record: the process that started it, even if it
     /// was later reparented.
     forked_by: Option<u32>,
@@ -68,6 +72,7 @@ impl Tasks {
         let name = String::from_utf8_lossy(&comm[..end]).into_owned();
         let known = self.entry(pid);
         known.comm = Some(name);
+        known.named = true;
         // An exec replaced the command line read before it.
         if known.looked {
             known.looked = false;
@@ -115,11 +120,19 @@ impl Tasks {
         known.looked = true;
         if let Some(stat) = stat {
             known.comm = Some(stat.comm);
+            known.named = true;
             known.ppid = stat.ppid;
         }
         if line.is_some() {
             known.cmdline = line;
         }
+    }
+
+    /// Whether `pid`'s name is known for sure (read from `/proc` now if
+    /// it was never looked at).
+    pub fn named(&mut self, pid: u32) -> bool {
+        self.look(pid);
+        self.known.get(&pid).is_some_and(|k| k.named)
     }
 
     /// The name, from what was seen or from `/proc` now.
@@ -211,6 +224,7 @@ mod tests {
         tasks.on_fork(50, 50, 52); // a thread of 50: not a process
         tasks.on_comm(50, 53, b"worker"); // a thread renaming itself
         let reader = tasks.reader(51);
+        assert!(tasks.named(51));
         assert_eq!((reader.comm.as_str(), reader.cmdline), ("cat", None));
         assert_eq!(
             reader.parents,
@@ -221,10 +235,12 @@ mod tests {
         );
         assert_eq!(tasks.comm(50), "sh");
         assert_eq!(tasks.comm(9999), "?");
-        // PID 51 exits and is reused by a child of 50 that has not exec'd.
+        // PID 51 exits and is reused by a child of 50 that has not exec'd:
+        // its parent's name, but not for sure.
         tasks.on_exit(51, 51);
         tasks.on_fork(51, 50, 51);
         assert_eq!(tasks.comm(51), "sh");
+        assert!(!tasks.named(51));
     }
 
     #[test]

@@ -52,6 +52,10 @@ fn check_loop(c: &mut Checks, doc: &Value, counted: Option<u64>) {
     c.eq("method", doc["method"]["kind"].as_str(), Some("kprobe"));
     let found = cats(doc);
     c.eq("readers named cat", found.len(), 1);
+    let unnamed: Vec<&Value> = doc["readers"]
+        .as_array()
+        .map_or(Vec::new(), |r| r.iter().filter(|r| r["comm"] == "?").collect());
+    c.check(unnamed.is_empty(), || format!("readers without a name: {unnamed:?}"));
     let Some(cat) = found.first() else {
         c.fail(format!("no `cat` reader: {doc}"));
         return;
