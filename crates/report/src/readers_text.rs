@@ -20,8 +20,8 @@ pub fn how(method: &Method) -> String {
     match method {
         Method::Kprobe => "kprobes on each file's kernel function (every open, even of short-lived processes)".into(),
         Method::Tracepoint { why_not_kprobe } => format!(
-            "the syscalls:sys_enter_open* tracepoints with an in-kernel name filter (every open; a process that \
-             exits within microseconds can be missed; no kprobe: {why_not_kprobe})"
+            "the syscalls:sys_enter_open* tracepoints with an in-kernel name filter (every open; for a process that \
+             exits at once the command line, and whose smaps it read, may be unknown; no kprobe: {why_not_kprobe})"
         ),
         Method::FdScan { interval_ms, reason } => format!(
             "a SAMPLED view: /proc/*/fd scanned every {interval_ms} ms (files opened and closed between scans are \
