@@ -2,11 +2,11 @@
 //! lock-taking kernel files since the exporter started, counted by a
 //! thread of their own.
 //!
-//! Only where it is cheap: a kprobe, or the open tracepoints with the
-//! in-kernel name filter (the kernel drops every other open before it
-//! costs anything). Never the /proc/*/fd scan, which would read every
-//! process's fd directory ten times a second for as long as the exporter
-//! runs. Label sets are bounded: past [`MAX_SERIES`] (file, command)
+//! Only where it is cheap: kprobes (other opens cost nothing), or the open
+//! tracepoints with the in-kernel name filter on the two allocator-lock
+//! files (every open pays a name comparison per watched file). Never the
+//! /proc/*/fd scan, which would read every process's fd directory ten
+//! times a second for as long as the exporter runs. Label sets are bounded: past [`MAX_SERIES`] (file, command)
 //! pairs, new commands are counted as `other`.
 
 use std::collections::BTreeMap;
@@ -25,6 +25,7 @@ type Counts = Arc<Mutex<BTreeMap<(LockFile, String), u64>>>;
 pub struct LockOpens {
     counts: Counts,
     method: &'static str,
+    files: Vec<LockFile>,
 }
 
 /// Whether the metric is exported and why, for one line on stderr.
@@ -46,7 +47,7 @@ impl LockOpens {
             .name("lock-file opens".into())
             .spawn(move || match cheap_session(&root, cpus) {
                 Ok(session) => {
-                    let _ = tell.send(Ok(session.method().name()));
+                    let _ = tell.send(Ok((session.method().name(), session.files().to_vec())));
                     count(session, &shared);
                 }
                 Err(why) => {
@@ -57,14 +58,15 @@ impl LockOpens {
             Ok(_) => told.recv().unwrap_or_else(|_| Err("the counting thread ended".into())),
             Err(e) => Err(format!("cannot start its thread: {e}")),
         };
-        answer.map(|method| LockOpens { counts, method })
+        answer.map(|(method, files)| LockOpens { counts, method, files })
     }
 
     /// The line `serve` prints about the metric.
     pub fn describe(status: &Status) -> String {
         match status {
             Ok(opens) => format!(
-                "counting opens of lock-taking kernel files by {} (numasleuth_lock_file_opens_total)",
+                "counting opens of {} by {} (numasleuth_lock_file_opens_total)",
+                opens.files.iter().map(|f| f.path()).collect::<Vec<_>>().join(", "),
                 opens.method
             ),
             Err(why) => format!("numasleuth_lock_file_opens_total not exported: {why}"),
@@ -81,16 +83,23 @@ impl LockOpens {
     }
 }
 
-/// A kprobe, else the filtered tracepoint; never the fd scan.
+/// With the tracepoint, every open of the machine pays one in-kernel name
+/// comparison per watched file (about 0.3 µs each on this project's VM,
+/// docs/readers.md), for as long as the exporter runs: only the two files
+/// whose reads take the allocator's own locks are watched then.
+const TRACEPOINT_FILES: [LockFile; 2] = [LockFile::Slabinfo, LockFile::Pagetypeinfo];
+
+/// A kprobe on every file (other opens cost nothing), else the filtered
+/// tracepoint on [`TRACEPOINT_FILES`]; never the fd scan.
 fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, String> {
-    let setup = |choice| Setup {
-        files: LockFile::ALL.to_vec(),
+    let setup = |choice, files: &[LockFile]| Setup {
+        files: files.to_vec(),
         cpus: cpus.clone(),
         choice,
         scan_interval: Duration::from_millis(100),
     };
-    Session::start(root, &setup(Choice::Kprobe), Origin::now()).or_else(|no_kprobe| {
-        Session::start(root, &setup(Choice::Tracepoint), Origin::now())
+    Session::start(root, &setup(Choice::Kprobe, &LockFile::ALL), Origin::now()).or_else(|no_kprobe| {
+        Session::start(root, &setup(Choice::Tracepoint, &TRACEPOINT_FILES), Origin::now())
             .map_err(|no_tracepoint| format!("kprobe: {no_kprobe}; {no_tracepoint}"))
     })
 }

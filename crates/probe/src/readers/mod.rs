@@ -139,6 +139,10 @@ impl Session {
         &self.method
     }
 
+    pub fn files(&self) -> &[LockFile] {
+        &self.files
+    }
+
     pub fn lost_records(&self) -> u64 {
         match &self.source {
             Source::Perf(p) => p.lost_records,
