@@ -25,6 +25,9 @@ pub struct Spike {
     /// The highest percentile this latency reaches (`p99.9`), if any.
     pub percentile: Option<String>,
     pub coincident_events: Vec<String>,
+    /// Opens of lock-taking kernel files just before it
+    /// (`probe-latency --readers`; see `spike_readers`).
+    pub readers: Vec<crate::spike_readers::SpikeRead>,
 }
 
 /// Events count as coinciding from `before_s` ahead of a spike's start
@@ -74,6 +77,7 @@ pub fn spikes(
                 .find(|(_, ns)| latency_ns >= *ns)
                 .map(|(label, _)| label.clone()),
             coincident_events: coincident(t_s, latency_ns, events, window),
+            readers: Vec::new(),
         })
         .collect()
 }

@@ -96,6 +96,10 @@ pub enum Command {
     /// Each thread's moves between CPUs and NUMA nodes, and AutoNUMA's
     /// page migrations, over a window.
     Migrations(crate::cmd::hot_args::MigrationsArgs),
+    /// Which processes open kernel files that take the allocator's locks
+    /// (/proc/slabinfo, pagetypeinfo, others' smaps), how often, and who
+    /// started them.
+    Readers(crate::cmd::readers_args::ReadersArgs),
     /// Contended cache lines of a running process without a PMU: timer
     /// samples whose instruction is decoded to the address it touches.
     Hotlines(crate::cmd::hot_args::HotlinesArgs),

@@ -78,6 +78,7 @@ fn run(cli: &mut Cli) -> anyhow::Result<ExitCode> {
         Command::Top(args) => cmd::top::run(&root, args),
         Command::Migrations(args) => cmd::migrations::run(&root, args),
         Command::Hotlines(args) => cmd::hotlines::run(&root, args),
+        Command::Readers(args) => cmd::readers::run(&root, args),
         Command::Completions(args) => cmd::docs_gen::completions(args),
         Command::Man(args) => cmd::docs_gen::man(args),
     }

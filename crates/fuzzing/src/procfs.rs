@@ -4,14 +4,14 @@
 //! own because their formats are the richest.
 
 use numasleuth_kernel::cgroup;
-use numasleuth_kernel::procfs::{cpuinfo, meminfo, settings, status, task};
+use numasleuth_kernel::procfs::{cmdline, cpuinfo, meminfo, settings, statm, status, task};
 
 use crate::{select, text, Choice};
 
 type TextParser = fn(&str);
 
 /// Selector byte → parser. Other bytes pick by `byte % len`.
-pub const PARSERS: [Choice<TextParser>; 9] = [
+pub const PARSERS: [Choice<TextParser>; 11] = [
     (b'c', cpuinfo),
     (b'm', meminfo),
     (b's', status),
@@ -21,6 +21,8 @@ pub const PARSERS: [Choice<TextParser>; 9] = [
     (b'e', choice),
     (b'g', mounts),
     (b'v', cgroup_path),
+    (b'l', cmdline),
+    (b'r', statm),
 ];
 
 pub fn run(data: &[u8]) {
@@ -54,6 +56,22 @@ fn stat(text: &str) {
             "comm `{}` is not in the text",
             stat.comm
         );
+    }
+}
+
+fn cmdline(text: &str) {
+    if let Some(line) = cmdline::parse(text) {
+        assert!(
+            line.chars().count() <= cmdline::MAX_CMDLINE_CHARS + 1,
+            "not cut: {} chars",
+            line.len()
+        );
+    }
+}
+
+fn statm(text: &str) {
+    if let Ok(statm) = statm::parse(text) {
+        assert!(text.contains(&statm.resident_pages.to_string()));
     }
 }
 

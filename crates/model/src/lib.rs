@@ -15,6 +15,7 @@ pub mod migrations;
 pub mod perf;
 pub mod process;
 mod process_build;
+pub mod readers;
 pub mod stop;
 pub mod symbol;
 pub mod top;

@@ -17,7 +17,9 @@ pub mod error;
 pub mod migrate;
 pub mod migrations;
 pub mod pmu;
+pub mod readers;
 pub mod sample;
+pub mod tracepoint;
 pub mod watch;
 
 pub use error::ProbeError;

@@ -14,9 +14,10 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use perf_event::data::Record;
-use perf_event::events::Tracepoint;
-use perf_event::{Builder, SampleFlag, Sampler};
+use perf_event::{SampleFlag, Sampler};
 use serde::Serialize;
+
+use crate::tracepoint::{self, Format};
 
 /// Distinct tasks tracked (a whole machine's worth for `--all`).
 pub const MAX_TASKS: usize = 65_536;
@@ -43,39 +44,15 @@ pub struct MigrateLayout {
 impl MigrateLayout {
     /// Parses tracefs' `events/sched/sched_migrate_task/format`.
     pub fn parse(format: &str) -> Result<Self, String> {
-        let mut found: HashMap<&str, usize> = HashMap::new();
-        let mut comm_data_loc = false;
-        for line in format.lines().map(str::trim).filter(|l| l.starts_with("field:")) {
-            let mut declaration = None;
-            let mut offset = None;
-            for part in line.split(';').map(str::trim) {
-                if let Some(d) = part.strip_prefix("field:") {
-                    declaration = d.split_whitespace().last();
-                } else if let Some(o) = part.strip_prefix("offset:") {
-                    offset = o.trim().parse::<usize>().ok();
-                }
-            }
-            if let (Some(d), Some(o)) = (declaration, offset) {
-                let name = d.split('[').next().unwrap_or(d);
-                if name == "comm" {
-                    comm_data_loc = line.contains("__data_loc");
-                }
-                found.insert(name, o);
-            }
-        }
-        let get = |name: &str| {
-            found
-                .get(name)
-                .copied()
-                .filter(|o| *o < 4096)
-                .ok_or_else(|| format!("sched_migrate_task format has no usable `{name}` field"))
-        };
+        let format = Format::parse(format);
+        let get = |name: &str| format.require("sched_migrate_task", name);
+        let comm = get("comm")?;
         Ok(MigrateLayout {
-            comm_offset: get("comm")?,
-            comm_data_loc,
-            pid_offset: get("pid")?,
-            orig_cpu_offset: get("orig_cpu")?,
-            dest_cpu_offset: get("dest_cpu")?,
+            comm_offset: comm.offset,
+            comm_data_loc: comm.data_loc,
+            pid_offset: get("pid")?.offset,
+            orig_cpu_offset: get("orig_cpu")?.offset,
+            dest_cpu_offset: get("dest_cpu")?.offset,
         })
     }
 
@@ -132,21 +109,10 @@ pub struct MigrateRaw {
 /// Opens the tracepoint on each CPU; the error is the first refusal
 /// (EACCES: perf_event_paranoid; ENOENT: no such tracepoint).
 pub fn open(tracepoint_id: u64, cpus: &[u32], ring_pages: usize) -> Result<Vec<Sampler>, std::io::Error> {
-    let mut samplers = Vec::with_capacity(cpus.len());
-    for &cpu in cpus {
-        let mut builder = Builder::new(Tracepoint::with_id(tracepoint_id));
-        builder
-            .any_pid()
-            .one_cpu(cpu as usize)
-            // The tracepoint fires in the kernel: the builder's default of
-            // excluding kernel events would drop every record.
-            .exclude_kernel(false)
-            .sample_period(1)
-            .sample(SampleFlag::RAW);
-        let mut sampler = builder.build()?.sampled(ring_pages.max(1).next_power_of_two() * 4096)?;
-        sampler.enable()?;
-        samplers.push(sampler);
-    }
+    let mut samplers = tracepoint::open_per_cpu(tracepoint_id, cpus, ring_pages, &|builder, _| {
+        builder.sample(SampleFlag::RAW);
+    })?;
+    tracepoint::enable_all(&mut samplers)?;
     Ok(samplers)
 }
 

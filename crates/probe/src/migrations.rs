@@ -10,13 +10,13 @@ use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
 use crate::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
+use crate::tracepoint;
 use numasleuth_kernel::procfs::{settings, task};
-use numasleuth_kernel::{ReadError, Root};
+use numasleuth_kernel::Root;
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 
-/// Where tracefs is looked for, in order.
-pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
-const EVENT: &str = "events/sched/sched_migrate_task";
+pub use crate::tracepoint::TRACEFS;
+const EVENT: &str = "sched/sched_migrate_task";
 /// Ring buffer per CPU: 256 KiB holds ~10,000 moves between two drains.
 const RING_PAGES: usize = 64;
 
@@ -36,28 +36,10 @@ pub struct Collected {
 
 /// The tracepoint's id and layout, or why it cannot be used.
 pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
-    let mut denied = None;
-    for base in TRACEFS {
-        let id_path = format!("{base}/{EVENT}/id");
-        match root.read_optional(&id_path) {
-            Ok(Some(text)) => {
-                let id: u64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("/{id_path} holds `{}`, not a tracepoint id", text.trim()))?;
-                let format_path = format!("{base}/{EVENT}/format");
-                let format = root.read(&format_path).map_err(|e| e.to_string())?;
-                return Ok((id, MigrateLayout::parse(&format)?));
-            }
-            Ok(None) => {}
-            Err(ReadError::PermissionDenied { .. }) => denied = Some(id_path),
-            Err(e) => return Err(e.to_string()),
-        }
+    match tracepoint::find(root, EVENT)? {
+        Some(found) => Ok((found.id, MigrateLayout::parse(&found.format)?)),
+        None => Err(format!("tracefs has no {EVENT} event (a kernel without it)")),
     }
-    Err(match denied {
-        Some(path) => format!("/{path} is not readable (tracefs is root-only by default): run as root"),
-        None => "tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing".to_string(),
-    })
 }
 
 /// Watches moves for `duration` with the tracepoint, or says why not.

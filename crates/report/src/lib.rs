@@ -48,6 +48,8 @@ pub mod pmu_json;
 pub mod pmu_text;
 pub mod probe_latency;
 pub mod provenance;
+pub mod readers_json;
+pub mod readers_text;
 pub mod runs_json;
 pub mod runs_svg;
 pub mod runs_text;

@@ -39,6 +39,7 @@ pub const METRIC_NAMES: &[&str] = &[
     "numasleuth_scrape_duration_seconds",
     "numasleuth_collect_errors",
     "numasleuth_refresh_age_seconds",
+    "numasleuth_lock_file_opens_total",
 ];
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -107,6 +108,9 @@ pub struct Exposition {
     /// Age of the cached doctor/IRQ/process part.
     pub refresh_age_seconds: Option<f64>,
     pub scrape_duration_seconds: f64,
+    /// `(file, comm, opens)` of lock-taking kernel files since the
+    /// exporter started; `None` where no cheap method could watch them.
+    pub lock_file_opens: Option<Vec<(String, String, u64)>>,
 }
 
 type GaugeFamily = SortedFamily<Gauge>;
@@ -293,6 +297,20 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
     }
 }
 
+fn lock_file_metrics(registry: &mut Registry, opens: &[(String, String, u64)]) {
+    let family = CounterFamily::default();
+    for (file, comm, count) in opens {
+        family
+            .get_or_create(&labels(&[("file", file.clone()), ("comm", comm.clone())]))
+            .inc_by(*count);
+    }
+    registry.register(
+        "numasleuth_lock_file_opens",
+        "Opens of kernel files whose read takes an allocator lock (/proc/slabinfo, pagetypeinfo, others' smaps)",
+        family,
+    );
+}
+
 /// The whole exposition as OpenMetrics text, ending in `# EOF`.
 pub fn encode_text(e: &Exposition) -> String {
     let mut registry = Registry::default();
@@ -306,6 +324,9 @@ pub fn encode_text(e: &Exposition) -> String {
         ]),
     );
     node_metrics(&mut registry, e);
+    if let Some(opens) = &e.lock_file_opens {
+        lock_file_metrics(&mut registry, opens);
+    }
     if let Some(r) = &e.reclaim {
         reclaim_metrics(&mut registry, r);
     }

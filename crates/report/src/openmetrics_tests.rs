@@ -39,6 +39,7 @@ fn exposition() -> Exposition {
         collect_errors: vec![],
         refresh_age_seconds: Some(1.5),
         scrape_duration_seconds: 0.002,
+        lock_file_opens: Some(vec![("slabinfo".into(), "cat".into(), 15)]),
     }
 }
 
@@ -62,6 +63,7 @@ fn names_and_labels_are_pinned() {
         "numasleuth_process_thread_node_moves_total{pid=\"42\",comm=\"db \\\"x\\\"\"} 3",
         "# TYPE numasleuth_build info",
         "numasleuth_build_info{version=\"0.1.0\",commit=\"9adf3cbe136f\"} 1",
+        "numasleuth_lock_file_opens_total{file=\"slabinfo\",comm=\"cat\"} 15",
     ] {
         assert!(text.lines().any(|l| l == line), "missing {line:?} in\n{text}");
     }
@@ -71,6 +73,9 @@ fn names_and_labels_are_pinned() {
     let text_odd = encode_text(&odd);
     assert!(text_odd.contains("comm=\"a\\nb\\\\\""), "{text_odd}");
     assert!(!text.contains("numasleuth_node_numa_foreign_total{"));
+    // Where no cheap method watches opens, the family is not there at all.
+    odd.lock_file_opens = None;
+    assert!(!encode_text(&odd).contains("lock_file_opens"));
     assert!(text.ends_with("# EOF\n"));
 }
 

@@ -4,12 +4,16 @@
 
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
 use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::readers::name_with_parent;
+use numasleuth_analyze::spike_readers::describe;
 use serde_json::{json, Map, Value};
 
 use crate::svg_chart::{line_chart, Series};
 
 /// Memory events listed in the JSON, the first ones.
 pub const JSON_EVENTS: usize = 1000;
+/// Lock-file opens listed in the JSON, the first ones.
+pub const JSON_READS: usize = 10_000;
 /// Spikes listed in text, the largest ones.
 const TEXT_SPIKES: usize = 10;
 pub const SCHEMA: &str = "numasleuth.probe_latency/1";
@@ -55,6 +59,17 @@ pub struct ProbeReport {
     pub events: Vec<SignalEvent>,
     /// Why the memory signals are incomplete, if they are.
     pub signal_notes: Vec<String>,
+    /// Opens of lock-taking kernel files during the run (`--readers`).
+    pub readers: Option<ProbeReaders>,
+    /// Why readers were not recorded, when they were not.
+    pub readers_note: Option<String>,
+}
+
+/// What `--readers` recorded: the raw opens and who made them.
+#[derive(Debug, Clone)]
+pub struct ProbeReaders {
+    pub summary: numasleuth_analyze::readers::Summary,
+    pub raw: numasleuth_model::readers::ReadersRaw,
 }
 
 fn human_ns(ns: f64) -> String {
@@ -121,7 +136,60 @@ pub fn text(r: &ProbeReport, layout: &crate::layout::TextLayout) -> String {
     for note in &r.signal_notes {
         out.push_str(&format!("note: {note}\n"));
     }
+    out.push_str(&readers_line(r));
     out
+}
+
+/// One line on the lock-file readers recorded during the run.
+fn readers_line(r: &ProbeReport) -> String {
+    let Some(readers) = &r.readers else {
+        return format!(
+            "\nlock-file readers: {}\n",
+            r.readers_note.as_deref().unwrap_or("not recorded")
+        );
+    };
+    let s = &readers.summary;
+    let mut line = format!(
+        "\nlock-file readers (by {}): {} opens by {} reader(s)",
+        s.method.name(),
+        s.opens,
+        s.readers.len()
+    );
+    for reader in s.readers.iter().take(3) {
+        let files: Vec<String> = reader.files.iter().map(|f| f.file.path()).collect();
+        line.push_str(&format!(
+            "; {} ×{} ({})",
+            numasleuth_kernel::error::escape(&name_with_parent(reader)),
+            reader.opens,
+            files.join(", ")
+        ));
+    }
+    line.push('\n');
+    for note in &s.notes {
+        line.push_str(&format!("note: {note}\n"));
+    }
+    line
+}
+
+/// The reads in the JSON: each open with who made it.
+fn reads_json(readers: &ProbeReaders) -> Value {
+    let comm = |pid: u32| {
+        readers
+            .raw
+            .processes
+            .iter()
+            .find(|p| p.pid == pid)
+            .map(|p| p.comm.clone())
+    };
+    json!({
+        "method": readers.summary.method,
+        "opens_total": readers.summary.opens,
+        "readers": readers.summary.readers,
+        "opens": readers.raw.opens.iter().take(JSON_READS).map(|o| json!({
+            "t_s": o.t_s, "pid": o.pid, "tid": o.tid, "comm": comm(o.pid), "file": o.file, "target": o.target,
+        })).collect::<Vec<_>>(),
+        "notes": readers.summary.notes,
+    })
 }
 
 /// The largest few spikes in time order; every one is in --json.
@@ -133,11 +201,15 @@ fn spike_lines(spikes: &[Spike]) -> String {
     shown.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     for spike in shown {
         let label = spike.percentile.as_deref().map_or("".into(), |p| format!("p{p} "));
-        let events = if spike.coincident_events.is_empty() {
+        let mut events = if spike.coincident_events.is_empty() {
             "no memory event around it".to_string()
         } else {
             spike.coincident_events.join(", ")
         };
+        for read in &spike.readers {
+            events.push_str("; ");
+            events.push_str(&numasleuth_kernel::error::escape(&describe(read)));
+        }
         out.push_str(&format!(
             "  {label}spike {} at t={:.3} s: {events}\n",
             human_ns(spike.latency_ns as f64),
@@ -182,8 +254,10 @@ pub fn json(r: &ProbeReport) -> Value {
         "spread": {"corrected": spread_json(&r.corrected), "uncorrected": spread_json(&r.uncorrected)},
         "spikes": r.spikes.iter().map(|s| json!({
             "t_s": s.t_s, "latency_ns": s.latency_ns, "percentile": s.percentile,
-            "coincident_events": s.coincident_events,
+            "coincident_events": s.coincident_events, "readers": s.readers,
         })).collect::<Vec<_>>(),
+        "readers": r.readers.as_ref().map(reads_json),
+        "readers_note": r.readers_note,
         "timeline": {
             "bucket_s": r.bucket_s,
             "buckets": r.buckets.iter().filter(|b| b.count > 0).map(|b| json!({
@@ -258,6 +332,7 @@ mod tests {
                 latency_ns: 300_000_000,
                 percentile: Some("99.9".into()),
                 coincident_events: vec!["kswapd scanned 5 pages (3 ms earlier)".into()],
+                readers: vec![],
             }],
             signal_samples: 10,
             signal_interval_s: 0.2,
@@ -267,6 +342,8 @@ mod tests {
                 message: "kswapd scanned 5 pages".into(),
             }],
             signal_notes: vec![],
+            readers: None,
+            readers_note: Some("not recorded (--no-readers)".into()),
         }
     }
 

@@ -1,5 +1,6 @@
 //! `doctor --measure`: the quick `mem` matrices, their interconnect
-//! findings, and heatmaps for the HTML report.
+//! findings, and heatmaps for the HTML report; and a short `readers`
+//! watch for processes reading lock-taking kernel files.
 
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_kernel::Root;
@@ -11,6 +12,22 @@ pub const CHECK: &str = "interconnect-bandwidth";
 
 /// Measures when asked and possible, and records why not otherwise.
 pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemDocument> {
+    // The short readers watch first: the matrices take seconds per node
+    // pair, and a reader seen at the start of the run is the one asked about.
+    if measure {
+        super::readers::check(root, diagnosis);
+    }
+    let matrices = mem_check(root, measure, diagnosis);
+    if !measure {
+        diagnosis.skipped(
+            super::readers::CHECK,
+            "needs --measure (a short watch for processes reading /proc/slabinfo and other lock-taking files)",
+        );
+    }
+    matrices
+}
+
+fn mem_check(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemDocument> {
     if !measure {
         diagnosis.skipped(
             CHECK,

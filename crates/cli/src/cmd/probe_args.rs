@@ -102,6 +102,15 @@ pub struct ProbeLatencyArgs {
     /// Also write the latency timeline (worst per slice) as SVG.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Record who opens kernel files that take the allocator's locks
+    /// (/proc/slabinfo, pagetypeinfo, others' smaps) and list those reads
+    /// next to each spike; an error if it cannot [default: on as root,
+    /// skipped with a note when it cannot].
+    #[arg(long, conflicts_with = "no_readers")]
+    pub readers: bool,
+    /// Do not record lock-file readers.
+    #[arg(long)]
+    pub no_readers: bool,
 }
 
 #[cfg(test)]

@@ -9,18 +9,22 @@
 //! `report::probe_latency`.
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context};
 use hdrhistogram::Histogram;
 use numasleuth_analyze::latency_spikes::{spikes, Window};
+use numasleuth_analyze::readers::summarize;
+use numasleuth_analyze::spike_readers::attach;
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
-use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
+use numasleuth_probe::readers::Origin;
+use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport, Summary, PERCENTILES};
 
 use super::node_sampler::Sampler;
 use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
+use super::readers_thread::{Recorder, Want};
 use super::stop_signal::stop_on_signals;
 use numasleuth_measure::probe_latency::ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
 use numasleuth_measure::probe_latency::schedule::drive;
@@ -45,10 +49,14 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     let stop = stop_on_signals();
     let (mut op, label) = operation(root, &op_kind, args.node)?;
     let interval = signal_interval(args.duration);
-    let start = Instant::now();
+    let origin = Origin::now();
+    let start = origin.instant;
+    let want = Want::from_flags(args.readers, args.no_readers);
+    let (recorder, readers_note) = super::readers_thread::for_probe(root, want, origin, args.duration)?;
     let sampler = Sampler::start(root.clone(), start, interval).context("cannot start the memory-signal sampler")?;
     let recorded = drive(op.as_mut(), args.rate, args.duration, start, &stop);
     let signals = sampler.finish();
+    let readers = recorder.and_then(Recorder::finish);
     // Removes the probe's own file before anything is printed.
     drop(op);
     let recorded = recorded.with_context(|| format!("{label} failed"))?;
@@ -67,20 +75,17 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         before_s: 1.0,
         after_s: interval.as_secs_f64(),
     };
-    let spikes = spikes(
+    let mut spikes = spikes(
         &recorded.buckets,
         corrected.percentiles_ns[0],
         &labels,
         &signals.events,
         window,
     );
-    let mut notes = Vec::new();
-    if let Some(error) = &signals.error {
-        notes.push(format!("memory signals stopped: {error}"));
+    if let Some(raw) = &readers {
+        attach(&mut spikes, raw, window.before_s);
     }
-    if signals.events_dropped > 0 {
-        notes.push(format!("{} later events were not kept", signals.events_dropped));
-    }
+    let notes = signal_notes(&signals);
     let probe = ProbeReport {
         op: label,
         rate_per_sec: args.rate,
@@ -99,9 +104,26 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         signal_events: signals.events.len() as u64 + signals.events_dropped,
         signal_notes: notes,
         events: signals.events,
+        readers: readers.map(|raw| ProbeReaders {
+            summary: summarize(&raw),
+            raw,
+        }),
+        readers_note,
     };
     super::output::emit(root, &outputs, &probe)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What limited the memory-signal sampler, if anything.
+fn signal_notes(signals: &super::node_sampler::Record) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(error) = &signals.error {
+        notes.push(format!("memory signals stopped: {error}"));
+    }
+    if signals.events_dropped > 0 {
+        notes.push(format!("{} later events were not kept", signals.events_dropped));
+    }
+    notes
 }
 
 fn operation(root: &Root, op: &Op, node: Option<u32>) -> anyhow::Result<(Box<dyn Operation>, String)> {

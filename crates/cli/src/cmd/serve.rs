@@ -29,10 +29,15 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     // Blocked before any thread starts, so every thread inherits the mask
     // and the signals wait for `sigwait` here instead of killing us.
     let signals = Signals::block()?;
-    let collector = Arc::new(Collector::new(
-        root.clone(),
-        args.pids.iter().map(super::pid_arg::ProcessRef::pid).collect(),
-    ));
+    // A single --once write would show counts of zero: not counted then.
+    let count_opens = root.is_live() && !args.no_lock_opens && !args.once;
+    let collector = Arc::new(
+        Collector::new(
+            root.clone(),
+            args.pids.iter().map(super::pid_arg::ProcessRef::pid).collect(),
+        )
+        .with_lock_opens(count_opens),
+    );
     if let Some(dir) = &args.textfile {
         return textfile(&collector, dir, args, &signals);
     }
@@ -54,6 +59,9 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
     eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    if let Some(line) = collector.lock_opens_line() {
+        eprintln!("numasleuth: {line}");
+    }
     if !bound.ip().is_loopback() {
         eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
     }
@@ -67,6 +75,9 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
     let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
     if !meta.is_dir() {
         bail!("--textfile {} is not a directory", dir.display());
+    }
+    if let Some(line) = collector.lock_opens_line() {
+        eprintln!("numasleuth: {line}");
     }
     loop {
         collector.refresh();

@@ -45,6 +45,11 @@ pub struct ServeArgs {
     /// With --textfile: write once and exit.
     #[arg(long, requires = "textfile")]
     pub once: bool,
+    /// Do not count opens of lock-taking kernel files
+    /// (numasleuth_lock_file_opens_total; counted by default where a
+    /// kprobe or the filtered open tracepoint can, i.e. as root).
+    #[arg(long)]
+    pub no_lock_opens: bool,
 }
 
 impl ServeArgs {

@@ -2,7 +2,8 @@
 //! numastat, /proc/vmstat) are read on every scrape; the doctor checks,
 //! the IRQ audit and `--pid` numa_maps walks are refreshed at most every
 //! `--interval` and served from a cache between scrapes. Nothing here reads
-//! /proc/slabinfo or walks every process.
+//! /proc/slabinfo or walks every process; who else opens it is counted by
+//! `serve_readers`.
 //!
 //! A `--pid` process's threads are placed at every refresh; a thread found
 //! on another node than at the last refresh counts one node move, so the
@@ -44,6 +45,9 @@ pub struct Collector {
     base_page_bytes: u64,
     cache: Mutex<Cached>,
     placements: Mutex<Placements>,
+    /// Opens of lock-taking kernel files, where a cheap method counts
+    /// them; `None` when not asked for.
+    lock_opens: Option<super::serve_readers::Status>,
 }
 
 impl Collector {
@@ -55,7 +59,19 @@ impl Collector {
             base_page_bytes,
             cache: Mutex::new(Cached::default()),
             placements: Mutex::new(Placements::new()),
+            lock_opens: None,
         }
+    }
+
+    /// Also counts opens of lock-taking kernel files (see `serve_readers`).
+    pub fn with_lock_opens(mut self, wanted: bool) -> Self {
+        self.lock_opens = wanted.then(|| super::serve_readers::LockOpens::start(&self.root));
+        self
+    }
+
+    /// What `serve` says about that metric, when it was asked for.
+    pub fn lock_opens_line(&self) -> Option<String> {
+        self.lock_opens.as_ref().map(super::serve_readers::LockOpens::describe)
     }
 
     /// Re-runs the expensive parts. Called by one thread every interval;
@@ -168,6 +184,11 @@ impl Collector {
         e.findings = cached.findings;
         e.processes = cached.processes;
         e.refresh_age_seconds = cached.refreshed.map(|t| t.elapsed().as_secs_f64());
+        e.lock_file_opens = self
+            .lock_opens
+            .as_ref()
+            .and_then(|l| l.as_ref().ok())
+            .map(|l| l.snapshot());
         errors.extend(cached.errors);
         e.collect_errors = errors;
         e.scrape_duration_seconds = began.elapsed().as_secs_f64();

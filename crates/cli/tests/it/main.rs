@@ -33,6 +33,7 @@ mod pmu_diff_cli;
 mod probe_latency_cli;
 mod process_name_cli;
 mod raw_samples_cli;
+mod readers_cli;
 mod runs_cli;
 mod select_cli;
 mod serve_cli;

@@ -1,5 +1,7 @@
 //! Readers for `/proc`.
+pub mod cmdline;
 pub mod cpuinfo;
+pub mod fd;
 pub mod interrupts;
 pub mod maps;
 pub mod meminfo;
@@ -9,6 +11,7 @@ pub mod process;
 pub mod processes;
 pub mod settings;
 pub mod stat;
+pub mod statm;
 pub mod status;
 pub mod task;
 mod vma_stream;

@@ -23,6 +23,9 @@ pub struct TaskStat {
     pub comm: String,
     /// `R`, `S`, `D`, `Z`, …
     pub state: char,
+    /// The parent process (0 for init and kthreadd); `None` when the
+    /// field is missing or not a number.
+    pub ppid: Option<u32>,
     /// Kernel `PF_*` flags.
     pub flags: u64,
     pub num_threads: Option<u64>,
@@ -77,6 +80,7 @@ pub fn parse_stat(text: &str) -> Result<TaskStat, ParseError> {
         tid,
         comm,
         state,
+        ppid: field(4).and_then(|v| v.parse().ok()),
         flags,
         num_threads: number(20)?,
         start_time_ticks: number(22)?,
@@ -180,6 +184,8 @@ numa_faults node=0 task_private=0 task_shared=0 group_private=0 group_shared=0
         assert_eq!(stat.processor, Some(0));
         assert_eq!(stat.num_threads, Some(3));
         assert_eq!(stat.start_time_ticks, Some(158613));
+        assert_eq!(stat.ppid, Some(28015));
+        assert_eq!(parse_stat(KTHREADD).unwrap().ppid, Some(0));
         assert!(!stat.is_kernel_thread());
         assert!(parse_stat(KTHREADD).unwrap().is_kernel_thread());
     }

@@ -10,12 +10,15 @@ use common::{golden_all, summary};
 use numasleuth_analyze::interconnect::{Interconnect, Ratio};
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
 use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::readers::summarize;
+use numasleuth_analyze::spike_readers::attach;
+use numasleuth_model::readers::{Ancestor, LockFile, Method, Open, ReaderProcess, ReadersRaw, Target};
 use numasleuth_report::c2c_json::{self, C2cDocument};
 use numasleuth_report::measure_export::{C2cReport, MemReport};
 use numasleuth_report::mem_json::{
     BandwidthMatrix, LatencyMatrix, Loaded, LoadedPoint, MemDocument, PlacementCheck, Sweep, SweepPoint,
 };
-use numasleuth_report::probe_latency::{self, ProbeReport};
+use numasleuth_report::probe_latency::{self, ProbeReaders, ProbeReport};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
@@ -155,8 +158,51 @@ fn probe_summary(p50_ns: u64, max_ns: u64) -> probe_latency::Summary {
     }
 }
 
+/// `ss -s`, child of `node-agent`, opening /proc/slabinfo at 1.1229 s and
+/// 1.9 s (the first 2.1 ms before the stall), and a process reading its own
+/// smaps (left out).
+fn probe_readers() -> ProbeReaders {
+    let open = |t_s: f64, pid: u32, file: LockFile, target: Target| Open {
+        t_s,
+        pid,
+        tid: pid,
+        file,
+        target,
+    };
+    let raw = ReadersRaw {
+        method: Method::Kprobe,
+        files: LockFile::ALL.to_vec(),
+        duration_s: 2.004,
+        opens: vec![
+            open(1.1229, 4242, LockFile::Slabinfo, Target::System),
+            open(1.5, 77, LockFile::Smaps, Target::Own),
+            open(1.9, 4250, LockFile::Slabinfo, Target::System),
+        ],
+        opens_dropped: 0,
+        processes: [4242, 4250]
+            .into_iter()
+            .map(|pid| ReaderProcess {
+                pid,
+                comm: "ss".into(),
+                cmdline: Some("ss -s".into()),
+                parents: vec![Ancestor {
+                    pid: 4000,
+                    comm: "node-agent".into(),
+                }],
+            })
+            .collect(),
+        targets: vec![],
+        lost_records: 0,
+        notes: vec![],
+    };
+    ProbeReaders {
+        summary: summarize(&raw),
+        raw,
+    }
+}
+
 /// 2 s of alloc-touch at 1000/s with one 41 ms stall that coincides with
-/// kswapd on node 0.
+/// kswapd on node 0 and with a read of /proc/slabinfo.
 fn probe_report() -> ProbeReport {
     let buckets = (0..4)
         .map(|i| Bucket {
@@ -167,6 +213,15 @@ fn probe_report() -> ProbeReport {
             max_at_s: f64::from(i) * 0.5 + 0.125,
         })
         .collect();
+    let readers = probe_readers();
+    let mut spikes = vec![Spike {
+        t_s: 1.125,
+        latency_ns: 41_000_000,
+        percentile: Some("99.9".into()),
+        coincident_events: vec!["node 0 free fell below low watermark; kswapd woke (12 ms earlier)".into()],
+        readers: vec![],
+    }];
+    attach(&mut spikes, &readers.raw, 1.0);
     ProbeReport {
         op: "alloc-touch (64 KiB bound to node 0)".into(),
         rate_per_sec: 1000,
@@ -179,12 +234,7 @@ fn probe_report() -> ProbeReport {
         uncorrected: probe_summary(3_900, 9_500_000),
         bucket_s: 0.5,
         buckets,
-        spikes: vec![Spike {
-            t_s: 1.125,
-            latency_ns: 41_000_000,
-            percentile: Some("99.9".into()),
-            coincident_events: vec!["node 0 free fell below low watermark; kswapd woke (12 ms earlier)".into()],
-        }],
+        spikes,
         signal_samples: 20,
         signal_interval_s: 0.1,
         signal_events: 1,
@@ -193,6 +243,8 @@ fn probe_report() -> ProbeReport {
             message: "node 0 free fell below low watermark; kswapd woke".into(),
         }],
         signal_notes: vec!["/proc/vmstat pgscan counters are per machine, not per node".into()],
+        readers: Some(readers),
+        readers_note: None,
     }
 }
 

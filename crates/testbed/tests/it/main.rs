@@ -10,5 +10,6 @@ mod lab_guest;
 mod memwatch_guest;
 mod migrations_guest;
 mod probe_latency_guest;
+mod readers_guest;
 mod runs_guest;
 mod victim_guest;

@@ -1,0 +1,57 @@
+//! Which method a watch uses: the one asked for, or the best that works
+//! here, with why each better one could not be used.
+
+use numasleuth_kernel::Root;
+use numasleuth_model::readers::Method;
+
+use super::fdscan::Scanner;
+use super::perf::PerfSource;
+use super::{Choice, Setup, Source};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The method `setup.choice` asks for, or the best one that works.
+pub(crate) fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), String> {
+    let interval_ms = setup.scan_interval.as_millis() as u64;
+    let scan = |reason: String| -> Result<(Method, Source), String> {
+        if !is_root() {
+            return Err(format!(
+                "{reason}; and scanning /proc/*/fd needs root to see other users' processes"
+            ));
+        }
+        Ok((
+            Method::FdScan { interval_ms, reason },
+            Source::Scan {
+                scanner: Scanner::new(root.clone(), &setup.files),
+                last: None,
+            },
+        ))
+    };
+    let tracepoint = |why_not_kprobe: String| {
+        PerfSource::syscalls(root, &setup.files, &setup.cpus)
+            .map(|p| {
+                (
+                    Method::Tracepoint {
+                        why_not_kprobe: why_not_kprobe.clone(),
+                    },
+                    Source::Perf(p),
+                )
+            })
+            .map_err(|e| format!("kprobe: {why_not_kprobe}; tracepoint: {e}"))
+    };
+    match setup.choice {
+        Choice::Kprobe => PerfSource::kprobes(root, &setup.files, &setup.cpus)
+            .map(|p| (Method::Kprobe, Source::Perf(p)))
+            .map_err(|e| format!("kprobe: {e}")),
+        Choice::Tracepoint => tracepoint("--method tracepoint was asked for".into())
+            .map_err(|e| e.replacen("kprobe: --method tracepoint was asked for; ", "", 1)),
+        Choice::FdScan => scan("--method fd-scan was asked for".into()),
+        Choice::Auto => match PerfSource::kprobes(root, &setup.files, &setup.cpus) {
+            Ok(p) => Ok((Method::Kprobe, Source::Perf(p))),
+            Err(no_kprobe) => tracepoint(no_kprobe).or_else(scan),
+        },
+    }
+}

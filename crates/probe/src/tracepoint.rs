@@ -1,0 +1,249 @@
+//! The one way numasleuth opens a tracepoint: find its id and record
+//! layout in tracefs (through a `Root`), then open one sampling perf event
+//! per online CPU with `pid = -1`.
+//!
+//! Why per CPU: a tracepoint fires in whatever task hits it (the load
+//! balancer for `sched_migrate_task`, any process for
+//! `sys_enter_openat`), so a per-task event would miss most hits; the
+//! kernel only allows `pid = -1` with one CPU per event. `migrations` and
+//! `readers` both go through here, each with its own record decoder.
+//!
+//! numasleuth never mounts tracefs (no system change without `--apply`):
+//! it looks where tracefs usually is and says how to mount it.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::AsRawFd;
+
+use numasleuth_kernel::{ReadError, Root};
+use perf_event::events::Tracepoint;
+use perf_event::{Builder, Counter, Sampler};
+
+/// Where tracefs is looked for, in order.
+pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
+/// Offsets past this are not a record layout but a hostile `format`.
+pub const MAX_FIELD_OFFSET: usize = 4096;
+/// A filter longer than this is refused before it reaches the kernel (the
+/// kernel's own limit is a page).
+pub const MAX_FILTER_BYTES: usize = 2048;
+
+/// One field of a tracepoint record, from tracefs' `format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Field {
+    pub offset: usize,
+    pub size: usize,
+    /// `__data_loc`: the field holds a u32 whose low 16 bits are the
+    /// string's offset in the record and high 16 bits its length.
+    pub data_loc: bool,
+}
+
+/// The fields of a record by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Format {
+    fields: HashMap<String, Field>,
+}
+
+impl Format {
+    /// Parses tracefs' `events/GROUP/NAME/format`. Lines that are not
+    /// fields, or fields with an unreadable offset, are skipped; a field
+    /// past [`MAX_FIELD_OFFSET`] is dropped.
+    pub fn parse(text: &str) -> Format {
+        let mut fields = HashMap::new();
+        for line in text.lines().map(str::trim).filter(|l| l.starts_with("field:")) {
+            let (mut name, mut offset, mut size) = (None, None, None);
+            for part in line.split(';').map(str::trim) {
+                if let Some(d) = part.strip_prefix("field:") {
+                    name = d.split_whitespace().last();
+                } else if let Some(o) = part.strip_prefix("offset:") {
+                    offset = o.trim().parse::<usize>().ok();
+                } else if let Some(s) = part.strip_prefix("size:") {
+                    size = s.trim().parse::<usize>().ok();
+                }
+            }
+            let (Some(name), Some(offset)) = (name, offset) else {
+                continue;
+            };
+            if offset >= MAX_FIELD_OFFSET {
+                continue;
+            }
+            let name = name.split('[').next().unwrap_or(name);
+            let field = Field {
+                offset,
+                size: size.unwrap_or(0).min(MAX_FIELD_OFFSET),
+                data_loc: line.contains("__data_loc"),
+            };
+            fields.insert(name.to_string(), field);
+        }
+        Format { fields }
+    }
+
+    pub fn field(&self, name: &str) -> Option<Field> {
+        self.fields.get(name).copied()
+    }
+
+    /// The field, or an error naming the event it is missing from.
+    pub fn require(&self, event: &str, name: &str) -> Result<Field, String> {
+        self.field(name)
+            .ok_or_else(|| format!("{event} format has no usable `{name}` field"))
+    }
+}
+
+/// A tracepoint found in tracefs: its perf id and its `format` text.
+#[derive(Debug, Clone)]
+pub struct Found {
+    pub id: u64,
+    pub format: String,
+}
+
+/// Finds `event` (`sched/sched_migrate_task`), or says why it cannot be
+/// used: tracefs not mounted, not readable, or no such event (`Ok(None)`).
+pub fn find(root: &Root, event: &str) -> Result<Option<Found>, String> {
+    let mut denied = None;
+    let mut mounted = false;
+    for base in TRACEFS {
+        mounted |= root.exists(&format!("{base}/events"));
+        let id_path = format!("{base}/events/{event}/id");
+        match root.read_optional(&id_path) {
+            Ok(Some(text)) => {
+                let id: u64 = text
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("/{id_path} holds `{}`, not a tracepoint id", text.trim()))?;
+                let format = root
+                    .read(&format!("{base}/events/{event}/format"))
+                    .map_err(|e| e.to_string())?;
+                return Ok(Some(Found { id, format }));
+            }
+            Ok(None) => {}
+            Err(ReadError::PermissionDenied { .. }) => denied = Some(id_path),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+    match denied {
+        Some(path) => Err(format!(
+            "/{path} is not readable (tracefs is root-only by default): run as root"
+        )),
+        None if mounted => Ok(None),
+        None => Err("tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing".to_string()),
+    }
+}
+
+/// Opens the tracepoint `id` on each CPU in `cpus`, sampling every hit
+/// with its raw record; `configure` adds what the caller needs (sample
+/// fields, a clock, task records on the first event of a CPU). The error
+/// is the first refusal (EACCES/EPERM: perf_event_paranoid or no
+/// CAP_PERFMON; ENOENT: no such tracepoint). Events start disabled.
+pub fn open_per_cpu(
+    id: u64,
+    cpus: &[u32],
+    ring_pages: usize,
+    configure: &dyn Fn(&mut Builder, u32),
+) -> Result<Vec<Sampler>, std::io::Error> {
+    let mut samplers = Vec::with_capacity(cpus.len());
+    for &cpu in cpus {
+        let mut builder = Builder::new(Tracepoint::with_id(id));
+        builder
+            .any_pid()
+            .one_cpu(cpu as usize)
+            // The tracepoint fires in the kernel: the builder's default of
+            // excluding kernel events would drop every record.
+            .exclude_kernel(false)
+            .sample_period(1)
+            .enabled(false);
+        configure(&mut builder, cpu);
+        let sampler = builder.build()?.sampled(ring_bytes(ring_pages))?;
+        samplers.push(sampler);
+    }
+    Ok(samplers)
+}
+
+/// A power-of-two number of pages, as perf's ring buffer must be.
+pub fn ring_bytes(pages: usize) -> usize {
+    pages.clamp(1, 1 << 12).next_power_of_two() * 4096
+}
+
+/// Attaches an ftrace filter expression to one event
+/// (`PERF_EVENT_IOC_SET_FILTER`): the kernel then drops non-matching hits
+/// before they cost a sample. EINVAL means this kernel cannot parse it.
+pub fn set_filter(event: &Counter, filter: &str) -> Result<(), std::io::Error> {
+    if filter.len() > MAX_FILTER_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("filter of {} bytes; at most {MAX_FILTER_BYTES}", filter.len()),
+        ));
+    }
+    let text =
+        CString::new(filter).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "NUL in filter"))?;
+    // SAFETY: the fd is a live perf event owned by `event`, and `text`
+    // is a NUL-terminated string that outlives the call; the kernel only
+    // reads it (copying at most a page).
+    let rc = unsafe { perf_event_open_sys::ioctls::SET_FILTER(event.as_raw_fd(), text.as_ptr() as *mut _) };
+    if rc < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Turns every event on; the first failure is returned.
+pub fn enable_all(samplers: &mut [Sampler]) -> Result<(), std::io::Error> {
+    samplers.iter_mut().try_for_each(|s| s.enable())
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// tracefs `events/syscalls/sys_enter_openat/format` on this project's
+    /// VM (6.18.44 kernel), captured 2026-11-24.
+    pub const OPENAT_6_18: &str = "name: sys_enter_openat
+ID: 782
+format:
+\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;
+\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;
+\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;
+\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;
+
+\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;
+\tfield:int dfd;\toffset:16;\tsize:8;\tsigned:0;
+\tfield:const char * filename;\toffset:24;\tsize:8;\tsigned:0;
+\tfield:int flags;\toffset:32;\tsize:8;\tsigned:0;
+\tfield:umode_t mode;\toffset:40;\tsize:8;\tsigned:0;
+
+print fmt: \"dfd: 0x%08lx, filename: 0x%08lx, flags: 0x%08lx, mode: 0x%08lx\", ((unsigned long)(REC->dfd)), ((unsigned long)(REC->filename)), ((unsigned long)(REC->flags)), ((unsigned long)(REC->mode))
+";
+
+    #[test]
+    fn fields_of_the_openat_format() {
+        let format = Format::parse(OPENAT_6_18);
+        let filename = format.field("filename").unwrap();
+        assert_eq!((filename.offset, filename.size, filename.data_loc), (24, 8, false));
+        assert_eq!(format.field("dfd").map(|f| f.offset), Some(16));
+        assert_eq!(format.field("common_pid").map(|f| (f.offset, f.size)), Some((4, 4)));
+        assert!(format
+            .require("sys_enter_openat", "nope")
+            .unwrap_err()
+            .contains("`nope`"));
+    }
+
+    #[test]
+    fn hostile_formats_give_no_field_past_the_cap() {
+        let text = "\tfield:char x[9999999];\toffset:99999999;\tsize:8;\n\tfield:int y;\toffset:4095;\tsize:999999;\n\
+                    field:int z;\toffset:-1;\tsize:4;\nfield:;;;\n";
+        let format = Format::parse(text);
+        assert_eq!(format.field("x"), None);
+        assert_eq!(format.field("z"), None);
+        assert_eq!(
+            format.field("y").map(|f| (f.offset, f.size)),
+            Some((4095, MAX_FIELD_OFFSET))
+        );
+        assert_eq!(Format::parse(""), Format::default());
+    }
+
+    #[test]
+    fn ring_sizes_are_powers_of_two_pages() {
+        assert_eq!(ring_bytes(0), 4096);
+        assert_eq!(ring_bytes(64), 64 * 4096);
+        assert_eq!(ring_bytes(65), 128 * 4096);
+        assert_eq!(ring_bytes(usize::MAX), 4096 << 12);
+    }
+}
