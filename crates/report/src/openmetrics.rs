@@ -298,7 +298,7 @@ fn cached_metrics(registry: &mut Registry, e: &Exposition) {
 }
 
 fn lock_file_metrics(registry: &mut Registry, opens: &[(String, String, u64)]) {
-    let family = CounterFamily::default();
+    let mut family = CounterFamily::default();
     for (file, comm, count) in opens {
         family
             .get_or_create(&labels(&[("file", file.clone()), ("comm", comm.clone())]))
