@@ -13,6 +13,7 @@ use crate::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
 use numasleuth_kernel::procfs::{settings, task};
 use numasleuth_kernel::{ReadError, Root};
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_model::stop::Stop;
 
 /// Where tracefs is looked for, in order.
 pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
@@ -60,8 +61,9 @@ pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
     })
 }
 
-/// Watches moves for `duration` with the tracepoint, or says why not.
-pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Result<Collected, String> {
+/// Watches moves for `duration` (or until `stop`) with the tracepoint, or
+/// says why not.
+pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration, stop: &Stop) -> Result<Collected, String> {
     let (id, layout) = find_tracepoint(root)?;
     let mut samplers = migrate::open(id, cpus, RING_PAGES).map_err(|e| match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
@@ -73,7 +75,7 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
         _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
     })?;
     let mut members = Membership::new(root, scope);
-    let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid));
+    let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid), stop);
     let mut notes = Vec::new();
     if raw.lost_records > 0 {
         notes.push(format!(
@@ -187,8 +189,22 @@ fn all_task_cpus(root: &Root) -> Vec<(u32, String, Option<u32>)> {
     out
 }
 
-/// Polls `stat`'s `processor` every `interval`: a sampled view.
-pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration, reason: String) -> Collected {
+/// What a sampled view polls, how often and for how long.
+pub struct Polling {
+    pub duration: Duration,
+    pub interval: Duration,
+    /// Why the tracepoint was not used.
+    pub reason: String,
+}
+
+/// Polls `stat`'s `processor` every `interval` for `duration` (or until
+/// `stop`): a sampled view.
+pub fn sampled(root: &Root, scope: Scope, polling: Polling, stop: &Stop) -> Collected {
+    let Polling {
+        duration,
+        interval,
+        reason,
+    } = polling;
     let start = Instant::now();
     let mut counter = MoveCounter::new(MAX_TASKS, MAX_MOVES_PER_TASK);
     let mut polls = 0u64;
@@ -202,10 +218,9 @@ pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration
             counter.observe(tid, &comm, cpu);
         }
         let elapsed = start.elapsed();
-        if elapsed >= duration {
+        if elapsed >= duration || stop.sleep(interval.min(duration - elapsed)) {
             break;
         }
-        std::thread::sleep(interval.min(duration - elapsed));
     }
     Collected {
         method: Method::Sampled {

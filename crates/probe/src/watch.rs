@@ -27,6 +27,8 @@ use perf_event::data::Record;
 use perf_event::events::Breakpoint;
 use perf_event::{Builder, Counter, SampleFlag, Sampler};
 
+use numasleuth_model::stop::Stop;
+
 use crate::error::{classify, ProbeError};
 pub use numasleuth_model::perf::watch::{Access, IpHits, ThreadRaw, WatchRaw};
 
@@ -39,7 +41,8 @@ pub struct WatchSpec {
     pub address: u64,
     pub len_bytes: u64,
     pub access: Access,
-    pub duration: Duration,
+    /// How long to watch; `None`: until stopped.
+    pub duration: Option<Duration>,
     /// How often `/proc/PID/task` is listed for threads started meanwhile.
     pub rescan_interval: Duration,
     /// Data pages of each thread's sample ring buffer (a power of two).
@@ -242,8 +245,10 @@ impl Watched {
 }
 
 /// Watches `spec.address` in every thread of `spec.pid` for
-/// `spec.duration`, following threads that start meanwhile.
-pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
+/// `spec.duration` (or until `stop` is requested, or the process exits),
+/// following threads that start meanwhile; what was counted until then is
+/// returned either way.
+pub fn watch(spec: &WatchSpec, stop: &Stop) -> Result<WatchRaw, ProbeError> {
     let pid = spec.pid;
     let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut watched = Watched {
@@ -267,14 +272,21 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
         return Err(ProbeError::NoSuchProcess { pid });
     }
     let too_long = || ProbeError::DurationOutOfRange {
-        seconds: spec.duration.as_secs().max(spec.rescan_interval.as_secs()),
+        seconds: spec
+            .duration
+            .unwrap_or_default()
+            .as_secs()
+            .max(spec.rescan_interval.as_secs()),
     };
-    let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
+    let deadline = match spec.duration {
+        Some(duration) => Some(start.checked_add(duration).ok_or_else(too_long)?),
+        None => None,
+    };
     let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
     let (mut rescans, mut process_exited) = (0u64, false);
     loop {
         let now = Instant::now();
-        if now >= deadline {
+        if deadline.is_some_and(|d| now >= d) || stop.requested() {
             break;
         }
         watched.threads.iter_mut().for_each(Attached::drain);
@@ -286,7 +298,8 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
                 break;
             }
         }
-        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+        let left = deadline.map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
+        std::thread::sleep(POLL.min(left));
     }
     Ok(watched.finish(spec, rescans, process_exited))
 }
@@ -313,7 +326,7 @@ mod tests {
             address,
             len_bytes: 8,
             access: Access::Write,
-            duration: Duration::from_millis(duration_ms),
+            duration: Some(Duration::from_millis(duration_ms)),
             rescan_interval: Duration::from_millis(20),
             ring_pages: 4,
             paranoid: None,
@@ -346,7 +359,7 @@ mod tests {
             });
             inner.join().unwrap();
         });
-        let raw = match watch(&spec(address, 4000)) {
+        let raw = match watch(&spec(address, 4000), &Stop::new()) {
             Ok(raw) => raw,
             Err(e) => panic!("{e}"),
         };
@@ -378,8 +391,37 @@ mod tests {
         let mut s = spec(0x1000, 10);
         s.pid = i32::MAX as u32;
         assert_eq!(
-            watch(&s).unwrap_err(),
+            watch(&s, &Stop::new()).unwrap_err(),
             ProbeError::NoSuchProcess { pid: i32::MAX as u32 }
         );
+    }
+
+    /// Without a duration the watch runs until stopped, and returns every
+    /// write counted until then.
+    #[test]
+    fn without_a_duration_it_watches_until_stopped() {
+        static TARGET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let address = &TARGET as *const _ as u64;
+        let mut s = spec(address, 0);
+        s.duration = None;
+        let stop = Stop::new();
+        let requester = stop.clone();
+        let before = perf_fds();
+        let watcher = std::thread::spawn(move || watch(&s, &stop));
+        // This thread exists before the watch starts, so it is attached at
+        // the first listing; write once its events are open.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while perf_fds() <= before && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+        for i in 0..500 {
+            TARGET.store(i, std::sync::atomic::Ordering::SeqCst);
+        }
+        requester.request();
+        let raw = watcher.join().unwrap().unwrap();
+        let total: u64 = raw.threads.iter().map(|t| t.hits).sum();
+        assert_eq!(total, 500, "{raw:#?}");
+        assert!(!raw.process_exited);
     }
 }

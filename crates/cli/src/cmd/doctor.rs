@@ -133,7 +133,7 @@ fn migrations_check(root: &Root, topo: &Topology, pid: u32, diagnosis: &mut numa
             return;
         }
     }
-    match super::migrations::doctor_findings(root, topo, pid, MIGRATIONS_WINDOW) {
+    match super::migrations::doctor_findings(root, topo, pid, MIGRATIONS_WINDOW, &numasleuth_model::stop::Stop::new()) {
         Ok(found) => diagnosis.ran(MIGRATIONS_CHECK, found),
         Err(e) => diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid}: {e:#}")),
     }

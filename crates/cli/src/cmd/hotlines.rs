@@ -8,13 +8,14 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LINE_BYTES};
 use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleRaw, SampleSpec};
 use numasleuth_probe::ProbeError;
 use numasleuth_report::hotlines_json::{self, NamedLine};
@@ -184,8 +185,8 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         paranoid,
     };
     eprintln!(
-        "numasleuth: sampling every thread of process {pid} ({method}) for {:.1} s…",
-        args.duration.as_secs_f64()
+        "numasleuth: sampling every thread of process {pid} ({method}) {}…",
+        super::stop_signal::how_long(Some(args.duration))
     );
     let mut collector = Collector {
         tally: Tally::default(),
@@ -194,12 +195,15 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         skid_attributed: 0,
         precise_samples: 0,
     };
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
     let raw = sample(
         &spec,
         &mut Hooks {
             function_start: &|ip| namer.function_start(ip),
             on_sample: &mut |s| collector.add(s),
         },
+        &stop,
     )
     .map_err(|e| match e {
         ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
@@ -217,7 +221,8 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let lines = name_lines(&collector, &namer, args.top);
     let doc = hotlines_json::build(pid, &method, &raw, &collector.tally, &lines, &precise, &notes);
     let report = TextJson::new(&doc, |_| hotlines_text::render(&doc));
-    super::output::emit(root, &outputs, &report)?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
+    super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -39,7 +39,10 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
     let stat = read_process_stat(root, pid)?;
     let threads = read_threads(root, pid)?;
-    let base_page_bytes = pages::base_page_bytes(root);
+    // Counts from numa_maps carry their own page size; the base page is
+    // only the unit of the per-page query, which runs on the live system,
+    // where it is always known.
+    let base_page_bytes = pages::base_page_bytes(root).unwrap_or(4096);
     let limit = if all_mappings { usize::MAX } else { LISTED_MAPPINGS };
     let mut builder = ProcessBuilder::new(base_page_bytes, limit);
     // One pass: each mapping places its object (if it starts one) and is

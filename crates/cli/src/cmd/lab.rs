@@ -13,6 +13,7 @@ use anyhow::bail;
 use numasleuth_analyze::lab::Raw;
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::{Budget, RunSample};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::lab_charts::LabReport;
 use numasleuth_report::lab_json::RunInfo;
 use numasleuth_report::lab_svg::ChartError;
@@ -169,14 +170,16 @@ pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) ->
 }
 
 /// The experiment's report, to stdout and every file asked for.
+/// `span` says how many configurations ran, and whether Ctrl-C cut the
+/// run short.
 pub fn emit<D: Serialize>(
     root: &Root,
     outputs: &Plan,
-    document: &D,
+    (document, span): (&D, RunSpan),
     text: fn(&D) -> String,
     chart: fn(&D) -> Result<String, ChartError>,
 ) -> anyhow::Result<ExitCode> {
-    super::output::emit(root, outputs, &LabReport { document, text, chart })?;
+    super::output::emit_run(root, outputs, &LabReport { document, text, chart }, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 

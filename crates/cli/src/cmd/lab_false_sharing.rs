@@ -27,11 +27,14 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
     let mut progress = Progress::new(total as u64, "lab false-sharing");
     let mut measured = Vec::with_capacity(total);
     let mut placement_verified = true;
-    for &placement in &placements {
+    'grid: for &placement in &placements {
         let order = lab::cpu_order(&machine, placement);
         for op in Op::ALL {
             for layout in Layout::ALL {
                 for &threads in &counts {
+                    if progress.stopped() {
+                        break 'grid;
+                    }
                     let label = format!("{} {} {threads} threads", op.name(), layout.name());
                     progress.step(&label);
                     let cpus = lab::cpus_for(&order, threads);
@@ -89,5 +92,12 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(root, &outputs, &doc, lab_text::false_sharing, lab_charts::false_sharing)
+    let span = progress.span("configurations");
+    lab::emit(
+        root,
+        &outputs,
+        (&doc, span),
+        lab_text::false_sharing,
+        lab_charts::false_sharing,
+    )
 }

@@ -2,11 +2,14 @@
 //! --sizes`), where the cache levels show as steps, and latency against
 //! load (`mem loaded`).
 
+use std::time::Instant;
+
 use anyhow::{bail, Context};
 use numasleuth_analyze::stats::spread_warning;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::latency::ChaseBuffer;
 use numasleuth_measure::loaded::{self, LoadedConfig};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::format;
 use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
 
@@ -34,7 +37,7 @@ pub fn sweep(
     sizes: &[usize],
     cpus_given: bool,
     doc: &mut MemDocument,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<RunSpan> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
     if machine.allowed_cpus.len() > 1 && cpus_given {
         doc.warnings.push(format!(
@@ -48,6 +51,9 @@ pub fn sweep(
     let mut progress = Progress::new(sizes.len() as u64, "mem latency");
     let mut points = Vec::with_capacity(sizes.len());
     for &size in sizes {
+        if progress.stopped() {
+            break;
+        }
         progress.step(&format::bytes(size as u64));
         let buffer = ChaseBuffer::allocate(size, node, settings.pages, 0x5eed ^ size as u64)
             .with_context(|| format!("cannot set up a {} buffer on node {node}", format::bytes(size as u64)))?;
@@ -80,10 +86,15 @@ pub fn sweep(
     }
     progress.finish();
     doc.latency_sweep = Some(Sweep { cpu, node, points });
-    Ok(())
+    Ok(progress.span("sizes"))
 }
 
-pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &mut MemDocument) -> anyhow::Result<()> {
+pub fn loaded(
+    machine: &Machine,
+    settings: &Settings,
+    args: &LoadedArgs,
+    doc: &mut MemDocument,
+) -> anyhow::Result<RunSpan> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
     let home = machine.node_of_cpu(cpu);
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
@@ -112,8 +123,16 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         delays_ns: delays,
         pages: settings.pages,
         sampling: settings.sampling,
+        stop: super::stop_signal::stop_on_signals(),
     };
+    let start = Instant::now();
     let samples = loaded::measure(&config).context("loaded latency")?;
+    let span = RunSpan::stepped(
+        start,
+        samples.points.len() as u64,
+        config.delays_ns.len() as u64,
+        "delays",
+    );
     for (k, placement) in samples.placements.iter().enumerate() {
         let what = if k == 0 {
             "chase buffer".to_string()
@@ -152,5 +171,5 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         node,
         points,
     });
-    Ok(())
+    Ok(span)
 }

@@ -24,6 +24,9 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let manifest = Manifest {
+        // Page counts in the captured files are in this unit; replay reads
+        // it back (`pages::base_page_bytes`) instead of assuming 4 KiB.
+        base_page_bytes: numasleuth_kernel::pages::base_page_bytes(root),
         command_line: std::env::args().collect(),
         created_unix_s,
         hostname: provenance.hostname,

@@ -8,6 +8,7 @@
 //! once per process however often this is called.
 
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use numasleuth_model::stop::Stop;
 use signal_hook::consts::{SIGINT, SIGTERM};
@@ -36,4 +37,13 @@ pub fn stop_on_signals() -> Stop {
         stop
     })
     .clone()
+}
+
+/// For a progress line: `for 30.0 s (Ctrl-C stops early and reports)`, or
+/// `until Ctrl-C` for a run without a duration.
+pub fn how_long(duration: Option<Duration>) -> String {
+    match duration {
+        Some(d) => format!("for {:.1} s (Ctrl-C stops early and reports)", d.as_secs_f64()),
+        None => "until Ctrl-C (then reports)".to_string(),
+    }
 }

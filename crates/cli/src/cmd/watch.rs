@@ -8,11 +8,13 @@
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{anyhow, bail};
 use numasleuth_analyze::watch::{choose_len, summarize, Target};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::{Access, WatchSpec};
 use numasleuth_report::{watch_json, watch_text};
 use numasleuth_symbols::{locate_all, ProcessObjects};
@@ -114,11 +116,14 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| format!("{:#x}", target.address));
     eprintln!(
-        "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} for {:.1} s…",
+        "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} {}…",
         target.address,
-        args.duration.as_secs_f64()
+        super::stop_signal::how_long(args.duration)
     );
-    let raw = numasleuth_probe::watch(&spec)?;
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
+    let raw = numasleuth_probe::watch(&spec, &stop)?;
+    let span = RunSpan::timed(start, args.duration, &stop);
     let ips: Vec<u64> = raw
         .threads
         .iter()
@@ -155,6 +160,6 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     );
     summary.notes.splice(0..0, notes);
     let report = TextJson::new(watch_json::build(&summary), |_| watch_text::render(&summary));
-    super::output::emit(root, &outputs, &report)?;
+    super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
