@@ -447,7 +447,7 @@ mod tests {
             pid: std::process::id(),
             duration: Duration::from_secs(600),
             event: SampleEvent::CpuClock { period_ns: 1_000_000 },
-            regs_mask: 0,
+            regs_mask: 0x1ff | (0xff << 16),
             rescan_interval: Duration::from_millis(50),
             ring_pages: 16,
             paranoid: None,

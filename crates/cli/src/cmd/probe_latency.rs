@@ -15,6 +15,7 @@ use anyhow::{bail, Context};
 use hdrhistogram::Histogram;
 use numasleuth_analyze::latency_spikes::{spikes, Window};
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_model::Topology;
 use numasleuth_report::probe_latency::{ProbeReport, Summary, PERCENTILES};
 
@@ -100,7 +101,8 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         signal_notes: notes,
         events: signals.events,
     };
-    super::output::emit(root, &outputs, &probe)?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
+    super::output::emit_run(root, &outputs, &probe, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 
