@@ -42,6 +42,8 @@ pub struct RunSpec<'a> {
 /// How long a workload asked to end by a stop may take before it is
 /// killed.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How long a workload that died of SIGINT waits for the stop token.
+const SIGINT_SETTLE: Duration = Duration::from_millis(300);
 /// How often the stop token is looked at while a workload runs.
 const STOP_POLL: Duration = Duration::from_millis(50);
 
@@ -134,6 +136,13 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     let (result, end) =
         waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
     let exit = result.map_err(|e| MeasureError::Invalid(format!("cannot wait for `{program}` (pid {pid}): {e}")))?;
+    // A terminal's Ctrl-C reaches a workload in our process group at the
+    // same moment as us, and it may die of it before our own signal
+    // thread has set the token: a workload dead of SIGINT waits a moment
+    // for that. Any stop during the run makes it not a whole run.
+    let interrupted = asked_to_end.is_some()
+        || spec.stop.requested()
+        || (exit.signal == Some(libc::SIGINT) && spec.stop.sleep(SIGINT_SETTLE));
     Ok(RunRecord {
         start_cpu: spec.start_cpu,
         wall_ns: end.duration_since(start).as_nanos() as u64,
@@ -144,10 +153,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         sample_after_ms,
         cpu_migrations: migrations::finish(migrations),
         timed_out,
-        // A terminal's Ctrl-C reaches a workload in our process group
-        // directly, and it may die of it before we look: any stop during
-        // the run makes it not a whole run.
-        interrupted: asked_to_end.is_some() || spec.stop.requested(),
+        interrupted,
     })
 }
 
