@@ -21,6 +21,7 @@ pub mod limits;
 pub mod open;
 pub mod placement;
 pub mod process;
+pub mod suggest;
 pub mod symbols;
 
 pub use code::{locate_all, CodeLocation};

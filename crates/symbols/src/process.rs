@@ -127,9 +127,17 @@ impl ProcessObjects {
             }
         }
         if found.is_empty() {
+            let tables: Vec<_> = candidates
+                .iter()
+                .filter_map(|placed| placed.source.image_and_symbols().ok())
+                .collect();
+            let names = tables
+                .iter()
+                .flat_map(|(_, table)| table.symbols.iter().map(|s| s.name.as_str()));
             return Err(SymbolError::SymbolNotFound {
                 name: name.to_string(),
                 searched: self.searched(&candidates, object),
+                suggestions: crate::suggest::closest(name, names),
             });
         }
         Ok(found)

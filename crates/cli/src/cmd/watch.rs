@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail};
-use numasleuth_analyze::watch::{choose_len, summarize, Target};
-use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_analyze::watch::{choose_len, len_beyond_object, summarize, Target};
+use numasleuth_kernel::procfs::process::{mapping_at, read_process_stat};
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::{Access, WatchSpec};
@@ -88,6 +88,19 @@ fn resolve(objects: &Result<ProcessObjects, anyhow::Error>, args: &WatchArgs) ->
     })
 }
 
+/// A watchpoint on an address no mapping holds would run and count 0
+/// writes, which reads as "nobody writes it": refused instead. Maps that
+/// cannot be read leave the answer to perf.
+fn require_mapped(root: &Root, pid: u32, address: u64) -> anyhow::Result<()> {
+    match mapping_at(root, pid, address) {
+        Ok(Some(_)) | Err(_) => Ok(()),
+        Ok(None) => bail!(
+            "address {address:#x} is not mapped in process {pid} (no mapping in /proc/{pid}/maps holds it), so \
+             nothing can write it; take an address from `numasleuth inspect -p {pid}` or name a --symbol"
+        ),
+    }
+}
+
 pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
@@ -99,7 +112,12 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     }
     let objects = ProcessObjects::load(root, pid).map_err(anyhow::Error::from);
     let target = resolve(&objects, args)?;
+    require_mapped(root, pid, target.address)?;
     let len_bytes = choose_len(target.address, target.size_bytes, args.len).map_err(anyhow::Error::msg)?;
+    let beyond = len_beyond_object(len_bytes, target.size_bytes);
+    if let Some(warning) = &beyond {
+        eprintln!("numasleuth: warning: {warning}");
+    }
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = WatchSpec {
         pid,
@@ -133,6 +151,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .collect();
     let mut notes = target.notes;
+    notes.extend(beyond);
     if let Some(size) = target.size_bytes.filter(|s| *s > len_bytes) {
         notes.push(format!(
             "watching the first {len_bytes} of the {size} bytes of {shown} (a debug register covers at most 8)"

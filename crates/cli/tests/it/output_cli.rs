@@ -167,6 +167,9 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["probe.txt", "probe.json", "probe.svg"],
         ),
     ];
+    // The sleeper's first mapping: watch refuses an address nothing maps.
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mapped = format!("0x{}", maps.split('-').next().unwrap());
     let pmu = dir.path().join("pmu.json");
     let pmu = pmu.to_str().unwrap();
     common::require_root("pmu, hotlines, watch and move attach to another process with perf or ptrace");
@@ -190,7 +193,7 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["move.txt", "move.json"],
         ),
         (
-            vec!["watch", &pid, "--addr", "0x1000", "--duration", "100ms"],
+            vec!["watch", &pid, "--addr", &mapped, "--duration", "100ms"],
             vec!["watch.txt", "watch.json"],
         ),
     ];
