@@ -97,6 +97,37 @@ fn text_table_and_verdict_on_stdout_progress_on_stderr() {
     );
     assert!(text.contains("One mode"), "{text}");
     assert_eq!(stderr(&out).matches("numasleuth: run ").count(), 4);
+    // The table numbers runs as the progress line counts them: 1 to 4.
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("run "))
+        .skip(1)
+        .take(4)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(table, ["1", "2", "3", "4"], "{text}");
+    for n in 1..=4 {
+        assert!(
+            stderr(&out).contains(&format!("numasleuth: run {n}/4 ")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn too_few_runs_to_judge_are_refused_before_any_runs() {
+    let out = output(&["runs", "-n", "2", "--", "sh", "-c", "echo ran >&2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("from 4 to 1000") && err.contains("cannot be told apart"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("ran") && !err.contains("numasleuth: run "),
+        "nothing ran: {err}"
+    );
 }
 
 #[test]
