@@ -113,6 +113,24 @@ pub fn instant_json(sample: &Sample, page_bytes: Option<u64>) -> Value {
            "zone_reclaim_mode": sample.zone_reclaim_mode})
 }
 
+/// `memwatch --root`: one instant, as text or as one JSON line (the stream
+/// format of `--json`, with its provenance in that one record).
+pub struct InstantReport {
+    pub sample: Sample,
+    pub page_bytes: Option<u64>,
+}
+
+impl crate::export::Exporter for InstantReport {
+    fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
+        let mut line = first_record(&instant_json(&self.sample, self.page_bytes), provenance)?;
+        line.push('\n');
+        Ok(line)
+    }
+    fn text(&self, _colour: bool) -> String {
+        render_instant(&self.sample, self.page_bytes)
+    }
+}
+
 /// One JSON line per interval.
 pub fn sample_json(rows: &[Row], machine: &MachineRow, events: &[Event]) -> Value {
     json!({"schema": SCHEMA, "type": "sample", "t_s": machine.t_s,

@@ -98,7 +98,7 @@ fn unreadable(error: &anyhow::Error) -> bool {
 }
 
 fn headline(topo: &Topology) -> String {
-    let cpu = topo.cpu_model.as_deref().unwrap_or("unknown CPU");
+    let cpu = topo.cpu_name().unwrap_or("unknown CPU");
     let mut line = format!(
         "{} node(s), {} CPUs ({} online), {cpu}",
         topo.nodes.len(),

@@ -160,7 +160,7 @@ pub fn raw(samples: Vec<RunSample>) -> Vec<Raw> {
 
 pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) -> RunInfo {
     RunInfo {
-        cpu_model: machine.topo.cpu_model.clone(),
+        cpu_model: machine.topo.cpu_name().map(str::to_string),
         nodes: machine.topo.nodes.iter().map(|n| n.id).collect(),
         allowed_cpus: machine.allowed_cpus.iter().collect(),
         samples_per_config: common.samples as usize,

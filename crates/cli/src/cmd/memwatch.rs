@@ -13,10 +13,9 @@ use numasleuth_kernel::procfs::{settings, zoneinfo};
 use numasleuth_kernel::sysfs::node;
 use numasleuth_kernel::{pages, ReadError, Root};
 use numasleuth_model::stop::RunSpan;
-use numasleuth_report::export::{Format, TextJson};
+use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
-    first_record, header, instant_json, render_instant, render_sample, sample_json, summary_json, summary_text, Cost,
-    MemwatchReport,
+    first_record, header, render_sample, sample_json, summary_json, summary_text, Cost, InstantReport, MemwatchReport,
 };
 use numasleuth_report::provenance::Provenance;
 
@@ -110,11 +109,11 @@ fn instant(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         .output
         .plan_text_json(args.json)
         .context("a snapshot (--root) holds one instant, shown as text or JSON")?;
-    let taken = sample(root, 0.0).context("cannot read the snapshot's memory state")?;
-    let page_bytes = pages::base_page_bytes(root);
-    let text = render_instant(&taken, page_bytes);
-    let document = instant_json(&taken, page_bytes);
-    super::output::emit(root, &outputs, &TextJson::new(document, |_| text.clone()))?;
+    let report = InstantReport {
+        sample: sample(root, 0.0).context("cannot read the snapshot's memory state")?,
+        page_bytes: pages::base_page_bytes(root),
+    };
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 
