@@ -118,6 +118,12 @@ pub struct SnapshotArgs {
     /// anything else a new directory. Never overwrites.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
+    /// Also capture this process, by PID or by name (its comm, which must
+    /// name one process): what `inspect`, `lines -p` and `doctor -p` read
+    /// of it, and each mapped file's path and build-id, so they run offline
+    /// (`--root`). Repeat for several, at most 64.
+    #[arg(short = 'p', long = "pid", value_name = "PID|NAME", action = clap::ArgAction::Append)]
+    pub pids: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

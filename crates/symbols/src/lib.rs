@@ -12,6 +12,7 @@
 //! which function and source line an instruction address belongs to
 //! (`watch`), is [`code`] with [`debuginfo`].
 
+pub mod captured;
 pub mod code;
 pub mod debuginfo;
 pub mod demangle;

@@ -37,6 +37,7 @@ mod serve_cli;
 mod serve_load_cli;
 mod serve_prometheus_cli;
 mod snapshot_cli;
+mod snapshot_process_cli;
 mod stop_cli;
 mod top_cli;
 mod topo_cli;
