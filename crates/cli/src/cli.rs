@@ -151,10 +151,16 @@ pub struct DoctorArgs {
     /// interconnect verdict (a few seconds per node pair; live system only).
     #[arg(long)]
     pub measure: bool,
-    /// Also judge this process's placement (the `inspect` findings, e.g.
-    /// static data on another node than its threads). 1 to 4194304.
+    /// Also judge this process: its placement (the `inspect` findings,
+    /// e.g. static data on another node than its threads) and, live, about
+    /// a second of its cache lines (false sharing, contended lines) and
+    /// thread moves. 1 to 4194304.
     #[arg(short = 'p', long, value_name = "PID", value_parser = crate::bounds::pid)]
     pub pid: Option<u32>,
+    /// With -p: only what can be read at once, without the second of live
+    /// probes (cache lines, thread moves).
+    #[arg(long, requires = "pid")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args)]

@@ -260,23 +260,7 @@ fn bandwidth_matrix(
         machine.check_fits(target, settings.bandwidth_bytes, "the bandwidth buffers")?;
     }
     let mix = mix(options.mix);
-    let mut cpus_by_row = Vec::new();
-    for &initiator in initiators {
-        let mut cpus = machine.cpus_of(initiator);
-        if let Some(threads) = options.threads {
-            if threads as usize > cpus.len() {
-                anyhow::bail!(
-                    "--threads {threads} is more than the {} CPU{} of node {initiator} this process may use ({}); \
-                     threads sharing a CPU would measure the scheduler, not memory",
-                    cpus.len(),
-                    if cpus.len() == 1 { "" } else { "s" },
-                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                );
-            }
-            cpus.truncate(threads as usize);
-        }
-        cpus_by_row.push(cpus);
-    }
+    let cpus_by_row = bandwidth_cpus(machine, initiators, options.threads)?;
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
     let (mut per_thread, mut non_temporal) = (0, false);
     'rows: for (i, &initiator) in initiators.iter().enumerate() {
@@ -326,4 +310,27 @@ fn bandwidth_matrix(
         matrix,
     });
     Ok(())
+}
+
+/// The CPUs whose threads make each initiator node's bandwidth: all it
+/// may use, or the first `--threads` of them.
+fn bandwidth_cpus(machine: &Machine, initiators: &[u32], threads: Option<u32>) -> anyhow::Result<Vec<Vec<u32>>> {
+    let mut cpus_by_row = Vec::new();
+    for &initiator in initiators {
+        let mut cpus = machine.cpus_of(initiator);
+        if let Some(threads) = threads {
+            if threads as usize > cpus.len() {
+                anyhow::bail!(
+                    "--threads {threads} is more than the {} CPU{} of node {initiator} this process may use ({}); \
+                     threads sharing a CPU would measure the scheduler, not memory",
+                    cpus.len(),
+                    if cpus.len() == 1 { "" } else { "s" },
+                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                );
+            }
+            cpus.truncate(threads as usize);
+        }
+        cpus_by_row.push(cpus);
+    }
+    Ok(cpus_by_row)
 }

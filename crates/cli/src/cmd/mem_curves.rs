@@ -142,9 +142,22 @@ pub fn loaded(
         doc.placements.push(placement_check(what, placement));
     }
     doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
+    let points = loaded_points(&samples, doc);
+    doc.loaded_latency = Some(Loaded {
+        latency_cpu: cpu,
+        load_cpus,
+        node,
+        points,
+    });
+    Ok(span)
+}
+
+/// Each delay's latency and load bandwidth, derived from the raw samples,
+/// with the warnings they call for (and the raw samples for `--raw`).
+fn loaded_points(samples: &loaded::LoadedSamples, doc: &mut MemDocument) -> Vec<LoadedPoint> {
     let mut points = Vec::with_capacity(samples.points.len());
     for p in &samples.points {
-        let (chase, load) = measure_raw::loaded_point(&samples, p);
+        let (chase, load) = measure_raw::loaded_point(samples, p);
         let latency_ns = chase.summary();
         doc.warnings
             .extend(chase.overhead_warning(&format!("loaded latency at delay {} ns", p.delay_ns)));
@@ -165,11 +178,5 @@ pub fn loaded(
             });
         }
     }
-    doc.loaded_latency = Some(Loaded {
-        latency_cpu: cpu,
-        load_cpus,
-        node,
-        points,
-    });
-    Ok(span)
+    points
 }

@@ -7,6 +7,7 @@ pub mod c2c;
 pub mod docs_gen;
 pub mod doctor;
 pub mod doctor_measure;
+pub mod doctor_probes;
 pub mod hot_args;
 pub mod hotlines;
 pub mod hotlines_names;

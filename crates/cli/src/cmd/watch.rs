@@ -101,6 +101,18 @@ fn require_mapped(root: &Root, pid: u32, address: u64) -> anyhow::Result<()> {
     }
 }
 
+/// The watched length for `target` (refused when nothing maps its
+/// address), and the warning when `--len` covers more than the symbol.
+fn watched_len(root: &Root, pid: u32, target: &Resolved, asked: Option<u64>) -> anyhow::Result<(u64, Option<String>)> {
+    require_mapped(root, pid, target.address)?;
+    let len_bytes = choose_len(target.address, target.size_bytes, asked).map_err(anyhow::Error::msg)?;
+    let beyond = len_beyond_object(len_bytes, target.size_bytes);
+    if let Some(warning) = &beyond {
+        eprintln!("numasleuth: warning: {warning}");
+    }
+    Ok((len_bytes, beyond))
+}
+
 pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
@@ -112,12 +124,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     }
     let objects = ProcessObjects::load(root, pid).map_err(anyhow::Error::from);
     let target = resolve(&objects, args)?;
-    require_mapped(root, pid, target.address)?;
-    let len_bytes = choose_len(target.address, target.size_bytes, args.len).map_err(anyhow::Error::msg)?;
-    let beyond = len_beyond_object(len_bytes, target.size_bytes);
-    if let Some(warning) = &beyond {
-        eprintln!("numasleuth: warning: {warning}");
-    }
+    let (len_bytes, beyond) = watched_len(root, pid, &target, args.len)?;
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = WatchSpec {
         pid,

@@ -10,6 +10,7 @@ mod completions_man_cli;
 mod debug_output;
 mod deploy_cli;
 mod doctor_cli;
+mod doctor_probes_cli;
 mod evidence_cli;
 mod findings_fit_cli;
 mod fixtures_cli;
