@@ -25,7 +25,7 @@ pub fn findings(model: &ProcessModel, topology: &Topology) -> Vec<Finding> {
     out.extend(static_data_remote(model));
     out.extend(policy_binds_cpuless_node(model, topology));
     out.extend(threads_spread_memory_local(model));
-    out.extend(interleave_in_use(model));
+    out.extend(interleave_in_use(model, topology));
     out
 }
 
@@ -422,9 +422,16 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
 }
 
 /// Interleaving is a choice worth knowing about: good for shared data,
-/// wrong for per-thread data.
-pub fn interleave_in_use(model: &ProcessModel) -> Option<Finding> {
-    let policies: Vec<_> = model.policies.iter().filter(|p| p.mode.interleaves()).collect();
+/// wrong for per-thread data. Only where it spreads pages over two nodes
+/// or more: `interleave:0` on a one-node machine places exactly as the
+/// default does, so there is nothing to say.
+pub fn interleave_in_use(model: &ProcessModel, topology: &Topology) -> Option<Finding> {
+    let spans_nodes = |nodes: Option<&IdList>| nodes.map_or(topology.nodes.len(), IdList::len) >= 2;
+    let policies: Vec<_> = model
+        .policies
+        .iter()
+        .filter(|p| p.mode.interleaves() && spans_nodes(p.nodes.as_ref()))
+        .collect();
     if policies.is_empty() {
         return None;
     }

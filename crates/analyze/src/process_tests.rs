@@ -313,11 +313,25 @@ fn interleave_is_reported_as_info() {
         "7f0000000000 interleave:0-1 anon=16 dirty=16 N0=8 N1=8 kernelpagesize_kB=4",
     )];
     let model = victim(0, &[0], Answers::All, &spread);
-    let f = interleave_in_use(&model).unwrap();
+    let two_nodes = topology(&[&[0, 1], &[2, 3]]);
+    let f = interleave_in_use(&model, &two_nodes).unwrap();
     assert_eq!(f.severity, Severity::Info);
     assert!(f.evidence[0]
         .text
         .starts_with("policy interleave:0-1 on 1 mapping(s): node 0: 32 KiB, node 1: 32 KiB"));
+}
+
+#[test]
+fn interleaving_over_one_node_is_no_finding() {
+    // `numactl --interleave=all` on a one-node machine: interleave:0.
+    let one = [(
+        "7f0000000000-7f0000010000 rw-p 00000000 00:00 0",
+        "7f0000000000 interleave:0 anon=16 dirty=16 N0=16 kernelpagesize_kB=4",
+    )];
+    let model = victim(0, &[0], Answers::All, &one);
+    assert!(interleave_in_use(&model, &topology(&[&[0, 1]])).is_none());
+    // Nor on two nodes when the policy names only one of them.
+    assert!(interleave_in_use(&model, &topology(&[&[0, 1], &[2, 3]])).is_none());
 }
 
 #[test]

@@ -247,6 +247,18 @@ pub fn choose_len(address: u64, object_size: Option<u64>, requested: Option<u64>
         .unwrap_or(1))
 }
 
+/// What a `--len` wider than the watched symbol also covers, said before
+/// the count is taken for the symbol's alone: `None` when it fits (or the
+/// size is unknown).
+pub fn len_beyond_object(len_bytes: u64, object_size: Option<u64>) -> Option<String> {
+    let size = object_size.filter(|s| *s > 0 && *s < len_bytes)?;
+    Some(format!(
+        "--len {len_bytes} is wider than the symbol ({size} bytes): the watchpoint also counts writes to the {} \
+         byte(s) after it, which belong to its neighbour; leave --len out to watch the symbol alone",
+        len_bytes - size
+    ))
+}
+
 #[cfg(test)]
 #[path = "watch_tests.rs"]
 mod tests;

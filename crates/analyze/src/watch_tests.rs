@@ -110,3 +110,13 @@ fn watched_length() {
     assert!(err.contains("not aligned to 4 bytes"), "{err}");
     assert!(choose_len(0x4140, None, Some(3)).is_err());
 }
+
+#[test]
+fn a_len_wider_than_the_symbol_says_it_covers_the_neighbour() {
+    let note = len_beyond_object(8, Some(4)).unwrap();
+    assert!(note.starts_with("--len 8 is wider than the symbol (4 bytes)"), "{note}");
+    assert!(note.contains("the 4 byte(s) after it"), "{note}");
+    assert_eq!(len_beyond_object(4, Some(4)), None);
+    assert_eq!(len_beyond_object(8, None), None);
+    assert_eq!(len_beyond_object(8, Some(0)), None);
+}

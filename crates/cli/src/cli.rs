@@ -146,6 +146,12 @@ pub struct SnapshotArgs {
     /// anything else a new directory. Never overwrites.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
+    /// Also capture this process, by PID or by name (its comm, which must
+    /// name one process): what `inspect`, `lines -p` and `doctor -p` read
+    /// of it, and each mapped file's path and build-id, so they run offline
+    /// (`--root`). Repeat for several, at most 64.
+    #[arg(short = 'p', long = "pid", value_name = "PID|NAME", action = clap::ArgAction::Append)]
+    pub pids: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -173,11 +179,16 @@ pub struct DoctorArgs {
     /// interconnect verdict (a few seconds per node pair; live system only).
     #[arg(long)]
     pub measure: bool,
-    /// Also judge this process's placement (the `inspect` findings, e.g.
-    /// static data on another node than its threads): a PID (1 to 4194304)
-    /// or a process name.
+    /// Also judge this process: its placement (the `inspect` findings,
+    /// e.g. static data on another node than its threads) and, live, about
+    /// a second of its cache lines (false sharing, contended lines) and
+    /// thread moves. A PID (1 to 4194304) or a process name.
     #[arg(short = 'p', long, value_name = "PID", value_parser = crate::cmd::pid_arg::process)]
     pub pid: Option<crate::cmd::pid_arg::ProcessRef>,
+    /// With -p: only what can be read at once, without the second of live
+    /// probes (cache lines, thread moves).
+    #[arg(long, requires = "pid")]
+    pub quick: bool,
 }
 
 #[derive(Debug, Args)]

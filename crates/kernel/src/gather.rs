@@ -91,9 +91,9 @@ pub struct HostReadings {
     pub device_irqs: BTreeMap<String, Result<Vec<u32>, ReadError>>,
     pub irq_affinity: BTreeMap<u32, Result<IrqAffinity, ReadError>>,
     pub irqbalance_pids: Result<Vec<u32>, ReadError>,
-    /// The base page size the zone counts are in: this machine's when live;
-    /// unknown for a snapshot (it records no page size), so figures stay in
-    /// pages there.
+    /// The base page size the zone counts are in (`pages::base_page_bytes`):
+    /// unknown for a tree that does not record it, so figures stay in pages
+    /// there.
     pub base_page_bytes: Option<u64>,
     /// Every file behind these readings, and behind the topology they were
     /// read for, that exists but could not be used. The analysis matches
@@ -127,7 +127,7 @@ pub fn read_host(root: &Root, topology: &TopologyReadings) -> HostReadings {
     let mut unread = topology.unread.clone();
     unread.extend(gaps.into_unread());
     HostReadings {
-        base_page_bytes: root.is_live().then(crate::pages::page_size_bytes),
+        base_page_bytes: crate::pages::base_page_bytes(root),
         settings,
         zones,
         vmstat,

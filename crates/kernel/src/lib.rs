@@ -10,6 +10,7 @@ pub mod error;
 pub mod gather;
 mod live_open;
 pub mod pages;
+pub mod pages_capture;
 mod pages_reveal;
 pub mod procfs;
 pub mod read;

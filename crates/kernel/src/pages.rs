@@ -134,14 +134,15 @@ pub enum PagesError {
 }
 
 /// The base page size that page counts read through `root` are in: this
-/// machine's when live; a capture is read as 4 KiB pages (x86-64 and the
-/// arm64 default), as it does not record its page size.
-pub fn base_page_bytes(root: &crate::Root) -> u64 {
+/// machine's when live; a snapshot's from its manifest, where `snapshot`
+/// records it; unknown (`None`) for a tree that does not say, so callers
+/// keep counts in pages or say what they assume instead of guessing.
+pub fn base_page_bytes(root: &crate::Root) -> Option<u64> {
     if root.is_live() {
-        page_size_bytes()
-    } else {
-        4096
+        return Some(page_size_bytes());
     }
+    let manifest = root.read(crate::snapshot::MANIFEST).ok()?;
+    crate::snapshot::manifest::parse_origin(&manifest).base_page_bytes
 }
 
 /// The base page size in bytes.
@@ -224,12 +225,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_capture_is_read_in_4_kib_pages_and_live_in_this_machines() {
+    fn a_capture_has_the_page_size_its_manifest_records_and_live_this_machines() {
         let dir = tempfile::tempdir().unwrap();
         let capture = crate::Root::directory(dir.path()).unwrap();
-        assert_eq!(base_page_bytes(&capture), 4096);
+        assert_eq!(base_page_bytes(&capture), None);
+        std::fs::write(
+            dir.path().join(crate::snapshot::MANIFEST),
+            r#"{"base_page_bytes": 65536}"#,
+        )
+        .unwrap();
+        let capture = crate::Root::directory(dir.path()).unwrap();
+        assert_eq!(base_page_bytes(&capture), Some(65536));
         let live = crate::Root::live();
-        assert_eq!(base_page_bytes(&live), page_size_bytes());
+        assert_eq!(base_page_bytes(&live), Some(page_size_bytes()));
     }
 
     #[test]

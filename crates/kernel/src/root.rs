@@ -150,7 +150,10 @@ impl Root {
     }
 
     /// Opens a regular file for reading, for callers that stream it; the
-    /// same checks as [`Root::read`] apply, without the size cap.
+    /// same checks as [`Root::read`] apply, without the size cap. Under a
+    /// recording root the file is read once, whole (capped like
+    /// [`Root::read`]), kept for the snapshot, and the stream reads that
+    /// copy: what was analysed is exactly what the snapshot holds.
     pub fn open(&self, relative: &str) -> Result<fs::File, ReadError> {
         if self.kernel_follows_links() {
             return Ok(self.open_followed(relative)?.0);
@@ -159,7 +162,31 @@ impl Root {
             return Ok(opened?.0);
         }
         let resolved = self.resolve(relative)?;
-        Ok(self.open_resolved(&resolved, relative)?.0)
+        let (file, meta) = self.open_resolved(&resolved, relative)?;
+        if self.recording.is_none() {
+            return Ok(file);
+        }
+        let bytes = untrusted::read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES)
+            .map_err(|e| ReadError::from_io(relative, &e))?;
+        let copy = copy_in_memory(&bytes).map_err(|e| ReadError::from_io(relative, &e))?;
+        self.record(|r| {
+            r.files.insert(resolved, bytes);
+        });
+        Ok(copy)
+    }
+
+    /// Keeps a file `snapshot` makes rather than reads (the per-page answers
+    /// of a captured process, its objects' build-ids), so that a replay
+    /// finds it at `relative`. Does nothing unless this root records.
+    pub fn record_made(&self, relative: &str, bytes: Vec<u8>) {
+        self.record(|r| {
+            r.files.insert(relative.to_string(), bytes);
+        });
+    }
+
+    /// Whether reads through this root are being recorded for a snapshot.
+    pub fn is_recording(&self) -> bool {
+        self.recording.is_some()
     }
 
     /// `resolved` has no links left in it, so the last component must not
@@ -324,6 +351,16 @@ fn split(path: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// `bytes` in an unnamed temporary file, positioned at its start, for a
+/// reader that wants a `File`.
+fn copy_in_memory(bytes: &[u8]) -> std::io::Result<fs::File> {
+    use std::io::{Seek, Write};
+    let mut copy = tempfile::tempfile()?;
+    copy.write_all(bytes)?;
+    copy.rewind()?;
+    Ok(copy)
 }
 
 #[path = "root_walk.rs"]

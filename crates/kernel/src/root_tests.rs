@@ -61,6 +61,25 @@ fn recording_keeps_links_and_files() {
 }
 
 #[test]
+fn a_streamed_file_is_recorded_and_the_stream_reads_the_recorded_bytes() {
+    use std::io::Read;
+    let dir = tree();
+    fs::write(dir.path().join("sys/online"), "0-3\n").unwrap();
+    let (root, recording) = Root::directory(dir.path()).unwrap().recording();
+    let mut file = root.open("sys/online").unwrap();
+    // Changed after the open: the stream still reads what was recorded.
+    fs::write(dir.path().join("sys/online"), "0-7\n").unwrap();
+    let mut text = String::new();
+    file.read_to_string(&mut text).unwrap();
+    assert_eq!(text, "0-3\n");
+    assert_eq!(recording.lock().unwrap().files["sys/online"], b"0-3\n");
+    // A made file joins the recording; without a recording nothing is kept.
+    root.record_made("numasleuth/made", b"x".to_vec());
+    assert!(recording.lock().unwrap().files.contains_key("numasleuth/made"));
+    assert!(root.is_recording() && !Root::directory(dir.path()).unwrap().is_recording());
+}
+
+#[test]
 fn trailing_nul_padding_is_not_data() {
     // node/online on some kernels (seen in hwloc's 8em64t-2s2ca2c capture).
     let dir = tree();

@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use numasleuth_model::stop::Stop;
 use serde::{Deserialize, Serialize};
 
 use crate::affinity;
@@ -21,7 +22,7 @@ use crate::stream::read_sum;
 /// Words read between two delays: one 4 KiB page.
 const CHUNK_WORDS: usize = 512;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct LoadedConfig {
     pub latency_cpu: u32,
     pub load_cpus: Vec<u32>,
@@ -32,6 +33,9 @@ pub struct LoadedConfig {
     pub delays_ns: Vec<u64>,
     pub pages: PageKind,
     pub sampling: Sampling,
+    /// Polled before each delay: a stop ends the curve with the points
+    /// measured so far.
+    pub stop: Stop,
 }
 
 /// One delay's raw samples: per kept sample, how long the chase of
@@ -122,6 +126,9 @@ fn run_latency_side(
         let total = || counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum::<u64>();
         let mut points = Vec::with_capacity(config.delays_ns.len());
         for &delay in &config.delays_ns {
+            if config.stop.requested() {
+                break;
+            }
             delay_ns.store(delay, Ordering::Release);
             running.store(true, Ordering::Release);
             let mut point = LoadedPoint {
@@ -204,6 +211,7 @@ mod tests {
                 samples: 2,
                 sample_ns: 500_000,
             },
+            stop: Stop::new(),
         };
         let samples = measure(&config).unwrap();
         assert_eq!(samples.points.len(), 2);
@@ -214,5 +222,28 @@ mod tests {
             .all(|p| p.elapsed_ns.len() == 2 && p.load_bytes.len() == 2));
         assert_eq!(samples.placements.len(), 1 + load_cpus.len());
         assert!(samples.placements.iter().all(|p| p.verified));
+    }
+
+    #[test]
+    fn a_stop_requested_before_the_curve_keeps_no_point_and_returns() {
+        let cpus = affinity::allowed_cpus().unwrap();
+        let stop = Stop::new();
+        stop.request();
+        let config = LoadedConfig {
+            latency_cpu: cpus[0],
+            load_cpus: vec![*cpus.last().unwrap()],
+            node: 0,
+            latency_bytes: 1 << 20,
+            load_bytes_per_thread: 1 << 20,
+            delays_ns: vec![0, 5000],
+            pages: PageKind::Transparent,
+            sampling: Sampling {
+                samples: 2,
+                sample_ns: 500_000,
+            },
+            stop,
+        };
+        let samples = measure(&config).unwrap();
+        assert!(samples.points.is_empty());
     }
 }

@@ -111,6 +111,13 @@ pub struct Topology {
 }
 
 impl Topology {
+    /// What the CPU is called in a report: its model name, else its vendor
+    /// (an Arm machine's cpuinfo names only the implementer, `HiSilicon`).
+    /// Every report that names the CPU asks this, so they agree.
+    pub fn cpu_name(&self) -> Option<&str> {
+        self.cpu_model.as_deref().or(self.cpu_vendor.as_deref())
+    }
+
     pub fn node(&self, id: u32) -> Option<&Node> {
         self.nodes.iter().find(|n| n.id == id)
     }

@@ -189,7 +189,12 @@ impl ProcessBuilder {
             pages_by_node: shown,
             counted_pages_by_node: owned,
             hinting_fault_pages,
-            page_size_bytes: self.base_page_bytes,
+            // Per-page counts come from move_pages, in base pages; a
+            // per-mapping split keeps numa_maps' count, in the mapping's.
+            page_size_bytes: match accuracy {
+                Accuracy::PerVma => vma.page_size_bytes,
+                _ => self.base_page_bytes,
+            },
             accuracy,
         };
         self.fold(&usage, usage.kind, &usage.counted_pages_by_node);

@@ -60,15 +60,30 @@ impl Stop {
     }
 }
 
-/// How a timed run ended, for the report: "stopped after 1.5 s of 30 s".
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+/// How a run ended, for the report: "stopped after 1.5 s of 30 s". Every
+/// command that samples or measures over time carries one, so a reader
+/// can tell a short run from a run cut short.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunSpan {
     /// How long it actually ran.
     pub ran_s: f64,
-    /// What was asked for; `None` for "until stopped".
+    /// What was asked for; `None` for "until stopped" or for a run whose
+    /// length is a count of steps, not a time.
     pub planned_s: Option<f64>,
     /// Whether a stop request (Ctrl-C, SIGTERM) ended it early.
     pub stopped_early: bool,
+    /// For a run of steps (matrix cells, configurations, runs): how many
+    /// of how many were done.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steps: Option<Steps>,
+}
+
+/// Steps done of those planned, and what a step is (`cells`, `runs`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Steps {
+    pub done: u64,
+    pub planned: u64,
+    pub unit: String,
 }
 
 impl RunSpan {
@@ -77,6 +92,29 @@ impl RunSpan {
             ran_s: ran.as_secs_f64(),
             planned_s: planned.map(|d| d.as_secs_f64()),
             stopped_early,
+            steps: None,
+        }
+    }
+
+    /// A run of timed length that began at `start`, stopped early when
+    /// `stop` was requested before its time was up.
+    pub fn timed(start: Instant, planned: Option<Duration>, stop: &Stop) -> RunSpan {
+        let ran = start.elapsed();
+        let early = stop.requested() && planned.is_none_or(|p| ran < p);
+        RunSpan::new(ran, planned, early)
+    }
+
+    /// A run of `planned` steps of which `done` were done.
+    pub fn stepped(start: Instant, done: u64, planned: u64, unit: &str) -> RunSpan {
+        RunSpan {
+            ran_s: start.elapsed().as_secs_f64(),
+            planned_s: None,
+            stopped_early: done < planned,
+            steps: Some(Steps {
+                done,
+                planned,
+                unit: unit.to_string(),
+            }),
         }
     }
 }
@@ -107,6 +145,22 @@ mod tests {
         // Ended by the request, not by the 60 s.
         assert!(started.elapsed() < Duration::from_secs(30));
         assert!(stop.requested());
+    }
+
+    #[test]
+    fn a_span_is_early_only_when_stopped_before_its_time() {
+        let stop = Stop::new();
+        let start = Instant::now();
+        assert!(!RunSpan::timed(start, Some(Duration::from_secs(60)), &stop).stopped_early);
+        stop.request();
+        assert!(RunSpan::timed(start, Some(Duration::from_secs(60)), &stop).stopped_early);
+        assert!(RunSpan::timed(start, None, &stop).stopped_early);
+        // A stop that came after the time was up changed nothing.
+        assert!(!RunSpan::timed(start, Some(Duration::ZERO), &stop).stopped_early);
+        let steps = RunSpan::stepped(start, 3, 8, "cells");
+        assert!(steps.stopped_early);
+        assert_eq!(steps.steps.as_ref().map(|s| (s.done, s.planned)), Some((3, 8)));
+        assert!(!RunSpan::stepped(start, 8, 8, "cells").stopped_early);
     }
 
     #[test]

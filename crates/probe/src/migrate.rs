@@ -13,6 +13,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use numasleuth_model::stop::Stop;
 use perf_event::data::Record;
 use perf_event::{SampleFlag, Sampler};
 use serde::Serialize;
@@ -116,18 +117,20 @@ pub fn open(tracepoint_id: u64, cpus: &[u32], ring_pages: usize) -> Result<Vec<S
     Ok(samplers)
 }
 
-/// Drains `samplers` for `duration`, keeping the moves `keep` accepts.
+/// Drains `samplers` for `duration`, or until `stop` is requested, keeping
+/// the moves `keep` accepts.
 pub fn collect(
     samplers: &mut [Sampler],
     layout: &MigrateLayout,
     duration: Duration,
     keep: &mut dyn FnMut(u32) -> bool,
+    stop: &Stop,
 ) -> MigrateRaw {
     let start = Instant::now();
     let mut tasks: HashMap<u32, TaskMoves> = HashMap::new();
     let (mut lost, mut dropped, mut kept) = (0u64, 0u64, 0usize);
     loop {
-        let done = start.elapsed() >= duration;
+        let done = start.elapsed() >= duration || stop.requested();
         for sampler in samplers.iter_mut() {
             while let Some(record) = sampler.next_record() {
                 match record.parse_record() {
@@ -148,7 +151,7 @@ pub fn collect(
         if done {
             break;
         }
-        std::thread::sleep(POLL.min(duration.saturating_sub(start.elapsed())));
+        stop.sleep(POLL.min(duration.saturating_sub(start.elapsed())));
     }
     let mut tasks: Vec<TaskMoves> = tasks.into_values().collect();
     tasks.sort_by_key(|t| t.tid);

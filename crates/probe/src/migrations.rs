@@ -14,6 +14,7 @@ use crate::tracepoint;
 use numasleuth_kernel::procfs::{settings, task};
 use numasleuth_kernel::Root;
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_model::stop::Stop;
 
 pub use crate::tracepoint::TRACEFS;
 const EVENT: &str = "sched/sched_migrate_task";
@@ -42,8 +43,9 @@ pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
     }
 }
 
-/// Watches moves for `duration` with the tracepoint, or says why not.
-pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Result<Collected, String> {
+/// Watches moves for `duration` (or until `stop`) with the tracepoint, or
+/// says why not.
+pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration, stop: &Stop) -> Result<Collected, String> {
     let (id, layout) = find_tracepoint(root)?;
     let mut samplers = migrate::open(id, cpus, RING_PAGES).map_err(|e| match e.raw_os_error() {
         Some(libc::EACCES) | Some(libc::EPERM) => format!(
@@ -55,7 +57,7 @@ pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration) -> Re
         _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
     })?;
     let mut members = Membership::new(root, scope);
-    let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid));
+    let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid), stop);
     let mut notes = Vec::new();
     if raw.lost_records > 0 {
         notes.push(format!(
@@ -169,8 +171,22 @@ fn all_task_cpus(root: &Root) -> Vec<(u32, String, Option<u32>)> {
     out
 }
 
-/// Polls `stat`'s `processor` every `interval`: a sampled view.
-pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration, reason: String) -> Collected {
+/// What a sampled view polls, how often and for how long.
+pub struct Polling {
+    pub duration: Duration,
+    pub interval: Duration,
+    /// Why the tracepoint was not used.
+    pub reason: String,
+}
+
+/// Polls `stat`'s `processor` every `interval` for `duration` (or until
+/// `stop`): a sampled view.
+pub fn sampled(root: &Root, scope: Scope, polling: Polling, stop: &Stop) -> Collected {
+    let Polling {
+        duration,
+        interval,
+        reason,
+    } = polling;
     let start = Instant::now();
     let mut counter = MoveCounter::new(MAX_TASKS, MAX_MOVES_PER_TASK);
     let mut polls = 0u64;
@@ -184,10 +200,9 @@ pub fn sampled(root: &Root, scope: Scope, duration: Duration, interval: Duration
             counter.observe(tid, &comm, cpu);
         }
         let elapsed = start.elapsed();
-        if elapsed >= duration {
+        if elapsed >= duration || stop.sleep(interval.min(duration - elapsed)) {
             break;
         }
-        std::thread::sleep(interval.min(duration - elapsed));
     }
     Collected {
         method: Method::Sampled {

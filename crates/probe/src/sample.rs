@@ -19,6 +19,8 @@ use perf_event::data::{MemOp, Record};
 use perf_event::events::Software;
 use perf_event::{Builder, SampleFlag, SampleSkid, Sampler};
 
+use numasleuth_model::stop::Stop;
+
 use crate::error::{classify, ProbeError};
 use crate::pmu::open::SpecEvent;
 use crate::pmu::EventSpec;
@@ -312,9 +314,10 @@ impl Sampled {
     }
 }
 
-/// Samples every thread of `spec.pid` for `spec.duration`, calling
-/// `hooks.on_sample` for each sample as it is drained.
-pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, ProbeError> {
+/// Samples every thread of `spec.pid` for `spec.duration`, or until `stop`
+/// is requested, calling `hooks.on_sample` for each sample as it is
+/// drained; what was sampled until then is returned either way.
+pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>, stop: &Stop) -> Result<SampleRaw, ProbeError> {
     let pid = spec.pid;
     let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut code = CodeReader {
@@ -345,7 +348,7 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>) -> Result<SampleRaw, Pro
     let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
     let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
     let mut process_exited = false;
-    while Instant::now() < deadline {
+    while Instant::now() < deadline && !stop.requested() {
         for thread in sampled.threads.iter_mut() {
             thread.drain(&mut code, hooks, spec.regs_mask);
         }
@@ -391,48 +394,5 @@ fn new_attached(tid: u32, sampler: Sampler) -> Attached {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Samples this test process while a thread spins: samples arrive, with
-    /// registers and readable code.
-    #[test]
-    fn samples_a_spinning_thread_with_registers_and_code() {
-        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let flag = stop.clone();
-        let spinner = std::thread::spawn(move || {
-            let mut x = 0u64;
-            while !flag.load(std::sync::atomic::Ordering::Relaxed) {
-                x = std::hint::black_box(x.wrapping_add(1));
-            }
-        });
-        let spec = SampleSpec {
-            pid: std::process::id(),
-            duration: Duration::from_millis(400),
-            event: SampleEvent::CpuClock { period_ns: 1_000_000 },
-            regs_mask: 0x1ff | (0xff << 16),
-            rescan_interval: Duration::from_millis(50),
-            ring_pages: 16,
-            paranoid: None,
-        };
-        let (mut with_regs, mut with_code) = (0u64, 0u64);
-        let mut count = |s: &RegSample<'_>| {
-            with_regs += u64::from(s.regs.len() == 17);
-            with_code += u64::from(s.code.is_some_and(|c| c.len() > s.code_back && s.code_back == 3));
-        };
-        let raw = sample(
-            &spec,
-            &mut Hooks {
-                function_start: &|ip| Some(ip.saturating_sub(3)),
-                on_sample: &mut count,
-            },
-        )
-        .unwrap();
-        stop.store(true, std::sync::atomic::Ordering::Relaxed);
-        spinner.join().unwrap();
-        let total: u64 = raw.threads.iter().map(|t| t.samples).sum();
-        assert!(total > 0, "{raw:?}");
-        assert_eq!(with_regs, total, "{raw:?}");
-        assert_eq!(with_code, total, "{raw:?}");
-    }
-}
+#[path = "sample_tests.rs"]
+mod tests;

@@ -27,6 +27,8 @@ use perf_event::data::Record;
 use perf_event::events::Breakpoint;
 use perf_event::{Builder, Counter, SampleFlag, Sampler};
 
+use numasleuth_model::stop::Stop;
+
 use crate::error::{classify, ProbeError};
 pub use numasleuth_model::perf::watch::{Access, IpHits, ThreadRaw, WatchRaw};
 
@@ -39,7 +41,8 @@ pub struct WatchSpec {
     pub address: u64,
     pub len_bytes: u64,
     pub access: Access,
-    pub duration: Duration,
+    /// How long to watch; `None`: until stopped.
+    pub duration: Option<Duration>,
     /// How often `/proc/PID/task` is listed for threads started meanwhile.
     pub rescan_interval: Duration,
     /// Data pages of each thread's sample ring buffer (a power of two).
@@ -242,8 +245,10 @@ impl Watched {
 }
 
 /// Watches `spec.address` in every thread of `spec.pid` for
-/// `spec.duration`, following threads that start meanwhile.
-pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
+/// `spec.duration` (or until `stop` is requested, or the process exits),
+/// following threads that start meanwhile; what was counted until then is
+/// returned either way.
+pub fn watch(spec: &WatchSpec, stop: &Stop) -> Result<WatchRaw, ProbeError> {
     let pid = spec.pid;
     let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut watched = Watched {
@@ -267,14 +272,21 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
         return Err(ProbeError::NoSuchProcess { pid });
     }
     let too_long = || ProbeError::DurationOutOfRange {
-        seconds: spec.duration.as_secs().max(spec.rescan_interval.as_secs()),
+        seconds: spec
+            .duration
+            .unwrap_or_default()
+            .as_secs()
+            .max(spec.rescan_interval.as_secs()),
     };
-    let deadline = start.checked_add(spec.duration).ok_or_else(too_long)?;
+    let deadline = match spec.duration {
+        Some(duration) => Some(start.checked_add(duration).ok_or_else(too_long)?),
+        None => None,
+    };
     let mut next_rescan = start.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
     let (mut rescans, mut process_exited) = (0u64, false);
     loop {
         let now = Instant::now();
-        if now >= deadline {
+        if deadline.is_some_and(|d| now >= d) || stop.requested() {
             break;
         }
         watched.threads.iter_mut().for_each(Attached::drain);
@@ -286,7 +298,8 @@ pub fn watch(spec: &WatchSpec) -> Result<WatchRaw, ProbeError> {
                 break;
             }
         }
-        std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
+        let left = deadline.map_or(POLL, |d| d.saturating_duration_since(Instant::now()));
+        std::thread::sleep(POLL.min(left));
     }
     Ok(watched.finish(spec, rescans, process_exited))
 }
@@ -304,82 +317,5 @@ fn new_attached(tid: u32, event: Event, attached_at: Duration) -> Attached {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(address: u64, duration_ms: u64) -> WatchSpec {
-        WatchSpec {
-            pid: std::process::id(),
-            address,
-            len_bytes: 8,
-            access: Access::Write,
-            duration: Duration::from_millis(duration_ms),
-            rescan_interval: Duration::from_millis(20),
-            ring_pages: 4,
-            paranoid: None,
-        }
-    }
-
-    /// Watches a variable of this very test process while a thread writes
-    /// it a known number of times.
-    #[test]
-    fn counts_every_write_of_a_thread_started_during_the_watch() {
-        static TARGET: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let address = &TARGET as *const _ as u64;
-        let writer = std::thread::spawn(|| {
-            std::thread::sleep(Duration::from_millis(150));
-            let before = perf_fds();
-            // Started after the watch's first listing: found by a rescan.
-            let inner = std::thread::spawn(move || {
-                // Write only once the rescan has opened this thread's event
-                // (a new perf fd in this process), so a loaded machine that
-                // rescans late cannot make the count come out short. The
-                // margin covers the open-then-enable step.
-                let deadline = std::time::Instant::now() + Duration::from_secs(3);
-                while perf_fds() <= before && std::time::Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
-                std::thread::sleep(Duration::from_millis(100));
-                for i in 0..1000 {
-                    TARGET.store(i, std::sync::atomic::Ordering::SeqCst);
-                }
-            });
-            inner.join().unwrap();
-        });
-        let raw = match watch(&spec(address, 4000)) {
-            Ok(raw) => raw,
-            Err(e) => panic!("{e}"),
-        };
-        writer.join().unwrap();
-        let total: u64 = raw.threads.iter().map(|t| t.hits).sum();
-        assert_eq!(total, 1000, "{raw:#?}");
-        let sampled: u64 = raw.threads.iter().flat_map(|t| &t.ip_hits).map(|h| h.samples).sum();
-        let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
-        assert_eq!(sampled + lost, 1000, "{raw:#?}");
-        assert!(sampled > 0, "no write was attributed to code: {raw:#?}");
-        assert!(raw.rescans > 0);
-    }
-
-    /// Perf event file descriptors this process holds.
-    fn perf_fds() -> usize {
-        std::fs::read_dir("/proc/self/fd")
-            .map(|dir| {
-                dir.flatten()
-                    .filter(|e| {
-                        std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy() == "anon_inode:[perf_event]")
-                    })
-                    .count()
-            })
-            .unwrap_or(0)
-    }
-
-    #[test]
-    fn a_missing_process_is_no_such_process() {
-        let mut s = spec(0x1000, 10);
-        s.pid = i32::MAX as u32;
-        assert_eq!(
-            watch(&s).unwrap_err(),
-            ProbeError::NoSuchProcess { pid: i32::MAX as u32 }
-        );
-    }
-}
+#[path = "watch_tests.rs"]
+mod tests;

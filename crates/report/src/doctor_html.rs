@@ -259,6 +259,10 @@ fn provenance_table(p: &Provenance) -> String {
         vec!["numasleuth".to_string(), p.numasleuth_version.clone()],
         vec!["source".to_string(), source],
     ];
+    let mut rows = rows;
+    if let Some(line) = p.run.as_ref().and_then(crate::provenance::run_line) {
+        rows.push(vec!["run".to_string(), line]);
+    }
     format!("<div class=\"muted\">{}</div>", table(&["report", ""], &rows))
 }
 

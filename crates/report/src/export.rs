@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::html::escape;
 use crate::layout::TextLayout;
-use crate::provenance::Provenance;
+use crate::provenance::{run_line, Provenance};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Format {
@@ -183,7 +183,7 @@ pub fn render<E: Exporter>(
         return Err(unsupported());
     }
     let out = match format {
-        Format::Text => Some(layout.wrap(&format!("{}\n{}", provenance.line(), report.text(layout)))),
+        Format::Text => Some(layout.wrap(&format!("{}{}", heading(provenance), report.text(layout)))),
         Format::Json => Some(report.json(provenance).map_err(|e| ExportError::Json(e.to_string()))?),
         Format::Csv => report.csv(),
         Format::Html => report.html(provenance),
@@ -194,6 +194,17 @@ pub fn render<E: Exporter>(
         },
     };
     out.ok_or_else(unsupported)
+}
+
+/// The provenance line, and under it how a run ended when it was cut
+/// short, each ending in a newline.
+pub fn heading(provenance: &Provenance) -> String {
+    let mut text = format!("{}\n", provenance.line());
+    if let Some(line) = provenance.run.as_ref().and_then(run_line) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text
 }
 
 #[derive(Serialize)]
@@ -224,7 +235,11 @@ const FOOTER_PX: u32 = 18;
 /// The chart with a `<desc>` naming its provenance (for screen readers and
 /// tools) and a footer line under it, made room for by growing the height.
 pub fn svg_with_provenance(svg: &str, provenance: &Provenance) -> String {
-    let line = escape(&provenance.line());
+    let mut line = provenance.line();
+    if let Some(run) = provenance.run.as_ref().and_then(run_line) {
+        line = format!("{line}; {run}");
+    }
+    let line = escape(&line);
     let Some(open_end) = svg
         .find("<svg")
         .and_then(|start| svg[start..].find('>').map(|e| start + e + 1))

@@ -12,6 +12,7 @@ fn provenance() -> Provenance {
         kernel_release: Some("6.1.0".into()),
         source: "live",
         snapshot: None,
+        run: None,
     }
 }
 

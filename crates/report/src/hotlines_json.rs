@@ -8,21 +8,13 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, Tally};
+use numasleuth_analyze::hotlines::{confirm_command, LineSymbolUse, Tally};
 use numasleuth_model::perf::sample::SampleRaw;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.hotlines/1";
 
-/// A ranked line with its names.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NamedLine {
-    pub line: HotLine,
-    pub symbols: Vec<String>,
-    pub region: String,
-    pub symbol_use: Vec<LineSymbolUse>,
-    pub false_sharing: bool,
-}
+pub use numasleuth_analyze::hotlines::NamedLine;
 
 #[derive(Debug, Serialize)]
 pub struct HotlinesJson {
@@ -85,20 +77,7 @@ fn line_json(n: &NamedLine) -> LineJson {
 /// What to run next: a watchpoint on the top contended line's symbol.
 fn next_step(pid: u32, lines: &[NamedLine]) -> Option<String> {
     let top = lines.iter().find(|l| l.line.contended)?;
-    let written = top
-        .symbol_use
-        .iter()
-        .filter(|u| u.writes > 0)
-        .max_by_key(|u| u.writes)
-        .map(|u| u.name.clone())
-        .or_else(|| top.symbols.first().cloned());
-    Some(match written {
-        Some(symbol) => format!("confirm with `numasleuth watch -p {pid} --symbol {symbol}`"),
-        None => format!(
-            "confirm with `numasleuth watch -p {pid} --addr {:#x}`",
-            top.line.address
-        ),
-    })
+    Some(format!("confirm with `{}`", confirm_command(pid, top)))
 }
 
 pub fn build(

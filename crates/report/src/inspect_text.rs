@@ -34,13 +34,16 @@ fn group_label(group: KindGroup) -> &'static str {
     }
 }
 
-fn pages(counts: &NodeCounts) -> String {
+/// Resident memory per node in bytes (`N0=2.9 MiB N1=12 KiB`, as `top`
+/// shows it): page counts of `page_bytes` each, which people should not
+/// have to multiply.
+fn resident(counts: &NodeCounts, page_bytes: u64) -> String {
     if counts.is_empty() {
         return "-".into();
     }
     counts
         .iter()
-        .map(|(n, c)| format!("N{n}={c}"))
+        .map(|(n, c)| format!("N{n}={}", bytes(c.saturating_mul(page_bytes))))
         .collect::<Vec<_>>()
         .join(" ")
 }
@@ -225,7 +228,7 @@ fn memory_table(model: &ProcessModel, layout: &TextLayout) -> String {
 const MAPPING_KINDS: &[Col] = &[Col::Wrap, Col::Wrap, Col::Path, Col::Name];
 
 fn mapping_header() -> Vec<String> {
-    ["range", "kind", "object", "section", "pages", "accuracy"]
+    ["range", "kind", "object", "section", "resident", "accuracy"]
         .map(String::from)
         .to_vec()
 }
@@ -236,7 +239,7 @@ fn mapping_line(m: &numasleuth_model::process::MappingUsage) -> Vec<String> {
         m.kind.as_str().to_string(),
         m.object.clone().unwrap_or_else(|| "-".into()),
         m.section.clone().unwrap_or_else(|| "-".into()),
-        pages(&m.pages_by_node),
+        resident(&m.pages_by_node, m.page_size_bytes),
         match m.accuracy {
             Accuracy::PerPage => "per page".into(),
             Accuracy::PerVma => "per mapping".into(),
@@ -252,9 +255,9 @@ fn mappings_table(model: &ProcessModel, layout: &TextLayout) -> String {
         .filter(|m| m.kind.group() == KindGroup::WritableStatic)
         .collect();
     let how = if model.per_page_static {
-        "pages per node, per page via move_pages"
+        "resident per node, counted page by page via move_pages"
     } else {
-        "pages per node, per mapping from numa_maps"
+        "resident per node, per mapping from numa_maps"
     };
     let mut out = String::new();
     if !static_rows.is_empty() {
@@ -310,4 +313,20 @@ fn indent(text: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resident;
+    use numasleuth_model::process::NodeCounts;
+
+    #[test]
+    fn resident_pages_are_shown_in_bytes_per_node() {
+        let counts: NodeCounts = [(0, 753), (1, 1)].into_iter().collect();
+        assert_eq!(resident(&counts, 4096), "N0=2.9 MiB N1=4 KiB");
+        // A huge-page mapping counts 2 MiB pages.
+        let huge: NodeCounts = [(1, 3)].into_iter().collect();
+        assert_eq!(resident(&huge, 2 << 20), "N1=6 MiB");
+        assert_eq!(resident(&NodeCounts::new(), 4096), "-");
+    }
 }

@@ -3,6 +3,7 @@
 //! reclaim.
 
 use numasleuth_analyze::memwatch::{Event, MachineRow, NodeSample, Row, Sample};
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::svg_chart::{line_chart, Series};
@@ -67,24 +68,108 @@ pub fn render_sample(rows: &[Row], machine: &MachineRow, events: &[Event], page_
     text
 }
 
+/// A snapshot's one instant (`memwatch --root`): each node's free pages
+/// and watermarks, and the machine's reclaim counters since boot. No
+/// rates: they need two samples, and a snapshot holds one moment.
+pub fn render_instant(sample: &Sample, page_bytes: Option<u64>) -> String {
+    let amount = |pages: u64| match page_bytes {
+        Some(page) => format!("{} ({pages} pages)", crate::format::bytes(pages.saturating_mul(page))),
+        None => format!("{pages} pages"),
+    };
+    let mut text = String::from(
+        "one instant, from a snapshot: no rates (they need two samples; watch the live system for them)\n",
+    );
+    if page_bytes.is_none() {
+        text.push_str("page size unknown: the snapshot does not record it, so counts stay in pages\n");
+    }
+    for n in &sample.nodes {
+        text.push_str(&format!(
+            "node {}: free {}; low {}, min {}, high {}\n",
+            n.node,
+            amount(n.free_pages),
+            amount(n.low_pages),
+            amount(n.min_pages),
+            amount(n.high_pages)
+        ));
+    }
+    let m = &sample.machine;
+    text.push_str(&format!(
+        "machine-wide since boot: kswapd scan {} steal {}, direct scan {} steal {}, allocation stalls {}{}\n",
+        m.pgscan_kswapd,
+        m.pgsteal_kswapd,
+        m.pgscan_direct,
+        m.pgsteal_direct,
+        m.allocstall,
+        m.oom_kill.map_or(String::new(), |n| format!(", OOM kills {n}"))
+    ));
+    text
+}
+
+/// The one JSON record of `memwatch --root`: the instant as read, in
+/// pages, and the page size when the snapshot records it.
+pub fn instant_json(sample: &Sample, page_bytes: Option<u64>) -> Value {
+    json!({"schema": SCHEMA, "type": "instant", "base_page_bytes": page_bytes,
+           "nodes": sample.nodes, "machine_since_boot": sample.machine,
+           "zone_reclaim_mode": sample.zone_reclaim_mode})
+}
+
+/// `memwatch --root`: one instant, as text or as one JSON line (the stream
+/// format of `--json`, with its provenance in that one record).
+pub struct InstantReport {
+    pub sample: Sample,
+    pub page_bytes: Option<u64>,
+}
+
+impl crate::export::Exporter for InstantReport {
+    fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
+        let mut line = first_record(&instant_json(&self.sample, self.page_bytes), provenance)?;
+        line.push('\n');
+        Ok(line)
+    }
+    fn text(&self, _colour: bool) -> String {
+        render_instant(&self.sample, self.page_bytes)
+    }
+}
+
 /// One JSON line per interval.
 pub fn sample_json(rows: &[Row], machine: &MachineRow, events: &[Event]) -> Value {
     json!({"schema": SCHEMA, "type": "sample", "t_s": machine.t_s,
            "nodes": rows, "machine": machine, "events": events})
 }
 
-/// The last JSON line: what sampling cost, per sample and as a share of
-/// the interval.
-pub fn summary_json(samples: usize, median_us: f64, max_us: f64, share_percent: f64) -> Value {
-    json!({"schema": SCHEMA, "type": "summary", "samples": samples,
-           "sampling_cost_us": {"median": median_us, "max": max_us},
-           "cost_share_of_interval_percent": share_percent})
+/// What taking one sample cost, over a run: median and worst, and the
+/// median as a share of the interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cost {
+    pub median_us: f64,
+    pub max_us: f64,
+    pub share_of_interval_percent: f64,
 }
 
-pub fn summary_text(median_us: f64, max_us: f64, share_percent: f64) -> String {
-    format!(
-        "sampling cost: median {median_us:.0} µs, max {max_us:.0} µs per sample ({share_percent:.3}% of the interval)\n"
-    )
+/// The last JSON line: what sampling cost (`None` when stopped before a
+/// second sample was taken) and how the run ended.
+pub fn summary_json(samples: usize, cost: Option<Cost>, run: &numasleuth_model::stop::RunSpan) -> Value {
+    json!({"schema": SCHEMA, "type": "summary", "samples": samples,
+           "sampling_cost_us": cost.map(|c| json!({"median": c.median_us, "max": c.max_us})),
+           "cost_share_of_interval_percent": cost.map(|c| c.share_of_interval_percent), "run": run})
+}
+
+/// The last text lines: how the run ended when it was cut short, and what
+/// sampling cost.
+pub fn summary_text(cost: Option<Cost>, run: &numasleuth_model::stop::RunSpan) -> String {
+    let mut text = String::new();
+    if let Some(line) = crate::provenance::run_line(run) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    match cost {
+        Some(c) => text.push_str(&format!(
+            "sampling cost: median {:.0} µs, max {:.0} µs per sample ({:.3}% of the interval)\n",
+            c.median_us, c.max_us, c.share_of_interval_percent
+        )),
+        None => text.push_str("stopped before a second sample: no rates\n"),
+    }
+    text
 }
 
 /// Free pages against the low and min watermarks per node, plus the

@@ -3,6 +3,7 @@
 //! that snapshot's own machine and time). Every doctor and topo report,
 //! text, JSON and HTML, carries it, so a pasted report can be traced.
 
+use numasleuth_model::stop::RunSpan;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -16,7 +17,7 @@ pub struct SnapshotOrigin {
     pub numasleuth_version: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Provenance {
     /// This numasleuth, `0.1.0` or `0.1.0 (git abc1234)`.
     pub numasleuth_version: String,
@@ -28,6 +29,10 @@ pub struct Provenance {
     /// `live` or `snapshot`.
     pub source: &'static str,
     pub snapshot: Option<SnapshotOrigin>,
+    /// How long a command that runs over time ran, and whether it was
+    /// stopped early (Ctrl-C): present for those commands only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunSpan>,
 }
 
 /// `2026-11-23 17:30:05 UTC` from seconds since the epoch (proleptic
@@ -81,6 +86,32 @@ impl Provenance {
     }
 }
 
+/// `1.5 s`, `30 s`, `2 min 5 s`: a length of time for the run line.
+fn seconds(s: f64) -> String {
+    if s >= 120.0 {
+        let whole = s.round() as u64;
+        return format!("{} min {} s", whole / 60, whole % 60);
+    }
+    let text = format!("{s:.1}");
+    format!("{} s", text.strip_suffix(".0").unwrap_or(&text))
+}
+
+/// "stopped after 1.5 s of 30 s", or `None` for a run that ran its course.
+pub fn run_line(span: &RunSpan) -> Option<String> {
+    if !span.stopped_early {
+        return None;
+    }
+    let mut line = format!("stopped after {}", seconds(span.ran_s));
+    if let Some(planned) = span.planned_s {
+        line.push_str(&format!(" of {}", seconds(planned)));
+    }
+    if let Some(steps) = &span.steps {
+        line.push_str(&format!(", {} of {} {} done", steps.done, steps.planned, steps.unit));
+    }
+    line.push_str(": the report shows what was gathered until then");
+    Some(line)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +137,7 @@ mod tests {
             kernel_release: Some("6.1.0".into()),
             source: "live",
             snapshot: None,
+            run: None,
         };
         assert_eq!(
             p.line(),
@@ -121,5 +153,32 @@ mod tests {
         assert!(p
             .line()
             .starts_with("reading snapshot s.tar.gz of db1 (Linux 6.1.0) taken 2000-02-29 00:00:00 UTC"));
+    }
+
+    #[test]
+    fn a_stopped_run_says_how_far_it_got() {
+        let span = |ran_s: f64, planned_s: Option<f64>, stopped_early: bool| RunSpan {
+            ran_s,
+            planned_s,
+            stopped_early,
+            steps: None,
+        };
+        assert_eq!(run_line(&span(30.0, Some(30.0), false)), None);
+        assert_eq!(
+            run_line(&span(1.52, Some(30.0), true)).unwrap(),
+            "stopped after 1.5 s of 30 s: the report shows what was gathered until then"
+        );
+        assert!(run_line(&span(125.0, None, true))
+            .unwrap()
+            .starts_with("stopped after 2 min 5 s:"));
+        let mut stepped = span(3.0, None, true);
+        stepped.steps = Some(numasleuth_model::stop::Steps {
+            done: 3,
+            planned: 8,
+            unit: "cells".into(),
+        });
+        assert!(run_line(&stepped)
+            .unwrap()
+            .starts_with("stopped after 3 s, 3 of 8 cells done:"));
     }
 }

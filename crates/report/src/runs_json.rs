@@ -60,6 +60,7 @@ pub fn build(report: &RunsReport<'_>) -> Value {
 fn run_json(row: &RunRow, analysis: &Analysis) -> Value {
     json!({
         "index": row.index,
+        "run": row.number(),
         "start_cpu": row.start_cpu,
         "start_node": row.start_node,
         "metric": finite(row.metric),

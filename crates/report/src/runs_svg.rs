@@ -133,7 +133,7 @@ fn strip(plot: &Plot, report: &RunsReport<'_>, r: usize, node: Option<u32>) -> S
             plot.sx(row.metric),
             y + jitter * plot.row_h * 0.6,
             colour(label),
-            row.index,
+            row.number(),
             escape(&metric(row.metric))
         ));
     }

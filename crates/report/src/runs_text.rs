@@ -154,7 +154,7 @@ fn run_table(report: &RunsReport<'_>, layout: &TextLayout) -> String {
             _ => "?".into(),
         };
         let mut cells = vec![
-            row.index.to_string(),
+            row.number().to_string(),
             row.start_cpu.to_string(),
             row.start_node.map_or("?".into(), |n| n.to_string()),
             metric(row.metric),

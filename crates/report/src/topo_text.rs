@@ -64,11 +64,7 @@ fn headline(topo: &Topology) -> String {
     if let Some(memory) = topo.memory_total_bytes {
         line.push_str(&format!(", {} memory", bytes(memory)));
     }
-    let cpu = match (&topo.cpu_model, &topo.cpu_vendor) {
-        (Some(model), _) => format!("{model}\n"),
-        (None, Some(vendor)) => format!("{vendor}\n"),
-        (None, None) => String::new(),
-    };
+    let cpu = topo.cpu_name().map_or(String::new(), |name| format!("{name}\n"));
     let source = match topo.numa {
         NumaSource::Sysfs => "",
         NumaSource::Implicit => " (no NUMA in this kernel: one implicit node)",

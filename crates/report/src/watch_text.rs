@@ -29,13 +29,13 @@ pub fn render(s: &WatchSummary, layout: &TextLayout) -> String {
         _ => format!("{:#x}", s.address),
     };
     let mut out = format!(
-        "watch {what}, {} byte(s), process {}, {:.1} s: {} {noun} ({}) from {} thread(s)\n",
+        "watch {what}, {} byte(s), process {}, {:.1} s: {} {noun} ({}) by {}\n",
         s.len_bytes,
         s.pid,
         s.duration_s,
         s.writes_total,
         per_sec(s.writes_per_sec),
-        s.threads.len()
+        writing_threads(s)
     );
     if !s.writers.is_empty() {
         writers_table(s, layout, &mut out);
@@ -46,6 +46,15 @@ pub fn render(s: &WatchSummary, layout: &TextLayout) -> String {
         out.push_str(&format!("note: {note}\n"));
     }
     out
+}
+
+/// `1 of 3 watched threads`: the threads that did write, not just those
+/// that were watched.
+fn writing_threads(s: &WatchSummary) -> String {
+    let wrote = s.threads.iter().filter(|t| t.writes > 0).count();
+    let watched = s.threads.len();
+    let plural = if watched == 1 { "" } else { "s" };
+    format!("{wrote} of {watched} watched thread{plural}")
 }
 
 /// Who writes, most samples first: function, source line, address.
@@ -111,5 +120,50 @@ fn threads_table(s: &WatchSummary, layout: &TextLayout, out: &mut String) {
     }
     for row in columns(&rows, &layout.indented(2)).lines() {
         out.push_str(&format!("  {row}\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use numasleuth_analyze::watch::{ThreadRate, WatchSummary};
+    use numasleuth_model::perf::watch::Access;
+
+    fn thread(tid: u32, writes: u64) -> ThreadRate {
+        ThreadRate {
+            tid,
+            writes,
+            writes_per_sec: writes as f64,
+            watched_s: 1.0,
+            attached_at_s: 0.0,
+            exited: false,
+        }
+    }
+
+    #[test]
+    fn the_header_counts_the_threads_that_wrote_of_those_watched() {
+        let summary = WatchSummary {
+            pid: 7,
+            address: 0x1000,
+            symbol: None,
+            object: None,
+            len_bytes: 8,
+            access: Access::Write,
+            duration_s: 1.0,
+            writes_total: 10,
+            writes_per_sec: 10.0,
+            threads: vec![thread(7, 0), thread(8, 10), thread(9, 0)],
+            writers: Vec::new(),
+            samples_total: 0,
+            lost_samples: 0,
+            threads_missed: 0,
+            process_exited: false,
+            notes: Vec::new(),
+        };
+        let text = super::render(&summary);
+        let header = text.lines().next().unwrap();
+        assert!(
+            header.ends_with("10 writes (10.0 /s) by 1 of 3 watched threads"),
+            "{header}"
+        );
     }
 }

@@ -15,10 +15,25 @@ pub enum SymbolError {
     Malformed { path: String, message: String },
     #[error("{path}: {message}")]
     Io { path: String, message: String },
-    #[error("symbol `{name}` not found in {searched}")]
-    SymbolNotFound { name: String, searched: String },
+    #[error("symbol `{name}` not found in {searched}{}", did_you_mean(suggestions))]
+    SymbolNotFound {
+        name: String,
+        searched: String,
+        /// Names close to `name`, closest first (see `suggest`).
+        suggestions: Vec<String>,
+    },
     #[error("section `{section}` not found in {searched}")]
     SectionNotFound { section: String, searched: String },
+}
+
+/// `; did you mean `nil_root` or `nil_roots`?`, or nothing.
+fn did_you_mean(suggestions: &[String]) -> String {
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("`{}`", escape(s))).collect();
+    match quoted.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+    }
 }
 
 impl SymbolError {

@@ -12,6 +12,7 @@
 //! which function and source line an instruction address belongs to
 //! (`watch`), is [`code`] with [`debuginfo`].
 
+pub mod captured;
 pub mod code;
 pub mod debuginfo;
 pub mod demangle;
@@ -21,6 +22,7 @@ pub mod limits;
 pub mod open;
 pub mod placement;
 pub mod process;
+pub mod suggest;
 pub mod symbols;
 
 pub use code::{locate_all, CodeLocation};

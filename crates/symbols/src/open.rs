@@ -27,6 +27,9 @@ pub struct ObjectSource {
     /// The path as the process or the user names it.
     pub shown: String,
     pub candidates: Vec<PathBuf>,
+    /// Under a snapshot of a captured process: the same path on this
+    /// machine, used only if its build-id (hex) is the one captured.
+    pub captured: Option<(PathBuf, String)>,
 }
 
 impl ObjectSource {
@@ -35,11 +38,19 @@ impl ObjectSource {
         ObjectSource {
             shown: path.to_string(),
             candidates: vec![PathBuf::from(path)],
+            captured: None,
         }
     }
 
-    /// The file behind one mapping of process `pid`.
-    pub fn mapping(root: &Root, pid: u32, mapping: &Mapping) -> Option<Self> {
+    /// The file behind one mapping of process `pid`; `captured` is what
+    /// `snapshot -p` recorded of its objects (path to build-id), for a
+    /// snapshot root.
+    pub fn mapping(
+        root: &Root,
+        pid: u32,
+        mapping: &Mapping,
+        captured: &std::collections::HashMap<String, String>,
+    ) -> Option<Self> {
         let Backing::File { path, deleted } = &mapping.backing else {
             return None;
         };
@@ -58,6 +69,10 @@ impl ObjectSource {
                 candidates.push(root.base().join(resolved));
             }
         }
+        let captured = (!root.is_live())
+            .then(|| captured.get(path))
+            .flatten()
+            .map(|id| (PathBuf::from(path), id.clone()));
         Some(ObjectSource {
             shown: if *deleted {
                 format!("{path} (deleted)")
@@ -65,6 +80,7 @@ impl ObjectSource {
                 path.clone()
             },
             candidates,
+            captured,
         })
     }
 
@@ -82,9 +98,48 @@ impl ObjectSource {
                 }
             }
         }
+        if let Some((path, id)) = &self.captured {
+            match self.open_captured(path, id) {
+                Ok(file) => return Ok(file),
+                Err(error) => worst = Some(error),
+            }
+        }
         Err(worst.unwrap_or_else(|| SymbolError::NotFound {
             path: numasleuth_kernel::error::escape(&self.shown),
         }))
+    }
+
+    /// This machine's file at a captured object's path, if it is the very
+    /// build that was captured.
+    fn open_captured(&self, path: &std::path::Path, id: &str) -> Result<File, SymbolError> {
+        if id == crate::captured::NOT_ELF {
+            return Err(SymbolError::NotElf {
+                path: numasleuth_kernel::error::escape(&self.shown),
+            });
+        }
+        let cache = ReadCache::new(limits::open_elf(path, &self.shown)?);
+        let here = object::File::parse(&cache)
+            .ok()
+            .and_then(|o| object::Object::build_id(&o).ok().flatten().map(crate::captured::hex));
+        if here.as_deref() != Some(id) {
+            return Err(SymbolError::Io {
+                path: numasleuth_kernel::error::escape(&self.shown),
+                message: format!(
+                    "this machine's file is not the one captured (build-id {id}, here {})",
+                    here.as_deref().unwrap_or("none")
+                ),
+            });
+        }
+        let mut file = cache.into_inner();
+        std::io::Seek::rewind(&mut file).map_err(|e| SymbolError::io(&self.shown, &e))?;
+        Ok(file)
+    }
+
+    /// The object's GNU build-id, when it has one and can be read.
+    pub fn build_id(&self) -> Option<Vec<u8>> {
+        let cache = ReadCache::new(self.open().ok()?);
+        let object = object::File::parse(&cache).ok()?;
+        object::Object::build_id(&object).ok()?.map(<[u8]>::to_vec)
     }
 
     /// Section and program headers, reading only those parts of the file.

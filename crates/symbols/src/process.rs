@@ -30,6 +30,9 @@ pub struct ProcessObjects {
     pub main: Option<usize>,
     /// Mapped files that could not be used, and why.
     pub unreadable: Vec<SymbolError>,
+    /// Mapped files that are not ELF objects (locale archives, data),
+    /// which `snapshot -p` notes so a replay skips them the same way.
+    pub not_elf: Vec<String>,
     /// Every object's loaded sections, sorted by start address.
     spans: Vec<SectionSpan>,
     /// Each object's address range (mappings and sections), sorted.
@@ -127,9 +130,17 @@ impl ProcessObjects {
             }
         }
         if found.is_empty() {
+            let tables: Vec<_> = candidates
+                .iter()
+                .filter_map(|placed| placed.source.image_and_symbols().ok())
+                .collect();
+            let names = tables
+                .iter()
+                .flat_map(|(_, table)| table.symbols.iter().map(|s| s.name.as_str()));
             return Err(SymbolError::SymbolNotFound {
                 name: name.to_string(),
                 searched: self.searched(&candidates, object),
+                suggestions: crate::suggest::closest(name, names),
             });
         }
         Ok(found)
@@ -185,6 +196,9 @@ fn read_exe(root: &Root, pid: u32) -> Option<String> {
 /// file form one object, placed by its offset-0 mapping.
 pub struct ObjectPlacer<'r> {
     root: &'r Root,
+    /// Under a snapshot: the objects `snapshot -p` captured, path to
+    /// build-id (see `captured`).
+    captured: HashMap<String, String>,
     /// Parsed headers by (device, inode), so a file mapped many times is
     /// read once; errors are remembered too.
     images: HashMap<(u32, u32, u64), Result<Arc<ElfImage>, SymbolError>>,
@@ -194,8 +208,16 @@ pub struct ObjectPlacer<'r> {
 
 impl<'r> ObjectPlacer<'r> {
     pub fn new(root: &'r Root, pid: u32) -> Self {
+        // A list that cannot be read leaves the objects unread, which the
+        // report says per object.
+        let captured = if root.is_live() {
+            HashMap::new()
+        } else {
+            crate::captured::load(root, pid).unwrap_or_default()
+        };
         ObjectPlacer {
             root,
+            captured,
             images: HashMap::new(),
             current: None,
             placed: ProcessObjects {
@@ -234,7 +256,7 @@ impl<'r> ObjectPlacer<'r> {
         {
             return;
         }
-        let Some(source) = ObjectSource::mapping(self.root, self.placed.pid, mapping) else {
+        let Some(source) = ObjectSource::mapping(self.root, self.placed.pid, mapping, &self.captured) else {
             return;
         };
         let key = (mapping.dev_major, mapping.dev_minor, mapping.inode);
@@ -245,7 +267,12 @@ impl<'r> ObjectPlacer<'r> {
             .clone();
         let image = match image {
             Ok(image) => image,
-            Err(SymbolError::NotElf { .. }) => return,
+            Err(SymbolError::NotElf { .. }) => {
+                if !self.placed.not_elf.contains(path) && self.placed.not_elf.len() < crate::captured::MAX_OBJECTS {
+                    self.placed.not_elf.push(path.clone());
+                }
+                return;
+            }
             Err(error) => {
                 if !self.placed.unreadable.contains(&error) {
                     self.placed.unreadable.push(error);

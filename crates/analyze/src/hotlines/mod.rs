@@ -13,10 +13,12 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
+mod findings;
 mod rank;
 #[cfg(test)]
 mod tests;
 
+pub use findings::{confirm_command, findings, NamedLine, MIN_SAMPLES, MIN_SHARE};
 pub use rank::{false_sharing, rank, HotLine, LineSymbolUse};
 
 pub const LINE_BYTES: u64 = 64;

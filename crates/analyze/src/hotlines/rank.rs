@@ -95,19 +95,32 @@ pub fn rank(tally: &Tally, top: usize) -> Vec<HotLine> {
 
 /// How each symbol on the line (name, offset range in the line) was used,
 /// and whether that is false sharing: two or more different symbols used,
-/// at least one written, by two or more threads in all.
+/// at least one written, by two or more threads in all; or one symbol (an
+/// array of per-thread counters) whose threads each touch bytes no other
+/// thread touches, at least one writing. Offsets are where accesses start,
+/// so two threads touching overlapping bytes from different starts would
+/// count as apart; sampled programs index arrays by element, where they
+/// do not.
 pub fn false_sharing(tally: &LineTally, symbols: &[(String, std::ops::Range<u64>)]) -> (Vec<LineSymbolUse>, bool) {
     let mut uses: Vec<LineSymbolUse> = Vec::new();
+    let mut elements_apart = false;
     for (name, range) in symbols {
         let mut counts = Counts::default();
         let mut threads = BTreeSet::new();
+        let mut owner_of_offset: BTreeMap<u8, Option<u32>> = BTreeMap::new();
         for ((tid, offset), c) in &tally.offsets {
             if range.contains(&u64::from(*offset)) {
                 counts.reads += c.reads;
                 counts.writes += c.writes;
                 threads.insert(*tid);
+                let owner = owner_of_offset.entry(*offset).or_insert(Some(*tid));
+                if *owner != Some(*tid) {
+                    *owner = None;
+                }
             }
         }
+        let apart = owner_of_offset.values().all(Option::is_some);
+        elements_apart |= threads.len() >= 2 && apart && counts.writes > 0;
         if !threads.is_empty() {
             uses.push(LineSymbolUse {
                 name: name.clone(),
@@ -118,6 +131,6 @@ pub fn false_sharing(tally: &LineTally, symbols: &[(String, std::ops::Range<u64>
         }
     }
     let all_threads: BTreeSet<u32> = uses.iter().flat_map(|u| u.threads.iter().copied()).collect();
-    let is_false = uses.len() >= 2 && uses.iter().any(|u| u.writes > 0) && all_threads.len() >= 2;
+    let is_false = elements_apart || (uses.len() >= 2 && uses.iter().any(|u| u.writes > 0) && all_threads.len() >= 2);
     (uses, is_false)
 }

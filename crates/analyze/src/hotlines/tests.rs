@@ -75,6 +75,26 @@ fn false_sharing_names_the_symbols() {
 }
 
 #[test]
+fn threads_writing_their_own_elements_of_one_array_are_false_sharing() {
+    let mut t = Tally::default();
+    for _ in 0..3 {
+        t.sample_with(&[touch(1, 0, 0x2000, Access::ReadModifyWrite)]);
+        t.sample_with(&[touch(2, 0, 0x2008, Access::ReadModifyWrite)]);
+    }
+    let line = &t.lines[&0x2000];
+    let counters = vec![("counters".to_string(), 0..64)];
+    let (uses, shared) = false_sharing(line, &counters);
+    assert!(shared, "{uses:?}");
+    assert_eq!(uses[0].threads, vec![1, 2]);
+    // One counter both threads increment is true sharing, not false.
+    let mut t = Tally::default();
+    t.sample_with(&[touch(1, 0, 0x2000, Access::ReadModifyWrite)]);
+    t.sample_with(&[touch(2, 0, 0x2000, Access::ReadModifyWrite)]);
+    let (_, shared) = false_sharing(&t.lines[&0x2000], &counters);
+    assert!(!shared);
+}
+
+#[test]
 fn caps_bound_memory() {
     let mut t = Tally::default();
     for tid in 0..(MAX_THREADS_PER_LINE as u32 + 10) {

@@ -23,6 +23,8 @@ pub const SCHEMA: &str = "numasleuth.runs/1";
 /// One run as the report shows it: what was observed, in units.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RunRow {
+    /// Position among the runs, from 0: the index into the analysis'
+    /// labels. People see [`RunRow::number`].
     pub index: usize,
     pub start_cpu: u32,
     pub start_node: Option<u32>,
@@ -41,6 +43,14 @@ pub struct RunRow {
     /// still running).
     pub placement_sampled: bool,
     pub notes: Vec<String>,
+}
+
+impl RunRow {
+    /// The run's number as people see it, from 1: the progress line
+    /// ("run 2/6"), the table, the chart and every message use it.
+    pub fn number(&self) -> usize {
+        self.index + 1
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

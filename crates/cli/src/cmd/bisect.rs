@@ -199,7 +199,7 @@ fn apply(
     let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
     let session = PageSession::begin(root, journal, &path, &key)
         .with_context(|| format!("cannot start moving the pages of process {pid}"))?;
-    super::bisect_live::catch_interrupts();
+    let interrupt = super::stop_signal::stop_on_signals_until_undone();
     let mut live = Live {
         root,
         session,
@@ -209,6 +209,7 @@ fn apply(
         settle: args.settle,
         rounds: args.rounds,
         sets_moved: 0,
+        interrupt,
     };
     let outcome = bisect::bisect(&mut live, found.addresses.len(), args.min_change);
     let journal_shown = live.session.journal_path().display().to_string();

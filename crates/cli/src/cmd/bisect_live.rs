@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use numasleuth_analyze::bisect::{Candidates, Experiment, Readings, Verdict};
@@ -17,34 +17,12 @@ use numasleuth_measure::shell_metric::run_shell;
 use numasleuth_report::bisect_json::CulpritJson;
 use numasleuth_symbols::ProcessObjects;
 
-/// Set by SIGINT, SIGTERM and SIGHUP: the search stops at the next check
-/// and every page goes back before numasleuth exits.
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// How often a settle wait checks for an interrupt.
 const SETTLE_CHECK: Duration = Duration::from_millis(50);
 /// Culprit pages listed one by one (a `together` verdict may hold many).
 const CULPRITS_LISTED: usize = 64;
 /// Symbols named per page; the count says how many more.
 const SYMBOLS_LISTED: usize = 32;
-
-extern "C" fn on_signal(_: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::Relaxed);
-}
-
-/// Routes Ctrl-C (and SIGTERM, SIGHUP) to [`INTERRUPTED`] instead of
-/// killing numasleuth with pages away from home.
-pub fn catch_interrupts() {
-    for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: the action is zeroed and then filled with a handler that
-        // only stores to an atomic, which is async-signal-safe.
-        unsafe {
-            let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-            libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(signal, &action, std::ptr::null_mut());
-        }
-    }
-}
 
 /// Why the search stopped.
 #[derive(Debug)]
@@ -123,20 +101,26 @@ pub struct Live<'a> {
     /// Sets of pages sent away so far (each is brought back before the
     /// next): the interrupted step too, which has no reading.
     pub sets_moved: u64,
+    /// From `stop_on_signals_until_undone`.
+    pub interrupt: numasleuth_model::stop::Stop,
 }
 
-fn check_interrupt() -> Result<(), Stop> {
-    if INTERRUPTED.load(Ordering::Relaxed) {
-        return Err(Stop::Interrupted);
+impl Live<'_> {
+    /// Ctrl-C, SIGTERM or SIGHUP (the shared stop token, set so that no
+    /// signal exits before every page is back) ends the search here.
+    fn check_interrupt(&self) -> Result<(), Stop> {
+        if self.interrupt.requested() {
+            return Err(Stop::Interrupted);
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 impl Experiment for Live<'_> {
     type Error = Stop;
 
     fn move_away(&mut self, pages: Range<usize>) -> Result<u64, Stop> {
-        check_interrupt()?;
+        self.check_interrupt()?;
         self.sets_moved += 1;
         let moved = self
             .session
@@ -156,13 +140,14 @@ impl Experiment for Live<'_> {
     fn measure(&mut self) -> Result<Readings, Stop> {
         let start = Instant::now();
         while start.elapsed() < self.settle {
-            check_interrupt()?;
+            self.check_interrupt()?;
             std::thread::sleep(SETTLE_CHECK.min(self.settle.saturating_sub(start.elapsed())));
         }
         let mut values = Vec::with_capacity(self.rounds as usize);
+        let cancel = self.interrupt.flag();
         for _ in 0..self.rounds {
-            check_interrupt()?;
-            values.push(read_metric(self.metric_cmd, self.metric_timeout, &INTERRUPTED)?);
+            self.check_interrupt()?;
+            values.push(read_metric(self.metric_cmd, self.metric_timeout, &cancel)?);
         }
         Readings::new(values)
             .ok_or_else(|| Stop::Metric("the metric command printed a number that is not finite".into()))

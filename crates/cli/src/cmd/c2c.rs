@@ -13,6 +13,7 @@ use numasleuth_analyze::stats::rows_spread_warning;
 use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::c2c_json::{C2cDocument, SCHEMA};
 use numasleuth_report::measure_export::C2cReport;
 
@@ -48,6 +49,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         raw_timing,
         overhead,
         short_samples,
+        span,
     } = measured;
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
@@ -82,7 +84,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         raw_latency_ns: args.raw.then_some(raw),
         raw_timing: args.raw.then_some(raw_timing),
     };
-    super::output::emit(root, &outputs, &C2cReport(&doc))?;
+    super::output::emit_run(root, &outputs, &C2cReport(&doc), span)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -95,6 +97,8 @@ struct Measured {
     raw_timing: Grid<TimedSamples>,
     overhead: Option<f64>,
     short_samples: usize,
+    /// How far it got: Ctrl-C ends it after the pair under way.
+    span: Option<RunSpan>,
 }
 
 /// Measures every pair once (the matrix is symmetric), deriving each
@@ -112,10 +116,14 @@ fn measure_all(
         raw_timing: vec![vec![None; n]; n],
         overhead: None,
         short_samples: 0,
+        span: None,
     };
     let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    for a in 0..n {
+    'pairs: for a in 0..n {
         for b in a + 1..n {
+            if progress.stopped() {
+                break 'pairs;
+            }
             progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
             let config = PairConfig {
                 method,
@@ -138,6 +146,7 @@ fn measure_all(
         }
     }
     progress.finish();
+    m.span = Some(progress.span("CPU pairs"));
     Ok(m)
 }
 
@@ -162,10 +171,33 @@ fn cpus(machine: &Machine, args: &C2cArgs) -> anyhow::Result<(Vec<u32>, &'static
     };
     let (cpus, sampling) = sample_cpus(&machine.topo, chosen, mode);
     if cpus.len() < 2 {
-        bail!(
-            "c2c needs at least two CPUs, and the selection leaves {}",
-            numasleuth_kernel::IdList::new(cpus.clone())
-        );
+        bail!("c2c needs at least two CPUs, and {}", leaves(&cpus));
     }
     Ok((cpus, sampling))
+}
+
+/// What a selection of fewer than two CPUs leaves, in words: the count
+/// first, so `-C 0` does not read as "leaves 0".
+fn leaves(cpus: &[u32]) -> String {
+    match cpus {
+        [] => "the selection leaves none".to_string(),
+        [cpu] => format!("the selection leaves 1 (CPU {cpu})"),
+        more => format!(
+            "the selection leaves {} (CPUs {})",
+            more.len(),
+            numasleuth_kernel::IdList::new(more.to_vec())
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::leaves;
+
+    #[test]
+    fn one_cpu_left_reads_as_one_not_as_its_number() {
+        assert_eq!(leaves(&[0]), "the selection leaves 1 (CPU 0)");
+        assert_eq!(leaves(&[]), "the selection leaves none");
+        assert_eq!(leaves(&[3, 5]), "the selection leaves 2 (CPUs 3,5)");
+    }
 }

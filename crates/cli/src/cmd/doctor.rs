@@ -17,12 +17,6 @@ use crate::cli::{DoctorArgs, FailOn};
 
 /// `doctor --pid`: the placement findings of `inspect` for that process.
 pub const PROCESS_CHECK: &str = "process-placement";
-/// `doctor --pid`: `thread-hopping-nodes` and `numa-balancing-migrating`
-/// from a short `migrations` observation.
-pub const MIGRATIONS_CHECK: &str = "process-migrations";
-/// Long enough to see a thread hop several times a second, short enough
-/// not to slow the diagnosis much.
-const MIGRATIONS_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let plan = args.output.plan::<DoctorReport>(Aliases {
@@ -38,7 +32,11 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         // A PID the user named that is not there is a mistake to report,
         // not a check to skip.
         if let Err(e @ ProcessError::NoSuchProcess { .. }) = read_process_stat(root, pid) {
-            anyhow::bail!("doctor --pid {pid}: {e}");
+            if root.is_live() {
+                anyhow::bail!("doctor --pid {pid}: {e}");
+            }
+            // Says which processes the snapshot holds.
+            super::process_stat(root, pid)?;
         }
     }
     let mut diagnosis = diagnose(&topo, &host);
@@ -52,7 +50,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Err(e) if unreadable(&e) => diagnosis.skipped_unreadable(PROCESS_CHECK, format!("process {pid}: {e:#}")),
             Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
         }
-        migrations_check(root, &topo, pid, &mut diagnosis);
+        super::doctor_probes::run(root, &topo, pid, args.quick, &mut diagnosis);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
     diagnosis.rank();
@@ -99,7 +97,7 @@ fn unreadable(error: &anyhow::Error) -> bool {
 }
 
 fn headline(topo: &Topology) -> String {
-    let cpu = topo.cpu_model.as_deref().unwrap_or("unknown CPU");
+    let cpu = topo.cpu_name().unwrap_or("unknown CPU");
     let mut line = format!(
         "{} node(s), {} CPUs ({} online), {cpu}",
         topo.nodes.len(),
@@ -112,30 +110,4 @@ fn headline(topo: &Topology) -> String {
         );
     }
     line
-}
-
-fn migrations_check(root: &Root, topo: &Topology, pid: u32, diagnosis: &mut numasleuth_analyze::findings::Diagnosis) {
-    if !root.is_live() {
-        diagnosis.skipped(
-            MIGRATIONS_CHECK,
-            "thread moves are watched live; --root names a snapshot",
-        );
-        return;
-    }
-    // A process that is gone or cannot be read has no moves to judge.
-    match numasleuth_kernel::procfs::process::read_process_stat(root, pid) {
-        Ok(stat) if stat.is_kernel_thread() => {
-            diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid} is a kernel thread"));
-            return;
-        }
-        Ok(_) => {}
-        Err(e) => {
-            diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid}: {e:#}"));
-            return;
-        }
-    }
-    match super::migrations::doctor_findings(root, topo, pid, MIGRATIONS_WINDOW) {
-        Ok(found) => diagnosis.ran(MIGRATIONS_CHECK, found),
-        Err(e) => diagnosis.skipped(MIGRATIONS_CHECK, format!("process {pid}: {e:#}")),
-    }
 }

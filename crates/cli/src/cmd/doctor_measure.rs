@@ -58,8 +58,13 @@ fn mem_check(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<Me
         pages: PagesArg::Thp,
     };
     match super::mem::matrices(root, &options) {
-        Ok(doc) => {
-            if doc.placement_verified {
+        Ok((doc, span)) => {
+            if span.stopped_early {
+                diagnosis.skipped(
+                    CHECK,
+                    "stopped (Ctrl-C) before every node pair was measured; no verdict",
+                );
+            } else if doc.placement_verified {
                 diagnosis.ran(CHECK, doc.interconnect.findings.clone());
             } else {
                 // A matrix of unverified placement says nothing about links.

@@ -8,16 +8,20 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use numasleuth_analyze::hotlines::NamedLine;
 use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LINE_BYTES};
 use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
-use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleRaw, SampleSpec};
+use numasleuth_model::perf::sample::SampleRaw;
+use numasleuth_model::stop::{RunSpan, Stop};
+use numasleuth_model::Topology;
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleSpec};
 use numasleuth_probe::ProbeError;
-use numasleuth_report::hotlines_json::{self, NamedLine};
+use numasleuth_report::hotlines_json;
 use numasleuth_report::hotlines_text;
 
 use super::hot_args::{HotMethod, HotlinesArgs};
@@ -118,10 +122,7 @@ impl Collector {
 
 /// The event to sample on, its `method` name, and what to say about it.
 /// `pmus`: the PMU list, read once per run, or why it could not be read.
-fn choose_event(
-    pmus: Result<&PmuReadings, &String>,
-    args: &HotlinesArgs,
-) -> anyhow::Result<(SampleEvent, String, String)> {
+fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(SampleEvent, String, String)> {
     let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
     let ip_decode = |why: String| {
         if !numasleuth_decode::SUPPORTED {
@@ -159,37 +160,90 @@ fn choose_event(
     }
 }
 
+/// How to sample: `hotlines`' flags, or `doctor -p`'s short probe.
+pub struct Sampling {
+    pub duration: Duration,
+    pub top: usize,
+    pub frequency: u64,
+    pub method: HotMethod,
+}
+
+/// What one sampling of a process found: its lines ranked and named, the
+/// raw counts, and what the reader must know.
+pub struct Sampled {
+    pub method: String,
+    pub precise: Vec<String>,
+    pub raw: SampleRaw,
+    pub tally: Tally,
+    pub lines: Vec<NamedLine>,
+    pub notes: Vec<String>,
+}
+
 pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
+    let how = Sampling {
+        duration: args.duration,
+        top: args.top,
+        frequency: args.frequency,
+        method: args.method,
+    };
+    let pid = args.pid();
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
+    let topo = super::topology(root)?;
+    let sampled = sample_process(root, (pid, &topo), &how, &stop, true)?;
+    let doc = hotlines_json::build(
+        pid,
+        &sampled.method,
+        &sampled.raw,
+        &sampled.tally,
+        &sampled.lines,
+        &sampled.precise,
+        &sampled.notes,
+    );
+    let report = TextJson::new(&doc, |_| hotlines_text::render(&doc));
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
+    super::output::emit_run(root, &outputs, &report, Some(span))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Samples every thread of `pid` as `how` says (until `stop`), and ranks
+/// and names the lines; `progress` prints the "sampling…" line.
+pub fn sample_process(
+    root: &Root,
+    (pid, topo): (u32, &Topology),
+    how: &Sampling,
+    stop: &Stop,
+    progress: bool,
+) -> anyhow::Result<Sampled> {
     if !root.is_live() {
         bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
     }
-    let pid = args.pid();
     if read_process_stat(root, pid)?.is_kernel_thread() {
         bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
     }
-    let topo = super::topology(root)?;
     let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
     let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
-    let (event, method, method_note) = choose_event(pmus.as_ref(), args)?;
+    let (event, method, method_note) = choose_event(pmus.as_ref(), how)?;
     let namer = Namer::load(root, pid);
-    let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = SampleSpec {
         pid,
-        duration: args.duration,
+        duration: how.duration,
         event,
         regs_mask: regs::X86_64_SAMPLE_MASK,
         rescan_interval: RESCAN,
         ring_pages: RING_PAGES,
-        paranoid,
+        paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
     };
-    eprintln!(
-        "numasleuth: sampling every thread of process {pid} ({method}) for {:.1} s…",
-        args.duration.as_secs_f64()
-    );
+    if progress {
+        eprintln!(
+            "numasleuth: sampling every thread of process {pid} ({method}) {}…",
+            super::stop_signal::how_long(Some(how.duration))
+        );
+    }
     let mut collector = Collector {
         tally: Tally::default(),
-        node_of: super::migrations::node_of(&topo),
+        node_of: super::migrations::node_of(topo),
         stack_pointers: BTreeMap::new(),
         skid_attributed: 0,
         precise_samples: 0,
@@ -200,8 +254,25 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
             function_start: &|ip| namer.function_start(ip),
             on_sample: &mut |s| collector.add(s),
         },
+        stop,
     )
-    .map_err(|e| match e {
+    .map_err(|e| sampling_error(e, &method))?;
+    let mut notes = vec![method_note];
+    notes.extend(sampling_notes(pid, &raw, &collector, &namer));
+    let lines = name_lines(&collector, &namer, how.top);
+    Ok(Sampled {
+        method,
+        precise,
+        raw,
+        tally: collector.tally,
+        lines,
+        notes,
+    })
+}
+
+/// perf's refusals in `hotlines`' words.
+fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
+    match e {
         ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
         // The errno texts are the watchpoint's; say what was refused here.
         ProbeError::Unsupported { why } => {
@@ -211,14 +282,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
             anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
         }
         other => anyhow::Error::from(other),
-    })?;
-    let mut notes = vec![method_note];
-    notes.extend(sampling_notes(pid, &raw, &collector, &namer));
-    let lines = name_lines(&collector, &namer, args.top);
-    let doc = hotlines_json::build(pid, &method, &raw, &collector.tally, &lines, &precise, &notes);
-    let report = TextJson::new(&doc, |_| hotlines_text::render(&doc));
-    super::output::emit(root, &outputs, &report)?;
-    Ok(ExitCode::SUCCESS)
+    }
 }
 
 /// What the reader must know about how complete the sampling was.

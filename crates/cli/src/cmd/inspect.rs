@@ -8,10 +8,10 @@
 use std::process::ExitCode;
 
 use anyhow::Context;
-use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, read_threads, ProcessError};
 use numasleuth_kernel::Root;
+use numasleuth_kernel::{pages, pages_capture};
 use numasleuth_model::process::{ProcessBuilder, ProcessModel};
 use numasleuth_model::Topology;
 use numasleuth_report::{inspect_json, inspect_text};
@@ -37,9 +37,23 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
 
 /// The placement model of one process; `doctor --pid` judges it too.
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
-    let stat = read_process_stat(root, pid)?;
+    model_and_objects(root, pid, all_mappings, topology).map(|(model, _)| model)
+}
+
+/// [`model`], and the ELF objects placed on the way (`snapshot -p` keeps
+/// their build-ids).
+pub fn model_and_objects(
+    root: &Root,
+    pid: u32,
+    all_mappings: bool,
+    topology: &Topology,
+) -> anyhow::Result<(ProcessModel, numasleuth_symbols::ProcessObjects)> {
+    let stat = super::process_stat(root, pid)?;
     let threads = read_threads(root, pid)?;
-    let base_page_bytes = pages::base_page_bytes(root);
+    // Counts from numa_maps carry their own page size; the base page is
+    // only the unit of the per-page query, which runs on the live system,
+    // where it is always known.
+    let base_page_bytes = pages::base_page_bytes(root).unwrap_or(4096);
     let limit = if all_mappings { usize::MAX } else { LISTED_MAPPINGS };
     let mut builder = ProcessBuilder::new(base_page_bytes, limit);
     // One pass: each mapping places its object (if it starts one) and is
@@ -80,7 +94,37 @@ pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> 
         notes.push(format!("sections unknown: {problem}"));
     }
     let program = objects.main_object().map(|o| o.path.clone());
-    Ok(builder.finish(&stat, program, &threads, topology, notes))
+    Ok((builder.finish(&stat, program, &threads, topology, notes), objects))
+}
+
+/// Under a snapshot: the per-page answers `snapshot -p` kept, else the
+/// split stays per mapping and says why.
+fn replay_static_pages(
+    root: &Root,
+    (pid, page_bytes): (u32, u64),
+    ranges: Vec<std::ops::Range<u64>>,
+    builder: &mut ProcessBuilder,
+    notes: &mut Vec<String>,
+) {
+    let mut missing = false;
+    for range in ranges {
+        let pages = ((range.end - range.start) / page_bytes.max(1)) as usize;
+        match pages_capture::replay(root, pid, range.start, pages) {
+            Ok(Some(states)) => builder.set_page_nodes(range.start, states),
+            Ok(None) => missing = true,
+            Err(e) => {
+                notes.push(format!("per-page answers not used: {e}"));
+                missing = true;
+            }
+        }
+    }
+    if missing {
+        notes.push(
+            "static sections are split per mapping: a per-page query (move_pages) needs the live system, or a \
+             snapshot taken with `snapshot -p`"
+                .into(),
+        );
+    }
 }
 
 /// Asks move_pages where each page of the writable static sections is.
@@ -91,7 +135,7 @@ fn query_static_pages(root: &Root, pid: u32, page_bytes: u64, builder: &mut Proc
         return;
     }
     if !root.is_live() {
-        notes.push("static sections are split per mapping: a per-page query (move_pages) needs the live system".into());
+        replay_static_pages(root, (pid, page_bytes), ranges, builder, notes);
         return;
     }
     let mut pagemap_refused = None;
@@ -114,11 +158,13 @@ fn query_static_pages(root: &Root, pid: u32, page_bytes: u64, builder: &mut Proc
                 None
             }
         };
-        let states = statuses
+        let states: Vec<_> = statuses
             .into_iter()
             .enumerate()
             .map(|(i, s)| pages::residency(s, entries.as_ref().map(|e| e[i]), true))
             .collect();
+        // `snapshot -p`: the answers are kept, so a replay splits the same.
+        pages_capture::record(root, pid, range.start, &states);
         builder.set_page_nodes(range.start, states);
     }
     if let Some(e) = pagemap_refused {

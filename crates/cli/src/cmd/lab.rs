@@ -13,6 +13,7 @@ use anyhow::bail;
 use numasleuth_analyze::lab::Raw;
 use numasleuth_kernel::Root;
 use numasleuth_measure::lab::{Budget, RunSample};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::lab_charts::LabReport;
 use numasleuth_report::lab_json::RunInfo;
 use numasleuth_report::lab_svg::ChartError;
@@ -159,7 +160,7 @@ pub fn raw(samples: Vec<RunSample>) -> Vec<Raw> {
 
 pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) -> RunInfo {
     RunInfo {
-        cpu_model: machine.topo.cpu_model.clone(),
+        cpu_model: machine.topo.cpu_name().map(str::to_string),
         nodes: machine.topo.nodes.iter().map(|n| n.id).collect(),
         allowed_cpus: machine.allowed_cpus.iter().collect(),
         samples_per_config: common.samples as usize,
@@ -169,14 +170,16 @@ pub fn run_info(machine: &Machine, common: &CommonArgs, oversubscribed: bool) ->
 }
 
 /// The experiment's report, to stdout and every file asked for.
+/// `span` says how many configurations ran, and whether Ctrl-C cut the
+/// run short.
 pub fn emit<D: Serialize>(
     root: &Root,
     outputs: &Plan,
-    document: &D,
+    (document, span): (&D, RunSpan),
     text: fn(&D, &numasleuth_report::layout::TextLayout) -> String,
     chart: fn(&D) -> Result<String, ChartError>,
 ) -> anyhow::Result<ExitCode> {
-    super::output::emit(root, outputs, &LabReport { document, text, chart })?;
+    super::output::emit_run(root, outputs, &LabReport { document, text, chart }, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -14,6 +14,7 @@ use numasleuth_report::{lab_charts, lab_text};
 use super::lab;
 use super::lab_args::{CommonArgs, LockArg, LocksArgs, PlacementArg};
 use super::measure_plan::{Machine, Progress};
+use numasleuth_model::stop::RunSpan;
 
 pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
     let common = &args.common;
@@ -37,7 +38,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
         counts: &counts,
         lock_node,
     };
-    let (measured, placement_verified) = measure_all(&machine, common, &grid)?;
+    let (measured, placement_verified, span) = measure_all(&machine, common, &grid)?;
     let rows = locks::rows(measured);
     let meaning = locks::meaning(&rows);
     warnings.extend(row_warnings(&rows));
@@ -54,7 +55,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(root, &outputs, &doc, lab_text::locks, lab_charts::locks)
+    lab::emit(root, &outputs, (&doc, span), lab_text::locks, lab_charts::locks)
 }
 
 /// What is measured: every placement × load × lock × thread count.
@@ -66,22 +67,25 @@ struct Grid<'a> {
     lock_node: u32,
 }
 
-/// Each combination of the grid in turn, and whether the lock was on its
-/// node every time.
+/// Each combination of the grid in turn (until Ctrl-C), whether the lock
+/// was on its node every time, and how far it got.
 fn measure_all(
     machine: &Machine,
     common: &CommonArgs,
     grid: &Grid<'_>,
-) -> anyhow::Result<(Vec<locks::Measured>, bool)> {
+) -> anyhow::Result<(Vec<locks::Measured>, bool, RunSpan)> {
     let total = grid.placements.len() * Load::ALL.len() * grid.kinds.len() * grid.counts.len();
     let mut progress = Progress::new(total as u64, "lab locks");
     let mut measured = Vec::with_capacity(total);
     let mut placement_verified = true;
-    for &placement in grid.placements {
+    'grid: for &placement in grid.placements {
         let order = lab::cpu_order(machine, placement);
         for load in Load::ALL {
             for &lock in grid.kinds {
                 for &threads in grid.counts {
+                    if progress.stopped() {
+                        break 'grid;
+                    }
                     let label = format!("{} {} {threads} threads", lock.name(), load.name());
                     progress.step(&label);
                     let cpus = lab::cpus_for(&order, threads);
@@ -110,7 +114,7 @@ fn measure_all(
         }
     }
     progress.finish();
-    Ok((measured, placement_verified))
+    Ok((measured, placement_verified, progress.span("configurations")))
 }
 
 /// Rows whose throughput spread too widely, or that got too little CPU.

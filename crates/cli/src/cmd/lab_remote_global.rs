@@ -51,6 +51,9 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let mut transfers = Vec::new();
     if let Some(pair) = pair {
         for &(global, home) in &shared {
+            if progress.stopped() {
+                break;
+            }
             progress.step(&format!("line transfer, line on node {home}"));
             transfers.extend(transfer(global, home, pair, common.samples as usize)?);
         }
@@ -88,7 +91,14 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
         meaning,
         warnings,
     };
-    lab::emit(root, &outputs, &doc, lab_text::remote_global, lab_charts::remote_global)
+    let span = progress.span("configurations");
+    lab::emit(
+        root,
+        &outputs,
+        (&doc, span),
+        lab_text::remote_global,
+        lab_charts::remote_global,
+    )
 }
 
 /// The workers' node (`--node`, else the first allowed CPU's), its CPUs
@@ -132,8 +142,11 @@ fn measure_placements(
     progress: &mut Progress,
 ) -> anyhow::Result<Vec<rg::Measured>> {
     let mut measured = Vec::new();
-    for &global in placements {
+    'grid: for &global in placements {
         for &threads in plan.counts {
+            if progress.stopped() {
+                break 'grid;
+            }
             let label = format!("{} global, {threads} threads", global.name());
             progress.step(&label);
             let config = workload::Config {

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 
 use anyhow::bail;
 use numasleuth_analyze::lines::{around, data_symbols, shared_lines, SECTIONS};
-use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use numasleuth_report::{lines_json, lines_text};
 use numasleuth_symbols::open::ObjectSource;
@@ -19,7 +18,7 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     let (source, bias) = match (args.pid(), &args.binary) {
         (Some(pid), binary) => {
-            read_process_stat(root, pid)?;
+            super::process_stat(root, pid)?;
             let objects = ProcessObjects::load(root, pid)?;
             let name = binary.as_ref().map(|b| b.to_string_lossy().into_owned());
             let placed = match &name {

@@ -11,6 +11,7 @@ use numasleuth_analyze::mem::placement_note;
 use numasleuth_analyze::topology::holds_memory;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
+use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 use numasleuth_report::format;
 use numasleuth_report::mem_json::PlacementCheck;
@@ -235,12 +236,18 @@ pub fn colour() -> bool {
 
 /// A progress bar on stderr that appears only once work has taken more
 /// than a second, and only on a terminal.
+/// Progress of a run of steps (matrix cells, configurations), on stderr
+/// once it takes more than a second, and the stop token its loop polls:
+/// each loop asks [`Progress::stopped`] before its next step, so Ctrl-C
+/// ends the run after the step under way and the report shows the steps
+/// done ([`Progress::span`]).
 pub struct Progress {
     bar: Option<ProgressBar>,
     start: Instant,
     total: u64,
     done: u64,
     message: String,
+    stop: Stop,
 }
 
 impl Progress {
@@ -251,6 +258,7 @@ impl Progress {
             total,
             done: 0,
             message: message.to_string(),
+            stop: super::stop_signal::stop_on_signals(),
         }
     }
 
@@ -271,6 +279,18 @@ impl Progress {
             bar.set_message(what.to_string());
             bar.set_position(self.done);
         }
+    }
+
+    /// Whether a stop (Ctrl-C, SIGTERM) was asked for: the caller ends
+    /// before its next step.
+    pub fn stopped(&self) -> bool {
+        self.stop.requested()
+    }
+
+    /// How the run went: the steps begun (each finishes before the loop
+    /// looks at the token again) of those planned, in `unit`s.
+    pub fn span(&self, unit: &str) -> RunSpan {
+        RunSpan::stepped(self.start, self.done, self.total, unit)
     }
 
     pub fn finish(&self) {

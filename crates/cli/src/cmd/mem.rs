@@ -16,6 +16,7 @@ use numasleuth_kernel::Root;
 use numasleuth_measure::bandwidth::{self, BandwidthConfig};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_measure::stream::Mix;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::measure_export::MemReport;
 use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 
@@ -63,8 +64,9 @@ pub fn mix(arg: MixArg) -> Mix {
 }
 
 /// The default `mem` job: both node×node matrices, placement verdict and
-/// interconnect judgement. `doctor --measure` runs exactly this.
-pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument> {
+/// interconnect judgement, and how far it got (Ctrl-C ends it after the
+/// cell under way). `doctor --measure` runs exactly this.
+pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<(MemDocument, RunSpan)> {
     let machine = machine(root, options)?;
     let settings = Settings::new(options);
     let mut doc = document(options);
@@ -82,7 +84,7 @@ pub fn matrices(root: &Root, options: &MemOptions) -> anyhow::Result<MemDocument
     )?;
     progress.finish();
     finish(&machine, options, &mut doc);
-    Ok(doc)
+    Ok((doc, progress.span("cells")))
 }
 
 /// The machine as `mem` may use it: its allowed CPUs, narrowed by `-C`.
@@ -107,13 +109,13 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
         csv: options.csv,
         ..Aliases::default()
     })?;
-    let doc = match &args.mode {
+    let (doc, span) = match &args.mode {
         None => matrices(root, options)?,
         Some(mode) => {
             let machine = machine(root, options)?;
             let settings = Settings::new(options);
             let mut doc = document(options);
-            match mode {
+            let span = match mode {
                 MemMode::Latency(latency) => match &latency.sizes {
                     Some(sizes) => {
                         let cpus_given = options.cpus.is_some();
@@ -127,12 +129,12 @@ pub fn run(root: &Root, args: &MemArgs) -> anyhow::Result<ExitCode> {
                     bandwidth_matrix(&machine, &settings, options, nodes, &mut doc, progress)
                 })?,
                 MemMode::Loaded(loaded) => mem_curves::loaded(&machine, &settings, loaded, &mut doc)?,
-            }
+            };
             finish(&machine, options, &mut doc);
-            doc
+            (doc, span)
         }
     };
-    super::output::emit(root, &outputs, &MemReport(&doc))?;
+    super::output::emit_run(root, &outputs, &MemReport(&doc), Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -169,12 +171,12 @@ fn one_matrix(
     options: &MemOptions,
     label: &str,
     measure: impl FnOnce((&[u32], &[u32]), &mut Progress) -> anyhow::Result<()>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<RunSpan> {
     let (initiators, targets) = machine.nodes(options.nodes.as_ref())?;
     let mut progress = Progress::new((initiators.len() * targets.len()) as u64, label);
     measure((&initiators, &targets), &mut progress)?;
     progress.finish();
-    Ok(())
+    Ok(progress.span("cells"))
 }
 
 fn latency_matrix(
@@ -190,7 +192,10 @@ fn latency_matrix(
     let cpus: Vec<u32> = initiators.iter().map(|&n| machine.cpus_of(n)[0]).collect();
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
     let mut checks = RowChecks::new("latency cells");
-    for (t, &target) in targets.iter().enumerate() {
+    'targets: for (t, &target) in targets.iter().enumerate() {
+        if progress.stopped() {
+            break;
+        }
         // One buffer and one cycle per target, chased from every initiator.
         let buffer = ChaseBuffer::allocate(
             settings.latency_bytes,
@@ -204,6 +209,9 @@ fn latency_matrix(
             buffer.placement(),
         ));
         for (i, &initiator) in initiators.iter().enumerate() {
+            if progress.stopped() {
+                break 'targets;
+            }
             progress.step(&format!("latency {initiator}→{target}"));
             let samples = buffer
                 .measure(cpus[i], settings.sampling)
@@ -242,32 +250,22 @@ fn bandwidth_matrix(
     doc: &mut MemDocument,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    if progress.stopped() {
+        return Ok(());
+    }
     for &target in targets {
         machine.check_fits(target, settings.bandwidth_bytes, "the bandwidth buffers")?;
     }
     let mix = mix(options.mix);
-    let mut cpus_by_row = Vec::new();
-    for &initiator in initiators {
-        let mut cpus = machine.cpus_of(initiator);
-        if let Some(threads) = options.threads {
-            if threads as usize > cpus.len() {
-                anyhow::bail!(
-                    "--threads {threads} is more than the {} CPU{} of node {initiator} this process may use ({}); \
-                     threads sharing a CPU would measure the scheduler, not memory",
-                    cpus.len(),
-                    if cpus.len() == 1 { "" } else { "s" },
-                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
-                );
-            }
-            cpus.truncate(threads as usize);
-        }
-        cpus_by_row.push(cpus);
-    }
+    let cpus_by_row = bandwidth_cpus(machine, initiators, options.threads)?;
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
     let mut checks = RowChecks::new("bandwidth cells");
     let (mut per_thread, mut non_temporal) = (0, false);
-    for (i, &initiator) in initiators.iter().enumerate() {
+    'rows: for (i, &initiator) in initiators.iter().enumerate() {
         for (t, &target) in targets.iter().enumerate() {
+            if progress.stopped() {
+                break 'rows;
+            }
             progress.step(&format!("bandwidth {initiator}→{target}"));
             let config = BandwidthConfig {
                 mix,
@@ -308,4 +306,27 @@ fn bandwidth_matrix(
         matrix,
     });
     Ok(())
+}
+
+/// The CPUs whose threads make each initiator node's bandwidth: all it
+/// may use, or the first `--threads` of them.
+fn bandwidth_cpus(machine: &Machine, initiators: &[u32], threads: Option<u32>) -> anyhow::Result<Vec<Vec<u32>>> {
+    let mut cpus_by_row = Vec::new();
+    for &initiator in initiators {
+        let mut cpus = machine.cpus_of(initiator);
+        if let Some(threads) = threads {
+            if threads as usize > cpus.len() {
+                anyhow::bail!(
+                    "--threads {threads} is more than the {} CPU{} of node {initiator} this process may use ({}); \
+                     threads sharing a CPU would measure the scheduler, not memory",
+                    cpus.len(),
+                    if cpus.len() == 1 { "" } else { "s" },
+                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                );
+            }
+            cpus.truncate(threads as usize);
+        }
+        cpus_by_row.push(cpus);
+    }
+    Ok(cpus_by_row)
 }

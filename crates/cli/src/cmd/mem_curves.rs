@@ -2,11 +2,14 @@
 //! --sizes`), where the cache levels show as steps, and latency against
 //! load (`mem loaded`).
 
+use std::time::Instant;
+
 use anyhow::{bail, Context};
 use numasleuth_analyze::row_warnings::RowChecks;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::latency::ChaseBuffer;
 use numasleuth_measure::loaded::{self, LoadedConfig};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::format;
 use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
 
@@ -34,7 +37,7 @@ pub fn sweep(
     sizes: &[usize],
     cpus_given: bool,
     doc: &mut MemDocument,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<RunSpan> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
     if machine.allowed_cpus.len() > 1 && cpus_given {
         doc.warnings.push(format!(
@@ -49,6 +52,9 @@ pub fn sweep(
     let mut points = Vec::with_capacity(sizes.len());
     let mut checks = RowChecks::new("sizes");
     for &size in sizes {
+        if progress.stopped() {
+            break;
+        }
         progress.step(&format::bytes(size as u64));
         let buffer = ChaseBuffer::allocate(size, node, settings.pages, 0x5eed ^ size as u64)
             .with_context(|| format!("cannot set up a {} buffer on node {node}", format::bytes(size as u64)))?;
@@ -77,10 +83,15 @@ pub fn sweep(
     progress.finish();
     doc.warnings.extend(checks.warnings());
     doc.latency_sweep = Some(Sweep { cpu, node, points });
-    Ok(())
+    Ok(progress.span("sizes"))
 }
 
-pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &mut MemDocument) -> anyhow::Result<()> {
+pub fn loaded(
+    machine: &Machine,
+    settings: &Settings,
+    args: &LoadedArgs,
+    doc: &mut MemDocument,
+) -> anyhow::Result<RunSpan> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
     let home = machine.node_of_cpu(cpu);
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
@@ -109,8 +120,16 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         delays_ns: delays,
         pages: settings.pages,
         sampling: settings.sampling,
+        stop: super::stop_signal::stop_on_signals(),
     };
+    let start = Instant::now();
     let samples = loaded::measure(&config).context("loaded latency")?;
+    let span = RunSpan::stepped(
+        start,
+        samples.points.len() as u64,
+        config.delays_ns.len() as u64,
+        "delays",
+    );
     for (k, placement) in samples.placements.iter().enumerate() {
         let what = if k == 0 {
             "chase buffer".to_string()
@@ -120,10 +139,23 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         doc.placements.push(placement_check(what, placement));
     }
     doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
+    let points = loaded_points(&samples, doc);
+    doc.loaded_latency = Some(Loaded {
+        latency_cpu: cpu,
+        load_cpus,
+        node,
+        points,
+    });
+    Ok(span)
+}
+
+/// Each delay's latency and load bandwidth, derived from the raw samples,
+/// with the warnings they call for (and the raw samples for `--raw`).
+fn loaded_points(samples: &loaded::LoadedSamples, doc: &mut MemDocument) -> Vec<LoadedPoint> {
     let mut points = Vec::with_capacity(samples.points.len());
     let mut checks = RowChecks::new("load delays");
     for p in &samples.points {
-        let (chase, load) = measure_raw::loaded_point(&samples, p);
+        let (chase, load) = measure_raw::loaded_point(samples, p);
         let latency_ns = chase.summary();
         checks.add(format!("delay {} ns", p.delay_ns), &chase, latency_ns.as_ref());
         points.push(LoadedPoint {
@@ -140,11 +172,5 @@ pub fn loaded(machine: &Machine, settings: &Settings, args: &LoadedArgs, doc: &m
         }
     }
     doc.warnings.extend(checks.warnings());
-    doc.loaded_latency = Some(Loaded {
-        latency_cpu: cpu,
-        load_cpus,
-        node,
-        points,
-    });
-    Ok(())
+    points
 }

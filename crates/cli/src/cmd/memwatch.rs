@@ -5,16 +5,17 @@
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::memwatch::{machine_counters, machine_row, node_samples, rows, EventTracker, Sample};
 use numasleuth_kernel::procfs::{settings, zoneinfo};
 use numasleuth_kernel::sysfs::node;
 use numasleuth_kernel::{pages, ReadError, Root};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
-    first_record, header, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
+    first_record, header, render_sample, sample_json, summary_json, summary_text, Cost, InstantReport, MemwatchReport,
 };
 use numasleuth_report::provenance::Provenance;
 
@@ -26,6 +27,9 @@ use crate::output;
 const MAX_SAMPLES: u128 = 100_000;
 
 pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
+    if !root.is_live() {
+        return instant(root, args);
+    }
     let outputs = args.output.plan::<MemwatchReport>(Aliases {
         json: args.json,
         svg: args.svg.as_deref(),
@@ -43,9 +47,10 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     if count > MAX_SAMPLES {
         bail!("{count} samples requested; at most {MAX_SAMPLES} (raise --interval or lower --duration)");
     }
+    let stop = super::stop_signal::stop_on_signals();
     let start = Instant::now();
     let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
-    let page_bytes = pages::base_page_bytes(root);
+    let page_bytes = pages::page_size_bytes();
     let mut out = Stream::new(root, &outputs);
     out.text(&header(previous.nodes.len(), args.interval, args.duration, page_bytes))?;
     out.sampled(&previous);
@@ -59,7 +64,9 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
             .and_then(|i| args.interval.checked_mul(i))
             .and_then(|offset| start.checked_add(offset))
             .context("memwatch schedule out of range")?;
-        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        if stop.sleep_until(due) {
+            break;
+        }
         let began = Instant::now();
         let current = sample(root, start.elapsed().as_secs_f64())?;
         cost.push(began.elapsed());
@@ -70,13 +77,43 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         out.sampled(&current);
         previous = current;
     }
-    cost.sort();
-    let median_us = cost[cost.len() / 2].as_secs_f64() * 1e6;
-    let max_us = cost.last().map_or(0.0, |d| d.as_secs_f64() * 1e6);
-    let share = median_us / (args.interval.as_secs_f64() * 1e6) * 100.0;
-    out.record(summary_json(cost.len(), median_us, max_us, share))?;
-    out.text(&summary_text(median_us, max_us, share))?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
+    let cost_summary = cost_of(&mut cost, args.interval);
+    out.record(summary_json(cost.len(), cost_summary, &span))?;
+    out.text(&summary_text(cost_summary, &span))?;
+    out.provenance.run = Some(span);
     out.finish()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The median and worst cost of a sample, and the median's share of the
+/// interval; `None` without any timed sample.
+fn cost_of(cost: &mut [Duration], interval: Duration) -> Option<Cost> {
+    cost.sort();
+    let median_us = cost.get(cost.len() / 2)?.as_secs_f64() * 1e6;
+    let max_us = cost.last().map_or(0.0, |d| d.as_secs_f64() * 1e6);
+    Some(Cost {
+        median_us,
+        max_us,
+        share_of_interval_percent: median_us / (interval.as_secs_f64() * 1e6) * 100.0,
+    })
+}
+
+/// `memwatch --root`: a snapshot holds one moment, so that moment is shown
+/// at once, without rates, and nothing is waited for.
+fn instant(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
+    if args.svg.is_some() {
+        bail!("--svg: a snapshot (--root) holds one instant, which is no time series to chart");
+    }
+    let outputs = args
+        .output
+        .plan_text_json(args.json)
+        .context("a snapshot (--root) holds one instant, shown as text or JSON")?;
+    let report = InstantReport {
+        sample: sample(root, 0.0).context("cannot read the snapshot's memory state")?,
+        page_bytes: pages::base_page_bytes(root),
+    };
+    super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -7,18 +7,19 @@
 
 use std::collections::BTreeMap;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::bail;
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 use numasleuth_report::{migrations_json, migrations_text};
 
 use super::hot_args::{MigrationMethod, MigrationsArgs};
-use numasleuth_probe::migrations::{self as collect, Collected, Scope};
+use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope};
 use numasleuth_report::export::TextJson;
 
 /// One observation, as `migrations` and `doctor --pid` use it (and `top`
@@ -38,15 +39,14 @@ pub fn node_of(topo: &Topology) -> BTreeMap<u32, u32> {
         .collect()
 }
 
-/// Watches `scope` for `duration`: the tracepoint unless `method` says
-/// otherwise or it cannot be used (then sampled, saying why).
+/// Watches `scope` for `duration` (or until `stop`): the tracepoint unless
+/// `method` says otherwise or it cannot be used (then sampled, saying why).
 pub fn observe(
     root: &Root,
     topo: &Topology,
     scope: Scope,
-    duration: Duration,
-    method: MigrationMethod,
-    interval: Option<Duration>,
+    (duration, method, interval): (Duration, MigrationMethod, Option<Duration>),
+    stop: &Stop,
 ) -> anyhow::Result<Observed> {
     let before = match scope {
         Scope::Process(pid) => collect::numa_tasks(root, pid).1,
@@ -56,18 +56,23 @@ pub fn observe(
         Scope::Process(_) => Duration::from_millis(10),
         Scope::All => Duration::from_millis(100),
     });
+    let polling = |reason: String| Polling {
+        duration,
+        interval,
+        reason,
+    };
     let cpus: Vec<u32> = topo.online_cpus().iter().collect();
     let collected: Collected = match method {
         MigrationMethod::Sampled => {
-            collect::sampled(root, scope, duration, interval, "--method sampled was asked for".into())
+            collect::sampled(root, scope, polling("--method sampled was asked for".into()), stop)
         }
-        MigrationMethod::Tracepoint => collect::traced(root, scope, &cpus, duration)
+        MigrationMethod::Tracepoint => collect::traced(root, scope, &cpus, duration, stop)
             .map_err(|why| anyhow::anyhow!("cannot use the sched:sched_migrate_task tracepoint: {why}"))?,
-        MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration) {
+        MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration, stop) {
             Ok(c) => c,
             Err(why) => {
                 eprintln!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
-                collect::sampled(root, scope, duration, interval, why)
+                collect::sampled(root, scope, polling(why), stop)
             }
         },
     };
@@ -82,8 +87,15 @@ pub fn observe(
 }
 
 /// `doctor --pid`'s two findings, from a short observation.
-pub fn doctor_findings(root: &Root, topo: &Topology, pid: u32, duration: Duration) -> anyhow::Result<Vec<Finding>> {
-    let seen = observe(root, topo, Scope::Process(pid), duration, MigrationMethod::Auto, None)?;
+pub fn doctor_findings(
+    root: &Root,
+    topo: &Topology,
+    pid: u32,
+    duration: Duration,
+    stop: &Stop,
+) -> anyhow::Result<Vec<Finding>> {
+    let how = (duration, MigrationMethod::Auto, None);
+    let seen = observe(root, topo, Scope::Process(pid), how, stop)?;
     Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))
 }
 
@@ -103,10 +115,13 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     };
     let topo = super::topology(root)?;
     eprintln!(
-        "numasleuth: following thread moves for {:.1} s…",
-        args.duration.as_secs_f64()
+        "numasleuth: following thread moves {}…",
+        super::stop_signal::how_long(Some(args.duration))
     );
-    let seen = observe(root, &topo, scope, args.duration, args.method, args.interval)?;
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
+    let seen = observe(root, &topo, scope, (args.duration, args.method, args.interval), &stop)?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
     let pid = args.process();
     let found = pid.map_or_else(Vec::new, |p| {
         findings(p, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
@@ -129,10 +144,11 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
         findings: &found,
         notes: &seen.notes,
     };
-    super::output::emit(
+    super::output::emit_run(
         root,
         &outputs,
         &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
+        Some(span),
     )?;
     Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@ pub mod docs_gen;
 pub mod docs_markdown;
 pub mod doctor;
 pub mod doctor_measure;
+pub mod doctor_probes;
 pub mod hot_args;
 pub mod hotlines;
 pub mod hotlines_names;
@@ -70,6 +71,27 @@ use numasleuth_model::Topology;
 /// `--apply` and `undo` change the running system; a snapshot is a record
 /// of one, and writing into it would only fake a change, so both are
 /// refused under `--root` before anything is read.
+/// Reads a process's `stat`, saying, when `--root` names a snapshot that
+/// lacks the process, which processes it does hold and how to capture one.
+pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::procfs::task::TaskStat> {
+    use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
+    match read_process_stat(root, pid) {
+        Err(ProcessError::NoSuchProcess { .. }) if !root.is_live() => {
+            let held = snapshot::captured_processes(root);
+            let holds = if held.is_empty() {
+                "no process".to_string()
+            } else {
+                format!("processes {}", numasleuth_kernel::IdList::new(held))
+            };
+            anyhow::bail!(
+                "process {pid} is not in this snapshot: the snapshot holds {holds}; take one with \
+                 `numasleuth snapshot -p {pid} -o FILE` on the machine it runs on"
+            )
+        }
+        other => Ok(other?),
+    }
+}
+
 pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
     if root.is_live() {
         return Ok(());

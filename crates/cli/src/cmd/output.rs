@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use clap::{ArgAction, Args, ValueEnum};
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_report::export::{self, Exporter, Format};
 use numasleuth_report::layout::TextLayout;
 use numasleuth_report::provenance::Provenance;
@@ -196,7 +197,14 @@ fn parent(path: &Path) -> &Path {
 /// Writes the report as planned: every file first (each whole or not at
 /// all), then stdout, so a failed file is said before the text scrolls.
 pub fn emit<E: Exporter>(root: &Root, plan: &Plan, report: &E) -> anyhow::Result<()> {
-    let provenance = super::provenance::read(root);
+    emit_run(root, plan, report, None)
+}
+
+/// [`emit`] for a command that ran over time: its provenance says how long
+/// it ran and whether it was stopped early.
+pub fn emit_run<E: Exporter>(root: &Root, plan: &Plan, report: &E, run: Option<RunSpan>) -> anyhow::Result<()> {
+    let mut provenance = super::provenance::read(root);
+    provenance.run = run;
     write_files(plan, report, &provenance)?;
     let layout = crate::output::stdout_layout(plan.stdout == Format::Text);
     crate::output::print(&export::render(report, plan.stdout, &provenance, &layout)?)

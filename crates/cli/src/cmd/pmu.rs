@@ -7,12 +7,14 @@
 //! count (`probe`), scale and explain (`analyze`), print (`report`).
 
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{bail, Context as _};
 use numasleuth_analyze::pmu::plan::{plan, Selection};
 use numasleuth_analyze::pmu::{nothing_counted, summarize, Context};
 use numasleuth_kernel::sysfs::pmu::read_pmus;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
 
@@ -34,12 +36,15 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     };
     let plan = plan(&readings, &selection).map_err(anyhow::Error::msg)?;
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
-    let target = match (args.pid.as_ref().map(super::pid_arg::ProcessRef::pid), args.duration) {
-        (Some(pid), Some(duration)) => Target::Pid { pid, duration },
-        _ if !args.command.is_empty() => Target::Command {
+    let target = match args.pid.as_ref().map(super::pid_arg::ProcessRef::pid) {
+        Some(pid) => Target::Pid {
+            pid,
+            duration: args.duration,
+        },
+        None if !args.command.is_empty() => Target::Command {
             argv: args.command.clone(),
         },
-        _ => bail!("give --pid PID --duration D, or a command after `--`"),
+        None => bail!("give --pid PID (with --duration D, or until Ctrl-C), or a command after `--`"),
     };
     // Checked before the progress line, so a typo is one error line.
     match &target {
@@ -53,15 +58,27 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         Target::Pid { .. } => {}
     }
     let what = match &target {
-        Target::Pid { pid, duration } => format!("process {pid} for {:.3} s", duration.as_secs_f64()),
+        Target::Pid { pid, duration } => format!("process {pid} {}", super::stop_signal::how_long(*duration)),
         Target::Command { argv } => format!("`{}` until it exits", argv[0].to_string_lossy()),
     };
     eprintln!("numasleuth: counting {} events on {what}…", plan.events.len());
-    let raw = count(&CountSpec {
-        target,
-        events: plan.events,
-        max_threads: crate::bounds::THREADS_MAX as usize,
-    })?;
+    // A command is counted until it exits (Ctrl-C reaches it, and `probe`
+    // stays to report); only a watched process is stopped by our token,
+    // so only then are the handlers installed.
+    let (stop, span_of) = match &target {
+        Target::Pid { duration, .. } => (super::stop_signal::stop_on_signals(), Some(*duration)),
+        Target::Command { .. } => (Stop::new(), None),
+    };
+    let start = Instant::now();
+    let raw = count(
+        &CountSpec {
+            target,
+            events: plan.events,
+            max_threads: crate::bounds::THREADS_MAX as usize,
+        },
+        &stop,
+    )?;
+    let span = span_of.map(|planned| RunSpan::timed(start, planned, &stop));
     let summary = summarize(
         &raw,
         Context {
@@ -74,6 +91,6 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         bail!("{why}");
     }
     let report = TextJson::new(pmu_json::build(&summary), |layout| pmu_text::render(&summary, layout));
-    super::output::emit(root, &outputs, &report)?;
+    super::output::emit_run(root, &outputs, &report, span)?;
     Ok(ExitCode::SUCCESS)
 }

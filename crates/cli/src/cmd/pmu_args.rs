@@ -23,11 +23,13 @@ pub const COUNT_MAX: u64 = 1_000_000_000_000_000_000;
 pub struct PmuArgs {
     #[command(subcommand)]
     pub sub: Option<PmuSub>,
-    /// Count this running process, every thread, for --duration: a PID
-    /// (1 to 4194304) or a process name.
-    #[arg(short = 'p', long, value_name = "PID", value_parser = super::pid_arg::process, requires = "duration")]
+    /// Count this running process, every thread, for --duration or until
+    /// Ctrl-C: a PID (1 to 4194304) or a process name.
+    #[arg(short = 'p', long, value_name = "PID", value_parser = super::pid_arg::process)]
     pub pid: Option<super::pid_arg::ProcessRef>,
-    /// How long to count --pid: 10ms to 7 days (168h).
+    /// How long to count --pid: 10ms to 7 days (168h) [default: until
+    /// Ctrl-C or SIGTERM, which print the counts so far, like
+    /// `perf stat -p`].
     #[arg(long, value_name = "DURATION", value_parser = crate::bounds::pmu_duration, requires = "pid")]
     pub duration: Option<Duration>,
     /// `all` (every generic event and sysfs alias), or a comma list of

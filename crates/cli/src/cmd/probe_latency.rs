@@ -17,6 +17,7 @@ use numasleuth_analyze::latency_spikes::{spikes, Window};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::spike_readers::attach;
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_model::Topology;
 use numasleuth_probe::readers::Origin;
 use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport, Summary, PERCENTILES};
@@ -110,7 +111,8 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         }),
         readers_note,
     };
-    super::output::emit(root, &outputs, &probe)?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
+    super::output::emit_run(root, &outputs, &probe, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 

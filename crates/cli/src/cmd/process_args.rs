@@ -116,9 +116,11 @@ pub struct WatchArgs {
     /// fits the symbol and its alignment, 8 for --addr].
     #[arg(long, value_name = "BYTES", value_parser = parse_len)]
     pub len: Option<u64>,
-    /// How long to watch, 1ms to 7 days (168h).
-    #[arg(long, default_value = "5s", value_parser = crate::bounds::watch_duration)]
-    pub duration: std::time::Duration,
+    /// How long to watch, 1ms to 7 days (168h) [default: until Ctrl-C or
+    /// SIGTERM, which print the report of what was counted, like
+    /// `perf stat -p`].
+    #[arg(long, value_parser = crate::bounds::watch_duration)]
+    pub duration: Option<std::time::Duration>,
     /// Count reads too (x86 has no read-only watchpoints).
     #[arg(long)]
     pub rw: bool,

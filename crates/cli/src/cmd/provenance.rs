@@ -57,5 +57,6 @@ pub fn read(root: &Root) -> Provenance {
         kernel_release: one_line(root, "proc/sys/kernel/osrelease"),
         source: if snapshot.is_some() { "snapshot" } else { "live" },
         snapshot,
+        run: None,
     }
 }

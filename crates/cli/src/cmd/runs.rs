@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::runs::attributes::{placement, Placement};
@@ -17,6 +18,7 @@ use numasleuth_analyze::runs::{analyze, RunRow};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::affinity::allowed_cpus;
 use numasleuth_measure::runs::{run_once, RunRecord, RunSpec};
+use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 use numasleuth_report::runs_text::RunsReport;
 
@@ -52,11 +54,14 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         start_cpus: &start_cpus,
         pattern: pattern.as_ref(),
     };
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
     let Done {
         rows,
         program_path,
         perf_refusals,
-    } = run_all(root, args, &setup)?;
+    } = run_all(root, args, &setup, &stop)?;
+    let span = RunSpan::stepped(start, rows.len() as u64, u64::from(args.runs), "runs");
     let lower_is_better = pattern.is_none() || args.lower_is_better;
     let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
     let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
@@ -83,7 +88,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         program: program_path.as_deref(),
         missing: &missing,
     };
-    super::output::emit(root, &outputs, &report)?;
+    super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -103,8 +108,10 @@ struct Done {
     perf_refusals: BTreeMap<String, usize>,
 }
 
-/// Runs the command `--runs` times, each started on the next start CPU.
-fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Done> {
+/// Runs the command `--runs` times, each started on the next start CPU,
+/// until a stop: the run under way is then ended and left out (it is not a
+/// whole run), and the runs done so far are the result.
+fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyhow::Result<Done> {
     let matches = |line: &str| setup.pattern.is_some_and(|p| p.matches(line));
     let (program, rest) = args.command.split_first().context("no command given after --")?;
     let rest: Vec<&OsStr> = rest.iter().map(|a| a.as_os_str()).collect();
@@ -112,11 +119,14 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
     let mut program_path = None;
     let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
     for index in 0..args.runs as usize {
+        if stop.requested() {
+            break;
+        }
+        let number = index + 1;
         let cpu = setup.start_cpus[index % setup.start_cpus.len()];
         let node = node_of(setup.topology, cpu);
         eprintln!(
-            "numasleuth: run {}/{} on CPU {cpu} (node {})…",
-            index + 1,
+            "numasleuth: run {number}/{} on CPU {cpu} (node {})…",
             args.runs,
             node.map_or("?".into(), |n| n.to_string())
         );
@@ -128,21 +138,26 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
             settle: args.settle,
             matches: &matches,
             timeout: args.timeout,
+            stop,
         };
         let record = run_once(&spec, |pid| sample(root, pid, setup.topology))?;
+        if record.interrupted {
+            eprintln!("numasleuth: run {number} was stopped before it finished; it is left out");
+            break;
+        }
         if record.timed_out {
             bail!(
-                "run {index} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
+                "run {number} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
                 args.runs,
                 args.timeout.map_or(0, |t| t.as_millis())
             );
         }
         if args.verbose {
             for line in &record.output.tail {
-                eprintln!("  run {index} | {line}");
+                eprintln!("  run {number} | {line}");
             }
         }
-        let metric = metric_of(&record, setup.pattern, index, args.runs)?;
+        let metric = metric_of(&record, setup.pattern, number, args.runs)?;
         if let Some(Ok(p)) = &record.sample {
             program_path = program_path.or(p.program.clone());
         }
@@ -212,10 +227,11 @@ fn show_tail(record: &RunRecord<Sample>) -> String {
     )
 }
 
+/// The run's metric; `number` is the run's number as shown (from 1).
 fn metric_of(
     record: &RunRecord<Sample>,
     pattern: Option<&MetricPattern>,
-    index: usize,
+    number: usize,
     runs: u32,
 ) -> anyhow::Result<f64> {
     let Some(pattern) = pattern else {
@@ -229,11 +245,13 @@ fn metric_of(
     match &record.output.last_match {
         None => {
             let where_ = show_tail(record);
-            bail!("run {index} (of {runs}, {exit}) printed no line matching --metric; {where_}")
+            bail!("run {number} (of {runs}, {exit}) printed no line matching --metric; {where_}")
         }
-        Some((number, line)) => match pattern.value(line) {
+        Some((line_number, line)) => match pattern.value(line) {
             Some(value) => Ok(value),
-            None => bail!("run {index} ({exit}): output line {number} matches --metric but holds no number: `{line}`"),
+            None => {
+                bail!("run {number} ({exit}): output line {line_number} matches --metric but holds no number: `{line}`")
+            }
         },
     }
 }

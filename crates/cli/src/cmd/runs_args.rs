@@ -10,8 +10,8 @@ use numasleuth_kernel::IdList;
 
 use crate::bounds;
 
-/// Runs per series: two is the least that can differ; a thousand runs of
-/// even a one-second benchmark is already a quarter of an hour.
+/// Runs per series: a thousand runs of even a one-second benchmark is
+/// already a quarter of an hour.
 pub const RUNS_MAX: u64 = 1000;
 /// Entries in a `--start-cpus` list.
 pub const START_CPUS_MAX: usize = 4096;
@@ -50,8 +50,13 @@ fn start_cpus(text: &str) -> Result<StartCpus, String> {
     Ok(StartCpus::List(cpus))
 }
 
+/// At least as many runs as the bimodality test needs to judge, so a
+/// series too short to answer is refused before it runs, not after.
 fn runs_count(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, 2, RUNS_MAX, "a run count").map(|n| n as u32)
+    let min = numasleuth_analyze::runs::bimodal::MIN_RUNS as u64;
+    bounds::whole_in(text, min, RUNS_MAX, "a run count")
+        .map(|n| n as u32)
+        .map_err(|e| format!("{e} (fewer than {min} runs cannot be told apart into two modes)"))
 }
 
 fn delay(text: &str) -> Result<Duration, String> {
@@ -64,7 +69,8 @@ fn run_timeout(text: &str) -> Result<Duration, String> {
 
 #[derive(Debug, Args)]
 pub struct RunsArgs {
-    /// How many times to run the workload: 2 to 1000.
+    /// How many times to run the workload: 4 (the fewest that can be split
+    /// into two modes) to 1000.
     #[arg(short = 'n', long = "runs", value_name = "N", value_parser = runs_count)]
     pub runs: u32,
     /// Start run i pinned on the i-th of these CPUs, in turn: a list in
@@ -127,8 +133,10 @@ mod tests {
 
     #[test]
     fn counts_and_delays_have_limits() {
-        assert_eq!(runs_count("2"), Ok(2));
-        assert!(runs_count("1").unwrap_err().contains("from 2 to 1000"));
+        assert_eq!(runs_count("4"), Ok(4));
+        // Refused up front, not after running: two runs cannot be judged.
+        assert!(runs_count("2").unwrap_err().contains("from 4 to 1000"));
+        assert!(runs_count("1").unwrap_err().contains("from 4 to 1000"));
         assert!(runs_count("1001").is_err());
         assert_eq!(delay("200ms"), Ok(Duration::from_millis(200)));
         assert!(delay("0").is_err() && delay("61m").is_err());

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::Stop;
 use numasleuth_report::openmetrics::CONTENT_TYPE;
 
 use super::serve_args::{ServeArgs, PIDS_MAX};
@@ -26,9 +27,11 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if args.pids.len() > PIDS_MAX {
         bail!("{} --pid given; at most {PIDS_MAX}", args.pids.len());
     }
-    // Blocked before any thread starts, so every thread inherits the mask
-    // and the signals wait for `sigwait` here instead of killing us.
-    let signals = Signals::block()?;
+    // The shared stop: SIGINT/SIGTERM are taken by its own thread. They are
+    // then blocked here, before the refresh and HTTP threads start, so
+    // those threads inherit the mask and are never interrupted mid-call.
+    let stop = super::stop_signal::stop_on_signals();
+    block_stop_signals()?;
     // A single --once write would show counts of zero: not counted then.
     let count_opens = root.is_live() && !args.no_lock_opens && !args.once;
     let collector = Arc::new(
@@ -39,7 +42,7 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         .with_lock_opens(count_opens),
     );
     if let Some(dir) = &args.textfile {
-        return textfile(&collector, dir, args, &signals);
+        return textfile(&collector, dir, args, &stop);
     }
     let default: SocketAddr = ServeArgs::DEFAULT_LISTEN.parse()?;
     let addr = args.listen.unwrap_or(default);
@@ -65,13 +68,13 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     if !bound.ip().is_loopback() {
         eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
     }
-    let signal = signals.wait(None)?;
+    while !stop.sleep(Duration::from_secs(3600)) {}
     server.stop();
-    eprintln!("numasleuth: stopped on {}", signal.map_or("a signal", signal_name));
+    eprintln!("numasleuth: stopped on {}", stopped_by());
     Ok(ExitCode::SUCCESS)
 }
 
-fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signals) -> anyhow::Result<ExitCode> {
+fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, stop: &Stop) -> anyhow::Result<ExitCode> {
     let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
     if !meta.is_dir() {
         bail!("--textfile {} is not a directory", dir.display());
@@ -86,8 +89,8 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
             eprintln!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
             return Ok(ExitCode::SUCCESS);
         }
-        if let Some(signal) = signals.wait(Some(args.interval))? {
-            eprintln!("numasleuth: stopped on {}", signal_name(signal));
+        if stop.sleep(args.interval) {
+            eprintln!("numasleuth: stopped on {}", stopped_by());
             return Ok(ExitCode::SUCCESS);
         }
     }
@@ -118,72 +121,29 @@ fn write_atomically(dir: &Path, text: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGINT => "SIGINT",
+fn stopped_by() -> &'static str {
+    match super::stop_signal::last_signal() {
+        Some(libc::SIGTERM) => "SIGTERM",
+        Some(libc::SIGINT) => "SIGINT",
         _ => "a signal",
     }
 }
 
-/// SIGTERM and SIGINT, blocked in this thread (and so in every thread it
-/// starts) and taken synchronously with sigwait/sigtimedwait: no handler
-/// runs in signal context.
-struct Signals {
-    set: libc::sigset_t,
-}
-
-impl Signals {
-    fn block() -> anyhow::Result<Self> {
-        // SAFETY: sigset_t is plain data that sigemptyset initialises; the
-        // calls only read and write this local set and this thread's mask.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, libc::SIGTERM);
-            libc::sigaddset(&mut set, libc::SIGINT);
-            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-            if rc != 0 {
-                bail!("cannot block SIGTERM: {}", std::io::Error::from_raw_os_error(rc));
-            }
-            Ok(Signals { set })
+/// Blocks SIGINT and SIGTERM in this thread and every thread it starts
+/// later; the shared stop's signal thread, started before, still takes
+/// them.
+fn block_stop_signals() -> anyhow::Result<()> {
+    // SAFETY: sigset_t is plain data that sigemptyset initialises; the
+    // calls only read and write this local set and this thread's mask.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if rc != 0 {
+            bail!("cannot block SIGTERM: {}", std::io::Error::from_raw_os_error(rc));
         }
     }
-
-    /// Waits for one of the signals; with a timeout, `None` when it passes.
-    fn wait(&self, timeout: Option<Duration>) -> anyhow::Result<Option<i32>> {
-        loop {
-            let signal = match timeout {
-                None => {
-                    let mut signal = 0;
-                    // SAFETY: `self.set` is initialised; `signal` is a
-                    // valid out pointer.
-                    let rc = unsafe { libc::sigwait(&self.set, &mut signal) };
-                    if rc != 0 {
-                        bail!("sigwait failed: {}", std::io::Error::from_raw_os_error(rc));
-                    }
-                    signal
-                }
-                Some(t) => {
-                    let spec = libc::timespec {
-                        tv_sec: libc::time_t::try_from(t.as_secs()).unwrap_or(libc::time_t::MAX),
-                        tv_nsec: libc::c_long::from(t.subsec_nanos() as i32),
-                    };
-                    // SAFETY: `self.set` and `spec` are initialised; a null
-                    // siginfo pointer is allowed.
-                    let rc = unsafe { libc::sigtimedwait(&self.set, std::ptr::null_mut(), &spec) };
-                    if rc < 0 {
-                        let e = std::io::Error::last_os_error();
-                        match e.raw_os_error() {
-                            Some(libc::EAGAIN) => return Ok(None),
-                            Some(libc::EINTR) => continue,
-                            _ => bail!("sigtimedwait failed: {e}"),
-                        }
-                    }
-                    rc
-                }
-            };
-            return Ok(Some(signal));
-        }
-    }
+    Ok(())
 }

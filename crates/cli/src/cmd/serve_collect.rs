@@ -42,7 +42,9 @@ type Placements = HashMap<u32, (HashMap<u32, u32>, u64)>;
 pub struct Collector {
     root: Root,
     pids: Vec<u32>,
-    base_page_bytes: u64,
+    /// `None` for a tree that does not record it: watermarks, counted in
+    /// pages, then have no byte series rather than a guessed one.
+    base_page_bytes: Option<u64>,
     cache: Mutex<Cached>,
     placements: Mutex<Placements>,
     /// Opens of lock-taking kernel files, where a cheap method counts
@@ -150,17 +152,19 @@ impl Collector {
         match zoneinfo::read(&self.root) {
             Ok(zones) => {
                 let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
-                e.watermarks = zones
-                    .iter()
-                    .filter(|z| z.managed_pages > 0)
-                    .map(|z| Watermark {
-                        node: z.node,
-                        zone: z.name.clone(),
-                        min_bytes: z.min_pages.saturating_mul(self.base_page_bytes),
-                        low_bytes: z.low_pages.saturating_mul(self.base_page_bytes),
-                        high_bytes: z.high_pages.saturating_mul(self.base_page_bytes),
-                    })
-                    .collect();
+                if let Some(page) = self.base_page_bytes {
+                    e.watermarks = zones
+                        .iter()
+                        .filter(|z| z.managed_pages > 0)
+                        .map(|z| Watermark {
+                            node: z.node,
+                            zone: z.name.clone(),
+                            min_bytes: z.min_pages.saturating_mul(page),
+                            low_bytes: z.low_pages.saturating_mul(page),
+                            high_bytes: z.high_pages.saturating_mul(page),
+                        })
+                        .collect();
+                }
                 e.nodes = nodes.iter().map(|&n| self.node(n, &mut errors)).collect();
             }
             Err(_) => errors.push(("zoneinfo".to_string(), 1)),

@@ -1,21 +1,35 @@
-//! `numasleuth snapshot -o PATH`: replay every reader under a recording
-//! root and write out exactly what they read.
+//! `numasleuth snapshot -o PATH [-p PID|NAME…]`: replay every reader under
+//! a recording root and write out exactly what they read; with `-p`, also
+//! what `inspect`, `lines -p` and `doctor -p` read of those processes, the
+//! per-page answers, and each mapped object's path and build-id.
 
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use numasleuth_kernel::procfs::processes;
 use numasleuth_kernel::snapshot::manifest::{self, Manifest};
-use numasleuth_kernel::{snapshot, Root};
+use numasleuth_kernel::{snapshot, Gaps, Root};
+use numasleuth_model::Topology;
+use numasleuth_symbols::captured;
 
 use crate::cli::SnapshotArgs;
 
+/// Processes one snapshot captures at most.
+pub const MAX_PROCESSES: usize = 64;
+
 pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
+    // Names are resolved on the plain root, so the snapshot does not keep
+    // every process's comm that was looked at.
+    let pids = resolve(root, &args.pids)?;
     let (recording_root, recording) = root.clone().recording();
     // Every command's static readers run here, so a snapshot can answer
     // every command offline. Reading errors are fatal: a snapshot that
     // silently lacks a file would mislead whoever analyses it later.
-    super::host(&recording_root)?;
+    let (topology, _) = super::host(&recording_root)?;
+    for &pid in &pids {
+        capture(&recording_root, pid, &topology).with_context(|| format!("cannot capture process {pid}"))?;
+    }
     // The machine's name and kernel go into the tree too, so a report read
     // from the snapshot says whose it is.
     let provenance = super::provenance::read(&recording_root);
@@ -24,6 +38,9 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let manifest = Manifest {
+        // Page counts in the captured files are in this unit; replay reads
+        // it back (`pages::base_page_bytes`) instead of assuming 4 KiB.
+        base_page_bytes: numasleuth_kernel::pages::base_page_bytes(root),
         command_line: std::env::args().collect(),
         created_unix_s,
         hostname: provenance.hostname,
@@ -36,12 +53,91 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     let recording = recording.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let summary = snapshot::write(&recording, &manifest.to_json(), &args.output)
         .with_context(|| format!("cannot write snapshot {}", args.output.display()))?;
+    let held = if pids.is_empty() {
+        String::new()
+    } else {
+        format!(", processes {}", numasleuth_kernel::IdList::new(pids))
+    };
     eprintln!(
-        "numasleuth: wrote {} ({} files, {} links, {} bytes of kernel data)",
+        "numasleuth: wrote {} ({} files, {} links, {} bytes of kernel data{held})",
         args.output.display(),
         summary.files,
         summary.symlinks,
         summary.bytes
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// `-p` values to PIDs: a number is a PID that must exist, anything else
+/// a process name (`comm`) that must name exactly one process.
+fn resolve(root: &Root, given: &[String]) -> anyhow::Result<Vec<u32>> {
+    if given.len() > MAX_PROCESSES {
+        bail!("{} processes given with -p; at most {MAX_PROCESSES}", given.len());
+    }
+    let mut pids = Vec::new();
+    for value in given {
+        let pid = if value.bytes().all(|b| b.is_ascii_digit()) {
+            let pid = crate::bounds::pid(value).map_err(anyhow::Error::msg)?;
+            super::process_stat(root, pid)?;
+            pid
+        } else {
+            by_name(root, value)?
+        };
+        if !pids.contains(&pid) {
+            pids.push(pid);
+        }
+    }
+    Ok(pids)
+}
+
+fn by_name(root: &Root, name: &str) -> anyhow::Result<u32> {
+    let shown = numasleuth_kernel::error::quote(name);
+    let found = processes::find_by_comm(root, name, &mut Gaps::default())
+        .with_context(|| format!("cannot look for processes named `{shown}`"))?;
+    match found.as_slice() {
+        [pid] => Ok(*pid),
+        [] => bail!("no process named `{shown}` (names are matched against /proc/PID/comm, as pgrep -x does)"),
+        many => bail!(
+            "{} processes are named `{shown}`: {}; give one PID with -p",
+            many.len(),
+            numasleuth_kernel::IdList::new(many.to_vec())
+        ),
+    }
+}
+
+/// Reads process `pid` through the recording root the way `inspect`,
+/// `lines -p` and `doctor -p` do, so a replay finds every file they read,
+/// and keeps each mapped object's path and build-id.
+fn capture(recording_root: &Root, pid: u32, topology: &Topology) -> anyhow::Result<()> {
+    let (_, objects) = super::inspect::model_and_objects(recording_root, pid, false, topology)?;
+    for file in ["status", "comm", "cmdline"] {
+        recording_root.read_optional(&format!("proc/{pid}/{file}"))?;
+    }
+    // An object without a build-id cannot be recognised later, so it is
+    // left out (a replay then says its sections are unknown).
+    let ids: Vec<(String, Vec<u8>)> = objects
+        .objects
+        .iter()
+        .filter(|o| !o.source.shown.ends_with(" (deleted)"))
+        .filter_map(|o| Some((o.path.clone(), o.source.build_id()?)))
+        .collect();
+    let elf = ids.iter().map(|(path, id)| (path.as_str(), Some(id.as_slice())));
+    let other = objects.not_elf.iter().map(|path| (path.as_str(), None));
+    let list = captured::format(elf.chain(other));
+    recording_root.record_made(&captured::path(pid), list.into_bytes());
+    Ok(())
+}
+
+/// The processes a snapshot holds: those whose `stat` it captured.
+pub fn captured_processes(root: &Root) -> Vec<u32> {
+    let Ok(Some(entries)) = root.list("proc") else {
+        return Vec::new();
+    };
+    let mut pids: Vec<u32> = entries
+        .iter()
+        .filter_map(|e| e.parse().ok())
+        .filter(|pid| root.exists(&format!("proc/{pid}/stat")))
+        .collect();
+    pids.sort_unstable();
+    pids
 }

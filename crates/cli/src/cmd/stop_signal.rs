@@ -2,38 +2,128 @@
 //! over time: the first signal sets the shared [`Stop`] token, so the
 //! command finishes its current step, reports what it gathered and writes
 //! its files; a second one, with the first still pending, exits at once
-//! with 130, as a shell expects of a twice-interrupted program.
+//! with 130, as a shell expects of a twice-interrupted program. `bisect`
+//! asks for the variant where no signal exits at once (it must put every
+//! page back first), and SIGHUP joins them there.
 //!
-//! Handlers come from signal-hook (async-signal-safe flag stores), installed
-//! once per process however often this is called.
+//! The signals are taken by one thread through signal-hook's self-pipe (the
+//! handler in signal context only writes a byte), so the work a signal
+//! starts — removing an unpacked `--root` archive before exiting at once —
+//! runs outside signal context. Once this is installed the snapshot module
+//! hands its own signal clean-up over to it.
 
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use numasleuth_model::stop::Stop;
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::iterator::{Handle, Signals};
 
 /// Exit status of a process ended by a second Ctrl-C (128 + SIGINT).
 const EXIT_INTERRUPTED: i32 = 130;
 
-static STOP: OnceLock<Stop> = OnceLock::new();
+struct Shared {
+    stop: Stop,
+    /// Set for `bisect`: every signal only repeats the request.
+    never_exit: AtomicBool,
+    /// To add SIGHUP for `bisect`; `None` when no handler could be set.
+    handle: Option<Handle>,
+}
+
+static SHARED: OnceLock<Shared> = OnceLock::new();
+/// The last signal taken, 0 before any.
+static LAST_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+/// The signal that requested the stop most recently, for a message.
+pub fn last_signal() -> Option<i32> {
+    Some(LAST_SIGNAL.load(Ordering::Relaxed)).filter(|s| *s != 0)
+}
 
 /// The process-wide stop token, with SIGINT and SIGTERM connected to it.
 pub fn stop_on_signals() -> Stop {
-    STOP.get_or_init(|| {
-        let stop = Stop::new();
-        for signal in [SIGINT, SIGTERM] {
-            // Order matters: the conditional exit is checked before the flag
-            // is set, so only a signal arriving with the flag already set
-            // (the second one) exits.
-            let installed = signal_hook::flag::register_conditional_shutdown(signal, EXIT_INTERRUPTED, stop.flag())
-                .and_then(|_| signal_hook::flag::register(signal, stop.flag()));
-            if let Err(e) = installed {
-                // Without handlers the default action (terminate) stays: the
-                // command still stops, it just cannot report.
-                eprintln!("numasleuth: warning: cannot catch signal {signal}: {e}; Ctrl-C will not keep results");
-            }
+    shared().stop.clone()
+}
+
+/// [`stop_on_signals`] for a command that must undo what it changed before
+/// it may end: SIGINT, SIGTERM and SIGHUP (a closed terminal) each only
+/// request the stop, however many arrive, so the undoing is never cut off.
+pub fn stop_on_signals_until_undone() -> Stop {
+    let shared = shared();
+    shared.never_exit.store(true, Ordering::Relaxed);
+    if let Some(handle) = &shared.handle {
+        if let Err(e) = handle.add_signal(SIGHUP) {
+            eprintln!("numasleuth: warning: cannot catch SIGHUP: {e}; closing the terminal will not restore");
         }
-        stop
+    }
+    shared.stop.clone()
+}
+
+fn shared() -> &'static Shared {
+    SHARED.get_or_init(|| {
+        let stop = Stop::new();
+        // A signal the shell set to be ignored (SIGINT of a background
+        // job started by a script) stays ignored, as it would without us.
+        let wanted: Vec<i32> = [SIGINT, SIGTERM].into_iter().filter(|s| !ignored(*s)).collect();
+        let handle = match Signals::new(wanted) {
+            Ok(signals) => {
+                let handle = signals.handle();
+                let watcher = stop.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("numasleuth-signals".into())
+                    .spawn(move || take_signals(signals, &watcher));
+                spawned.ok().map(|_| handle)
+            }
+            Err(_) => None,
+        };
+        match handle {
+            // The snapshot module's own handler would kill the process on
+            // the first signal; from here on signals are ours.
+            Some(_) => numasleuth_kernel::snapshot::hand_over_signals(),
+            // Without handlers the default action (terminate) stays: the
+            // command still stops, it just cannot report.
+            None => eprintln!("numasleuth: warning: cannot catch SIGINT/SIGTERM; Ctrl-C will not keep results"),
+        }
+        Shared {
+            stop,
+            never_exit: AtomicBool::new(false),
+            handle,
+        }
     })
-    .clone()
+}
+
+/// Whether `signal` is set to be ignored now.
+fn ignored(signal: i32) -> bool {
+    // SAFETY: sigaction with a null new action only reads the current one
+    // into a zeroed struct we own.
+    unsafe {
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+fn take_signals(mut signals: Signals, stop: &Stop) {
+    for signal in signals.forever() {
+        LAST_SIGNAL.store(signal, Ordering::Relaxed);
+        let first = !stop.requested();
+        stop.request();
+        let never_exit = SHARED.get().is_some_and(|s| s.never_exit.load(Ordering::Relaxed));
+        if first || never_exit {
+            continue;
+        }
+        // Exiting at once runs no destructor, so an unpacked --root
+        // archive is removed here.
+        numasleuth_kernel::snapshot::remove_unpacked();
+        // SAFETY: _exit ends the process without touching Rust state.
+        unsafe { libc::_exit(EXIT_INTERRUPTED) };
+    }
+}
+
+/// For a progress line: `for 30.0 s (Ctrl-C stops early and reports)`, or
+/// `until Ctrl-C` for a run without a duration.
+pub fn how_long(duration: Option<Duration>) -> String {
+    match duration {
+        Some(d) => format!("for {:.1} s (Ctrl-C stops early and reports)", d.as_secs_f64()),
+        None => "until Ctrl-C (then reports)".to_string(),
+    }
 }

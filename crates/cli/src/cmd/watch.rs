@@ -8,11 +8,13 @@
 
 use std::collections::BTreeSet;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use anyhow::{anyhow, bail};
-use numasleuth_analyze::watch::{choose_len, summarize, Target};
-use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_analyze::watch::{choose_len, len_beyond_object, summarize, Target};
+use numasleuth_kernel::procfs::process::{mapping_at, read_process_stat};
 use numasleuth_kernel::Root;
+use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::{Access, WatchSpec};
 use numasleuth_report::{watch_json, watch_text};
 use numasleuth_symbols::{locate_all, ProcessObjects};
@@ -86,6 +88,31 @@ fn resolve(objects: &Result<ProcessObjects, anyhow::Error>, args: &WatchArgs) ->
     })
 }
 
+/// A watchpoint on an address no mapping holds would run and count 0
+/// writes, which reads as "nobody writes it": refused instead. Maps that
+/// cannot be read leave the answer to perf.
+fn require_mapped(root: &Root, pid: u32, address: u64) -> anyhow::Result<()> {
+    match mapping_at(root, pid, address) {
+        Ok(Some(_)) | Err(_) => Ok(()),
+        Ok(None) => bail!(
+            "address {address:#x} is not mapped in process {pid} (no mapping in /proc/{pid}/maps holds it), so \
+             nothing can write it; take an address from `numasleuth inspect -p {pid}` or name a --symbol"
+        ),
+    }
+}
+
+/// The watched length for `target` (refused when nothing maps its
+/// address), and the warning when `--len` covers more than the symbol.
+fn watched_len(root: &Root, pid: u32, target: &Resolved, asked: Option<u64>) -> anyhow::Result<(u64, Option<String>)> {
+    require_mapped(root, pid, target.address)?;
+    let len_bytes = choose_len(target.address, target.size_bytes, asked).map_err(anyhow::Error::msg)?;
+    let beyond = len_beyond_object(len_bytes, target.size_bytes);
+    if let Some(warning) = &beyond {
+        eprintln!("numasleuth: warning: {warning}");
+    }
+    Ok((len_bytes, beyond))
+}
+
 pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     if !root.is_live() {
@@ -97,7 +124,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     }
     let objects = ProcessObjects::load(root, pid).map_err(anyhow::Error::from);
     let target = resolve(&objects, args)?;
-    let len_bytes = choose_len(target.address, target.size_bytes, args.len).map_err(anyhow::Error::msg)?;
+    let (len_bytes, beyond) = watched_len(root, pid, &target, args.len)?;
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let spec = WatchSpec {
         pid,
@@ -114,11 +141,14 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .clone()
         .unwrap_or_else(|| format!("{:#x}", target.address));
     eprintln!(
-        "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} for {:.1} s…",
+        "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} {}…",
         target.address,
-        args.duration.as_secs_f64()
+        super::stop_signal::how_long(args.duration)
     );
-    let raw = numasleuth_probe::watch(&spec)?;
+    let stop = super::stop_signal::stop_on_signals();
+    let start = Instant::now();
+    let raw = numasleuth_probe::watch(&spec, &stop)?;
+    let span = RunSpan::timed(start, args.duration, &stop);
     let ips: Vec<u64> = raw
         .threads
         .iter()
@@ -128,6 +158,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .into_iter()
         .collect();
     let mut notes = target.notes;
+    notes.extend(beyond);
     if let Some(size) = target.size_bytes.filter(|s| *s > len_bytes) {
         notes.push(format!(
             "watching the first {len_bytes} of the {size} bytes of {shown} (a debug register covers at most 8)"
@@ -157,6 +188,6 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
     let report = TextJson::new(watch_json::build(&summary), |layout| {
         watch_text::render(&summary, layout)
     });
-    super::output::emit(root, &outputs, &report)?;
+    super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)
 }

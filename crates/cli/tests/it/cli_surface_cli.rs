@@ -129,7 +129,7 @@ fn a_duration_without_its_unit_is_refused_with_the_form_to_use() {
         vec!["watch", "1", "--symbol", "x", "--duration", "500"],
         vec!["memwatch", "--interval", "1"],
         vec!["pmu", "-p", "1", "--duration", "2"],
-        vec!["runs", "-n", "2", "--settle", "500", "--", "true"],
+        vec!["runs", "-n", "4", "--settle", "500", "--", "true"],
     ] {
         let err = exit_2_stderr(&args);
         assert!(err.contains("has no unit: write"), "{args:?}: {err}");

@@ -237,12 +237,12 @@ fn memwatch_json_lines_and_bounds() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 4, "3 samples and a summary");
-    assert!(lines.iter().all(|l| l["schema"] == "numasleuth.memwatch/2"));
+    // A tree is one instant: one record, no samples over time.
+    assert_eq!(lines.len(), 1, "one instant");
+    assert_eq!(lines[0]["schema"], "numasleuth.memwatch/2");
+    assert_eq!(lines[0]["type"], "instant");
     assert_eq!(lines[0]["nodes"][1]["free_pages"], 200000);
     assert_eq!(lines[0]["nodes"][1]["low_pages"], 1250);
-    assert_eq!(lines[3]["type"], "summary");
-    assert_eq!(lines[3]["samples"], 3);
     for bad in [["--interval", "10ms"], ["--duration", "0s"]] {
         let output = numasleuth()
             .arg("--root")
@@ -253,6 +253,23 @@ fn memwatch_json_lines_and_bounds() {
             .unwrap();
         assert_eq!(output.status.code(), Some(2), "{bad:?}");
         assert!(stderr(&output).starts_with("numasleuth: error:") || stderr(&output).contains("error:"));
+    }
+}
+
+#[test]
+fn an_arm_capture_names_its_cpu_by_vendor_as_topo_does() {
+    // Kunpeng 920: Arm cpuinfo names the implementer, not a model.
+    let cpuinfo = "processor\t: 0\nBogoMIPS\t: 200.00\nCPU implementer\t: 0x48\nCPU architecture: 8\n\
+                   CPU variant\t: 0x1\nCPU part\t: 0xd01\nCPU revision\t: 0\n";
+    let dir = host_tree_with(&[("proc/cpuinfo", Some(cpuinfo))]);
+    let root = dir.path().to_str().unwrap();
+    for command in ["doctor", "topo"] {
+        let out = output(&["--root", root, command]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("HiSilicon") && !text.contains("unknown CPU"),
+            "{command}: {text}"
+        );
     }
 }
 

@@ -217,7 +217,7 @@ fn classify(value_name: &str) -> Option<Option<Kind>> {
             Kind::Choice
         }
         "PATH" | "FILE" | "NAME" | "JOURNAL" | "BINARY" | "REGEX" | "CMD" | "all|LIST" | "second|op|EVENT"
-        | "GOOD.json" | "BAD.json" | "DIR" => return Some(None),
+        | "GOOD.json" | "BAD.json" | "DIR" | "PID|NAME" => return Some(None),
         _ => return None,
     }))
 }

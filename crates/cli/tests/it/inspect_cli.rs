@@ -249,7 +249,8 @@ fn doctor_pid_adds_the_process_findings() {
         .unwrap();
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("[static-data-remote]"), "{text}");
-    // A PID that does not exist is the user's mistake: exit 2, one line.
+    // A PID the tree does not hold is the user's mistake: exit 2, one line
+    // that says which processes it does hold.
     let output = numasleuth()
         .args(["--root", root_arg, "doctor", "--pid", "4243"])
         .output()
@@ -257,7 +258,8 @@ fn doctor_pid_adds_the_process_findings() {
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
-        stderr.starts_with("numasleuth: error: doctor --pid 4243: no such process: 4243")
+        stderr
+            .starts_with("numasleuth: error: process 4243 is not in this snapshot: the snapshot holds processes 4242")
             && stderr.lines().count() == 1,
         "{stderr}"
     );

@@ -205,6 +205,12 @@ fn clear_errors_for_impossible_requests() {
     assert!(error(&["mem", "latency", "--size", "900T"]).contains("a buffer is 4K to 16T"));
     assert!(error(&["c2c", "--cpus", "4095"]).contains("CPU 4095 is outside"));
     assert!(error(&["c2c", "--home-node", "9"]).contains("node 9 does not exist"));
+    // One CPU left is "1 (CPU 0)", never "leaves 0".
+    let one = error(&["c2c", "-C", "0"]);
+    assert!(
+        one.contains("needs at least two CPUs, and the selection leaves 1 (CPU 0)"),
+        "{one}"
+    );
     let capture = tempfile::tempdir().unwrap();
     std::fs::create_dir(capture.path().join("proc")).unwrap();
     let root = capture.path().to_str().unwrap();

@@ -100,14 +100,25 @@ fn offline_reports_carry_provenance_in_every_format() {
             assert_provenance(dir.path(), name, Some(&nic));
         }
     }
+    // A snapshot holds one instant: memwatch shows it as text or JSON.
     let zone = fixture("zone-reclaim-incident");
-    let names = ["memwatch.txt", "memwatch.json", "memwatch.svg"];
+    let names = ["memwatch.txt", "memwatch.json"];
     let args = ["memwatch", "--interval", "100ms", "--duration", "200ms"];
     run_with_outputs(Some(&zone), &args, dir.path(), &names);
     for name in names {
         assert_provenance(dir.path(), name, Some(&zone));
     }
-    // The memwatch file is JSON lines: provenance in the first record only.
+}
+
+#[test]
+fn a_json_lines_stream_carries_provenance_in_its_first_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = ["memwatch.txt", "memwatch.json", "memwatch.svg"];
+    let args = ["memwatch", "--interval", "100ms", "--duration", "200ms"];
+    run_with_outputs(None, &args, dir.path(), &names);
+    for name in names {
+        assert_provenance(dir.path(), name, None);
+    }
     let lines: Vec<Value> = std::fs::read_to_string(dir.path().join("memwatch.json"))
         .unwrap()
         .lines()
@@ -148,7 +159,7 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["lab.txt", "lab.json", "lab.svg"],
         ),
         (
-            vec!["runs", "-n", "2", "--", "true"],
+            vec!["runs", "-n", "4", "--", "true"],
             vec!["runs.txt", "runs.json", "runs.svg"],
         ),
         (
@@ -156,6 +167,9 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["probe.txt", "probe.json", "probe.svg"],
         ),
     ];
+    // The sleeper's first mapping: watch refuses an address nothing maps.
+    let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    let mapped = format!("0x{}", maps.split('-').next().unwrap());
     let pmu = dir.path().join("pmu.json");
     let pmu = pmu.to_str().unwrap();
     common::require_root("pmu, hotlines, watch and move attach to another process with perf or ptrace");
@@ -179,7 +193,7 @@ fn live_reports_carry_provenance_in_every_format() {
             vec!["move.txt", "move.json"],
         ),
         (
-            vec!["watch", &pid, "--addr", "0x1000", "--duration", "100ms"],
+            vec!["watch", &pid, "--addr", &mapped, "--duration", "100ms"],
             vec!["watch.txt", "watch.json"],
         ),
     ];

@@ -97,6 +97,37 @@ fn text_table_and_verdict_on_stdout_progress_on_stderr() {
     );
     assert!(text.contains("One mode"), "{text}");
     assert_eq!(stderr(&out).matches("numasleuth: run ").count(), 4);
+    // The table numbers runs as the progress line counts them: 1 to 4.
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("run "))
+        .skip(1)
+        .take(4)
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    assert_eq!(table, ["1", "2", "3", "4"], "{text}");
+    for n in 1..=4 {
+        assert!(
+            stderr(&out).contains(&format!("numasleuth: run {n}/4 ")),
+            "{}",
+            stderr(&out)
+        );
+    }
+}
+
+#[test]
+fn too_few_runs_to_judge_are_refused_before_any_runs() {
+    let out = output(&["runs", "-n", "2", "--", "sh", "-c", "echo ran >&2"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("from 4 to 1000") && err.contains("cannot be told apart"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("ran") && !err.contains("numasleuth: run "),
+        "nothing ran: {err}"
+    );
 }
 
 #[test]
@@ -105,7 +136,7 @@ fn the_value_group_of_the_last_matching_line() {
     let v = json(&[
         "runs",
         "-n",
-        "2",
+        "4",
         "--json",
         "--lower-is-better",
         "--metric",
@@ -119,14 +150,14 @@ fn the_value_group_of_the_last_matching_line() {
     assert!(runs(&v).iter().all(|r| r["metric"] == 7.0), "{v}");
     // Without a value group: the first number of the line.
     let v = json(&[
-        "runs", "-n", "2", "--json", "--metric", "^run", "--", "sh", "-c", script,
+        "runs", "-n", "4", "--json", "--metric", "^run", "--", "sh", "-c", script,
     ]);
     assert!(runs(&v).iter().all(|r| r["metric"] == 3.0), "{v}");
 }
 
 #[test]
 fn wall_time_is_the_default_metric() {
-    let v = json(&["runs", "-n", "2", "--json", "--", "sleep", "0.05"]);
+    let v = json(&["runs", "-n", "4", "--json", "--", "sleep", "0.05"]);
     assert_eq!(v["metric"]["name"], "wall_s");
     assert_eq!(v["metric"]["source"], "wall_time");
     assert_eq!(v["metric"]["lower_is_better"], true);
@@ -139,7 +170,9 @@ fn wall_time_is_the_default_metric() {
 #[test]
 fn start_cpus_are_taken_in_turn_and_the_workload_is_really_pinned() {
     let cpus = allowed();
-    let n = 2 * cpus.len();
+    // Whole rounds over the CPUs, at least two and at least 4 runs.
+    let rounds = 4usize.div_ceil(cpus.len()).max(2);
+    let n = rounds * cpus.len();
     let v = json(&[
         "runs",
         "-n",
@@ -155,7 +188,10 @@ fn start_cpus_are_taken_in_turn_and_the_workload_is_really_pinned() {
     let started: Vec<u64> = runs(&v).iter().map(|r| r["start_cpu"].as_u64().unwrap()).collect();
     // spread: every allowed CPU once per round, the same order each round.
     let mut first_round = started[..cpus.len()].to_vec();
-    assert_eq!(started[cpus.len()..], first_round[..], "{started:?}");
+    assert!(
+        started.chunks(cpus.len()).all(|round| round == first_round),
+        "{started:?}"
+    );
     first_round.sort_unstable();
     assert_eq!(first_round, cpus);
     for run in runs(&v) {
@@ -171,7 +207,7 @@ fn start_cpus_are_taken_in_turn_and_the_workload_is_really_pinned() {
     let v = json(&[
         "runs",
         "-n",
-        "3",
+        "4",
         "--json",
         "--start-cpus",
         &list,
@@ -183,7 +219,7 @@ fn start_cpus_are_taken_in_turn_and_the_workload_is_really_pinned() {
         PRINT_CPU,
     ]);
     let started: Vec<String> = runs(&v).iter().map(|r| r["start_cpu"].to_string()).collect();
-    assert_eq!(started, [a.clone(), b, a]);
+    assert_eq!(started, [a.clone(), b.clone(), a, b]);
 }
 
 #[test]
@@ -240,7 +276,7 @@ fn placement_is_sampled_while_the_workload_runs() {
     let v = json(&[
         "runs",
         "-n",
-        "2",
+        "4",
         "--json",
         "--settle",
         "50ms",
@@ -284,36 +320,36 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(!err.contains("panicked"), "{err}");
         err
     };
-    one_line(&["runs", "-n", "1", "--", "true"], "from 2 to 1000");
-    one_line(&["runs", "-n", "1001", "--", "true"], "from 2 to 1000");
+    one_line(&["runs", "-n", "1", "--", "true"], "from 4 to 1000");
+    one_line(&["runs", "-n", "1001", "--", "true"], "from 4 to 1000");
     one_line(
-        &["runs", "-n", "3", "--", "/nonexistent/numasleuth-nosuch"],
+        &["runs", "-n", "4", "--", "/nonexistent/numasleuth-nosuch"],
         "cannot run `/nonexistent/numasleuth-nosuch`: no such command",
     );
     one_line(
-        &["runs", "-n", "3", "--metric", "ops(", "--", "true"],
+        &["runs", "-n", "4", "--metric", "ops(", "--", "true"],
         "invalid --metric pattern `ops(`",
     );
     one_line(
-        &["runs", "-n", "3", "--start-cpus", "4095", "--", "true"],
+        &["runs", "-n", "4", "--start-cpus", "4095", "--", "true"],
         "start CPU 4095 is not one this process may run on",
     );
     one_line(
-        &["runs", "-n", "3", "--start-cpus", "spread,1", "--", "true"],
+        &["runs", "-n", "4", "--start-cpus", "spread,1", "--", "true"],
         "--start-cpus",
     );
     one_line(
-        &["runs", "--root", "/nonexistent", "-n", "3", "--", "true"],
+        &["runs", "--root", "/nonexistent", "-n", "4", "--", "true"],
         "/nonexistent",
     );
-    let err = exit_2_stderr(&["runs", "-n", "3"]);
+    let err = exit_2_stderr(&["runs", "-n", "4"]);
     assert!(err.starts_with("numasleuth: error: ") && err.contains("CMD"), "{err}");
     // The metric never matches: which run, and its last output lines.
     let err = one_line(
         &[
             "runs",
             "-n",
-            "3",
+            "4",
             "--metric",
             "ops/s",
             "--",
@@ -321,12 +357,12 @@ fn bad_input_is_one_line_and_exit_2() {
             "-c",
             "echo starting; echo done in 3 s",
         ],
-        "run 0 (of 3, exit code 0) printed no line matching --metric; its last 2 of 2 output lines are above",
+        "run 1 (of 4, exit code 0) printed no line matching --metric; its last 2 of 2 output lines are above",
     );
     assert!(err.contains("  | starting\n  | done in 3 s\n"), "{err}");
     // A matching line without a number.
     one_line(
-        &["runs", "-n", "2", "--metric", "ops", "--", "sh", "-c", "echo ops: many"],
+        &["runs", "-n", "4", "--metric", "ops", "--", "sh", "-c", "echo ops: many"],
         "matches --metric but holds no number: `ops: many`",
     );
 }

@@ -184,6 +184,14 @@ fn a_kernel_without_numa_is_node_0_and_broken_files_are_collect_errors() {
             ),
         ],
     );
+    // Without a recorded page size, watermarks (in pages) get no bytes.
+    let text = textfile_of(dir.path());
+    assert!(!text.contains("numasleuth_node_watermark_bytes"), "{text}");
+    std::fs::write(
+        dir.path().join("numasleuth-snapshot.json"),
+        r#"{"base_page_bytes": 4096}"#,
+    )
+    .unwrap();
     let text = textfile_of(dir.path());
     assert_eq!(
         sample(&text, "numasleuth_node_memory_free_bytes{node=\"0\"}"),

@@ -243,3 +243,62 @@ fn a_fifth_concurrent_watch_is_refused_and_explained() {
     );
     assert!(message.contains("5th concurrent watch fails"), "{message}");
 }
+
+#[test]
+fn unmapped_addresses_wide_lengths_and_typos_are_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = victim(dir.path());
+    let pid = victim.pid.to_string();
+    // Nothing is mapped at 0x1: refused, not a watch that counts 0.
+    let output = numasleuth().args(["watch", &pid, "--addr", "0x1"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with(&format!(
+            "numasleuth: error: address 0x1 is not mapped in process {pid}"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    // log_level is a 4-byte int: --len 8 covers its neighbour, and says so.
+    let output = numasleuth()
+        .args([
+            "watch",
+            &pid,
+            "--symbol",
+            "log_level",
+            "--len",
+            "8",
+            "--duration",
+            "200ms",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let warning = "--len 8 is wider than the symbol (4 bytes)";
+    assert!(
+        stderr(&output).contains(&format!("warning: {warning}")),
+        "{}",
+        stderr(&output)
+    );
+    let doc: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(
+        doc["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|n| n.as_str().unwrap().starts_with(warning)),
+        "{doc:#}"
+    );
+    // A typo gets the names it was probably meant to be.
+    let output = numasleuth()
+        .args(["watch", &pid, "--symbol", "nil_rot"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("did you mean `nil_root`"),
+        "{}",
+        stderr(&output)
+    );
+}

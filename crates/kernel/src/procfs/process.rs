@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use crate::cpulist::IdList;
 use crate::error::{display_path, ReadError};
-use crate::procfs::maps::Mapping;
+use crate::procfs::maps::{self, Mapping};
 use crate::procfs::numa_maps::{self, NumaMapsEntry};
 use crate::procfs::status;
 use crate::procfs::task::{self, Sched, TaskStat};
@@ -210,6 +210,21 @@ impl<R: BufRead> LineStream<R> {
         };
         Ok(Some(text.trim_end_matches(['\n', '\0'])))
     }
+}
+
+/// The mapping of process `pid` that holds `address`, streamed from its
+/// maps (memory stays flat however many mappings); `None` when no mapping
+/// holds it. A line that does not parse is skipped.
+pub fn mapping_at(root: &Root, pid: u32, address: u64) -> Result<Option<Mapping>, ReadError> {
+    let mut lines = LineStream::open(root, &format!("proc/{pid}/maps"))?;
+    while let Some(line) = lines.next_line()? {
+        if let Ok(mapping) = maps::parse_line(line) {
+            if (mapping.start..mapping.end).contains(&address) {
+                return Ok(Some(mapping));
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Resident bytes per node of process `pid`, summed over at most

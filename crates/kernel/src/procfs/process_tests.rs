@@ -228,3 +228,18 @@ fn resident_bytes_sum_each_node_at_its_page_size() {
     assert_eq!(first, [(0, 2 * 4096), (1, 4096)].into_iter().collect());
     assert_eq!(resident_bytes_by_node(&root, 4243, 100), None);
 }
+
+#[test]
+fn the_mapping_at_an_address_or_none() {
+    let maps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/app\n\
+                garbage line\n\
+                7f0000000000-7f0000002000 rw-p 00000000 00:00 0\n";
+    let (_dir, root) = tree(&[("proc/9/maps", maps)]);
+    let found = mapping_at(&root, 9, 0x7f0000001fff).unwrap().unwrap();
+    assert_eq!((found.start, found.end), (0x7f0000000000, 0x7f0000002000));
+    assert_eq!(mapping_at(&root, 9, 0x400000).unwrap().unwrap().start, 0x400000);
+    // The end is one past the last byte; below and between are unmapped.
+    assert_eq!(mapping_at(&root, 9, 0x401000).unwrap(), None);
+    assert_eq!(mapping_at(&root, 9, 0x1).unwrap(), None);
+    assert!(mapping_at(&root, 10, 0x1).is_err());
+}

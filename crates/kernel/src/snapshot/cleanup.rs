@@ -11,6 +11,10 @@
 //! signal's number to a pipe; a thread waiting on the pipe does the work.
 //! A signal that was ignored (a background job's SIGINT) stays ignored, and
 //! a handler someone else installed is left alone: then they own cleanup.
+//! A program whose commands report on Ctrl-C (numasleuth's shared stop
+//! mechanism) takes signals over with [`hand_over`]: this module then
+//! neither removes anything nor kills the process on a signal, and the
+//! program calls [`remove_unpacked`] before it exits on one.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
@@ -22,7 +26,25 @@ static LIVE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
 /// Set once a signal arrived, so an unpack in progress stops early.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+/// Set by [`hand_over`]: signals belong to the program now.
+static HANDED_OVER: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
+
+/// Signals are the program's from now on: a signal no longer removes the
+/// unpacked directories or ends the process from here (the program stops
+/// gracefully, and directories go when their `Root` is dropped), and the
+/// program calls [`remove_unpacked`] if it must exit at once.
+pub fn hand_over() {
+    HANDED_OVER.store(true, Ordering::Relaxed);
+}
+
+/// Removes every unpacked directory still open, for a program about to
+/// exit without running destructors. Not for signal context.
+pub fn remove_unpacked() {
+    for path in lock().clone() {
+        let _ = std::fs::remove_dir_all(path);
+    }
+}
 
 /// An unpacked snapshot's directory: removed on drop and on SIGINT/SIGTERM.
 #[derive(Debug)]
@@ -105,6 +127,9 @@ fn wait_and_clean(read_end: libc::c_int) {
     loop {
         // SAFETY: reads one byte into a local; read_end is our pipe.
         let n = unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) };
+        if n == 1 && HANDED_OVER.load(Ordering::Relaxed) {
+            continue;
+        }
         if n == 1 {
             break;
         }

@@ -12,6 +12,10 @@ pub const SCHEMA: &str = "numasleuth.snapshot/1";
 /// Fields in name order: the file they make is the one earlier builds wrote.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Manifest {
+    /// The base page size of the machine captured: page counts in its
+    /// files (zoneinfo, numa_maps without `kernelpagesize_kB`) are in it.
+    /// `None` when the source itself did not say (a tree without one).
+    pub base_page_bytes: Option<u64>,
     pub command_line: Vec<String>,
     pub created_unix_s: u64,
     pub hostname: Option<String>,
@@ -45,6 +49,8 @@ impl Manifest {
 /// the manifest is absent, malformed, or lacks it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Origin {
+    /// A power of two from 4 KiB to 1 MiB, or unknown.
+    pub base_page_bytes: Option<u64>,
     pub created_unix_s: Option<u64>,
     pub numasleuth_version: Option<String>,
 }
@@ -55,6 +61,9 @@ pub fn parse_origin(text: &str) -> Origin {
         return Origin::default();
     };
     Origin {
+        base_page_bytes: value["base_page_bytes"]
+            .as_u64()
+            .filter(|b| b.is_power_of_two() && (4096..=1 << 20).contains(b)),
         created_unix_s: value["created_unix_s"].as_u64(),
         numasleuth_version: value["numasleuth_version"].as_str().map(str::to_string),
     }
@@ -88,6 +97,7 @@ mod tests {
     #[test]
     fn writes_keys_in_name_order_and_reads_back_the_origin() {
         let manifest = Manifest {
+            base_page_bytes: Some(16384),
             command_line: vec!["numasleuth".into(), "snapshot".into()],
             created_unix_s: 951_782_400,
             hostname: Some("db1".into()),
@@ -99,6 +109,7 @@ mod tests {
         };
         let json = manifest.to_json();
         let keys: Vec<usize> = [
+            "base_page_bytes",
             "command_line",
             "created_unix_s",
             "hostname",
@@ -113,6 +124,7 @@ mod tests {
         let origin = parse_origin(&json);
         assert_eq!(origin.created_unix_s, Some(951_782_400));
         assert_eq!(origin.numasleuth_version.as_deref(), Some("0.1.0"));
+        assert_eq!(origin.base_page_bytes, Some(16384));
     }
 
     #[test]
@@ -122,5 +134,10 @@ mod tests {
         assert_eq!(origin.created_unix_s, None);
         assert_eq!(origin.numasleuth_version.as_deref(), Some("9.9"));
         assert_eq!(parse_origin("[1, 2]"), Origin::default());
+        // A page size that is not one is unknown, not trusted.
+        for bad in ["0", "4097", "1099511627776", "-4096", "\"4096\""] {
+            let text = format!(r#"{{"base_page_bytes": {bad}}}"#);
+            assert_eq!(parse_origin(&text).base_page_bytes, None, "{bad}");
+        }
     }
 }

@@ -19,6 +19,7 @@ pub mod manifest;
 mod untar;
 
 pub(crate) use self::cleanup::Unpacked;
+pub use self::cleanup::{hand_over as hand_over_signals, remove_unpacked};
 use self::extract::{EntryPath, Extractor};
 use self::gzip::Gzip;
 use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};

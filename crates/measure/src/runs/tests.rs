@@ -21,7 +21,52 @@ fn spec<'a>(args: &'a [&'a OsStr], cpu: u32) -> RunSpec<'a> {
         settle: Duration::from_secs(30),
         matches: &has_value,
         timeout: None,
+        stop: never(),
     }
+}
+
+/// A token nobody requests, for runs that go their whole course.
+fn never() -> &'static Stop {
+    static NEVER: std::sync::OnceLock<Stop> = std::sync::OnceLock::new();
+    NEVER.get_or_init(Stop::new)
+}
+
+#[test]
+fn a_stop_ends_the_workload_and_marks_the_run_interrupted() {
+    let script = sh("echo value 1; exec sleep 30");
+    let stop = Stop::new();
+    let mut run = spec(&script, allowed_cpus().unwrap()[0]);
+    run.stop = &stop;
+    let requester = stop.clone();
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        requester.request();
+    });
+    let record = run_once(&run, |_| ()).unwrap();
+    waker.join().unwrap();
+    assert!(record.interrupted);
+    assert!(!record.timed_out);
+    // The workload dies of the SIGTERM it was sent (the hang guard is the 30 s sleep).
+    assert_eq!(record.exit.signal, Some(libc::SIGTERM));
+    assert!(record.wall_ns < 20_000_000_000, "{}", record.wall_ns);
+}
+
+#[test]
+fn a_workload_that_ignores_the_stop_is_killed_after_the_grace() {
+    let script = sh("trap '' TERM; echo value 1; exec sleep 30");
+    let stop = Stop::new();
+    let mut run = spec(&script, allowed_cpus().unwrap()[0]);
+    run.stop = &stop;
+    // Once the trap is set (the shell is past it well within this).
+    let requester = stop.clone();
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(500));
+        requester.request();
+    });
+    let record = run_once(&run, |_| ()).unwrap();
+    waker.join().unwrap();
+    assert!(record.interrupted);
+    assert_eq!(record.exit.signal, Some(libc::SIGKILL));
 }
 
 #[test]

@@ -21,6 +21,7 @@ pub mod spawn;
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
 
+use numasleuth_model::stop::Stop;
 use perf_event::Counter;
 use thiserror::Error;
 
@@ -32,12 +33,11 @@ use open::{for_each_counter, kernel_allowed, open_all, raise_fd_limit, read_all,
 pub enum Target {
     Pid {
         pid: u32,
-        duration: Duration,
+        /// `None`: until stopped.
+        duration: Option<Duration>,
     },
     /// argv[0] is looked up on PATH.
-    Command {
-        argv: Vec<OsString>,
-    },
+    Command { argv: Vec<OsString> },
 }
 
 #[derive(Debug, Clone)]
@@ -62,10 +62,13 @@ pub enum PmuError {
 /// How often a watched process is checked for having exited.
 const POLL: Duration = Duration::from_millis(20);
 
-pub fn count(spec: &CountSpec) -> Result<PmuRaw, PmuError> {
+/// Counts the target: a process for its duration or until `stop` is
+/// requested (what was counted until then is returned), or a command until
+/// it exits.
+pub fn count(spec: &CountSpec, stop: &Stop) -> Result<PmuRaw, PmuError> {
     let fd_limit = raise_fd_limit();
     match &spec.target {
-        Target::Pid { pid, duration } => count_pid(spec, *pid, *duration, fd_limit),
+        Target::Pid { pid, duration } => count_pid(spec, *pid, (*duration, stop), fd_limit),
         Target::Command { argv } => count_command(spec, argv, fd_limit),
     }
 }
@@ -97,7 +100,12 @@ pub fn threads_to_attach(max_threads: usize, events: usize) -> usize {
     max_threads.min(MAX_COUNTERS / events.max(1)).max(1)
 }
 
-fn count_pid(spec: &CountSpec, pid: u32, duration: Duration, fd_limit: u64) -> Result<PmuRaw, PmuError> {
+fn count_pid(
+    spec: &CountSpec,
+    pid: u32,
+    (duration, stop): (Option<Duration>, &Stop),
+    fd_limit: u64,
+) -> Result<PmuRaw, PmuError> {
     let listed = list_tids(pid).ok_or(PmuError::NoSuchProcess { pid })?;
     let attached_tids: Vec<u32> = listed
         .iter()
@@ -120,20 +128,25 @@ fn count_pid(spec: &CountSpec, pid: u32, duration: Duration, fd_limit: u64) -> R
     let started_meanwhile = after.iter().filter(|t| listed.binary_search(t).is_err()).count();
     for_each_counter(&mut opened, Counter::enable);
     let start = Instant::now();
-    let deadline = start
-        .checked_add(duration)
-        .ok_or_else(|| PmuError::Io(format!("a count of {} s cannot be scheduled", duration.as_secs())))?;
+    let deadline = match duration {
+        Some(d) => Some(
+            start
+                .checked_add(d)
+                .ok_or_else(|| PmuError::Io(format!("a count of {} s cannot be scheduled", d.as_secs())))?,
+        ),
+        None => None,
+    };
     let mut exited = false;
     loop {
         let now = Instant::now();
-        if now >= deadline {
+        if deadline.is_some_and(|d| now >= d) || stop.requested() {
             break;
         }
         if has_exited(pid) {
             exited = true;
             break;
         }
-        std::thread::sleep(POLL.min(deadline - now));
+        stop.sleep(deadline.map_or(POLL, |d| POLL.min(d - now)));
     }
     let elapsed = start.elapsed();
     let threads_attached = {

@@ -32,7 +32,7 @@ fn a_command_is_counted_from_exec_to_exit_with_its_exit_code() {
         events: catalog::generic_events(),
         max_threads: 16,
     };
-    let raw = count(&spec).unwrap();
+    let raw = count(&spec, &Stop::new()).unwrap();
     let TargetRaw::Command { exit_code, signal, .. } = &raw.target else {
         panic!("{raw:#?}")
     };
@@ -59,13 +59,16 @@ fn a_command_is_counted_from_exec_to_exit_with_its_exit_code() {
 fn page_faults_follow_the_memory_a_command_touches() {
     let faults = |mib: u32| {
         let script = format!("b = bytearray({mib} << 20)\nfor i in range(0, len(b), 4096): b[i] = 1");
-        let raw = count(&CountSpec {
-            target: Target::Command {
-                argv: argv(&["python3", "-c", &script]),
+        let raw = count(
+            &CountSpec {
+                target: Target::Command {
+                    argv: argv(&["python3", "-c", &script]),
+                },
+                events: software(),
+                max_threads: 16,
             },
-            events: software(),
-            max_threads: 16,
-        })
+            &Stop::new(),
+        )
         .unwrap();
         value(&raw, "page-faults")
     };
@@ -81,12 +84,12 @@ fn a_running_process_is_counted_for_the_duration() {
     let spec = CountSpec {
         target: Target::Pid {
             pid: sleeper.id(),
-            duration: Duration::from_millis(200),
+            duration: Some(Duration::from_millis(200)),
         },
         events: software(),
         max_threads: 16,
     };
-    let raw = count(&spec);
+    let raw = count(&spec, &Stop::new());
     sleeper.kill().unwrap();
     sleeper.wait().unwrap();
     let raw = raw.unwrap();
@@ -115,16 +118,57 @@ fn a_running_process_is_counted_for_the_duration() {
 }
 
 #[test]
-fn a_process_that_exits_ends_the_count_early() {
-    let mut short = std::process::Command::new("sleep").arg("0.2").spawn().unwrap();
-    let raw = count(&CountSpec {
+fn without_a_duration_a_process_is_counted_until_stopped() {
+    let mut sleeper = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let spec = CountSpec {
         target: Target::Pid {
-            pid: short.id(),
-            duration: Duration::from_secs(20),
+            pid: sleeper.id(),
+            duration: None,
         },
         events: software(),
         max_threads: 16,
+    };
+    let stop = Stop::new();
+    let requester = stop.clone();
+    let waker = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        requester.request();
     });
+    let raw = count(&spec, &stop);
+    waker.join().unwrap();
+    sleeper.kill().unwrap();
+    sleeper.wait().unwrap();
+    let raw = raw.unwrap();
+    assert!(
+        matches!(
+            raw.target,
+            TargetRaw::Pid {
+                process_exited: false,
+                threads_attached: 1,
+                ..
+            }
+        ),
+        "{raw:#?}"
+    );
+    // Ended by the request (a hang guard, not a timing).
+    assert!(raw.duration_ns < 30_000_000_000, "{}", raw.duration_ns);
+    assert!(raw.counted.iter().any(|e| e.spec.name == "task-clock"), "{raw:#?}");
+}
+
+#[test]
+fn a_process_that_exits_ends_the_count_early() {
+    let mut short = std::process::Command::new("sleep").arg("0.2").spawn().unwrap();
+    let raw = count(
+        &CountSpec {
+            target: Target::Pid {
+                pid: short.id(),
+                duration: Some(Duration::from_secs(20)),
+            },
+            events: software(),
+            max_threads: 16,
+        },
+        &Stop::new(),
+    );
     short.wait().unwrap();
     let raw = raw.unwrap();
     assert!(
@@ -142,22 +186,28 @@ fn a_process_that_exits_ends_the_count_early() {
 
 #[test]
 fn missing_processes_and_commands_are_clear_errors() {
-    let missing = count(&CountSpec {
-        target: Target::Pid {
-            pid: i32::MAX as u32,
-            duration: Duration::from_millis(10),
+    let missing = count(
+        &CountSpec {
+            target: Target::Pid {
+                pid: i32::MAX as u32,
+                duration: Some(Duration::from_millis(10)),
+            },
+            events: software(),
+            max_threads: 16,
         },
-        events: software(),
-        max_threads: 16,
-    });
+        &Stop::new(),
+    );
     assert_eq!(missing.unwrap_err(), PmuError::NoSuchProcess { pid: i32::MAX as u32 });
-    let command = count(&CountSpec {
-        target: Target::Command {
-            argv: argv(&["numasleuth-no-such-command"]),
+    let command = count(
+        &CountSpec {
+            target: Target::Command {
+                argv: argv(&["numasleuth-no-such-command"]),
+            },
+            events: software(),
+            max_threads: 16,
         },
-        events: software(),
-        max_threads: 16,
-    });
+        &Stop::new(),
+    );
     assert_eq!(
         command.unwrap_err().to_string(),
         "cannot run `numasleuth-no-such-command`: command `numasleuth-no-such-command` not found in PATH"
@@ -176,11 +226,14 @@ fn an_event_the_kernel_does_not_know_fails_with_its_errno() {
         config2: 0,
         config3: 0,
     };
-    let raw = count(&CountSpec {
-        target: Target::Command { argv: argv(&["true"]) },
-        events: vec![bogus],
-        max_threads: 1,
-    })
+    let raw = count(
+        &CountSpec {
+            target: Target::Command { argv: argv(&["true"]) },
+            events: vec![bogus],
+            max_threads: 1,
+        },
+        &Stop::new(),
+    )
     .unwrap();
     assert!(raw.counted.is_empty());
     assert_eq!(raw.failed[0].errno_name, "ENOENT", "{raw:#?}");
@@ -205,14 +258,17 @@ fn threads_of_a_running_process_are_attached_and_new_ones_inherited() {
     while list_tids(child.id()).map_or(0, |t| t.len()) < 3 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let raw = count(&CountSpec {
-        target: Target::Pid {
-            pid: child.id(),
-            duration: Duration::from_millis(2000),
+    let raw = count(
+        &CountSpec {
+            target: Target::Pid {
+                pid: child.id(),
+                duration: Some(Duration::from_millis(2000)),
+            },
+            events: software(),
+            max_threads: 16,
         },
-        events: software(),
-        max_threads: 16,
-    });
+        &Stop::new(),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let raw = raw.unwrap();
@@ -238,14 +294,17 @@ fn a_thread_cap_is_applied_and_said() {
     while list_tids(child.id()).map_or(0, |t| t.len()) < 4 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
-    let raw = count(&CountSpec {
-        target: Target::Pid {
-            pid: child.id(),
-            duration: Duration::from_millis(50),
+    let raw = count(
+        &CountSpec {
+            target: Target::Pid {
+                pid: child.id(),
+                duration: Some(Duration::from_millis(50)),
+            },
+            events: software(),
+            max_threads: 2,
         },
-        events: software(),
-        max_threads: 2,
-    });
+        &Stop::new(),
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     let TargetRaw::Pid {

@@ -26,6 +26,7 @@ pub fn provenance() -> Provenance {
         kernel_release: Some("6.1.0-26-amd64".into()),
         source: "live",
         snapshot: None,
+        run: None,
     }
 }
 

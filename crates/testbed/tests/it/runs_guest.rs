@@ -113,7 +113,7 @@ fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
         ("svg".into(), "cat /tmp/runs.svg".into()),
         (
             "never-matches".into(),
-            "numasleuth runs -n 2 --metric nosuchline -- /bimodal --seconds 0.1".into(),
+            "numasleuth runs -n 4 --metric nosuchline -- /bimodal --seconds 0.1".into(),
         ),
     ]);
     if std::env::var("NUMASLEUTH_RUNS_TEXT").is_ok_and(|v| v == "1") {
@@ -137,7 +137,7 @@ fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
         }
         let stderr = sections.get("never-matches.stderr").map_or("", |s| s.text.as_str());
         c.check(
-            stderr.contains("run 0 (of 2, exit code 0) printed no line matching --metric")
+            stderr.contains("run 1 (of 4, exit code 0) printed no line matching --metric")
                 && stderr.contains("| ops/s:"),
             || format!("never-matches stderr: {stderr:?}"),
         );

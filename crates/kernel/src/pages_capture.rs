@@ -1,0 +1,138 @@
+//! The per-page answers a snapshot keeps for a captured process.
+//!
+//! `inspect` splits a mapping that holds several writable static sections
+//! (`.data`, `.got`, `.bss`) page by page, asking move_pages and pagemap
+//! where each page is. Those are system calls, not files, so a snapshot
+//! could not replay them; `snapshot -p` therefore writes the answers it got
+//! as a file of its own, `numasleuth/pages/PID/START` (one token per page),
+//! and reading a snapshot takes them from there. The file is untrusted like
+//! every other: its count must match the range asked for, and every token
+//! must be one of the few this module writes.
+
+use crate::error::ReadError;
+use crate::pages::Residency;
+use crate::root::Root;
+
+/// Where the answers for the range starting at `start` are kept.
+pub fn path(pid: u32, start: u64) -> String {
+    format!("numasleuth/pages/{pid}/{start:x}")
+}
+
+fn token(state: Residency) -> String {
+    match state {
+        Residency::Node(n) => format!("N{n}"),
+        Residency::HintingFault => "hint".into(),
+        Residency::NotYetTouched => "untouched".into(),
+        Residency::SwappedOut => "swapped".into(),
+        Residency::ZeroPage => "zero".into(),
+        Residency::Unmapped => "unmapped".into(),
+        Residency::Unknown(errno) => format!("E{errno}"),
+    }
+}
+
+/// One line: a token per page, in address order.
+pub fn format(states: &[Residency]) -> String {
+    let mut line = states.iter().map(|s| token(*s)).collect::<Vec<_>>().join(" ");
+    line.push('\n');
+    line
+}
+
+/// The answers for a range of `pages` pages, or why the text is not them.
+pub fn parse(text: &str, pages: usize) -> Result<Vec<Residency>, String> {
+    let mut states = Vec::with_capacity(pages.min(1 << 16));
+    for word in text.split_ascii_whitespace() {
+        if states.len() == pages {
+            return Err(format!("more than the {pages} page(s) of its range"));
+        }
+        let number = |digits: &str| digits.parse::<u32>().ok();
+        let state = match word {
+            "hint" => Residency::HintingFault,
+            "untouched" => Residency::NotYetTouched,
+            "swapped" => Residency::SwappedOut,
+            "zero" => Residency::ZeroPage,
+            "unmapped" => Residency::Unmapped,
+            _ => match (word.strip_prefix('N'), word.strip_prefix('E')) {
+                (Some(node), _) if number(node).is_some_and(|n| n < 1 << 16) => {
+                    Residency::Node(number(node).unwrap_or(0))
+                }
+                (_, Some(errno)) if number(errno).is_some_and(|e| e < 4096) => {
+                    Residency::Unknown(number(errno).unwrap_or(0) as i32)
+                }
+                _ => return Err(format!("`{}` is not a page's place", crate::error::quote(word))),
+            },
+        };
+        states.push(state);
+    }
+    if states.len() != pages {
+        return Err(format!("{} answer(s) for a range of {pages} page(s)", states.len()));
+    }
+    Ok(states)
+}
+
+/// Keeps the answers when `root` records a snapshot.
+pub fn record(root: &Root, pid: u32, start: u64, states: &[Residency]) {
+    if root.is_recording() {
+        root.record_made(&path(pid, start), format(states).into_bytes());
+    }
+}
+
+/// The answers a snapshot kept for this range; `Ok(None)` when it kept
+/// none (taken without `-p`, or by an older numasleuth).
+pub fn replay(root: &Root, pid: u32, start: u64, pages: usize) -> Result<Option<Vec<Residency>>, ReadError> {
+    let relative = path(pid, start);
+    let Some(text) = root.read_optional(&relative)? else {
+        return Ok(None);
+    };
+    parse(&text, pages)
+        .map(Some)
+        .map_err(|why| ReadError::malformed(&relative, why))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_round_trip_token_by_token() {
+        let states = [
+            Residency::Node(0),
+            Residency::Node(3),
+            Residency::HintingFault,
+            Residency::NotYetTouched,
+            Residency::SwappedOut,
+            Residency::ZeroPage,
+            Residency::Unmapped,
+            Residency::Unknown(14),
+        ];
+        let text = format(&states);
+        assert_eq!(text, "N0 N3 hint untouched swapped zero unmapped E14\n");
+        assert_eq!(parse(&text, states.len()).unwrap(), states);
+    }
+
+    #[test]
+    fn a_hostile_file_is_refused_not_believed() {
+        assert!(parse("N0 N1", 1).unwrap_err().contains("more than the 1 page(s)"));
+        assert!(parse("N0", 2).unwrap_err().contains("1 answer(s) for a range of 2"));
+        for bad in ["N", "N-1", "N99999999999", "E", "E99999", "n0", "N0\u{1b}[2J", "bogus"] {
+            assert!(parse(bad, 1).is_err(), "{bad}");
+        }
+        // A huge claimed range costs nothing up front.
+        assert!(parse("N0", usize::MAX).is_err());
+    }
+
+    #[test]
+    fn only_a_recording_root_keeps_answers_and_a_replay_finds_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let plain = Root::directory(dir.path()).unwrap();
+        record(&plain, 7, 0x1000, &[Residency::Node(1)]);
+        assert_eq!(replay(&plain, 7, 0x1000, 1).unwrap(), None);
+        let (recording_root, recording) = Root::directory(dir.path()).unwrap().recording();
+        record(&recording_root, 7, 0x1000, &[Residency::Node(1)]);
+        let kept = recording.lock().unwrap().files[&path(7, 0x1000)].clone();
+        std::fs::create_dir_all(dir.path().join("numasleuth/pages/7")).unwrap();
+        std::fs::write(dir.path().join(path(7, 0x1000)), kept).unwrap();
+        let replayed = Root::directory(dir.path()).unwrap();
+        assert_eq!(replay(&replayed, 7, 0x1000, 1).unwrap(), Some(vec![Residency::Node(1)]));
+        assert!(replay(&replayed, 7, 0x1000, 2).is_err());
+    }
+}
