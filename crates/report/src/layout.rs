@@ -170,7 +170,9 @@ pub(crate) fn is_number_after_label(previous: &str, word: &str) -> bool {
 
 /// `1.6` then `MiB`, `12` then `pages`: a number and the short word after it.
 pub(crate) fn is_unit_after(previous: &str, word: &str) -> bool {
-    let number = previous.trim_start_matches(['(', '~', '≈', '±', '-', '+', '×']);
+    // `N1=4 KiB`, `t=1.5 s`: the number is what follows a label's `=`.
+    let value = previous.rsplit(['=', ':']).next().unwrap_or(previous);
+    let number = value.trim_start_matches(['(', '~', '≈', '±', '-', '+', '×']);
     let is_number = number.starts_with(|c: char| c.is_ascii_digit()) && number.ends_with(|c: char| c.is_ascii_digit());
     let is_unit = word.starts_with(|c: char| c.is_alphabetic() || c == '%' || c == 'µ' || c == '/')
         && word.chars().count() <= UNIT_MAX_CHARS;

@@ -126,7 +126,7 @@ impl crate::export::Exporter for InstantReport {
         line.push('\n');
         Ok(line)
     }
-    fn text(&self, _colour: bool) -> String {
+    fn text(&self, _layout: &crate::layout::TextLayout) -> String {
         render_instant(&self.sample, self.page_bytes)
     }
 }

@@ -71,6 +71,19 @@ fn a_number_and_its_unit_never_part() {
 }
 
 #[test]
+fn a_labelled_number_keeps_its_unit() {
+    let table_rows = rows(&[
+        &["range", "resident", "accuracy"],
+        &["0x7ffc9c7d7000-0x7ffc9c7f8000", "N0=8 KiB N1=4 KiB", "per mapping"],
+    ]);
+    for width in [40, 45, 50, 60] {
+        let text = columns(&table_rows, &TextLayout::new(width, false));
+        assert!(text.contains("N1=4 KiB"), "{width}: {text}");
+        assert!(!text.lines().any(|l| l.trim_end().ends_with("N1=4")), "{width}: {text}");
+    }
+}
+
+#[test]
 fn a_wide_matrix_is_dealt_into_blocks_that_repeat_the_row_label() {
     let mut header = vec!["CPU".to_string()];
     header.extend((0..16).map(|c| format!("cpu{c}")));
