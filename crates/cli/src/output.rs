@@ -1,11 +1,44 @@
-//! Writing to stdout so that `numasleuth topo | head -1` is not an error.
+//! The binary's only ways to stdout and stderr.
 //!
 //! Rust ignores SIGPIPE, so a closed pipe shows up as an `EPIPE` write
 //! error; we let it travel up like any error and `main` exits 0 for it.
+//!
+//! Both streams pass through `kernel::safe_text`: whatever a message or a
+//! report holds (a snapshot's model name, a comm, a serde or clap message
+//! quoting a hostile file), no escape sequence or bidi override reaches the
+//! terminal. `say!` is `eprintln!` with that rule; the binary has no other
+//! way to stderr (`tests/it/safe_output_cli.rs` checks the sources).
 
 use std::io::{self, Write};
 
+use numasleuth_kernel::safe_text;
+
+/// `eprintln!` made safe for a terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::say_line(&format!($($arg)*))
+    };
+}
+
+/// One line (or several) on stderr, made safe for a terminal; a closed
+/// stderr is ignored, as `eprintln!` would panic on it.
+pub fn say_line(text: &str) {
+    let mut stderr = io::stderr().lock();
+    let _ = writeln!(stderr, "{}", safe_text::for_terminal(text));
+}
+
+/// Text (or CSV, HTML, SVG) on stdout. Colour sequences our renderers
+/// write pass; nothing else that [`safe_text`] escapes does.
 pub fn print(text: &str) -> anyhow::Result<()> {
+    write_stdout(&safe_text::for_terminal_in_colour(text))
+}
+
+/// JSON on stdout: escapes keep the document's meaning.
+pub fn print_json(text: &str) -> anyhow::Result<()> {
+    write_stdout(&safe_text::for_json(text))
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;

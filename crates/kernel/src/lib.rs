@@ -14,6 +14,7 @@ mod pages_reveal;
 pub mod procfs;
 pub mod read;
 pub mod root;
+pub mod safe_text;
 pub mod snapshot;
 pub mod sysfs;
 pub mod unread;

@@ -183,7 +183,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         ring_pages: RING_PAGES,
         paranoid,
     };
-    eprintln!(
+    say!(
         "numasleuth: sampling every thread of process {pid} ({method}) for {:.1} s…",
         args.duration.as_secs_f64()
     );

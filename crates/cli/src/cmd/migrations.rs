@@ -66,7 +66,7 @@ pub fn observe(
         MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration) {
             Ok(c) => c,
             Err(why) => {
-                eprintln!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
+                say!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
                 collect::sampled(root, scope, duration, interval, why)
             }
         },
@@ -102,7 +102,7 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
         None => Scope::All,
     };
     let topo = super::topology(root)?;
-    eprintln!(
+    say!(
         "numasleuth: following thread moves for {:.1} s…",
         args.duration.as_secs_f64()
     );

@@ -99,7 +99,7 @@ pub fn topology(root: &Root) -> anyhow::Result<Topology> {
 
 pub fn warn(warnings: &[String]) {
     for warning in warnings {
-        eprintln!("numasleuth: warning: {warning}");
+        say!("numasleuth: warning: {warning}");
     }
 }
 

@@ -198,7 +198,11 @@ pub fn emit<E: Exporter>(root: &Root, plan: &Plan, report: &E) -> anyhow::Result
     let provenance = super::provenance::read(root);
     write_files(plan, report, &provenance)?;
     let colour = plan.stdout == Format::Text && super::measure_plan::colour();
-    crate::output::print(&export::render(report, plan.stdout, &provenance, colour)?)
+    let rendered = export::render(report, plan.stdout, &provenance, colour)?;
+    match plan.stdout {
+        Format::Json => crate::output::print_json(&rendered),
+        _ => crate::output::print(&rendered),
+    }
 }
 
 /// Only the files of the plan (a stream prints stdout itself).
@@ -206,7 +210,7 @@ pub fn write_files<E: Exporter>(plan: &Plan, report: &E, provenance: &Provenance
     for (path, format) in &plan.files {
         let text = export::render(report, *format, provenance, false)?;
         write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("numasleuth: wrote {}", path.display());
+        say!("numasleuth: wrote {}", path.display());
     }
     Ok(())
 }

@@ -56,7 +56,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         Target::Pid { pid, duration } => format!("process {pid} for {:.3} s", duration.as_secs_f64()),
         Target::Command { argv } => format!("`{}` until it exits", argv[0].to_string_lossy()),
     };
-    eprintln!("numasleuth: counting {} events on {what}…", plan.events.len());
+    say!("numasleuth: counting {} events on {what}…", plan.events.len());
     let raw = count(&CountSpec {
         target,
         events: plan.events,

@@ -114,7 +114,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
     for index in 0..args.runs as usize {
         let cpu = setup.start_cpus[index % setup.start_cpus.len()];
         let node = node_of(setup.topology, cpu);
-        eprintln!(
+        say!(
             "numasleuth: run {}/{} on CPU {cpu} (node {})…",
             index + 1,
             args.runs,
@@ -139,7 +139,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
         }
         if args.verbose {
             for line in &record.output.tail {
-                eprintln!("  run {index} | {line}");
+                say!("  run {index} | {line}");
             }
         }
         let metric = metric_of(&record, setup.pattern, index, args.runs)?;
@@ -203,7 +203,7 @@ fn show_tail(record: &RunRecord<Sample>) -> String {
     let tail = &record.output.tail;
     let shown = &tail[tail.len().saturating_sub(ERROR_TAIL_LINES)..];
     for line in shown {
-        eprintln!("  | {line}");
+        say!("  | {line}");
     }
     format!(
         "its last {} of {} output lines are above",

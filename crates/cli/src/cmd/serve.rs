@@ -50,13 +50,13 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let handler = Arc::clone(&collector);
     let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
-    eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    say!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
     if !bound.ip().is_loopback() {
-        eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
+        say!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
     }
     let signal = signals.wait(None)?;
     server.stop();
-    eprintln!("numasleuth: stopped on {}", signal.map_or("a signal", signal_name));
+    say!("numasleuth: stopped on {}", signal.map_or("a signal", signal_name));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -69,11 +69,11 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
         collector.refresh();
         write_atomically(dir, &collector.render())?;
         if args.once {
-            eprintln!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
+            say!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
             return Ok(ExitCode::SUCCESS);
         }
         if let Some(signal) = signals.wait(Some(args.interval))? {
-            eprintln!("numasleuth: stopped on {}", signal_name(signal));
+            say!("numasleuth: stopped on {}", signal_name(signal));
             return Ok(ExitCode::SUCCESS);
         }
     }

@@ -36,7 +36,7 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     let recording = recording.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let summary = snapshot::write(&recording, &manifest.to_json(), &args.output)
         .with_context(|| format!("cannot write snapshot {}", args.output.display()))?;
-    eprintln!(
+    say!(
         "numasleuth: wrote {} ({} files, {} links, {} bytes of kernel data)",
         args.output.display(),
         summary.files,

@@ -30,7 +30,7 @@ pub fn stop_on_signals() -> Stop {
             if let Err(e) = installed {
                 // Without handlers the default action (terminate) stays: the
                 // command still stops, it just cannot report.
-                eprintln!("numasleuth: warning: cannot catch signal {signal}: {e}; Ctrl-C will not keep results");
+                say!("numasleuth: warning: cannot catch signal {signal}: {e}; Ctrl-C will not keep results");
             }
         }
         stop

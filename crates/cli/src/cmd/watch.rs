@@ -113,7 +113,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .symbol
         .clone()
         .unwrap_or_else(|| format!("{:#x}", target.address));
-    eprintln!(
+    say!(
         "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} for {:.1} s…",
         target.address,
         args.duration.as_secs_f64()
