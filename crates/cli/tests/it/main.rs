@@ -26,6 +26,7 @@ mod memwatch_cli;
 mod migrations_cli;
 mod move_cli;
 mod move_range_cli;
+mod no_machine_cli;
 mod output_cli;
 mod pmu_cli;
 mod pmu_diff_cli;
