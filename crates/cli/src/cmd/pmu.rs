@@ -57,10 +57,17 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         Target::Command { argv } => format!("`{}` until it exits", argv[0].to_string_lossy()),
     };
     say!("numasleuth: counting {} events on {what}…", plan.events.len());
+    // Only a command is stopped through the token (its group does not
+    // get the terminal's Ctrl-C); a --pid count ends at its duration.
+    let stop = match target {
+        Target::Command { .. } => super::stop_signal::stop_on_signals(),
+        Target::Pid { .. } => numasleuth_model::stop::Stop::new(),
+    };
     let raw = count(&CountSpec {
         target,
         events: plan.events,
         max_threads: crate::bounds::THREADS_MAX as usize,
+        stop,
     })?;
     let summary = summarize(
         &raw,

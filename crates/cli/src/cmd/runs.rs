@@ -56,6 +56,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         rows,
         program_path,
         perf_refusals,
+        stopped_in,
     } = run_all(root, args, &setup)?;
     let lower_is_better = pattern.is_none() || args.lower_is_better;
     let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
@@ -65,6 +66,12 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(why, runs)| format!("CPU migrations of {runs} run(s): {why}"))
         .collect();
+    if let Some(index) = stopped_in {
+        missing.push(format!(
+            "runs {index} to {}: stopped by a signal (Ctrl-C or SIGTERM) during run {index}, whose process group was killed",
+            args.runs - 1
+        ));
+    }
     let unsampled = rows.iter().filter(|r| !r.placement_sampled).count();
     if unsampled > 0 {
         missing.push(format!(
@@ -101,6 +108,8 @@ struct Done {
     rows: Vec<RunRow>,
     program_path: Option<String>,
     perf_refusals: BTreeMap<String, usize>,
+    /// Ctrl-C (or SIGTERM) stopped the series during this run.
+    stopped_in: Option<usize>,
 }
 
 /// Runs the command `--runs` times, each started on the next start CPU.
@@ -111,6 +120,8 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
     let mut rows = Vec::new();
     let mut program_path = None;
     let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
+    let stop = super::stop_signal::stop_on_signals();
+    let mut stopped_in = None;
     for index in 0..args.runs as usize {
         let cpu = setup.start_cpus[index % setup.start_cpus.len()];
         let node = node_of(setup.topology, cpu);
@@ -128,8 +139,14 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
             settle: args.settle,
             matches: &matches,
             timeout: args.timeout,
+            stop: &stop,
         };
         let record = run_once(&spec, |pid| sample(root, pid, setup.topology))?;
+        if record.stopped || stop.requested() {
+            // The workload's group is gone; report the runs that finished.
+            stopped_in = Some(index);
+            break;
+        }
         if record.timed_out {
             bail!(
                 "run {index} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
@@ -151,10 +168,14 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>) -> anyhow::Result<Do
         }
         rows.push(row(index, node, metric, record));
     }
+    if let (Some(index), true) = (stopped_in, rows.is_empty()) {
+        bail!("stopped by a signal during run {index}, before any run finished; its process group was killed");
+    }
     Ok(Done {
         rows,
         program_path,
         perf_refusals,
+        stopped_in,
     })
 }
 

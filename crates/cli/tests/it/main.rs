@@ -6,6 +6,7 @@ mod cli_surface_cli;
 #[path = "../common/mod.rs"]
 mod common;
 mod completions_man_cli;
+mod containment_cli;
 #[path = "../../../report/tests/common/debug_output.rs"]
 mod debug_output;
 mod deploy_cli;

@@ -13,6 +13,7 @@ pub mod output;
 use std::ffi::OsStr;
 use std::time::{Duration, Instant};
 
+use numasleuth_model::stop::Stop;
 use serde::Serialize;
 
 pub use child::{Exit, Release, Usage};
@@ -33,6 +34,8 @@ pub struct RunSpec<'a> {
     pub matches: &'a (dyn Fn(&str) -> bool + Sync),
     /// Kill the workload (SIGKILL) if it runs longer than this.
     pub timeout: Option<Duration>,
+    /// A stop request (Ctrl-C) kills the workload's process group.
+    pub stop: &'a Stop,
 }
 
 /// The raw record of one run; `S` is whatever the probe returned.
@@ -51,7 +54,12 @@ pub struct RunRecord<S> {
     pub cpu_migrations: Result<u64, String>,
     /// Killed at `timeout`.
     pub timed_out: bool,
+    /// Killed because a stop was requested.
+    pub stopped: bool,
 }
+
+/// How often the wait looks at the stop request.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 enum Event {
     Release(Duration),
@@ -75,6 +83,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
             reason: spawn_reason(&e),
         })?;
     let pid = child.id();
+    let group = child::Group::new(pid);
     let migrations = migrations::start(pid);
     // The child is reaped by wait4 below, not by `Child`, so that its
     // resource usage comes back with it.
@@ -90,28 +99,31 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     events.sort_by_key(|(at, _)| *at);
     let mut events = events.into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
-    let mut timed_out = false;
-    let (waited, output) = child::supervise(pid, &read, spec.matches, |fired| {
-        if fired {
-            match events.next() {
-                Some((_, Event::Release(after))) => {
+    let (mut timed_out, mut stopped) = (false, false);
+    let (waited, output) = child::supervise(&group, &read, spec.matches, |_| {
+        if spec.stop.requested() && !(stopped || timed_out) {
+            stopped = true;
+            group.kill();
+        }
+        while let Some((_, event)) = events.next_if(|(at, _)| *at <= start.elapsed()) {
+            match event {
+                Event::Release(after) => {
                     let cpus = spec.release.map_or(&[][..], |(_, cpus)| cpus);
                     release = Some(child::widen_threads(pid, cpus, after));
                 }
-                Some((_, Event::Settle)) => {
+                Event::Settle if !stopped => {
                     sample_after_ms = Some(start.elapsed().as_millis() as u64);
                     sample = Some(probe(pid));
                 }
-                Some((_, Event::Timeout)) => {
-                    timed_out = true;
-                    // SAFETY: kill has no memory effects; `pid` is our
-                    // unreaped child, so it cannot name another process.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                Event::Settle => {}
+                Event::Timeout => {
+                    timed_out = !stopped;
+                    group.kill();
                 }
-                None => {}
             }
         }
-        events.peek().map(|(at, _)| at.saturating_sub(start.elapsed()))
+        let next = events.peek().map(|(at, _)| at.saturating_sub(start.elapsed()));
+        Some(next.map_or(STOP_POLL, |next| next.min(STOP_POLL)))
     });
     let (result, end) =
         waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
@@ -126,6 +138,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         sample_after_ms,
         cpu_migrations: migrations::finish(migrations),
         timed_out,
+        stopped,
     })
 }
 
@@ -139,4 +152,4 @@ fn spawn_reason(error: &std::io::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -47,6 +47,9 @@ pub struct CountSpec {
     /// Threads of a running process attached at most (each costs one
     /// descriptor per event).
     pub max_threads: usize,
+    /// A command is stopped (SIGINT to its process group) when this is
+    /// requested: Ctrl-C reaches numasleuth, not the command's group.
+    pub stop: numasleuth_model::stop::Stop,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -175,12 +178,10 @@ fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64) -> Result<P
         enable_on_exec: true,
     };
     let opened = open_all(&spec.events, &[child as u32], how);
-    let interrupts = spawn::IgnoreInterrupts::install();
     let start = Instant::now();
     let pid = stopped.release().map_err(|e| command_error(e.to_string()))?;
-    let ended = spawn::wait(pid).map_err(|e| PmuError::Io(format!("waiting for `{shown}`: {e}")))?;
+    let ended = spawn::wait_group(pid, &spec.stop).map_err(|e| PmuError::Io(format!("waiting for `{shown}`: {e}")))?;
     let elapsed = start.elapsed();
-    drop(interrupts);
     let (counted, failed) = read_all(&spec.events, opened);
     Ok(PmuRaw {
         target: TargetRaw::Command {

@@ -31,6 +31,7 @@ fn a_command_is_counted_from_exec_to_exit_with_its_exit_code() {
         },
         events: catalog::generic_events(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     };
     let raw = count(&spec).unwrap();
     let TargetRaw::Command { exit_code, signal, .. } = &raw.target else {
@@ -65,6 +66,7 @@ fn page_faults_follow_the_memory_a_command_touches() {
             },
             events: software(),
             max_threads: 16,
+            stop: numasleuth_model::stop::Stop::new(),
         })
         .unwrap();
         value(&raw, "page-faults")
@@ -85,6 +87,7 @@ fn a_running_process_is_counted_for_the_duration() {
         },
         events: software(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     };
     let raw = count(&spec);
     sleeper.kill().unwrap();
@@ -124,6 +127,7 @@ fn a_process_that_exits_ends_the_count_early() {
         },
         events: software(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     });
     short.wait().unwrap();
     let raw = raw.unwrap();
@@ -149,6 +153,7 @@ fn missing_processes_and_commands_are_clear_errors() {
         },
         events: software(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     });
     assert_eq!(missing.unwrap_err(), PmuError::NoSuchProcess { pid: i32::MAX as u32 });
     let command = count(&CountSpec {
@@ -157,6 +162,7 @@ fn missing_processes_and_commands_are_clear_errors() {
         },
         events: software(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     });
     assert_eq!(
         command.unwrap_err().to_string(),
@@ -180,6 +186,7 @@ fn an_event_the_kernel_does_not_know_fails_with_its_errno() {
         target: Target::Command { argv: argv(&["true"]) },
         events: vec![bogus],
         max_threads: 1,
+        stop: numasleuth_model::stop::Stop::new(),
     })
     .unwrap();
     assert!(raw.counted.is_empty());
@@ -212,6 +219,7 @@ fn threads_of_a_running_process_are_attached_and_new_ones_inherited() {
         },
         events: software(),
         max_threads: 16,
+        stop: numasleuth_model::stop::Stop::new(),
     });
     child.kill().unwrap();
     child.wait().unwrap();
@@ -245,6 +253,7 @@ fn a_thread_cap_is_applied_and_said() {
         },
         events: software(),
         max_threads: 2,
+        stop: numasleuth_model::stop::Stop::new(),
     });
     child.kill().unwrap();
     child.wait().unwrap();
@@ -267,4 +276,51 @@ fn counters_are_capped_by_events_times_threads() {
     assert_eq!(threads_to_attach(4096, 0), 4096);
     assert_eq!(threads_to_attach(4096, MAX_COUNTERS * 2), 1);
     assert_eq!(threads_to_attach(0, 1), 1);
+}
+
+/// Processes whose command line holds `marker` (a unique sleep length),
+/// zombies aside.
+fn running_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if cmdline.contains(marker) && !stat.contains(") Z ") {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// A command that forks: what it leaves in the background goes with it,
+/// and a stop request (Ctrl-C) ends the whole group.
+#[test]
+fn nothing_a_counted_command_started_survives_it() {
+    let spec = |script: &str, stop: numasleuth_model::stop::Stop| CountSpec {
+        target: Target::Command {
+            argv: argv(&["sh", "-c", script]),
+        },
+        events: software(),
+        max_threads: 16,
+        stop,
+    };
+    let raw = count(&spec("sleep 77.0404 & exit 0", numasleuth_model::stop::Stop::new())).unwrap();
+    assert!(
+        matches!(raw.target, TargetRaw::Command { exit_code: Some(0), .. }),
+        "{:?}",
+        raw.target
+    );
+    assert_eq!(running_with("77.0404"), Vec::<String>::new());
+    let stop = numasleuth_model::stop::Stop::new();
+    stop.request();
+    let raw = count(&spec("sleep 78.0505 & sleep 79.0505", stop)).unwrap();
+    assert!(
+        matches!(raw.target, TargetRaw::Command { exit_code: None, .. }),
+        "{:?}",
+        raw.target
+    );
+    assert_eq!(running_with(".0505"), Vec::<String>::new());
 }
