@@ -19,9 +19,12 @@ fn dirs(root: &Path, dirs: &[&str]) {
     }
 }
 
+/// What a case is, the directories and files it makes, what the error says.
+type Case<'a> = (&'a str, &'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+
 #[test]
 fn a_tree_with_no_cpu_or_no_node_is_refused_in_one_line() {
-    let cases: [(&str, &[&str], &[(&str, &str)], &str); 4] = [
+    let cases: [Case; 4] = [
         ("empty proc and sys", &["proc", "sys"], &[], "no CPU can be read"),
         (
             "cpu directory without a CPU",
