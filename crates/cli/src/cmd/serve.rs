@@ -65,6 +65,9 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
     if !meta.is_dir() {
         bail!("--textfile {} is not a directory", dir.display());
     }
+    if let Some(warning) = textfile_dir_warning(dir, &meta)? {
+        say!("numasleuth: warning: {warning}");
+    }
     loop {
         collector.refresh();
         write_atomically(dir, &collector.render())?;
@@ -77,6 +80,38 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, signals: &Signa
             return Ok(ExitCode::SUCCESS);
         }
     }
+}
+
+/// A directory every user may write is refused: anyone could replace
+/// `numasleuth.prom` between two writes, or add a `.prom` file of forged
+/// metrics beside it (a sticky bit does not stop either: the file can be
+/// made first under our name). A group-writable one, or one of another
+/// user, is written with a warning: node_exporter setups often share a
+/// group, and that group (or owner) can forge what we write.
+fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<Option<String>> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode() & 0o7777;
+    let shown = numasleuth_kernel::error::escape(&dir.display().to_string());
+    if mode & 0o002 != 0 {
+        bail!(
+            "--textfile {shown} (mode {mode:o}) can be written by every user, who could replace or forge \
+             {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
+        );
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    Ok(if mode & 0o020 != 0 {
+        Some(format!(
+            "--textfile {shown} (mode {mode:o}) can be written by its group, who could replace {TEXTFILE_NAME}"
+        ))
+    } else if meta.uid() != euid && meta.uid() != 0 {
+        Some(format!(
+            "--textfile {shown} belongs to uid {}, who could replace {TEXTFILE_NAME}",
+            meta.uid()
+        ))
+    } else {
+        None
+    })
 }
 
 /// Writes a temporary file next to the target and renames it over, so the
