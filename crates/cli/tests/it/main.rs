@@ -36,6 +36,7 @@ mod raw_samples_cli;
 mod runs_cli;
 mod select_cli;
 mod serve_cli;
+mod serve_idle_cli;
 mod serve_load_cli;
 mod serve_prometheus_cli;
 mod snapshot_cli;
