@@ -7,7 +7,8 @@
 //! report holds (a snapshot's model name, a comm, a serde or clap message
 //! quoting a hostile file), no escape sequence or bidi override reaches the
 //! terminal. `say!` is `eprintln!` with that rule; the binary has no other
-//! way to stderr (`tests/it/safe_output_cli.rs` checks the sources).
+//! way to stderr but the progress bar, which is made safe the same way
+//! (`tests/it/safe_output_cli.rs` checks the sources).
 
 use std::io::{self, Write};
 
