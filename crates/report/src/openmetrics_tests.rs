@@ -62,6 +62,10 @@ fn names_and_labels_are_pinned() {
     odd.processes[0].comm = "a\nb\\".into();
     let text_odd = encode_text(&odd);
     assert!(text_odd.contains("comm=\"a\\nb\\\\\""), "{text_odd}");
+    // A control in a label is shown escaped, its backslash escaped again.
+    odd.processes[0].comm = "a\u{1b}]0;t\u{7}".into();
+    let text_odd = encode_text(&odd);
+    assert!(text_odd.contains("comm=\"a\\\\x1b]0;t\\\\x07\""), "{text_odd}");
     assert!(!text.contains("numasleuth_node_numa_foreign_total{"));
     assert!(text.ends_with("# EOF\n"));
 }

@@ -263,6 +263,16 @@ fn no_root_command_prints_a_hostile_byte() {
             &["serve", "--once", "--textfile", textfile.to_str().unwrap()],
         );
         assert_clean("serve --textfile", &out);
+        // What `cat numasleuth.prom` (or `curl /metrics`) would show.
+        let prom = fs::read(textfile.join("numasleuth.prom")).unwrap();
+        assert_clean(
+            "numasleuth.prom",
+            &Output {
+                status: out.status,
+                stdout: prom,
+                stderr: Vec::new(),
+            },
+        );
     }
     let _ = sleeper.kill();
     let _ = sleeper.wait();
