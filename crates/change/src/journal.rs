@@ -7,15 +7,13 @@
 //! its content must stay inside the closed set of changes `--apply` itself
 //! makes ([`Journal::validate`]). Any one of these failing refuses it.
 
-use std::fs;
-use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use numasleuth_kernel::{IdList, Root};
 use serde::{Deserialize, Serialize};
 
 use crate::apply::ChangeError;
+use crate::journal_file::{write_whole, JournalFs, RealFs, Stale};
 use crate::seal::JournalKey;
 
 /// Version 2 is sealed with an HMAC; version 1's plain SHA-256 could be
@@ -189,41 +187,54 @@ impl Journal {
     }
 
     /// Parses and validates a journal without checking its seal: what the
-    /// seal protects must already be well-formed to be worth checking.
+    /// seal protects must already be well-formed to be worth checking. An
+    /// empty or cut-off file is named for what it is (see [`records_nothing`]).
     pub fn from_json(text: &str) -> Result<Journal, String> {
-        let journal: Journal =
-            serde_json::from_str(text).map_err(|e| format!("corrupt journal (not a numasleuth journal): {e}"))?;
+        let journal: Journal = serde_json::from_str(text).map_err(|e| {
+            if records_nothing(text) {
+                let what = if text.trim().is_empty() {
+                    "empty".to_string()
+                } else {
+                    format!("cut off after {} bytes", text.len())
+                };
+                format!(
+                    "{KILLED_BEFORE_CHANGE}: the journal is {what}, and every --apply syncs its whole journal \
+                     before the first change, so nothing was changed under it and there is nothing to undo \
+                     (rerun the --apply with the same --journal, or remove it)"
+                )
+            } else {
+                format!("corrupt journal (not a numasleuth journal): {e}")
+            }
+        })?;
         journal.validate()?;
         Ok(journal)
     }
 
-    /// Seals and writes the journal durably, mode 0600, then syncs its
-    /// directory so the name survives a crash too. Refuses to replace an
-    /// existing file, which may be the only record of an earlier change.
+    /// Seals and writes the journal durably, mode 0600, so that it appears
+    /// whole or not at all ([`crate::journal_file`]). Refuses a directory
+    /// `undo` would refuse, and an existing file unless it records nothing.
     pub fn save(&mut self, path: &Path, key: &JournalKey) -> Result<(), ChangeError> {
+        self.save_with(&mut RealFs, path, key)
+    }
+
+    /// [`Journal::save`] through `fs_ops`, which the tests stop after any
+    /// step, as a kill would.
+    pub fn save_with(&mut self, fs_ops: &mut dyn JournalFs, path: &Path, key: &JournalKey) -> Result<(), ChangeError> {
         let fail = |why: String| ChangeError::Journal {
-            path: path.display().to_string(),
+            path: numasleuth_kernel::error::escape(&path.display().to_string()),
             why,
         };
         self.validate()
             .map_err(|why| fail(format!("refusing to write it: {why}")))?;
+        crate::trust::check_directory(path).map_err(|why| fail(format!("refusing to write it: {why}")))?;
+        let stale = match std::fs::symlink_metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(fail(e.to_string())),
+            Ok(_) => Some(stale_file(path).map_err(fail)?),
+        };
         self.seal = format!("{SEAL_PREFIX}{}", key.seal(&self.sealed_bytes()));
         let text = serde_json::to_string_pretty(self).map_err(|e| fail(e.to_string()))?;
-        let io = |e: std::io::Error| fail(e.to_string());
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
-            .open(path)
-            .map_err(io)?;
-        file.write_all(text.as_bytes()).map_err(io)?;
-        file.sync_all().map_err(io)?;
-        let dir = match path.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io)
+        write_whole(fs_ops, path, text.as_bytes(), stale).map_err(fail)
     }
 
     /// Reads, checks and verifies a journal; see the module docs.
@@ -244,6 +255,31 @@ impl Journal {
         }
         Ok(journal)
     }
+}
+
+/// How `undo` names a journal an `--apply` left empty or cut off.
+pub const KILLED_BEFORE_CHANGE: &str = "an --apply killed before it changed anything";
+
+/// An empty file, or the start of a JSON object that ends too early: what
+/// a kill while a journal was written in place left (numasleuth before
+/// 0.2 did that). Every numasleuth syncs the whole journal before its first
+/// change, so such a file records a run that changed nothing.
+pub fn records_nothing(text: &str) -> bool {
+    let trimmed = text.trim_start();
+    trimmed.is_empty()
+        || (trimmed.starts_with('{') && serde_json::from_str::<serde_json::Value>(text).is_err_and(|e| e.is_eof()))
+}
+
+/// The file at a journal's path, if a new journal may replace it: our own
+/// private file (`undo`'s checks) that records nothing. Anything else is
+/// refused with the reason.
+fn stale_file(path: &Path) -> Result<Stale, String> {
+    let (text, meta) = crate::trust::read_journal_file_with_meta(path)
+        .map_err(|why| format!("already exists, and it is not a journal that may be replaced: {why}"))?;
+    if records_nothing(&text) {
+        return Ok(Stale::of(&meta));
+    }
+    Err("already exists; refusing to replace it: it may be the only record of an earlier change".into())
 }
 
 /// Every file `--apply` writes, by exact pattern: today only IRQ affinity.

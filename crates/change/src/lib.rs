@@ -14,6 +14,7 @@
 
 mod apply;
 pub mod journal;
+pub mod journal_file;
 pub mod page_session;
 pub mod pages;
 pub mod seal;

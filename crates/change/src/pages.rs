@@ -55,10 +55,15 @@ pub struct PagesOutcome {
     /// Pages sent but not found at their destination, and where they are
     /// (the first 4,096; `attempted - verified` counts them all).
     pub not_moved: Vec<PageState>,
-    /// Undo only: pages no longer where the move put them, left alone
-    /// (the first 4,096 of `left_alone_pages`).
+    /// Undo only: pages on neither node of the journal (moved since, by
+    /// AutoNUMA or another tool, or no longer resident), left alone (the
+    /// first 4,096 of `left_alone_pages`).
     pub left_alone: Vec<PageState>,
     pub left_alone_pages: u64,
+    /// Undo only: pages already on the node they came from, so left where
+    /// they are: the move never reached them (it was killed or failed part
+    /// way) or something sent them back since.
+    pub already_home_pages: u64,
     /// Pages read once to end a NUMA-balancing hinting fault, so that
     /// move_pages could see them.
     pub revealed: u64,
@@ -283,6 +288,7 @@ pub fn apply_pages(
         not_moved: sent.not_moved,
         left_alone: Vec::new(),
         left_alone_pages: 0,
+        already_home_pages: 0,
         revealed: reveals.pages,
         reveal_failed: reveals.failed,
     })
@@ -315,6 +321,7 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
     let pid = journal.page_moves[0].pid;
     let mut left_alone = Vec::new();
     let mut left_alone_pages = 0u64;
+    let mut already_home_pages = 0u64;
     let mut sent = Sent::default();
     let mut reveals = Reveals::default();
     for (m, (_, addrs)) in journal
@@ -328,6 +335,8 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
         for state in query_revealing(root, pid, &addrs, m.to_node, &mut reveals)? {
             if state.status == PageStatus::Node(m.to_node) {
                 back.push(state.address);
+            } else if state.status == PageStatus::Node(m.from_node) {
+                already_home_pages += 1;
             } else {
                 left_alone_pages += 1;
                 if left_alone.len() < MAX_LISTED_PAGES {
@@ -346,6 +355,7 @@ pub fn undo_pages(root: &Root, journal: &Journal, journal_path: &Path) -> Result
         not_moved: sent.not_moved,
         left_alone,
         left_alone_pages,
+        already_home_pages,
         revealed: reveals.pages,
         reveal_failed: reveals.failed,
     })

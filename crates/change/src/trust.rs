@@ -17,13 +17,19 @@ pub const MAX_JOURNAL_BYTES: u64 = 16 << 20;
 
 /// Reads a journal file after checking who could have written it.
 pub fn read_journal_file(path: &Path) -> Result<String, String> {
+    read_journal_file_with_meta(path).map(|(text, _)| text)
+}
+
+/// [`read_journal_file`], with what `fstat` said of the open file.
+pub(crate) fn read_journal_file_with_meta(path: &Path) -> Result<(String, std::fs::Metadata), String> {
     // The last component is never followed: a link could point anywhere.
     let (file, meta) = untrusted::open_regular(path, false).map_err(|e| e.to_string())?;
     check_owner_and_mode(&meta, "the journal")?;
     check_directory(path)?;
     let bytes = untrusted::read_capped(file, meta.len(), MAX_JOURNAL_BYTES)
         .map_err(|e| format!("{e} (no journal numasleuth writes is that large)"))?;
-    String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())
+    let text = String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())?;
+    Ok((text, meta))
 }
 
 /// The user whose journals and key these are.
@@ -50,28 +56,37 @@ fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), Stri
 }
 
 /// Nobody but us (or root) may be able to rename or replace entries in the
-/// journal's directory; a sticky directory such as /tmp is fine, since
-/// there only the owner of a file can move it.
-fn check_directory(path: &Path) -> Result<(), String> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let meta = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", dir.display()))?;
+/// journal's directory. A sticky directory such as /tmp is fine when it
+/// belongs to us or root: there only a file's owner can move it. A sticky
+/// directory of another user is not: its owner may rename and delete any
+/// entry in it, so they could swap in another journal. Checked before a
+/// journal is written too, so numasleuth never writes one it would refuse.
+pub(crate) fn check_directory(path: &Path) -> Result<(), String> {
+    let dir = crate::journal_file::parent_dir(path);
+    let shown = || numasleuth_kernel::error::escape(&dir.display().to_string());
+    let meta = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", shown()));
+    }
     let open_to_others = meta.mode() & 0o022 != 0;
     let sticky = meta.mode() & libc::S_ISVTX != 0;
     if open_to_others && !sticky {
         return Err(format!(
             "its directory {} (mode {:o}) lets group or others replace the journal",
-            dir.display(),
+            shown(),
             meta.mode() & 0o7777
         ));
     }
-    if meta.uid() != euid() && meta.uid() != 0 && !sticky {
+    if meta.uid() != euid() && meta.uid() != 0 {
         return Err(format!(
-            "its directory {} belongs to uid {}, who could replace the journal",
-            dir.display(),
-            meta.uid()
+            "its directory {} belongs to uid {}, who could replace the journal{}",
+            shown(),
+            meta.uid(),
+            if sticky {
+                " (the owner of a sticky directory may rename any entry in it)"
+            } else {
+                ""
+            }
         ));
     }
     Ok(())
@@ -119,6 +134,30 @@ mod tests {
         fs::set_permissions(&sub, fs::Permissions::from_mode(0o777)).unwrap();
         let err = read_journal_file(&path).unwrap_err();
         assert!(err.contains("lets group or others replace"), "{err}");
+        fs::set_permissions(&sub, fs::Permissions::from_mode(0o1777)).unwrap();
+        assert!(read_journal_file(&path).is_ok());
+    }
+
+    /// The owner of a sticky directory can rename and delete any entry in
+    /// it, so a sticky directory of another user is refused like an open
+    /// one, on reading and on writing.
+    #[test]
+    fn a_sticky_directory_of_another_user_is_refused() {
+        assert_eq!(euid(), 0, "this test needs root: it gives a directory to uid 65534");
+        let dir = private_dir();
+        let sub = dir.path().join("theirs");
+        fs::create_dir(&sub).unwrap();
+        let path = sub.join("j.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        std::os::unix::fs::chown(&sub, Some(65534), Some(65534)).unwrap();
+        for mode in [0o1777, 0o1755, 0o755] {
+            fs::set_permissions(&sub, fs::Permissions::from_mode(mode)).unwrap();
+            let err = read_journal_file(&path).unwrap_err();
+            assert!(err.contains("belongs to uid 65534"), "{mode:o}: {err}");
+            assert!(check_directory(&sub.join("new.json")).is_err());
+        }
+        std::os::unix::fs::chown(&sub, Some(0), Some(0)).unwrap();
         fs::set_permissions(&sub, fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(read_journal_file(&path).is_ok());
     }

@@ -104,3 +104,25 @@ fn a_move_that_cannot_happen_leaves_no_journal() {
     }
     drop(fresh);
 }
+
+/// A move killed before it reached a page leaves it on the node it came
+/// from: undo leaves it there and says so, rather than calling it moved
+/// since by something else. The journal alone is written here, as the
+/// killed move would have left it (on one node, "the other node" is one
+/// that does not exist, which undo never has to move to).
+#[test]
+fn undo_tells_a_page_the_killed_move_never_reached() {
+    let (_buffer, address, node, pid, start) = own_page();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("killed-move.json");
+    journal(pid, start, address, node, node + 1)
+        .save(&path, &key())
+        .unwrap();
+    match undo_any(&Root::live(), &path, &key()).unwrap() {
+        Undone::Pages(_, outcome) => {
+            assert_eq!((outcome.attempted, outcome.already_home_pages), (0, 1), "{outcome:?}");
+            assert_eq!(outcome.left_alone_pages, 0, "{outcome:?}");
+        }
+        Undone::Files(..) => panic!("a page journal undone as files"),
+    }
+}

@@ -4,10 +4,12 @@
 //! each command wires readers, model, analysis and a reporter, and `main`
 //! turns failures into `numasleuth: error: …` with exit code 2.
 
+// First, so `say!` is in scope in every module below.
+#[macro_use]
+mod output;
 mod bounds;
 mod cli;
 mod cmd;
-mod output;
 mod usage_error;
 
 use std::process::ExitCode;
@@ -28,7 +30,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(error) => {
-            eprint!("{}", usage_error::render(&error));
+            output::say_line(usage_error::render(&error).trim_end());
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -42,7 +44,7 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
-            output::eprint_wrapped(&format!("numasleuth: error: {error:#}"));
+            say!("numasleuth: error: {error:#}");
             ExitCode::from(EXIT_ERROR)
         }
     }

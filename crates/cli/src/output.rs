@@ -1,13 +1,53 @@
-//! Writing to stdout so that `numasleuth topo | head -1` is not an error.
+//! The binary's only ways to stdout and stderr.
 //!
 //! Rust ignores SIGPIPE, so a closed pipe shows up as an `EPIPE` write
 //! error; we let it travel up like any error and `main` exits 0 for it.
+//!
+//! Both streams pass through `kernel::safe_text`: whatever a message or a
+//! report holds (a snapshot's model name, a comm, a serde or clap message
+//! quoting a hostile file), no escape sequence or bidi override reaches the
+//! terminal. `say!` is `eprintln!` with that rule; the binary has no other
+//! way to stderr but the progress bar, which is made safe the same way
+//! (`tests/it/safe_output_cli.rs` checks the sources).
 
 use std::io::{self, Write};
 
+use numasleuth_kernel::safe_text;
 use numasleuth_report::layout::TextLayout;
 
+/// `eprintln!` made safe for a terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::output::say_line(&format!($($arg)*))
+    };
+}
+
+/// A message on stderr (`numasleuth: warning: …`), made safe for a
+/// terminal. On a terminal it is wrapped with its continuation lines under
+/// the message; into a pipe or log it stays one line, so every error and
+/// warning is one line to grep. A closed stderr is ignored, as `eprintln!`
+/// would panic on it.
+pub fn say_line(text: &str) {
+    let safe = safe_text::for_terminal(text);
+    let mut stderr = io::stderr().lock();
+    let _ = match terminal_width(Stream::Stderr) {
+        Some(width) => write!(stderr, "{}", TextLayout::new(width, false).wrap(&format!("{safe}\n"))),
+        None => writeln!(stderr, "{safe}"),
+    };
+}
+
+/// Text (or CSV, HTML, SVG) on stdout. Colour sequences our renderers
+/// write pass; nothing else that [`safe_text`] escapes does.
 pub fn print(text: &str) -> anyhow::Result<()> {
+    write_stdout(&safe_text::for_terminal_in_colour(text))
+}
+
+/// JSON on stdout: escapes keep the document's meaning.
+pub fn print_json(text: &str) -> anyhow::Result<()> {
+    write_stdout(&safe_text::for_json(text))
+}
+
+fn write_stdout(text: &str) -> anyhow::Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
@@ -61,12 +101,3 @@ pub fn stdout_layout(colour: bool) -> TextLayout {
     TextLayout::new(width(Stream::Stdout), colour && crate::cmd::measure_plan::colour())
 }
 
-/// A message for stderr (`numasleuth: warning: …`). On a terminal it is
-/// wrapped with its continuation lines under the message; into a pipe or
-/// log it stays one line, so every error and warning is one line to grep.
-pub fn eprint_wrapped(line: &str) {
-    match terminal_width(Stream::Stderr) {
-        Some(width) => eprint!("{}", TextLayout::new(width, false).wrap(&format!("{line}\n"))),
-        None => eprintln!("{line}"),
-    }
-}

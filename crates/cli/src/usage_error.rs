@@ -7,7 +7,8 @@
 //! a missing argument), not after a bad value, whose message already says
 //! what is allowed.
 
-use clap::error::ErrorKind;
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use numasleuth_kernel::error::quote;
 
 /// What to print and the exit code, for a clap parse failure that is not a
 /// request for help or the version.
@@ -26,6 +27,7 @@ pub fn render(error: &clap::Error) -> String {
         .collect::<Vec<_>>()
         .join(" ");
     let message = message.strip_prefix("error:").map_or(message.as_str(), str::trim);
+    let message = quote_typed_value(error, message);
     let mut out = format!("numasleuth: error: {message}\n");
     if !is_value_error(error.kind()) {
         for paragraph in paragraphs {
@@ -34,6 +36,18 @@ pub fn render(error: &clap::Error) -> String {
         }
     }
     out
+}
+
+/// clap echoes a bad value whole: a 4 KB `--cpus` list would be one
+/// 4 KB line. The value is cut to the rule every quoted input follows
+/// (`kernel::error::quote`: at most 200 characters, controls escaped).
+fn quote_typed_value(error: &clap::Error, message: &str) -> String {
+    match error.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(value)) if !value.is_empty() => {
+            message.replacen(&format!("'{value}'"), &format!("'{}'", quote(value)), 1)
+        }
+        _ => message.to_string(),
+    }
 }
 
 /// A bad value for a known flag: the message names the flag and the
@@ -69,6 +83,16 @@ mod tests {
             text.starts_with("numasleuth: error: invalid value '0' for '--samples <N>'"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_long_bad_value_is_quoted_short() {
+        let long = format!("0,1,{}", "x".repeat(4096));
+        let text = rendered(&["c2c", "--cpus", &long]);
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert!(text.contains("invalid value '0,1,xxx"), "{text}");
+        assert!(!text.contains(&"x".repeat(300)), "{text}");
+        assert!(text.len() < 600, "{} bytes: {text}", text.len());
     }
 
     #[test]

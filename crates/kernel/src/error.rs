@@ -6,6 +6,8 @@
 
 use thiserror::Error;
 
+use crate::safe_text::{needs_escape, push_escaped};
+
 /// Why a kernel file could not be read or understood.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ReadError {
@@ -106,40 +108,6 @@ pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     text.chars().for_each(|c| push_escaped(&mut out, c));
     out
-}
-
-fn push_escaped(out: &mut String, c: char) {
-    use std::fmt::Write;
-    match c {
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        c if (c as u32) < 0x100 && needs_escape(c) => {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        }
-        c if needs_escape(c) => {
-            let _ = write!(out, "\\u{{{:x}}}", c as u32);
-        }
-        c => out.push(c),
-    }
-}
-
-/// C0 and C1 controls (ESC, CR, NUL, CSI…), DEL, and the format characters
-/// that reorder or hide text (bidi overrides, zero-width marks, line and
-/// paragraph separators, tag characters).
-fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || matches!(
-            c as u32,
-            0xad | 0x061c
-                | 0x180e
-                | 0x200b..=0x200f
-                | 0x2028..=0x202e
-                | 0x2060..=0x206f
-                | 0xfeff
-                | 0xfff9..=0xfffb
-                | 0xe0000..=0xe007f
-        )
 }
 
 #[cfg(test)]

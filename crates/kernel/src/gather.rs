@@ -20,7 +20,7 @@ use crate::root::Root;
 use crate::sysfs::cpu::{self, CpuSysfs};
 use crate::sysfs::node::{self, NodeSysfs};
 use crate::sysfs::pci::{self, Device};
-use crate::unread::{Gaps, Unread};
+use crate::unread::{required, Gaps, Unread};
 
 #[derive(Debug, Clone)]
 pub struct TopologyReadings {
@@ -37,6 +37,35 @@ pub struct TopologyReadings {
 }
 
 impl TopologyReadings {
+    /// Why the readings cannot be a machine, if they cannot: the path a
+    /// person would look at, and what is missing there.
+    fn not_a_machine(&self) -> Option<(&'static str, &'static str)> {
+        let listed = |list: &Option<crate::IdList>| list.as_ref().is_some_and(|l| !l.is_empty());
+        let cpus_named = self.cpus.as_ref().is_some_and(|c| {
+            !c.cpus.is_empty()
+                || [&c.states.online, &c.states.present, &c.states.possible]
+                    .into_iter()
+                    .any(listed)
+        }) || self
+            .nodes
+            .as_ref()
+            .is_some_and(|n| n.nodes.iter().any(|node| !node.cpus.is_empty()))
+            || self.cpuinfo.as_ref().is_some_and(|c| c.processors > 0);
+        if !cpus_named {
+            return Some((
+                "/sys/devices/system/cpu",
+                "no CPU can be read here, nor from /sys/devices/system/node or /proc/cpuinfo",
+            ));
+        }
+        if self.nodes.as_ref().is_some_and(|n| n.nodes.is_empty()) {
+            return Some((
+                "/sys/devices/system/node",
+                "the node directory holds no node that can be read",
+            ));
+        }
+        None
+    }
+
     /// Whether anything describes the machine at all.
     fn is_usable(&self) -> bool {
         self.nodes.as_ref().is_some_and(|n| !n.nodes.is_empty())
@@ -47,16 +76,21 @@ impl TopologyReadings {
 }
 
 /// Reads what it can: an unusable file is noted in `unread` and the rest
-/// goes on. Only a tree where nothing at all could be read, because of
-/// such failures, is an error (the first failure); a tree that is merely
-/// empty reads as an empty machine.
+/// goes on. A tree where nothing at all could be read, because of such
+/// failures, is an error (the first failure). So is a tree that names no
+/// CPU, or that has a node directory with no node in it: every machine has
+/// a CPU and, with NUMA, a node, and reporting on such a tree would call an
+/// empty machine healthy.
 pub fn read_topology(root: &Root) -> Result<TopologyReadings, ReadError> {
     let mut gaps = Gaps::default();
-    let meminfo = gaps.keep(read::parsed(root, "proc/meminfo", meminfo::parse));
+    let meminfo = gaps.keep(required(
+        "proc/meminfo",
+        read::parsed(root, "proc/meminfo", meminfo::parse),
+    ));
     let nodes = node::read(root, &mut gaps);
     let cpus = cpu::read(root, &mut gaps);
     let cpuinfo = gaps.keep(cpuinfo::read(root));
-    let allowed = gaps.keep(status::read_allowed(root, "self"));
+    let allowed = gaps.keep(required("proc/self/status", status::read_allowed(root, "self")));
     let cgroup = gaps.keep(cgroup::read(root));
     let devices = pci::read_devices(root, &mut gaps);
     let first = gaps.first().cloned();
@@ -70,9 +104,17 @@ pub fn read_topology(root: &Root) -> Result<TopologyReadings, ReadError> {
         devices,
         unread: gaps.into_unread(),
     };
-    match first {
-        Some(error) if !readings.is_usable() => Err(error),
-        _ => Ok(readings),
+    match (readings.not_a_machine(), first) {
+        (Some((path, what)), first) => Err(ReadError::Io {
+            path: path.into(),
+            message: format!(
+                "{what}{}: this tree does not describe a machine, so there is nothing to report on",
+                first.map_or(String::new(), |e| format!(" (first unreadable file: {e})"))
+            ),
+            errno: None,
+        }),
+        (None, Some(error)) if !readings.is_usable() => Err(error),
+        (None, _) => Ok(readings),
     }
 }
 
@@ -119,9 +161,18 @@ pub fn read_host(root: &Root, topology: &TopologyReadings) -> HostReadings {
         device_irqs.insert(device.pci.address.clone(), irqs);
     }
     let settings = settings::read(root, &mut gaps);
-    let zones = noted(&mut gaps, zoneinfo::read(root));
-    let vmstat = noted(&mut gaps, settings::read_vmstat(root));
-    let interrupts = noted(&mut gaps, interrupts::read(root));
+    for (relative, value) in [
+        ("proc/sys/vm/min_free_kbytes", settings.min_free_kbytes.is_some()),
+        ("proc/cmdline", settings.kernel_cmdline.is_some()),
+    ] {
+        // One that is there but unreadable was noted by `settings::read`.
+        if !value && !root.exists(relative) {
+            let _ = noted(&mut gaps, required(relative, Ok(None::<()>)));
+        }
+    }
+    let zones = noted(&mut gaps, required("proc/zoneinfo", zoneinfo::read(root)));
+    let vmstat = noted(&mut gaps, required("proc/vmstat", settings::read_vmstat(root)));
+    let interrupts = noted(&mut gaps, required("proc/interrupts", interrupts::read(root)));
     let irqbalance_pids = processes::find_by_comm(root, "irqbalance", &mut gaps);
     let irqbalance_pids = noted(&mut gaps, irqbalance_pids);
     let mut unread = topology.unread.clone();

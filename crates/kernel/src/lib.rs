@@ -15,6 +15,7 @@ mod pages_reveal;
 pub mod procfs;
 pub mod read;
 pub mod root;
+pub mod safe_text;
 pub mod snapshot;
 pub mod sysfs;
 mod tree_dirs;

@@ -57,6 +57,66 @@ impl fmt::Display for Unread {
     }
 }
 
+/// Files procfs makes on every Linux kernel numasleuth supports, whatever
+/// its configuration. Absent from a tree they are a gap in the tree (a
+/// hand-made or stripped snapshot), not the kernel's answer, so the checks
+/// that read them cannot call themselves clean. Knobs a kernel may lack
+/// (`numa_balancing`, `zone_reclaim_mode`, THP) are not here.
+pub const IN_EVERY_KERNEL: [&str; 7] = [
+    "proc/meminfo",
+    "proc/vmstat",
+    "proc/zoneinfo",
+    "proc/interrupts",
+    "proc/cmdline",
+    "proc/sys/vm/min_free_kbytes",
+    "proc/self/status",
+];
+
+/// Why an [`IN_EVERY_KERNEL`] file that is absent counts as unread.
+pub const ABSENT_FROM_TREE: &str = "not in this tree, though every Linux kernel has it";
+
+/// A read of `relative`, one of [`IN_EVERY_KERNEL`]: absent (not found, or
+/// `None` from an optional read) becomes an error the gaps keep.
+pub fn required<T>(relative: &str, result: Result<T, ReadError>) -> Result<T, ReadError>
+where
+    T: MaybeAbsent,
+{
+    debug_assert!(IN_EVERY_KERNEL.contains(&relative), "{relative}");
+    let absent = || ReadError::Io {
+        path: crate::error::display_path(relative),
+        message: ABSENT_FROM_TREE.into(),
+        errno: None,
+    };
+    match result {
+        Err(e) if e.is_not_found() => Err(absent()),
+        Ok(value) if value.is_absent() => Err(absent()),
+        other => other,
+    }
+}
+
+/// What an optional read returns for an absent file.
+pub trait MaybeAbsent {
+    fn is_absent(&self) -> bool;
+}
+
+impl<T> MaybeAbsent for Option<T> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
+}
+
+impl<T> MaybeAbsent for Vec<T> {
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
+impl<K, V> MaybeAbsent for std::collections::BTreeMap<K, V> {
+    fn is_absent(&self) -> bool {
+        false
+    }
+}
+
 /// What one reading pass could not use. Readers hand their failures here
 /// and go on with what they have.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

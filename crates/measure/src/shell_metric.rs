@@ -4,8 +4,10 @@
 //! caller is cancelled (Ctrl-C).
 //!
 //! The command runs in its own process group, so the whole group (a curl
-//! under a shell, say) is killed together, and a Ctrl-C typed at the
-//! terminal reaches numasleuth, which then stops the command itself.
+//! under a shell, say) is killed together, at the timeout, on cancel, and
+//! when the shell itself exits (what it left in the background goes with
+//! it); a Ctrl-C typed at the terminal reaches numasleuth, which then stops
+//! the command itself.
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
@@ -55,18 +57,17 @@ pub fn run_shell(
     let child = command.spawn().map_err(|e| spawn_error(e.to_string()))?;
     drop(command);
     let pid = child.id();
+    let group = child::Group::new(pid);
     // Reaped by wait4 below, with the group still addressable until then.
     drop(child);
     let (mut timed_out, mut cancelled) = (false, false);
-    let (waited, output) = child::supervise(pid, &read, matches, |fired| {
+    let (waited, output) = child::supervise(&group, &read, matches, |fired| {
         let late = start.elapsed() > timeout;
         let stop = cancel.load(Ordering::Relaxed);
         if fired && (late || stop) && !(timed_out || cancelled) {
             timed_out = late && !stop;
             cancelled = stop;
-            // SAFETY: kill has no memory effects; the group is our
-            // unreaped child's, so its ID cannot be reused.
-            unsafe { libc::kill(-(pid as libc::pid_t), libc::SIGKILL) };
+            group.kill();
         }
         Some(CHECK_EVERY)
     });
@@ -114,17 +115,40 @@ mod tests {
     fn a_command_that_hangs_is_killed_with_its_children_at_the_timeout() {
         let never = AtomicBool::new(false);
         // The background sleep keeps the pipe open: the group kill ends it.
-        let run = run_shell("sleep 30 & sleep 30", Duration::from_millis(200), &never, &has_digit).unwrap();
+        let run = run_shell(
+            "sleep 30.0606 & sleep 30.0606",
+            Duration::from_millis(200),
+            &never,
+            &has_digit,
+        )
+        .unwrap();
         assert!(run.timed_out);
         assert_eq!(run.exit.signal, Some(libc::SIGKILL));
         assert!(run.wall < Duration::from_secs(20), "{:?}", run.wall);
+        assert_eq!(crate::runs::tests::running_with("30.0606"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn what_the_command_left_in_the_background_ends_with_it() {
+        let never = AtomicBool::new(false);
+        let run = run_shell("sleep 30.0707 & echo 5", Duration::from_secs(20), &never, &has_digit).unwrap();
+        assert_eq!(run.exit.code, Some(0));
+        assert_eq!(run.output.note, None, "the output was left open");
+        assert_eq!(crate::runs::tests::running_with("30.0707"), Vec::<String>::new());
     }
 
     #[test]
     fn cancelling_kills_the_command() {
         let cancel = AtomicBool::new(true);
-        let run = run_shell("sleep 30", Duration::from_secs(60), &cancel, &has_digit).unwrap();
+        let run = run_shell(
+            "sleep 30.0808 & sleep 30.0808",
+            Duration::from_secs(60),
+            &cancel,
+            &has_digit,
+        )
+        .unwrap();
         assert!(run.cancelled && !run.timed_out);
+        assert_eq!(crate::runs::tests::running_with("30.0808"), Vec::<String>::new());
     }
 
     #[test]

@@ -10,6 +10,7 @@
 
 use std::fmt;
 
+use numasleuth_kernel::safe_text;
 use serde::Serialize;
 
 use crate::html::escape;
@@ -183,7 +184,12 @@ pub fn render<E: Exporter>(
         return Err(unsupported());
     }
     let out = match format {
-        Format::Text => Some(layout.wrap(&format!("{}{}", heading(provenance), report.text(layout)))),
+        // Made safe before it is wrapped, so an escaped byte counts at the
+        // width it is shown with.
+        Format::Text => {
+            let text = format!("{}{}", heading(provenance), report.text(layout));
+            return Ok(layout.wrap(&safe_for(format, layout.colour, text)));
+        }
         Format::Json => Some(report.json(provenance).map_err(|e| ExportError::Json(e.to_string()))?),
         Format::Csv => report.csv(),
         Format::Html => report.html(provenance),
@@ -193,7 +199,25 @@ pub fn render<E: Exporter>(
             None => None,
         },
     };
-    out.ok_or_else(unsupported)
+    let out = out.ok_or_else(unsupported)?;
+    Ok(safe_for(format, false, out))
+}
+
+/// The rendered report with [`safe_text`]'s rule applied, whatever its
+/// strings came from (a snapshot, a process's comm, an input file): JSON
+/// keeps its meaning (escapes), colour text keeps our colours, and every
+/// other format keeps its newlines and tabs. A file is made safe too, since
+/// it will be `cat` to a terminal sooner or later.
+pub fn safe_for(format: Format, colour: bool, out: String) -> String {
+    let safe = match format {
+        Format::Json => safe_text::for_json(&out),
+        Format::Text if colour => safe_text::for_terminal_in_colour(&out),
+        _ => safe_text::for_terminal(&out),
+    };
+    match safe {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(safe) => safe,
+    }
 }
 
 /// The provenance line, and under it how a run ended when it was cut

@@ -117,8 +117,21 @@ type GaugeFamily = SortedFamily<Gauge>;
 type FloatFamily = SortedFamily<Gauge<f64, AtomicU64>>;
 type CounterFamily = SortedFamily<Counter>;
 
+/// Label values may come from the system (a device's name, a process's
+/// comm); controls and bidi characters in them are written escaped
+/// (`\x1b`, by `safe_text`), so `curl /metrics` or `cat numasleuth.prom`
+/// shows them inert. A newline is left to the encoder, which writes `\n`
+/// and escapes backslashes and quotes, as OpenMetrics requires.
 fn labels(pairs: &[(&str, String)]) -> Labels {
-    pairs.iter().map(|(k, v)| ((*k).to_string(), v.clone())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| {
+            (
+                (*k).to_string(),
+                numasleuth_kernel::safe_text::for_terminal(v).into_owned(),
+            )
+        })
+        .collect()
 }
 
 /// A gauge's value; the kernel's counters fit i64 for centuries, and a

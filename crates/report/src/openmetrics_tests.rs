@@ -72,6 +72,10 @@ fn names_and_labels_are_pinned() {
     odd.processes[0].comm = "a\nb\\".into();
     let text_odd = encode_text(&odd);
     assert!(text_odd.contains("comm=\"a\\nb\\\\\""), "{text_odd}");
+    // A control in a label is shown escaped, its backslash escaped again.
+    odd.processes[0].comm = "a\u{1b}]0;t\u{7}".into();
+    let text_odd = encode_text(&odd);
+    assert!(text_odd.contains("comm=\"a\\\\x1b]0;t\\\\x07\""), "{text_odd}");
     assert!(!text.contains("numasleuth_node_numa_foreign_total{"));
     // Where no cheap method watches opens, the family is not there at all.
     odd.lock_file_opens = None;

@@ -121,7 +121,8 @@ pub fn draw(f: &mut ratatui::Frame, frame: &Frame, state: &ViewState) {
             frame.procs.len()
         )
     });
-    f.render_widget(Paragraph::new(note), notes);
+    // Notes quote kernel errors; ratatui drops controls but not bidi marks.
+    f.render_widget(Paragraph::new(numasleuth_kernel::error::escape(&note)), notes);
 }
 
 fn node_state(n: &NodeRow) -> &'static str {

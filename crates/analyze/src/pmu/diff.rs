@@ -23,6 +23,12 @@ use serde::Serialize;
 /// Counts below this in both runs are too few to rank.
 pub const DEFAULT_MIN_COUNT: f64 = 100.0;
 
+/// The shortest run per-second rates are taken over. perf cannot count
+/// anything in less than a microsecond (opening and enabling the events
+/// alone takes longer), and dividing by a subnormal such as `5e-324` turns
+/// every count into infinity.
+pub const MIN_DURATION_S: f64 = 1e-6;
+
 /// One event of one run, as read back from a `numasleuth.pmu/1` file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counted {
@@ -108,7 +114,9 @@ fn by_key<'a>(run: &'a RunCounts, side: &str) -> Result<BTreeMap<String, &'a Cou
     let mut out = BTreeMap::new();
     for event in &run.events {
         if let Some(v) = event.scaled_value {
-            if !v.is_finite() || v < 0.0 {
+            // Scaling multiplies a whole count by enabled/running (at least
+            // 1), so a counted event is 0 or at least 1.
+            if !v.is_finite() || v < 0.0 || (v > 0.0 && v < 1.0) {
                 return Err(format!("{side}: event `{}` has value {v}, not a count", event.name));
             }
         }
@@ -134,9 +142,10 @@ fn divisors(
     match per {
         Per::Second => {
             for (side, d) in [("A", ra.duration_s), ("B", rb.duration_s)] {
-                if !positive(d) {
+                if !positive(d) || d < MIN_DURATION_S {
                     return Err(format!(
-                        "{side}: duration_s is {d}; per-second rates need a positive duration"
+                        "{side}: duration_s is {d}; per-second rates need a run of at least \
+                         {MIN_DURATION_S} s (no run is shorter)"
                     ));
                 }
             }
@@ -159,6 +168,41 @@ fn divisors(
             Ok((get("A", a)?, get("B", b)?))
         }
     }
+}
+
+/// One ranked row. Every number in it must be finite: a rank on infinity
+/// (or JSON's `null` for it) says nothing, so counts or divisors no real
+/// run has are refused here rather than ranked.
+fn row(key: &str, pmu: &str, na: f64, nb: f64, per: &Per) -> Result<DiffRow, String> {
+    let zero_in = if na == 0.0 {
+        Some(Side::A)
+    } else if nb == 0.0 {
+        Some(Side::B)
+    } else {
+        None
+    };
+    let ratio = (na > 0.0).then(|| nb / na);
+    let log_ratio = (na > 0.0 && nb > 0.0).then(|| (nb / na).ln());
+    let finite = [Some(na), Some(nb), ratio, log_ratio]
+        .into_iter()
+        .flatten()
+        .all(f64::is_finite);
+    if !finite {
+        return Err(format!(
+            "`{key}` per {} is {na:e} in A and {nb:e} in B, too large to compare; \
+             these are not the counts of a real run",
+            per.label()
+        ));
+    }
+    Ok(DiffRow {
+        name: key.to_string(),
+        pmu: pmu.to_string(),
+        a: na,
+        b: nb,
+        ratio,
+        log_ratio,
+        zero_in,
+    })
 }
 
 pub fn diff(a: &RunCounts, b: &RunCounts, per: &Per, min_count: f64) -> Result<PmuDiff, String> {
@@ -195,23 +239,7 @@ pub fn diff(a: &RunCounts, b: &RunCounts, per: &Per, min_count: f64) -> Result<P
             out.too_few.push(key.clone());
             continue;
         }
-        let (na, nb) = (va / div_a, vb / div_b);
-        let zero_in = if na == 0.0 {
-            Some(Side::A)
-        } else if nb == 0.0 {
-            Some(Side::B)
-        } else {
-            None
-        };
-        out.rows.push(DiffRow {
-            name: key.clone(),
-            pmu: event_a.pmu.clone(),
-            a: na,
-            b: nb,
-            ratio: (na > 0.0).then(|| nb / na),
-            log_ratio: (na > 0.0 && nb > 0.0).then(|| (nb / na).ln()),
-            zero_in,
-        });
+        out.rows.push(row(key, &event_a.pmu, va / div_a, vb / div_b, per)?);
     }
     for (key, event_b) in &map_b {
         let counted_in_a = map_a.get(key).is_some_and(|e| e.scaled_value.is_some());

@@ -164,3 +164,33 @@ fn what_cannot_be_normalised_is_an_error() {
     let nan = run(f64::NAN, &[]);
     assert!(diff(&nan, &a, &Per::Second, 1.0).is_err());
 }
+
+/// Durations no run has (a subnormal, anything under a microsecond) and
+/// values that are not counts are refused, and a pair of counts whose
+/// normalised ratio overflows is an error rather than a rank on infinity.
+#[test]
+fn nothing_is_ranked_on_infinity() {
+    let a = run(1.0, &[("task-clock", Some(1e3))]);
+    for tiny in [5e-324, f64::MIN_POSITIVE, 1e-9] {
+        let b = run(tiny, &[("task-clock", Some(1e3))]);
+        let err = diff(&a, &b, &Per::Second, 1.0).unwrap_err();
+        assert!(err.contains("B: duration_s is") && err.contains("at least"), "{err}");
+    }
+    let fraction = run(1.0, &[("task-clock", Some(1e-300))]);
+    assert!(diff(&fraction, &a, &Per::Second, 1.0)
+        .unwrap_err()
+        .contains("not a count"));
+    let small = run(1.0, &[("task-clock", Some(1.0)), ("x", Some(1e3))]);
+    let huge = run(1e-6, &[("task-clock", Some(1.7e308)), ("x", Some(1e3))]);
+    let err = diff(&small, &huge, &Per::Second, 1.0).unwrap_err();
+    assert!(
+        err.contains("`task-clock` per second") && err.contains("too large"),
+        "{err}"
+    );
+    // Per event the same counts stay finite, and are ranked.
+    let d = diff(&small, &huge, &Per::Event("x".into()), 1.0).unwrap();
+    assert!(d
+        .rows
+        .iter()
+        .all(|r| r.b.is_finite() && r.ratio.is_some_and(f64::is_finite)));
+}

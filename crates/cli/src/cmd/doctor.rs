@@ -77,12 +77,12 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             // No finding at the threshold, but a check that could have
             // raised one did not see all its input: the gate cannot pass
             // on a guess.
-            crate::output::eprint_wrapped(&format!(
+            say!(
                 "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not \
                  read all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
                 threshold.map_or("", Severity::as_str),
                 unsure.join(", ")
-            ));
+            );
             Ok(ExitCode::from(1))
         }
     }

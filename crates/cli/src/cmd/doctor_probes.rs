@@ -77,7 +77,7 @@ pub fn run(root: &Root, topology: &Topology, pid: u32, quick: bool, diagnosis: &
         Ok(_) => {}
         Err(e) => return skip_all(diagnosis, &format!("process {pid}: {e:#}")),
     }
-    eprintln!(
+    say!(
         "numasleuth: watching process {pid} for {:.0} s (cache lines, thread moves)…",
         BUDGET.as_secs_f64()
     );

@@ -236,7 +236,7 @@ pub fn sample_process(
         paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
     };
     if progress {
-        eprintln!(
+        say!(
             "numasleuth: sampling every thread of process {pid} ({method}) {}…",
             super::stop_signal::how_long(Some(how.duration))
         );

@@ -270,13 +270,14 @@ impl Progress {
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
             );
-            bar.set_prefix(self.message.clone());
+            bar.set_prefix(numasleuth_kernel::safe_text::for_terminal(&self.message).into_owned());
             bar.set_position(self.done);
             self.bar = Some(bar);
         }
         self.done += 1;
         if let Some(bar) = &self.bar {
-            bar.set_message(what.to_string());
+            // The progress bar is the one way to stderr that bypasses `say!`.
+            bar.set_message(numasleuth_kernel::safe_text::for_terminal(what).into_owned());
             bar.set_position(self.done);
         }
     }

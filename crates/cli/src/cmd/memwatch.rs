@@ -167,7 +167,7 @@ impl<'a> Stream<'a> {
             } else {
                 serde_json::to_string(&record)?
             };
-            output::print(&format!("{line}\n"))?;
+            output::print_json(&format!("{line}\n"))?;
         }
         if self.keep_json {
             self.report.records.push(record);

@@ -71,7 +71,7 @@ pub fn observe(
         MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration, stop) {
             Ok(c) => c,
             Err(why) => {
-                eprintln!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
+                say!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
                 collect::sampled(root, scope, polling(why), stop)
             }
         },
@@ -114,7 +114,7 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
         None => Scope::All,
     };
     let topo = super::topology(root)?;
-    eprintln!(
+    say!(
         "numasleuth: following thread moves {}…",
         super::stop_signal::how_long(Some(args.duration))
     );

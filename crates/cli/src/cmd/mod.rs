@@ -128,7 +128,7 @@ pub fn topology(root: &Root) -> anyhow::Result<Topology> {
 
 pub fn warn(warnings: &[String]) {
     for warning in warnings {
-        crate::output::eprint_wrapped(&format!("numasleuth: warning: {warning}"));
+        say!("numasleuth: warning: {warning}");
     }
 }
 

@@ -207,7 +207,11 @@ pub fn emit_run<E: Exporter>(root: &Root, plan: &Plan, report: &E, run: Option<R
     provenance.run = run;
     write_files(plan, report, &provenance)?;
     let layout = crate::output::stdout_layout(plan.stdout == Format::Text);
-    crate::output::print(&export::render(report, plan.stdout, &provenance, &layout)?)
+    let rendered = export::render(report, plan.stdout, &provenance, &layout)?;
+    match plan.stdout {
+        Format::Json => crate::output::print_json(&rendered),
+        _ => crate::output::print(&rendered),
+    }
 }
 
 /// Only the files of the plan (a stream prints stdout itself).
@@ -216,7 +220,7 @@ pub fn write_files<E: Exporter>(plan: &Plan, report: &E, provenance: &Provenance
         // A file is read later, on some other screen: the default width.
         let text = export::render(report, *format, provenance, &TextLayout::default())?;
         write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
-        eprintln!("numasleuth: wrote {}", path.display());
+        say!("numasleuth: wrote {}", path.display());
     }
     Ok(())
 }

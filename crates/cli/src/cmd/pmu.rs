@@ -14,7 +14,7 @@ use numasleuth_analyze::pmu::plan::{plan, Selection};
 use numasleuth_analyze::pmu::{nothing_counted, summarize, Context};
 use numasleuth_kernel::sysfs::pmu::read_pmus;
 use numasleuth_kernel::Root;
-use numasleuth_model::stop::{RunSpan, Stop};
+use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
 
@@ -61,13 +61,15 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         Target::Pid { pid, duration } => format!("process {pid} {}", super::stop_signal::how_long(*duration)),
         Target::Command { argv } => format!("`{}` until it exits", argv[0].to_string_lossy()),
     };
-    eprintln!("numasleuth: counting {} events on {what}…", plan.events.len());
-    // A command is counted until it exits (Ctrl-C reaches it, and `probe`
-    // stays to report); only a watched process is stopped by our token,
-    // so only then are the handlers installed.
-    let (stop, span_of) = match &target {
-        Target::Pid { duration, .. } => (super::stop_signal::stop_on_signals(), Some(*duration)),
-        Target::Command { .. } => (Stop::new(), None),
+    say!("numasleuth: counting {} events on {what}…", plan.events.len());
+    // Both end on the shared stop: a watched process is counted until
+    // Ctrl-C (or its duration) and reported; a command, whose process group
+    // does not get the terminal's Ctrl-C, is passed it as SIGINT and
+    // counted until it exits.
+    let stop = super::stop_signal::stop_on_signals();
+    let span_of = match &target {
+        Target::Pid { duration, .. } => Some(*duration),
+        Target::Command { .. } => None,
     };
     let start = Instant::now();
     let raw = count(

@@ -63,7 +63,7 @@ pub fn observe(
     let session = Session::start(root, setup, Origin::now())
         .map_err(|why| anyhow!("cannot see who opens the lock-taking kernel files: {why}"))?;
     if announce {
-        eprintln!(
+        say!(
             "numasleuth: watching opens of {} for {:.1} s by {}…",
             setup.files.iter().map(|f| f.path()).collect::<Vec<_>>().join(", "),
             duration.as_secs_f64(),

@@ -97,7 +97,7 @@ pub fn for_probe(
     // The probe may overrun its duration while the last operations finish.
     match Recorder::start(root.clone(), setup, origin, duration + Duration::from_secs(60)) {
         Ok((recorder, method)) => {
-            eprintln!("numasleuth: recording lock-file readers by {}", method.name());
+            say!("numasleuth: recording lock-file readers by {}", method.name());
             Ok((Some(recorder), None))
         }
         Err(why) if want == Want::Required => anyhow::bail!("--readers: {why}"),

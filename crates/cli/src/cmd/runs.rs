@@ -60,6 +60,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         rows,
         program_path,
         perf_refusals,
+        stopped_in,
     } = run_all(root, args, &setup, &stop)?;
     let span = RunSpan::stepped(start, rows.len() as u64, u64::from(args.runs), "runs");
     let lower_is_better = pattern.is_none() || args.lower_is_better;
@@ -70,6 +71,13 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         .iter()
         .map(|(why, runs)| format!("CPU migrations of {runs} run(s): {why}"))
         .collect();
+    if let Some(number) = stopped_in {
+        missing.push(format!(
+            "runs {number} to {}: stopped by a signal (Ctrl-C or SIGTERM) during run {number}, whose process group \
+             was killed",
+            args.runs
+        ));
+    }
     let unsampled = rows.iter().filter(|r| !r.placement_sampled).count();
     if unsampled > 0 {
         missing.push(format!(
@@ -106,6 +114,8 @@ struct Done {
     rows: Vec<RunRow>,
     program_path: Option<String>,
     perf_refusals: BTreeMap<String, usize>,
+    /// Ctrl-C (or SIGTERM) stopped the series during this run.
+    stopped_in: Option<usize>,
 }
 
 /// Runs the command `--runs` times, each started on the next start CPU,
@@ -118,6 +128,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
     let mut rows = Vec::new();
     let mut program_path = None;
     let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
+    let mut stopped_in = None;
     for index in 0..args.runs as usize {
         if stop.requested() {
             break;
@@ -125,7 +136,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         let number = index + 1;
         let cpu = setup.start_cpus[index % setup.start_cpus.len()];
         let node = node_of(setup.topology, cpu);
-        eprintln!(
+        say!(
             "numasleuth: run {number}/{} on CPU {cpu} (node {})…",
             args.runs,
             node.map_or("?".into(), |n| n.to_string())
@@ -141,8 +152,11 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
             stop,
         };
         let record = run_once(&spec, |pid| sample(root, pid, setup.topology))?;
-        if record.interrupted {
-            eprintln!("numasleuth: run {number} was stopped before it finished; it is left out");
+        if record.stopped || stop.requested() {
+            // The workload's group is gone; report the runs that finished
+            // (this one is not a whole run, so it is left out).
+            say!("numasleuth: run {number} was stopped before it finished; it is left out");
+            stopped_in = Some(number);
             break;
         }
         if record.timed_out {
@@ -154,7 +168,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         }
         if args.verbose {
             for line in &record.output.tail {
-                eprintln!("  run {number} | {line}");
+                say!("  run {number} | {line}");
             }
         }
         let metric = metric_of(&record, setup.pattern, number, args.runs)?;
@@ -166,10 +180,14 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         }
         rows.push(row(index, node, metric, record));
     }
+    if let (Some(number), true) = (stopped_in, rows.is_empty()) {
+        bail!("stopped by a signal during run {number}, before any run finished; its process group was killed");
+    }
     Ok(Done {
         rows,
         program_path,
         perf_refusals,
+        stopped_in,
     })
 }
 
@@ -218,7 +236,7 @@ fn show_tail(record: &RunRecord<Sample>) -> String {
     let tail = &record.output.tail;
     let shown = &tail[tail.len().saturating_sub(ERROR_TAIL_LINES)..];
     for line in shown {
-        eprintln!("  | {line}");
+        say!("  | {line}");
     }
     format!(
         "its last {} of {} output lines are above",

@@ -61,16 +61,16 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let handler = Arc::clone(&collector);
     let server = Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
-    eprintln!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
+    say!("numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})");
     if let Some(line) = collector.lock_opens_line() {
-        eprintln!("numasleuth: {line}");
+        say!("numasleuth: {line}");
     }
     if !bound.ip().is_loopback() {
-        eprintln!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
+        say!("numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics");
     }
     while !stop.sleep(Duration::from_secs(3600)) {}
     server.stop();
-    eprintln!("numasleuth: stopped on {}", stopped_by());
+    say!("numasleuth: stopped on {}", stopped_by());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -80,20 +80,55 @@ fn textfile(collector: &Collector, dir: &Path, args: &ServeArgs, stop: &Stop) ->
         bail!("--textfile {} is not a directory", dir.display());
     }
     if let Some(line) = collector.lock_opens_line() {
-        eprintln!("numasleuth: {line}");
+        say!("numasleuth: {line}");
+    }
+    if let Some(warning) = textfile_dir_warning(dir, &meta)? {
+        say!("numasleuth: warning: {warning}");
     }
     loop {
         collector.refresh();
         write_atomically(dir, &collector.render())?;
         if args.once {
-            eprintln!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
+            say!("numasleuth: wrote {}", dir.join(TEXTFILE_NAME).display());
             return Ok(ExitCode::SUCCESS);
         }
         if stop.sleep(args.interval) {
-            eprintln!("numasleuth: stopped on {}", stopped_by());
+            say!("numasleuth: stopped on {}", stopped_by());
             return Ok(ExitCode::SUCCESS);
         }
     }
+}
+
+/// A directory every user may write is refused: anyone could replace
+/// `numasleuth.prom` between two writes, or add a `.prom` file of forged
+/// metrics beside it (a sticky bit does not stop either: the file can be
+/// made first under our name). A group-writable one, or one of another
+/// user, is written with a warning: node_exporter setups often share a
+/// group, and that group (or owner) can forge what we write.
+fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<Option<String>> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode() & 0o7777;
+    let shown = numasleuth_kernel::error::escape(&dir.display().to_string());
+    if mode & 0o002 != 0 {
+        bail!(
+            "--textfile {shown} (mode {mode:o}) can be written by every user, who could replace or forge \
+             {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
+        );
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    Ok(if mode & 0o020 != 0 {
+        Some(format!(
+            "--textfile {shown} (mode {mode:o}) can be written by its group, who could replace {TEXTFILE_NAME}"
+        ))
+    } else if meta.uid() != euid && meta.uid() != 0 {
+        Some(format!(
+            "--textfile {shown} belongs to uid {}, who could replace {TEXTFILE_NAME}",
+            meta.uid()
+        ))
+    } else {
+        None
+    })
 }
 
 /// Writes a temporary file next to the target and renames it over, so the

@@ -58,7 +58,7 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     } else {
         format!(", processes {}", numasleuth_kernel::IdList::new(pids))
     };
-    eprintln!(
+    say!(
         "numasleuth: wrote {} ({} files, {} links, {} bytes of kernel data{held})",
         args.output.display(),
         summary.files,

@@ -53,7 +53,7 @@ pub fn stop_on_signals_until_undone() -> Stop {
     shared.never_exit.store(true, Ordering::Relaxed);
     if let Some(handle) = &shared.handle {
         if let Err(e) = handle.add_signal(SIGHUP) {
-            eprintln!("numasleuth: warning: cannot catch SIGHUP: {e}; closing the terminal will not restore");
+            say!("numasleuth: warning: cannot catch SIGHUP: {e}; closing the terminal will not restore");
         }
     }
     shared.stop.clone()
@@ -82,7 +82,7 @@ fn shared() -> &'static Shared {
             Some(_) => numasleuth_kernel::snapshot::hand_over_signals(),
             // Without handlers the default action (terminate) stays: the
             // command still stops, it just cannot report.
-            None => eprintln!("numasleuth: warning: cannot catch SIGINT/SIGTERM; Ctrl-C will not keep results"),
+            None => say!("numasleuth: warning: cannot catch SIGINT/SIGTERM; Ctrl-C will not keep results"),
         }
         Shared {
             stop,

@@ -77,9 +77,17 @@ fn pages_summary(o: &PagesOutcome) -> String {
     for s in &o.not_moved {
         text.push_str(&format!("  {:#x}: did not move back, {}\n", s.address, status(s)));
     }
+    if o.already_home_pages > 0 {
+        text.push_str(&format!(
+            "{} page(s) were already on the node they came from and were left there: the move never reached \
+             them (it was killed or failed part way), or they were sent back since\n",
+            o.already_home_pages
+        ));
+    }
     if o.left_alone_pages > 0 {
         text.push_str(&format!(
-            "{} page(s) were no longer where the move put them (moved since, e.g. by AutoNUMA) and were left alone:\n",
+            "{} page(s) were on neither node of the journal (moved since, e.g. by AutoNUMA, or no longer \
+             resident) and were left alone:\n",
             o.left_alone_pages
         ));
         for s in o.left_alone.iter().take(20) {

@@ -108,7 +108,7 @@ fn watched_len(root: &Root, pid: u32, target: &Resolved, asked: Option<u64>) -> 
     let len_bytes = choose_len(target.address, target.size_bytes, asked).map_err(anyhow::Error::msg)?;
     let beyond = len_beyond_object(len_bytes, target.size_bytes);
     if let Some(warning) = &beyond {
-        eprintln!("numasleuth: warning: {warning}");
+        say!("numasleuth: warning: {warning}");
     }
     Ok((len_bytes, beyond))
 }
@@ -140,7 +140,7 @@ pub fn run(root: &Root, args: &WatchArgs) -> anyhow::Result<ExitCode> {
         .symbol
         .clone()
         .unwrap_or_else(|| format!("{:#x}", target.address));
-    eprintln!(
+    say!(
         "numasleuth: watching {shown} ({len_bytes} byte(s) at {:#x}) in every thread of process {pid} {}…",
         target.address,
         super::stop_signal::how_long(args.duration)

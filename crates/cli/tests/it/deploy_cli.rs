@@ -291,7 +291,10 @@ fn as_nobody(caps: &str, dir: &Path, pid: u32) -> String {
 fn the_unit_s_capabilities_are_what_the_reads_need() {
     require_root("runs serve as another user with chosen capabilities");
     let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    // The exporter's own directory, as the unit's StateDirectory would be:
+    // a directory every user could write is refused (docs/security.md).
+    std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut target = Command::new("sleep").arg("30").spawn().unwrap();
     let pid = target.id();
     // No capability: everything but the root-owned --pid is readable.

@@ -187,3 +187,18 @@ fn diff_needs_what_its_normalisation_divides_by() {
     let zero = write(dir.path(), "zero.json", &MINIMAL.replace("1.0", "0"));
     assert!(diff_error(&good, &zero, &[]).contains("B: duration_s is 0"));
 }
+
+/// A subnormal duration (or any under a microsecond) is refused in one line,
+/// never ranked on infinity (text) or null (JSON).
+#[test]
+fn diff_refuses_a_duration_no_run_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = write(dir.path(), "good.json", MINIMAL);
+    for tiny in ["5e-324", "1e-308", "1e-9"] {
+        let bad = write(dir.path(), "tiny.json", &MINIMAL.replace("1.0", tiny));
+        for extra in [&[][..], &["--json"][..]] {
+            let err = diff_error(&good, &bad, extra);
+            assert!(err.contains("B: duration_s is") && err.contains("at least"), "{err}");
+        }
+    }
+}

@@ -132,6 +132,38 @@ fn textfile_is_written_atomically_and_bad_dirs_are_refused() {
     }
 }
 
+/// A directory every user can write is refused (sticky or not); one its
+/// group can write is written, with a warning.
+#[test]
+fn textfile_in_a_directory_others_can_write_is_refused_or_warned() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let run = |mode: u32| {
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap();
+        numasleuth()
+            .args(["serve", "--once", "--textfile"])
+            .arg(dir.path())
+            .output()
+            .unwrap()
+    };
+    for mode in [0o777, 0o1777, 0o757] {
+        let output = run(mode);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{mode:o}: {stderr}");
+        assert!(stderr.contains("can be written by every user"), "{stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(!dir.path().join("numasleuth.prom").exists());
+    }
+    let output = run(0o775);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("warning: --textfile") && stderr.contains("by its group"),
+        "{stderr}"
+    );
+    assert!(dir.path().join("numasleuth.prom").exists());
+}
+
 #[test]
 fn textfile_every_interval_stops_on_sigterm() {
     let dir = tempfile::tempdir().unwrap();

@@ -138,7 +138,16 @@ fn forged_and_edited_journals_are_refused_and_write_nothing() {
             text.replace("\"machine_id\": \"", "\"machine_id\": null, \"x\": \""),
             "corrupt journal",
         ),
-        (text[..text.len() / 2].to_string(), "corrupt journal"),
+        (
+            text[..text.len() / 2].to_string(),
+            "an --apply killed before it changed anything",
+        ),
+        (String::new(), "an --apply killed before it changed anything"),
+        (
+            // JSON escapes: serde's message quotes the field decoded, raw.
+            text.replace("\"seal\"", "\"\\u001b]0;t\\u0007\u{202e}\": 1, \"seal\""),
+            "unknown field",
+        ),
         ("\u{1b}]0;pwned\u{7}\u{1b}[2J".to_string(), "corrupt journal"),
     ];
     for (i, (forged, expected)) in cases.iter().enumerate() {
@@ -147,7 +156,7 @@ fn forged_and_edited_journals_are_refused_and_write_nothing() {
         s.refused(&path, expected);
         let err = stderr(&s.undo(&path));
         assert!(
-            !err.contains('\u{1b}'),
+            !err.contains(['\u{1b}', '\u{7}', '\u{202e}']),
             "an escape sequence reached the terminal: {err:?}"
         );
     }
@@ -262,4 +271,64 @@ fn another_user_cannot_undo_roots_journal() {
     let err = stderr(&output);
     assert_eq!(output.status.code(), Some(2), "{err}");
     assert!(err.contains("belongs to uid 0"), "{err}");
+}
+
+/// The owner of a sticky directory may rename any entry in it, so a
+/// journal in another user's sticky directory is refused, as an open one is.
+#[test]
+fn a_journal_in_another_users_sticky_directory_is_refused() {
+    let s = setup();
+    let (irq, value) = writable_irq();
+    let theirs = s.dir.path().join("theirs");
+    fs::create_dir(&theirs).unwrap();
+    let path = theirs.join("j.json");
+    irq_journal(irq, &value, &value).save(&path, &s.key).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+    fs::set_permissions(&theirs, fs::Permissions::from_mode(0o1777)).unwrap();
+    s.refused(&path, "belongs to uid 65534");
+}
+
+/// After a move killed before it reached a page, undo leaves the page on
+/// the node it came from and says the move never reached it, not that
+/// something moved it since. The journal is the one the killed move would
+/// have left: this test process's own page, "moved" from its node to the
+/// next one.
+#[test]
+fn undo_tells_a_page_the_killed_move_never_reached() {
+    use numasleuth_kernel::pages::{self, PageStatus};
+    let s = setup();
+    let size = pages::page_size_bytes() as usize;
+    let buffer = vec![1u8; size * 2];
+    let address = (buffer.as_ptr() as u64 + size as u64 - 1) & !(size as u64 - 1);
+    let PageStatus::Node(node) = pages::query(0, &[address]).unwrap()[0] else {
+        panic!("our own touched page is not resident");
+    };
+    let pid = std::process::id();
+    let start = numasleuth_kernel::procfs::process::read_process_stat(&Root::live(), pid)
+        .unwrap()
+        .start_time_ticks
+        .unwrap();
+    let moves = vec![PageMove {
+        pid,
+        pid_start_time: start,
+        address,
+        pages: 1,
+        page_bytes: size as u64,
+        from_node: node,
+        to_node: node + 1,
+    }];
+    let path = s.save(
+        &mut Journal::pages(MachineIdentity::read(&Root::live()), 0, moves),
+        "killed-move.json",
+    );
+    let output = s.undo(&path);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        text.contains("1 page(s) were already on the node they came from"),
+        "{text}"
+    );
+    assert!(text.contains("the move never reached them"), "{text}");
+    assert!(!text.contains("AutoNUMA"), "{text}");
+    drop(buffer);
 }

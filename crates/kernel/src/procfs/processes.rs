@@ -12,10 +12,12 @@ use crate::unread::{Gaps, Unread};
 pub fn find_by_comm(root: &Root, name: &str, gaps: &mut Gaps) -> Result<Vec<u32>, ReadError> {
     let mut found = Vec::new();
     let (mut unreadable, mut example) = (0u64, None);
+    let mut listed = 0u64;
     for entry in root.list("proc")?.unwrap_or_default() {
         let Ok(pid) = entry.parse::<u32>() else {
             continue;
         };
+        listed += 1;
         match root.read(&format!("proc/{pid}/comm")) {
             Ok(comm) if comm.trim_end() == name => found.push(pid),
             Ok(_) => {}
@@ -25,6 +27,14 @@ pub fn find_by_comm(root: &Root, name: &str, gaps: &mut Gaps) -> Result<Vec<u32>
                 example.get_or_insert(e);
             }
         }
+    }
+    // A running system has at least its init; a tree listing no process
+    // did not record them, and cannot say what is not running.
+    if listed == 0 {
+        gaps.push(Unread::new(
+            "/proc",
+            "lists no process, though a running system always has one",
+        ));
     }
     if let Some(example) = example {
         gaps.push(Unread::new(

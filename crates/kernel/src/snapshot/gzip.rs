@@ -120,9 +120,17 @@ impl Gzip {
             )));
         }
         // Exactly our layout, or no body CRC (flate2 checks FHCRC itself).
-        let ours =
-            head[3] == FHCRC | FEXTRA && head[10..12] == [8, 0] && head[12..14] == SUBFIELD && head[14..16] == [4, 0];
-        let body_crc = ours.then(|| u32::from_le_bytes([head[16], head[17], head[18], head[19]]));
+        // Every index goes through `get`: a file cut inside our header
+        // (18 or 19 bytes) has the flags but not the CRC, and is then left
+        // to the decoder, which reports it truncated.
+        let ours = head[3] == FHCRC | FEXTRA
+            && head.get(10..12) == Some(&[8, 0])
+            && head.get(12..14) == Some(&SUBFIELD)
+            && head.get(14..16) == Some(&[4, 0]);
+        let body_crc = head
+            .get(16..20)
+            .filter(|_| ours)
+            .map(|crc| u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]));
         let body_end = file_bytes.saturating_sub(8).max(OUR_HEADER_BYTES);
         let raw = RawCrc {
             file,

@@ -102,3 +102,28 @@ fn an_archive_open_would_refuse_is_not_written() {
     // As a directory it is fine: `--root DIR` reads lazily, without caps.
     write_within(&recording, "{}", &out_dir.path().join("big"), caps).unwrap();
 }
+
+/// Every prefix of an archive we wrote, from no byte to the whole file, is
+/// either refused with an error or (the whole file) opened: never a panic.
+/// A cut inside our 22-byte header (18 and 19 bytes hold the flags of our
+/// extra field but not its CRC) once indexed past the bytes read.
+#[test]
+fn every_prefix_of_a_real_archive_is_refused_or_opens() {
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = out_dir.path().join("snap.tar.gz");
+    write(&recorded(), "{}", &out).unwrap();
+    let gz = fs::read(&out).unwrap();
+    let cut = out_dir.path().join("cut.tar.gz");
+    for len in 0..=gz.len() {
+        fs::write(&cut, &gz[..len]).unwrap();
+        let opened = std::panic::catch_unwind(|| open(&cut).map(drop).map_err(|e| e.to_string()));
+        match opened {
+            Ok(Ok(())) => assert_eq!(len, gz.len(), "a {len}-byte prefix of {} opened", gz.len()),
+            Ok(Err(err)) => assert!(
+                err.contains("not a directory or a readable .tar.gz snapshot"),
+                "{len} bytes: {err}"
+            ),
+            Err(_) => panic!("a {len}-byte prefix of a {}-byte archive panicked", gz.len()),
+        }
+    }
+}

@@ -11,7 +11,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -42,7 +42,9 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 
 /// Starts `program args` with stdout and stderr on `output`, stdin empty,
 /// and its affinity set to `cpu` between fork and exec, so the workload's
-/// first touch of its memory happens on that CPU.
+/// first touch of its memory happens on that CPU. It leads a process group
+/// of its own, so everything it starts can be killed with it
+/// ([`kill_group`], and [`wait`] at its exit).
 pub fn spawn_pinned(program: &OsStr, args: &[&OsStr], cpu: u32, output: OwnedFd) -> io::Result<Child> {
     let mask = sys::mask_with(&[cpu], 0);
     let mut command = Command::new(program);
@@ -50,7 +52,8 @@ pub fn spawn_pinned(program: &OsStr, args: &[&OsStr], cpu: u32, output: OwnedFd)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::from(output.try_clone()?))
-        .stderr(Stdio::from(output));
+        .stderr(Stdio::from(output))
+        .process_group(0);
     // SAFETY: the hook runs in the forked child before exec, where only
     // async-signal-safe calls are allowed: it makes one raw syscall on a
     // mask allocated before the fork, and allocates nothing.
@@ -85,8 +88,73 @@ fn micros(t: libc::timeval) -> u64 {
     (t.tv_sec.max(0) as u64).saturating_mul(1_000_000) + t.tv_usec.max(0) as u64
 }
 
-/// Waits for `pid` (our child) to end, with its resource usage.
-pub fn wait(pid: u32) -> io::Result<Exit> {
+/// Our child `pid`, leading a process group of its own, until it is
+/// reaped. Killing goes through here so that it can never reach a group
+/// whose ID was reused: the group is killed only while the leader is
+/// unreaped (alive or a zombie, its PID is still taken), and reaping holds
+/// the same lock.
+pub struct Group {
+    pid: u32,
+    reaped: Mutex<bool>,
+}
+
+impl Group {
+    pub fn new(pid: u32) -> Group {
+        Group {
+            pid,
+            reaped: Mutex::new(false),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// SIGKILL to the workload and whatever it started that did not leave
+    /// the group; nothing once the leader is reaped.
+    pub fn kill(&self) {
+        let reaped = self.reaped.lock().unwrap_or_else(|e| e.into_inner());
+        if !*reaped {
+            // SAFETY: kill has no memory effects; a negative pid names the
+            // group, whose leader is our unreaped child.
+            unsafe { libc::kill(-(self.pid as libc::pid_t), libc::SIGKILL) };
+        }
+    }
+}
+
+/// Waits until `pid` has exited, without reaping it (`WNOWAIT`).
+fn wait_unreaped(pid: u32) -> io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is plain old data, valid when zeroed.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid writes only into `info`, owned here.
+        let ret = unsafe { libc::waitid(libc::P_PID, pid, &mut info, libc::WEXITED | libc::WNOWAIT) };
+        if ret == 0 {
+            return Ok(());
+        }
+        let error = io::Error::last_os_error();
+        if error.kind() != io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Waits for the group's leader to end, with its resource usage. Whatever
+/// it left running in its group (a `sleep &` under a shell) is killed
+/// before the leader is reaped: a run ends with its command, and nothing of
+/// it outlives numasleuth or disturbs the next run.
+pub fn wait(group: &Group) -> io::Result<Exit> {
+    wait_unreaped(group.pid)?;
+    let mut reaped = group.reaped.lock().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: as in `Group::kill`; the leader is a zombie, not yet reaped.
+    unsafe { libc::kill(-(group.pid as libc::pid_t), libc::SIGKILL) };
+    let exit = reap(group.pid);
+    *reaped = true;
+    exit
+}
+
+/// Reaps `pid` (our child), with its resource usage.
+fn reap(pid: u32) -> io::Result<Exit> {
     loop {
         let mut status: libc::c_int = 0;
         // SAFETY: rusage is plain old data, valid when zeroed.
@@ -214,7 +282,7 @@ pub type Supervised = (Option<(io::Result<Exit>, Instant)>, Output);
 /// long as it takes. `runs` releases and samples there, `bisect`'s metric
 /// command checks its timeout and Ctrl-C.
 pub fn supervise(
-    pid: u32,
+    group: &Group,
     read: &OwnedFd,
     matches: &(dyn Fn(&str) -> bool + Sync),
     mut next_wait: impl FnMut(bool) -> Option<Duration>,
@@ -229,7 +297,7 @@ pub fn supervise(
         let (tx, rx) = std::sync::mpsc::channel();
         let exited = &exited_at;
         scope.spawn(move || {
-            let result = wait(pid);
+            let result = wait(group);
             let end = Instant::now();
             let _ = exited.set(end);
             let _ = tx.send((result, end));

@@ -34,18 +34,9 @@ pub struct RunSpec<'a> {
     pub matches: &'a (dyn Fn(&str) -> bool + Sync),
     /// Kill the workload (SIGKILL) if it runs longer than this.
     pub timeout: Option<Duration>,
-    /// Polled while the workload runs: a stop asks it to end (SIGTERM,
-    /// then SIGKILL after [`STOP_GRACE`]) and marks the run interrupted.
+    /// A stop request (Ctrl-C) kills the workload's process group.
     pub stop: &'a Stop,
 }
-
-/// How long a workload asked to end by a stop may take before it is
-/// killed.
-pub const STOP_GRACE: Duration = Duration::from_secs(2);
-/// How long a workload that died of SIGINT waits for the stop token.
-const SIGINT_SETTLE: Duration = Duration::from_millis(300);
-/// How often the stop token is looked at while a workload runs.
-const STOP_POLL: Duration = Duration::from_millis(50);
 
 /// The raw record of one run; `S` is whatever the probe returned.
 #[derive(Debug, Clone, Serialize)]
@@ -63,9 +54,12 @@ pub struct RunRecord<S> {
     pub cpu_migrations: Result<u64, String>,
     /// Killed at `timeout`.
     pub timed_out: bool,
-    /// A stop was requested (Ctrl-C) while it ran: not a whole run.
-    pub interrupted: bool,
+    /// Killed because a stop was requested.
+    pub stopped: bool,
 }
+
+/// How often the wait looks at the stop request.
+const STOP_POLL: Duration = Duration::from_millis(50);
 
 enum Event {
     Release(Duration),
@@ -89,6 +83,7 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
             reason: spawn_reason(&e),
         })?;
     let pid = child.id();
+    let group = child::Group::new(pid);
     let migrations = migrations::start(pid);
     // The child is reaped by wait4 below, not by `Child`, so that its
     // resource usage comes back with it.
@@ -104,45 +99,35 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     events.sort_by_key(|(at, _)| *at);
     let mut events = events.into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
-    let mut timed_out = false;
-    let mut asked_to_end: Option<Instant> = None;
-    let (waited, output) = child::supervise(pid, &read, spec.matches, |_| {
-        if spec.stop.requested() {
-            end_on_stop(pid, &mut asked_to_end);
-            return Some(STOP_POLL);
+    let (mut timed_out, mut stopped) = (false, false);
+    let (waited, output) = child::supervise(&group, &read, spec.matches, |_| {
+        if spec.stop.requested() && !(stopped || timed_out) {
+            stopped = true;
+            group.kill();
         }
-        while events.peek().is_some_and(|(at, _)| *at <= start.elapsed()) {
-            match events.next() {
-                Some((_, Event::Release(after))) => {
+        while let Some((_, event)) = events.next_if(|(at, _)| *at <= start.elapsed()) {
+            match event {
+                Event::Release(after) => {
                     let cpus = spec.release.map_or(&[][..], |(_, cpus)| cpus);
                     release = Some(child::widen_threads(pid, cpus, after));
                 }
-                Some((_, Event::Settle)) => {
+                Event::Settle if !stopped => {
                     sample_after_ms = Some(start.elapsed().as_millis() as u64);
                     sample = Some(probe(pid));
                 }
-                Some((_, Event::Timeout)) => {
-                    timed_out = true;
-                    // SAFETY: kill has no memory effects; `pid` is our
-                    // unreaped child, so it cannot name another process.
-                    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                Event::Settle => {}
+                Event::Timeout => {
+                    timed_out = !stopped;
+                    group.kill();
                 }
-                None => {}
             }
         }
         let next = events.peek().map(|(at, _)| at.saturating_sub(start.elapsed()));
-        Some(next.map_or(STOP_POLL, |d| d.min(STOP_POLL)))
+        Some(next.map_or(STOP_POLL, |next| next.min(STOP_POLL)))
     });
     let (result, end) =
         waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
     let exit = result.map_err(|e| MeasureError::Invalid(format!("cannot wait for `{program}` (pid {pid}): {e}")))?;
-    // A terminal's Ctrl-C reaches a workload in our process group at the
-    // same moment as us, and it may die of it before our own signal
-    // thread has set the token: a workload dead of SIGINT waits a moment
-    // for that. Any stop during the run makes it not a whole run.
-    let interrupted = asked_to_end.is_some()
-        || spec.stop.requested()
-        || (exit.signal == Some(libc::SIGINT) && spec.stop.sleep(SIGINT_SETTLE));
     Ok(RunRecord {
         start_cpu: spec.start_cpu,
         wall_ns: end.duration_since(start).as_nanos() as u64,
@@ -153,25 +138,8 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         sample_after_ms,
         cpu_migrations: migrations::finish(migrations),
         timed_out,
-        interrupted,
+        stopped,
     })
-}
-
-/// A stop came while the workload runs: ask it to end (SIGTERM, as a
-/// terminal's Ctrl-C would have if it shared our process group), and kill
-/// it once [`STOP_GRACE`] has passed.
-fn end_on_stop(pid: u32, asked_at: &mut Option<Instant>) {
-    let signal = match asked_at {
-        None => {
-            *asked_at = Some(Instant::now());
-            libc::SIGTERM
-        }
-        Some(at) if at.elapsed() >= STOP_GRACE => libc::SIGKILL,
-        Some(_) => return,
-    };
-    // SAFETY: kill has no memory effects; `pid` is our unreaped child, so
-    // it cannot name another process.
-    unsafe { libc::kill(pid as libc::pid_t, signal) };
 }
 
 fn spawn_reason(error: &std::io::Error) -> String {
@@ -184,4 +152,4 @@ fn spawn_reason(error: &std::io::Error) -> String {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -21,52 +21,54 @@ fn spec<'a>(args: &'a [&'a OsStr], cpu: u32) -> RunSpec<'a> {
         settle: Duration::from_secs(30),
         matches: &has_value,
         timeout: None,
-        stop: never(),
+        stop: Box::leak(Box::new(Stop::new())),
     }
 }
 
-/// A token nobody requests, for runs that go their whole course.
-fn never() -> &'static Stop {
-    static NEVER: std::sync::OnceLock<Stop> = std::sync::OnceLock::new();
-    NEVER.get_or_init(Stop::new)
+/// Processes whose command line holds `marker` (a unique sleep length).
+pub(crate) fn running_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // A zombie is gone but for its parent's wait: not running.
+        if cmdline.contains(marker) && !state.contains(") Z ") {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
 }
 
+/// A workload that forks: at the timeout, on a stop request and at its
+/// own exit, nothing it started survives the run.
 #[test]
-fn a_stop_ends_the_workload_and_marks_the_run_interrupted() {
-    let script = sh("echo value 1; exec sleep 30");
-    let stop = Stop::new();
-    let mut run = spec(&script, allowed_cpus().unwrap()[0]);
-    run.stop = &stop;
-    let requester = stop.clone();
-    let waker = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(200));
-        requester.request();
-    });
-    let record = run_once(&run, |_| ()).unwrap();
-    waker.join().unwrap();
-    assert!(record.interrupted);
-    assert!(!record.timed_out);
-    // The workload dies of the SIGTERM it was sent (the hang guard is the 30 s sleep).
-    assert_eq!(record.exit.signal, Some(libc::SIGTERM));
-    assert!(record.wall_ns < 20_000_000_000, "{}", record.wall_ns);
-}
+fn nothing_a_workload_started_survives_its_run() {
+    let cpu = allowed_cpus().unwrap()[0];
+    let timed = sh("sleep 77.0101 & sleep 78.0101");
+    let mut run = spec(&timed, cpu);
+    run.timeout = Some(Duration::from_millis(300));
+    assert!(run_once(&run, |_| ()).unwrap().timed_out);
+    assert_eq!(running_with("7.0101"), Vec::<String>::new());
 
-#[test]
-fn a_workload_that_ignores_the_stop_is_killed_after_the_grace() {
-    let script = sh("trap '' TERM; echo value 1; exec sleep 30");
     let stop = Stop::new();
-    let mut run = spec(&script, allowed_cpus().unwrap()[0]);
+    stop.request();
+    let stopped = sh("sleep 77.0202 & sleep 78.0202");
+    let mut run = spec(&stopped, cpu);
     run.stop = &stop;
-    // Once the trap is set (the shell is past it well within this).
-    let requester = stop.clone();
-    let waker = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(500));
-        requester.request();
-    });
     let record = run_once(&run, |_| ()).unwrap();
-    waker.join().unwrap();
-    assert!(record.interrupted);
-    assert_eq!(record.exit.signal, Some(libc::SIGKILL));
+    assert!(record.stopped && !record.timed_out);
+    assert_eq!(running_with("7.0202"), Vec::<String>::new());
+
+    // The command exits at once, leaving a background child holding the
+    // output open: the child goes with it, and the output closes at once.
+    let exits = sh("sleep 77.0303 & echo value 1");
+    let record = run_once(&spec(&exits, cpu), |_| ()).unwrap();
+    assert_eq!(record.exit.code, Some(0));
+    assert_eq!(record.output.note, None, "the output was not left open");
+    assert_eq!(running_with("77.0303"), Vec::<String>::new());
 }
 
 #[test]
@@ -167,11 +169,17 @@ fn exits_and_signals_are_told_apart() {
     assert_eq!((exit.code, exit.signal), (None, Some(9)));
 }
 
+/// A child that left the workload's process group (setsid) is not killed
+/// with it; if it holds the output open, the run still ends.
 #[test]
 fn a_background_child_holding_the_output_does_not_hang_the_run() {
     let cpu = allowed_cpus().unwrap()[0];
-    let args = sh("sleep 4 & echo value 7");
-    let record = run_once(&spec(&args, cpu), |_| ()).unwrap();
+    // The child leaves the group before the parent goes on: no race.
+    let script = "import os, time\nr, w = os.pipe()\nif os.fork() == 0:\n    os.setsid()\n    os.write(w, b'x')\n    time.sleep(4)\n    os._exit(0)\nos.read(r, 1)\nprint('value 7', flush=True)\n";
+    let args = [OsStr::new("-c"), OsStr::new(script)];
+    let mut run = spec(&args, cpu);
+    run.program = OsStr::new("python3");
+    let record = run_once(&run, |_| ()).unwrap();
     assert_eq!(record.output.last_match.unwrap().1, "value 7");
     assert!(record.output.note.unwrap().contains("background child"));
 }

@@ -65,11 +65,14 @@ const POLL: Duration = Duration::from_millis(20);
 /// Counts the target: a process for its duration or until `stop` is
 /// requested (what was counted until then is returned), or a command until
 /// it exits.
+/// Counts until the target ends: a process for its duration or until
+/// `stop`; a command until it exits, `stop` passing SIGINT on to its
+/// process group (Ctrl-C reaches numasleuth, not the command's group).
 pub fn count(spec: &CountSpec, stop: &Stop) -> Result<PmuRaw, PmuError> {
     let fd_limit = raise_fd_limit();
     match &spec.target {
         Target::Pid { pid, duration } => count_pid(spec, *pid, (*duration, stop), fd_limit),
-        Target::Command { argv } => count_command(spec, argv, fd_limit),
+        Target::Command { argv } => count_command(spec, argv, fd_limit, stop),
     }
 }
 
@@ -173,7 +176,7 @@ fn count_pid(
     })
 }
 
-fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64) -> Result<PmuRaw, PmuError> {
+fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64, stop: &Stop) -> Result<PmuRaw, PmuError> {
     let name = argv.first().ok_or_else(|| PmuError::Io("no command given".into()))?;
     let shown = name.to_string_lossy().into_owned();
     let command_error = |why: String| PmuError::Command {
@@ -188,12 +191,10 @@ fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64) -> Result<P
         enable_on_exec: true,
     };
     let opened = open_all(&spec.events, &[child as u32], how);
-    let interrupts = spawn::IgnoreInterrupts::install();
     let start = Instant::now();
     let pid = stopped.release().map_err(|e| command_error(e.to_string()))?;
-    let ended = spawn::wait(pid).map_err(|e| PmuError::Io(format!("waiting for `{shown}`: {e}")))?;
+    let ended = spawn::wait_group(pid, stop).map_err(|e| PmuError::Io(format!("waiting for `{shown}`: {e}")))?;
     let elapsed = start.elapsed();
-    drop(interrupts);
     let (counted, failed) = read_all(&spec.events, opened);
     Ok(PmuRaw {
         target: TargetRaw::Command {

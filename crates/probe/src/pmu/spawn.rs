@@ -17,6 +17,9 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use numasleuth_model::stop::Stop;
 
 /// Where a command name is looked up when PATH is unset, as execvp does.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -77,9 +80,14 @@ fn c_string(bytes: &[u8]) -> Result<CString, String> {
 }
 
 /// Forks a child that will run `program` with `argv` once released. Its
-/// stdout goes to our stderr, so our stdout carries only the report.
+/// stdout goes to our stderr, so our stdout carries only the report. It
+/// leads a process group of its own, so that everything it starts can be
+/// stopped and killed with it ([`wait_group`]); a terminal would stop a
+/// background group that reads it, so a terminal on stdin is replaced by
+/// /dev/null (a pipe or file is passed on).
 pub fn spawn_stopped(program: &Path, argv: &[OsString]) -> Result<Stopped, String> {
     let path = c_string(program.as_os_str().as_bytes())?;
+    let dev_null = c_string(b"/dev/null")?;
     let args: Vec<CString> = argv.iter().map(|a| c_string(a.as_bytes())).collect::<Result<_, _>>()?;
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
@@ -94,8 +102,12 @@ pub fn spawn_stopped(program: &Path, argv: &[OsString]) -> Result<Stopped, Strin
     if pid == 0 {
         // SAFETY: in the child; see above. The descriptors are open in the
         // child (fork copies them) and the pointers stay valid until exec.
-        unsafe { child(&go_read, &error_write, &path, &arg_ptrs) }
+        unsafe { child(&go_read, &error_write, (&path, &dev_null), &arg_ptrs) }
     }
+    // Also here, so the group exists before we could signal it (the child
+    // does the same; whichever runs first wins, the other is a no-op).
+    // SAFETY: setpgid on our own child has no memory effects.
+    unsafe { libc::setpgid(pid, pid) };
     drop(go_read);
     drop(error_write);
     Ok(Stopped {
@@ -110,7 +122,12 @@ pub fn spawn_stopped(program: &Path, argv: &[OsString]) -> Result<Stopped, Strin
 /// # Safety
 /// Must be called only in a freshly forked child, with `argv` a
 /// NULL-terminated array of pointers into live C strings.
-unsafe fn child(go: &OwnedFd, error: &OwnedFd, path: &CString, argv: &[*const libc::c_char]) -> ! {
+unsafe fn child(
+    go: &OwnedFd,
+    error: &OwnedFd,
+    (path, dev_null): (&CString, &CString),
+    argv: &[*const libc::c_char],
+) -> ! {
     let mut byte = 0u8;
     // Zero bytes means the parent closed the pipe without releasing us
     // (it failed or died): do not run the program uncounted.
@@ -122,6 +139,14 @@ unsafe fn child(go: &OwnedFd, error: &OwnedFd, path: &CString, argv: &[*const li
     };
     if got != 1 {
         libc::_exit(127);
+    }
+    libc::setpgid(0, 0);
+    if libc::isatty(0) == 1 {
+        let null = libc::open(dev_null.as_ptr(), libc::O_RDONLY);
+        if null >= 0 {
+            libc::dup2(null, 0);
+            libc::close(null);
+        }
     }
     libc::dup2(2, 1);
     // Rust ignores SIGPIPE; the program must get the default, as std's
@@ -189,7 +214,60 @@ pub struct Ended {
     pub signal: Option<i32>,
 }
 
-/// Waits for `pid` to end.
+/// How long a command stopped with Ctrl-C has to end before its group is
+/// killed: enough to print a result and exit, as a command that handles
+/// SIGINT does.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+/// How often the wait looks at the child and at the stop request.
+const WAIT_POLL: Duration = Duration::from_millis(20);
+
+/// Whether `pid` (our child) has exited; it is left unreaped (`WNOWAIT`),
+/// so its PID, and with it its group's ID, stays taken.
+fn exited_unreaped(pid: libc::pid_t) -> std::io::Result<bool> {
+    loop {
+        // SAFETY: siginfo_t is plain old data, valid when zeroed.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        let flags = libc::WEXITED | libc::WNOWAIT | libc::WNOHANG;
+        // SAFETY: waitid writes only into `info`, owned here.
+        if unsafe { libc::waitid(libc::P_PID, pid as libc::id_t, &mut info, flags) } == 0 {
+            // SAFETY: waitid filled `info`; si_pid is 0 when nothing exited.
+            return Ok(unsafe { info.si_pid() } == pid);
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Waits for `pid`, our child leading its own process group, to end. A stop
+/// request (Ctrl-C reaches numasleuth, not the group) is passed on as
+/// SIGINT, and the group is killed if it is still there [`STOP_GRACE`]
+/// later. When the command ends, whatever it left running in its group is
+/// killed before it is reaped, so nothing it started outlives the count.
+pub fn wait_group(pid: libc::pid_t, stop: &Stop) -> std::io::Result<Ended> {
+    let mut interrupted_at: Option<Instant> = None;
+    while !exited_unreaped(pid)? {
+        // SAFETY (both kills): our unreaped child leads the group, so its
+        // ID cannot name another; kill has no memory effects.
+        match interrupted_at {
+            None if stop.requested() => {
+                unsafe { libc::kill(-pid, libc::SIGINT) };
+                interrupted_at = Some(Instant::now());
+            }
+            Some(at) if at.elapsed() > STOP_GRACE => unsafe {
+                libc::kill(-pid, libc::SIGKILL);
+            },
+            _ => {}
+        }
+        std::thread::sleep(WAIT_POLL);
+    }
+    // SAFETY: as above; the leader is a zombie, not yet reaped.
+    unsafe { libc::kill(-pid, libc::SIGKILL) };
+    wait(pid)
+}
+
+/// Reaps `pid` (our child).
 pub fn wait(pid: libc::pid_t) -> std::io::Result<Ended> {
     let mut status = 0;
     loop {
@@ -214,33 +292,6 @@ pub fn wait(pid: libc::pid_t) -> std::io::Result<Ended> {
             signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
         }
     })
-}
-
-/// Ctrl-C and Ctrl-\ reach the whole foreground group: the command stops,
-/// and we stay to report what it did. Restored when dropped.
-pub struct IgnoreInterrupts([libc::sighandler_t; 2]);
-
-impl IgnoreInterrupts {
-    pub fn install() -> Self {
-        // SAFETY: setting SIG_IGN is always valid; the old handlers are
-        // kept to be put back.
-        unsafe {
-            IgnoreInterrupts([
-                libc::signal(libc::SIGINT, libc::SIG_IGN),
-                libc::signal(libc::SIGQUIT, libc::SIG_IGN),
-            ])
-        }
-    }
-}
-
-impl Drop for IgnoreInterrupts {
-    fn drop(&mut self) {
-        // SAFETY: restores the handlers signal() returned above.
-        unsafe {
-            libc::signal(libc::SIGINT, self.0[0]);
-            libc::signal(libc::SIGQUIT, self.0[1]);
-        }
-    }
 }
 
 #[cfg(test)]

@@ -327,3 +327,49 @@ fn counters_are_capped_by_events_times_threads() {
     assert_eq!(threads_to_attach(4096, MAX_COUNTERS * 2), 1);
     assert_eq!(threads_to_attach(0, 1), 1);
 }
+
+/// Processes whose command line holds `marker` (a unique sleep length),
+/// zombies aside.
+fn running_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        if cmdline.contains(marker) && !stat.contains(") Z ") {
+            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
+        }
+    }
+    found
+}
+
+/// A command that forks: what it leaves in the background goes with it,
+/// and a stop request (Ctrl-C) ends the whole group.
+#[test]
+fn nothing_a_counted_command_started_survives_it() {
+    let spec = |script: &str| CountSpec {
+        target: Target::Command {
+            argv: argv(&["sh", "-c", script]),
+        },
+        events: software(),
+        max_threads: 16,
+    };
+    let raw = count(&spec("sleep 77.0404 & exit 0"), &Stop::new()).unwrap();
+    assert!(
+        matches!(raw.target, TargetRaw::Command { exit_code: Some(0), .. }),
+        "{:?}",
+        raw.target
+    );
+    assert_eq!(running_with("77.0404"), Vec::<String>::new());
+    let stop = Stop::new();
+    stop.request();
+    let raw = count(&spec("sleep 78.0505 & sleep 79.0505"), &stop).unwrap();
+    assert!(
+        matches!(raw.target, TargetRaw::Command { exit_code: None, .. }),
+        "{:?}",
+        raw.target
+    );
+    assert_eq!(running_with(".0505"), Vec::<String>::new());
+}
