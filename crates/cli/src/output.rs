@@ -100,4 +100,3 @@ pub fn width(stream: Stream) -> usize {
 pub fn stdout_layout(colour: bool) -> TextLayout {
     TextLayout::new(width(Stream::Stdout), colour && crate::cmd::measure_plan::colour())
 }
-

@@ -159,7 +159,7 @@ mod tests {
             process_exited: false,
             notes: Vec::new(),
         };
-        let text = super::render(&summary);
+        let text = super::render(&summary, &crate::layout::TextLayout::default());
         let header = text.lines().next().unwrap();
         assert!(
             header.ends_with("10 writes (10.0 /s) by 1 of 3 watched threads"),

@@ -269,6 +269,13 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         ],
     ),
     (
+        "readers",
+        &[(
+            "numasleuth readers --duration 30s",
+            "Who opened /proc/slabinfo and the other files that take the allocator's locks, and how often.",
+        )],
+    ),
+    (
         "probe-latency",
         &[(
             "numasleuth probe-latency --rate 1000 --duration 1m",
@@ -341,6 +348,7 @@ const SAMPLING: &[&str] = &[
     "migrations",
     "hotlines",
     "serve",
+    "readers",
 ];
 
 /// `(status, meaning)` for the command at `path`.

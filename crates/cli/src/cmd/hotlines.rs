@@ -188,6 +188,10 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         method: args.method,
     };
     let pid = args.pid();
+    // Before the machine is read: a snapshot is refused for what it is.
+    if !root.is_live() {
+        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
+    }
     let stop = super::stop_signal::stop_on_signals();
     let start = Instant::now();
     let topo = super::topology(root)?;

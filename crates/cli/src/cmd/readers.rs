@@ -22,6 +22,7 @@ use numasleuth_report::{readers_json, readers_text};
 
 use super::readers_args::{ReadersArgs, ReadersMethod};
 use super::stop_signal::stop_on_signals;
+use numasleuth_model::stop::RunSpan;
 
 /// The `doctor --measure` check.
 pub const CHECK: &str = "lock-taking-readers";
@@ -95,14 +96,17 @@ pub fn run(root: &Root, args: &ReadersArgs) -> anyhow::Result<ExitCode> {
     }
     let setup = setup(root, args.files(), args.method)?;
     let stop = stop_on_signals();
+    let start = std::time::Instant::now();
     let raw = observe(root, &setup, args.duration, &stop, true)?;
+    let span = RunSpan::timed(start, Some(args.duration), &stop);
     let summary = summarize(&raw);
     let findings: Vec<_> = finding(&summary).into_iter().collect();
     let document = readers_json::build(&summary, &raw.opens, &findings);
-    super::output::emit(
+    super::output::emit_run(
         root,
         &outputs,
         &TextJson::new(document, |_| readers_text::render(&summary, &findings)),
+        Some(span),
     )?;
     Ok(ExitCode::SUCCESS)
 }

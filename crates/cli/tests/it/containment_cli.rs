@@ -42,7 +42,7 @@ fn runs_timeout_leaves_no_descendant() {
         .args([
             "runs",
             "-n",
-            "2",
+            "4",
             "--timeout",
             "1s",
             "--",
@@ -69,7 +69,7 @@ fn runs_ctrl_c_kills_the_workloads_group_and_reports_what_finished() {
     let script = "if [ -e \"$0\" ]; then sleep 77.2222 & sleep 78.2222; else : > \"$0\"; fi";
     let flag = tempfile::tempdir().unwrap();
     let mut child = Command::new(bin)
-        .args(["runs", "-n", "3", "--json", "--", "sh", "-c", script])
+        .args(["runs", "-n", "4", "--json", "--", "sh", "-c", script])
         .arg(flag.path().join("ran-once"))
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -309,6 +309,15 @@ fn probe_latency_marks_its_report_stopped() {
 }
 
 #[test]
+fn readers_marks_its_report_stopped() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["readers", "--duration", "30s", "-o", "r.json"];
+    let out = interrupted(dir.path(), &args, Duration::from_millis(800));
+    assert!(stdout(&out).contains("stopped after "), "{}", stdout(&out));
+    assert_eq!(run_of(&dir.path().join("r.json"))["stopped_early"], true);
+}
+
+#[test]
 fn a_second_ctrl_c_exits_at_once_with_130() {
     let dir = tempfile::tempdir().unwrap();
     // The workload ignores SIGINT and SIGTERM, so the first Ctrl-C leaves

@@ -113,11 +113,21 @@ impl Group {
     /// SIGKILL to the workload and whatever it started that did not leave
     /// the group; nothing once the leader is reaped.
     pub fn kill(&self) {
+        self.signal(libc::SIGKILL);
+    }
+
+    /// SIGTERM to the group: a request to end, which a workload may use to
+    /// clean up.
+    pub fn terminate(&self) {
+        self.signal(libc::SIGTERM);
+    }
+
+    fn signal(&self, signal: libc::c_int) {
         let reaped = self.reaped.lock().unwrap_or_else(|e| e.into_inner());
         if !*reaped {
             // SAFETY: kill has no memory effects; a negative pid names the
             // group, whose leader is our unreaped child.
-            unsafe { libc::kill(-(self.pid as libc::pid_t), libc::SIGKILL) };
+            unsafe { libc::kill(-(self.pid as libc::pid_t), signal) };
         }
     }
 }

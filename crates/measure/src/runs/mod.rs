@@ -34,9 +34,14 @@ pub struct RunSpec<'a> {
     pub matches: &'a (dyn Fn(&str) -> bool + Sync),
     /// Kill the workload (SIGKILL) if it runs longer than this.
     pub timeout: Option<Duration>,
-    /// A stop request (Ctrl-C) kills the workload's process group.
+    /// A stop request (Ctrl-C) ends the workload's process group: SIGTERM,
+    /// then SIGKILL after [`STOP_GRACE`].
     pub stop: &'a Stop,
 }
+
+/// How long a workload asked to end by a stop (SIGTERM to its group) may
+/// take before the group is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
 /// The raw record of one run; `S` is whatever the probe returned.
 #[derive(Debug, Clone, Serialize)]
@@ -100,10 +105,20 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     let mut events = events.into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
     let (mut timed_out, mut stopped) = (false, false);
+    let mut stop_asked: Option<Instant> = None;
     let (waited, output) = child::supervise(&group, &read, spec.matches, |_| {
-        if spec.stop.requested() && !(stopped || timed_out) {
-            stopped = true;
-            group.kill();
+        if spec.stop.requested() && !timed_out {
+            // Asked to end first (SIGTERM, as a terminal's Ctrl-C would
+            // if the group shared it), killed once the grace has passed.
+            match stop_asked {
+                None => {
+                    stopped = true;
+                    stop_asked = Some(Instant::now());
+                    group.terminate();
+                }
+                Some(at) if at.elapsed() >= STOP_GRACE => group.kill(),
+                Some(_) => {}
+            }
         }
         while let Some((_, event)) = events.next_if(|(at, _)| *at <= start.elapsed()) {
             match event {

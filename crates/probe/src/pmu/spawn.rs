@@ -248,13 +248,14 @@ fn exited_unreaped(pid: libc::pid_t) -> std::io::Result<bool> {
 pub fn wait_group(pid: libc::pid_t, stop: &Stop) -> std::io::Result<Ended> {
     let mut interrupted_at: Option<Instant> = None;
     while !exited_unreaped(pid)? {
-        // SAFETY (both kills): our unreaped child leads the group, so its
-        // ID cannot name another; kill has no memory effects.
         match interrupted_at {
             None if stop.requested() => {
+                // SAFETY: our unreaped child leads the group, so its ID
+                // cannot name another; kill has no memory effects.
                 unsafe { libc::kill(-pid, libc::SIGINT) };
                 interrupted_at = Some(Instant::now());
             }
+            // SAFETY: as above.
             Some(at) if at.elapsed() > STOP_GRACE => unsafe {
                 libc::kill(-pid, libc::SIGKILL);
             },
