@@ -93,33 +93,15 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
     // The child is reaped by wait4 below, not by `Child`, so that its
     // resource usage comes back with it.
     drop(child);
-    let mut events: Vec<(Duration, Event)> = Vec::new();
-    if let Some((after, _)) = spec.release {
-        events.push((after, Event::Release(after)));
-    }
-    events.push((spec.settle, Event::Settle));
-    if let Some(limit) = spec.timeout {
-        events.push((limit, Event::Timeout));
-    }
-    events.sort_by_key(|(at, _)| *at);
-    let mut events = events.into_iter().peekable();
+    let mut events = timeline(spec).into_iter().peekable();
     let (mut release, mut sample, mut sample_after_ms) = (None, None, None);
-    let (mut timed_out, mut stopped) = (false, false);
+    let mut timed_out = false;
     let mut stop_asked: Option<Instant> = None;
     let (waited, output) = child::supervise(&group, &read, spec.matches, |_| {
         if spec.stop.requested() && !timed_out {
-            // Asked to end first (SIGTERM, as a terminal's Ctrl-C would
-            // if the group shared it), killed once the grace has passed.
-            match stop_asked {
-                None => {
-                    stopped = true;
-                    stop_asked = Some(Instant::now());
-                    group.terminate();
-                }
-                Some(at) if at.elapsed() >= STOP_GRACE => group.kill(),
-                Some(_) => {}
-            }
+            end_on_stop(&group, &mut stop_asked);
         }
+        let stopped = stop_asked.is_some();
         while let Some((_, event)) = events.next_if(|(at, _)| *at <= start.elapsed()) {
             match event {
                 Event::Release(after) => {
@@ -153,8 +135,36 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         sample_after_ms,
         cpu_migrations: migrations::finish(migrations),
         timed_out,
-        stopped,
+        stopped: stop_asked.is_some(),
     })
+}
+
+/// What happens when during a run, in order.
+fn timeline(spec: &RunSpec<'_>) -> Vec<(Duration, Event)> {
+    let mut events: Vec<(Duration, Event)> = Vec::new();
+    if let Some((after, _)) = spec.release {
+        events.push((after, Event::Release(after)));
+    }
+    events.push((spec.settle, Event::Settle));
+    if let Some(limit) = spec.timeout {
+        events.push((limit, Event::Timeout));
+    }
+    events.sort_by_key(|(at, _)| *at);
+    events
+}
+
+/// A stop while the workload runs: its group is asked to end first
+/// (SIGTERM, as a terminal's Ctrl-C would if the group shared it), and
+/// killed once [`STOP_GRACE`] has passed.
+fn end_on_stop(group: &child::Group, asked: &mut Option<Instant>) {
+    match asked {
+        None => {
+            *asked = Some(Instant::now());
+            group.terminate();
+        }
+        Some(at) if at.elapsed() >= STOP_GRACE => group.kill(),
+        Some(_) => {}
+    }
 }
 
 fn spawn_reason(error: &std::io::Error) -> String {
