@@ -179,7 +179,7 @@ fn render_loaded(loaded: &Loaded, out: &mut String) {
     out.push_str(&format!(
         "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
         loaded.latency_cpu,
-        numasleuth_kernel::IdList::new(loaded.load_cpus.clone()),
+        numasleuth_kernel::human_list(&loaded.load_cpus),
         loaded.node
     ));
     let mut rows = vec![vec![

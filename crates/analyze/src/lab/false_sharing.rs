@@ -231,8 +231,9 @@ fn talk_comparison(rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// The placement's CPUs in thread order, as every list is written.
 fn list(cpus: &[u32]) -> String {
-    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    numasleuth_kernel::human_list(cpus)
 }
 
 #[cfg(test)]

@@ -164,7 +164,7 @@ fn cpus(machine: &Machine, args: &C2cArgs) -> anyhow::Result<(Vec<u32>, &'static
     if cpus.len() < 2 {
         bail!(
             "c2c needs at least two CPUs, and the selection leaves {}",
-            numasleuth_kernel::IdList::new(cpus.clone())
+            numasleuth_kernel::human_list(&cpus)
         );
     }
     Ok((cpus, sampling))

@@ -259,7 +259,7 @@ fn bandwidth_matrix(
                      threads sharing a CPU would measure the scheduler, not memory",
                     cpus.len(),
                     if cpus.len() == 1 { "" } else { "s" },
-                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                    numasleuth_kernel::human_list(&cpus)
                 );
             }
             cpus.truncate(threads as usize);
