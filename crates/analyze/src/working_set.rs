@@ -252,12 +252,17 @@ fn bound_by_free_memory(set: &mut WorkingSet, room: &NodeRoom, per_thread: u64) 
     ));
 }
 
-/// "3.4× " of `part` over `whole`, one decimal.
+/// "3.4×" of `part` over `whole`: one decimal, two below 1 ("0.03×").
 fn times(part: u64, whole: u64) -> String {
     if whole == 0 {
         return "a multiple of".into();
     }
-    format!("{:.1}×", part as f64 / whole as f64)
+    let ratio = part as f64 / whole as f64;
+    if ratio >= 1.0 {
+        format!("{ratio:.1}×")
+    } else {
+        format!("{ratio:.2}×")
+    }
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod irq_cli;
 mod lab_cli;
 mod lines_cli;
 mod measure_cli;
+mod mem_sizing_cli;
 mod memwatch_cli;
 mod migrations_cli;
 mod move_cli;
