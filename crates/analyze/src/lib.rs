@@ -22,6 +22,7 @@ pub mod pmu;
 pub mod process;
 pub mod rates;
 pub mod runs;
+pub mod siblings;
 pub mod stats;
 pub mod timing;
 pub mod top;

@@ -22,6 +22,12 @@ pub fn render(doc: &C2cDocument, colour: bool) -> String {
     );
     out.push_str(&matrix(doc, colour));
     out.push_str(&extremes(doc));
+    if !doc.suspected_siblings.is_empty() {
+        out.push_str("\nMeasured against declared topology:\n");
+        for pair in &doc.suspected_siblings {
+            out.push_str(&format!("  {}.\n", pair.message));
+        }
+    }
     out.push_str(&format!(
         "Contended line on node {}: placement {}.\n",
         doc.home_node,

@@ -11,6 +11,7 @@ use numasleuth_analyze::interconnect::{Interconnect, Ratio};
 use numasleuth_analyze::latency_check;
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
 use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::siblings::{self, SuspectedSiblings};
 use numasleuth_analyze::working_set::{self, SizedFrom, WorkingSet};
 use numasleuth_report::c2c_json::{self, C2cDocument};
 use numasleuth_report::measure_export::{C2cReport, MemReport};
@@ -160,6 +161,15 @@ fn c2c_document() -> C2cDocument {
         cycles_per_ns: Some(2.1),
         cycles_note: "TSC at 2.10 GHz (invariant)".into(),
         placement_verified: true,
+        // As if CPUs 8 and 9 had answered far faster than their package's
+        // other pairs: how a suspected pair is shown.
+        suspected_siblings: vec![SuspectedSiblings {
+            cpus: [8, 9],
+            latency_ns: 21.5,
+            median_ns: 57.0,
+            kind: "same package".into(),
+            message: siblings::message([8, 9], 21.5, 57.0, "same package"),
+        }],
         warnings: vec!["CPU 8 ↔ CPU 9: p10–p90 spread 24% of the median; rerun on a quieter machine".into()],
         raw_latency_ns: None,
         raw_timing: None,
