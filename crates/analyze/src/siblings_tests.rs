@@ -7,6 +7,10 @@ use super::*;
 
 /// The issue's 16-vCPU VM, reconstructed (see the fixture's header).
 const ISSUE_MATRIX: &str = include_str!("fixtures/c2c_issue23_16cpu_vm.txt");
+/// The same kind of VM, captured: fast pairs that follow the order of
+/// measurement (see the fixtures' headers).
+const VM16_FORWARD: &str = include_str!("fixtures/c2c_vm16_order_forward.txt");
+const VM16_REVERSE: &str = include_str!("fixtures/c2c_vm16_order_reverse.txt");
 
 fn parse_matrix(text: &str) -> Vec<Vec<Option<f64>>> {
     text.lines()
@@ -152,4 +156,28 @@ fn too_few_pairs_or_unmeasured_cells_judge_nothing() {
     assert!(suspected(&machine(1, 16, 1), &cpus, &[vec![None, Some(1.0)]]).is_empty());
     let nan = vec![vec![None, Some(f64::NAN)], vec![Some(f64::NAN), None]];
     assert!(suspected(&machine(1, 2, 1), &[0, 1], &nan).is_empty());
+}
+
+/// Captured matrices whose fast pairs form a chain (0↔1, 1↔2, …) or a star
+/// (15 with everyone): no CPU pairs off, so nothing is reported, and the
+/// check says why.
+#[test]
+fn fast_pairs_that_do_not_pair_off_are_not_siblings() {
+    let topo = machine(1, 16, 1);
+    let cpus: Vec<u32> = (0..16).collect();
+    for (name, text, crowded) in [("forward", VM16_FORWARD, "1-7"), ("reverse", VM16_REVERSE, "15")] {
+        let matrix = parse_matrix(text);
+        assert_eq!((matrix.len(), matrix[5].len()), (16, 16), "{name}");
+        let result = check(&topo, &cpus, &matrix);
+        assert!(result.pairs.is_empty(), "{name}: {:?}", result.pairs);
+        let note = result.left_out.unwrap_or_else(|| panic!("{name}: no note"));
+        assert!(
+            note.contains(&format!("CPU(s) {crowded} answered below 0.5×")),
+            "{name}: {note}"
+        );
+        assert!(finding(&result.pairs).is_none());
+    }
+    // The issue's two pairs share no CPU: both stay.
+    let issue = check(&topo, &cpus, &parse_matrix(ISSUE_MATRIX));
+    assert_eq!((issue.pairs.len(), issue.left_out), (2, None));
 }

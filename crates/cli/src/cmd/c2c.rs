@@ -64,7 +64,9 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     if !line.placement().verified {
         warnings.push(format!("the line could not be verified to be on node {home_node}"));
     }
-    let suspected_siblings = siblings::suspected(&machine.topo, &cpus, &medians(&matrix));
+    let siblings = siblings::check(&machine.topo, &cpus, &medians(&matrix));
+    warnings.extend(siblings.left_out);
+    let suspected_siblings = siblings.pairs;
     let doc = C2cDocument {
         schema: SCHEMA,
         cpus,
