@@ -278,7 +278,7 @@ mod tests {
         let lines = meaning(&rows);
         assert!(
             lines[0]
-                .starts_with("atomic increments at 2 threads (CPUs 0,1): packed counters were 11× (9.61–12) slower"),
+                .starts_with("atomic increments at 2 threads (CPUs 0-1): packed counters were 11× (9.61–12) slower"),
             "{lines:?}"
         );
         assert!(lines[0].contains("false sharing"), "{lines:?}");
