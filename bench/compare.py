@@ -85,6 +85,46 @@ def c2c():
     return rounds(ours, peer, 3 * ROUNDS)
 
 
+def at_the_working_set():
+    """mem's default working set (from the caches), and both peers at it.
+
+    Ours picks its size; the chase reference and likwid-bench load_avx are
+    then run at exactly that many bytes, on the same CPU(s), alternating
+    round by round.
+    """
+    first = ours_json(["mem", "latency", "-C", "0", "--samples", "3"])["latency_ns"]
+    chase_bytes = first["working_set_bytes"]
+    first_bw = ours_json(["mem", "bandwidth", "--threads", "2", "--samples", "3"])["bandwidth_bytes_per_sec"]
+    bw_bytes = first_bw["working_set_bytes"]
+
+    def ours_latency():
+        doc = ours_json(["mem", "latency", "-C", "0", "--samples", "11"])
+        return doc["latency_ns"]["matrix"][0][0]["median"]
+
+    def peer_latency():
+        return float(run([CHASE_PEER, str(chase_bytes), "0", "11", "20"]).split()[0])
+
+    def ours_bandwidth():
+        doc = ours_json(["mem", "bandwidth", "--threads", "2", "--samples", "11"])
+        return doc["bandwidth_bytes_per_sec"]["matrix"][0][0]["median"]
+
+    def peer_bandwidth():
+        out = run(["likwid-bench", "-t", "load_avx", "-w", f"S0:{bw_bytes // 1000}kB:2"])
+        return float(re.search(r"MByte/s:\s+([\d.]+)", out).group(1)) * 1e6
+
+    def sized(m):
+        f = m["sized_from"]
+        return f"{m['working_set_bytes'] / 2**20:.0f} MiB, {f['factor']}× the {f['bytes'] / 2**20:.1f} MiB {f['cache']} of CPUs {f['cpus']}" if f else f"{m['working_set_bytes'] / 2**20:.0f} MiB ({m['chosen_by']})"
+
+    rows = [
+        row(f"idle latency, CPU 0, mem's own working set ({sized(first)}), vs bench/chase.c at the same bytes",
+            *rounds(ours_latency, peer_latency), "ns", goal="0.95–1.05"),
+        row(f"read bandwidth, 2 threads, mem's own working set ({sized(first_bw)}), vs likwid-bench load_avx at the same bytes",
+            *rounds(ours_bandwidth, peer_bandwidth), "GB/s", 1e9, "0.95–1.05"),
+    ]
+    return first, first_bw, rows
+
+
 def whole_matrix_seconds():
     start = time.monotonic()
     run([OURS, "mem", "--json"])
@@ -107,6 +147,12 @@ def main():
     print("Figures are the median of per-round medians; brackets give the range of round medians.\n")
     print("| comparison | numasleuth | peer | unit | ours/peer | goal |")
     print("|---|---|---|---|---|---|")
+    if os.environ.get("ONLY_WORKING_SET"):
+        for line in at_the_working_set()[2]:
+            print(line)
+        return
+    for line in at_the_working_set()[2]:
+        print(line)
     for size, label in [(1 << 20, "1 MiB (L3)"), (16 << 20, "16 MiB (L3)"), (256 << 20, "256 MiB (DRAM)")]:
         mine, theirs = latency(size)
         print(row(f"idle latency, CPU 0, {label}, vs bench/chase.c", mine, theirs, "ns", goal="within ±3%"))

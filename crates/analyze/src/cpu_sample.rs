@@ -53,7 +53,7 @@ pub fn node_of_cpu(topo: &Topology, cpu: u32) -> u32 {
 
 /// Same key for SMT siblings: the first sibling when the kernel lists
 /// them, else (package, core), else the CPU itself.
-fn core_key(topo: &Topology, cpu: u32) -> (u8, u32, u32) {
+pub(crate) fn core_key(topo: &Topology, cpu: u32) -> (u8, u32, u32) {
     match topo.cpus.iter().find(|c| c.id == cpu) {
         Some(c) => match (&c.thread_siblings, c.package, c.core) {
             (Some(siblings), _, _) if !siblings.is_empty() => (0, siblings.ids()[0], 0),

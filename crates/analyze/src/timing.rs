@@ -79,6 +79,10 @@ pub struct MemRaw {
     pub latency: Vec<RawLatency>,
     pub bandwidth: Vec<RawBandwidth>,
     pub loaded: Vec<RawLoaded>,
+    /// The self-check's chase at twice the working set
+    /// (`latency_ns.self_check`), when it ran.
+    #[serde(default)]
+    pub self_check: Vec<RawLatency>,
 }
 
 /// One latency cell (matrix) or point (`--sizes` sweep).

@@ -8,6 +8,7 @@ pub mod cgroup;
 pub mod cpulist;
 pub mod error;
 pub mod gather;
+pub mod human_list;
 mod live_open;
 pub mod pages;
 pub mod pages_capture;
@@ -24,5 +25,6 @@ pub mod untrusted;
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};
+pub use human_list::human_list;
 pub use root::Root;
 pub use unread::{Gaps, Unread};

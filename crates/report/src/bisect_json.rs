@@ -121,5 +121,10 @@ pub struct BisectDocument {
     /// Sets of pages sent away and back, including one whose step an
     /// interrupt or error cut short.
     pub sets_moved: u64,
+    /// The metric's update period, timed while the baseline settled, and
+    /// how far apart each step's readings were taken; `null` for the dry
+    /// run (and the period when it could not be timed).
+    pub metric_period_ms: Option<u64>,
+    pub reading_spacing_ms: Option<u64>,
     pub notes: Vec<String>,
 }

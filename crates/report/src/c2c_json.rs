@@ -4,8 +4,12 @@
 //! `latency_ns`: a square matrix indexed like `cpus`, with null on the
 //! diagonal and for pairs not measured, otherwise `{median, p10, p90,
 //! samples}` in ns per one-way transfer of the line. Pairs are measured
-//! once and mirrored, so the matrix is symmetric.
+//! once and mirrored, so the matrix is symmetric. `suspected_siblings`
+//! lists pairs far faster than the other pairs of their kind that the
+//! kernel declares separate cores (`cpus`, `latency_ns`, `median_ns`,
+//! `kind`, `message`).
 
+use numasleuth_analyze::siblings::SuspectedSiblings;
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::TimedSamples;
 use serde::Serialize;
@@ -27,6 +31,8 @@ pub struct C2cDocument {
     pub cycles_per_ns: Option<f64>,
     pub cycles_note: String,
     pub placement_verified: bool,
+    /// The topology as measured against the topology as declared.
+    pub suspected_siblings: Vec<SuspectedSiblings>,
     pub warnings: Vec<String>,
     /// With `--raw`: every kept sample per pair (same indexing as
     /// `latency_ns`), for statistics of the reader's own choosing.
@@ -64,6 +70,7 @@ mod tests {
             cycles_per_ns: None,
             cycles_note: String::new(),
             placement_verified: true,
+            suspected_siblings: Vec::new(),
             warnings: Vec::new(),
             raw_latency_ns: None,
             raw_timing: None,

@@ -23,6 +23,12 @@ pub fn render(doc: &C2cDocument, layout: &TextLayout) -> String {
     );
     out.push_str(&matrix(doc, layout));
     out.push_str(&extremes(doc));
+    if !doc.suspected_siblings.is_empty() {
+        out.push_str("\nMeasured against declared topology:\n");
+        for pair in &doc.suspected_siblings {
+            out.push_str(&format!("  {}.\n", pair.message));
+        }
+    }
     out.push_str(&format!(
         "Contended line on node {}: placement {}.\n",
         doc.home_node,

@@ -166,7 +166,10 @@ mod tests {
             initiators: vec![0],
             cpus: vec![0],
             buffer_bytes: 4096,
+            working_set: numasleuth_analyze::working_set::choose(None, &[], 1, Some(4096)),
             matrix: vec![vec![Some(s), None]],
+            self_check: None,
+            self_check_skipped: None,
         });
         assert_eq!(
             mem(&doc),

@@ -27,7 +27,7 @@ fn evidence_tooltip(item: &Evidence) -> String {
             let shown = match value {
                 Value::Int(v) => v.to_string(),
                 Value::Float(v) => format!("{v:.4}"),
-                Value::List(v) => v.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
+                Value::List(v) => list_value(name, v),
             };
             format!("{name}={shown}")
         })
@@ -36,6 +36,17 @@ fn evidence_tooltip(item: &Evidence) -> String {
         item.source.clone()
     } else {
         format!("{}: {}", item.source, values.join(", "))
+    }
+}
+
+/// A list of ids (a name ending in `cpus` or `nodes`, as value names say
+/// what they hold) is written as every list a person reads; a list of
+/// counts keeps every count.
+fn list_value(name: &str, values: &[i64]) -> String {
+    let ids: Option<Vec<u32>> = values.iter().map(|v| u32::try_from(*v).ok()).collect();
+    match ids {
+        Some(ids) if name.ends_with("cpus") || name.ends_with("nodes") => numasleuth_kernel::human_list(&ids),
+        _ => values.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
     }
 }
 

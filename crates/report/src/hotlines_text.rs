@@ -8,7 +8,7 @@ fn ids(list: &[u32]) -> String {
     if list.is_empty() {
         return "none".into();
     }
-    list.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    numasleuth_kernel::human_list(list)
 }
 
 pub fn render(doc: &HotlinesJson) -> String {

@@ -188,25 +188,9 @@ fn verified(ok: bool) -> &'static str {
     }
 }
 
-/// `0-3,8`: runs of consecutive ids collapse, as numactl writes them.
+/// `0-3,8`: every list a person reads is written by one function.
 fn cpus(ids: &[u32]) -> String {
-    let mut parts: Vec<String> = Vec::new();
-    let mut i = 0;
-    while i < ids.len() {
-        let mut j = i;
-        while j + 1 < ids.len() && ids[j + 1] == ids[j] + 1 {
-            j += 1;
-        }
-        parts.push(if j > i + 1 {
-            format!("{}-{}", ids[i], ids[j])
-        } else if j == i + 1 {
-            format!("{},{}", ids[i], ids[j])
-        } else {
-            ids[i].to_string()
-        });
-        i = j + 1;
-    }
-    parts.join(",")
+    numasleuth_kernel::human_list(ids)
 }
 
 fn spread(s: &Summary) -> String {
@@ -233,7 +217,8 @@ mod tests {
     #[test]
     fn cpu_lists_collapse_like_numactl() {
         assert_eq!(cpus(&[0, 1, 2, 3, 8]), "0-3,8");
-        assert_eq!(cpus(&[0, 1]), "0,1");
+        assert_eq!(cpus(&[0, 1]), "0-1");
+        assert_eq!(cpus(&[0, 8, 1, 9]), "0,8,1,9");
         assert_eq!(cpus(&[5]), "5");
         assert_eq!(cpus(&[]), "");
     }

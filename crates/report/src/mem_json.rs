@@ -8,10 +8,21 @@
 //! `matrix[i][j]` is initiator `initiators[i]` (CPUs of that node) reading
 //! memory of node `nodes[j]`; cells are `{median, p10, p90, samples}` or
 //! null. A key a command did not measure is null.
+//!
+//! Every matrix says how big its buffers were and why: `working_set_bytes`
+//! (all threads' buffers together) and `sized_from` (`{"cache": "L3",
+//! "bytes": …, "cpus": "0-15", "factor": 4, "count": 1}`, or null when no
+//! cache size was known), with `chosen_by` (`rule`, `size`, `free-memory`,
+//! `fallback`) and the `notes` that explain a choice below the rule. The
+//! latency matrix also carries `self_check`, the chase at twice the size
+//! (`flattened` false when they differ by more than 10%), or
+//! `self_check_skipped` with the reason it did not run.
 
 use numasleuth_analyze::interconnect::Interconnect;
+use numasleuth_analyze::latency_check::CurveCheck;
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::MemRaw;
+use numasleuth_analyze::working_set::WorkingSet;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.mem/2";
@@ -48,7 +59,14 @@ pub struct LatencyMatrix {
     /// The CPU each row's chase ran on.
     pub cpus: Vec<u32>,
     pub buffer_bytes: usize,
+    #[serde(flatten)]
+    pub working_set: WorkingSet,
     pub matrix: Vec<Vec<Option<Summary>>>,
+    /// The chase at twice the working set, from the first row's CPU to its
+    /// own node (or the first column).
+    pub self_check: Option<CurveCheck>,
+    /// Why the self-check did not run, when it did not.
+    pub self_check_skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -60,6 +78,8 @@ pub struct BandwidthMatrix {
     pub mix: &'static str,
     pub non_temporal_stores: bool,
     pub buffer_bytes_per_thread: usize,
+    #[serde(flatten)]
+    pub working_set: WorkingSet,
     pub matrix: Vec<Vec<Option<Summary>>>,
 }
 
@@ -81,6 +101,10 @@ pub struct Loaded {
     pub latency_cpu: u32,
     pub load_cpus: Vec<u32>,
     pub node: u32,
+    /// The chase buffer and the load threads' buffers, each sized by the
+    /// rule (or `--size`, which sizes both).
+    pub chase_working_set: WorkingSet,
+    pub load_working_set: WorkingSet,
     pub points: Vec<LoadedPoint>,
 }
 
@@ -152,6 +176,9 @@ mod tests {
             initiators: vec![0, 1],
             cpus: vec![0, 2],
             buffer_bytes: 1 << 28,
+            working_set: numasleuth_analyze::working_set::choose(None, &[], 1, Some(1 << 28)),
+            self_check: None,
+            self_check_skipped: None,
             matrix: vec![
                 vec![cell(92.1), cell(140.0), cell(200.0)],
                 vec![cell(140.0), cell(92.0), cell(210.0)],
@@ -169,6 +196,9 @@ mod tests {
         assert_eq!(json["latency_ns"]["matrix"].as_array().unwrap().len(), 2);
         assert!(json["bandwidth_bytes_per_sec"].is_null());
         assert_eq!(json["placement_verified"], true);
+        assert_eq!(json["latency_ns"]["working_set_bytes"], 1 << 28);
+        assert_eq!(json["latency_ns"]["chosen_by"], "size");
+        assert!(json["latency_ns"]["sized_from"].is_null());
         assert_eq!(json["warnings"], serde_json::json!([]));
     }
 }

@@ -2,6 +2,7 @@
 //! when colour is on, the placement proof and the interconnect verdict.
 
 use numasleuth_analyze::stats::Summary;
+use numasleuth_analyze::working_set::WorkingSet;
 
 use crate::format;
 use crate::heatmap::{grid, heat, Cell};
@@ -74,8 +75,9 @@ pub fn render(doc: &MemDocument, layout: &TextLayout) -> String {
 /// The idle latency matrix, and again in cycles when the clock is known.
 fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
-        "Idle latency, ns: random pointer chase over {} per cell; median [p10–p90]\n",
-        format::bytes(lat.buffer_bytes as u64)
+        "Idle latency, ns: random pointer chase over {} per cell ({}); median [p10–p90]\n",
+        format::bytes(lat.buffer_bytes as u64),
+        sized(&lat.working_set)
     ));
     let labels: Vec<String> = lat
         .initiators
@@ -107,20 +109,47 @@ fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, layout: &TextLayout, o
             layout,
         ));
     }
+    match (&lat.self_check, &lat.self_check_skipped) {
+        // A curve that has not flattened is a warning, printed with them.
+        (Some(check), _) if check.flattened => out.push_str(&format!("{}.\n", capitalised(&check.message))),
+        (None, Some(why)) => out.push_str(&format!("Self-check not run: {why}.\n")),
+        _ => {}
+    }
     out.push('\n');
+}
+
+/// How a working set was chosen, for the line above its matrix: "4× the
+/// 300 MiB L3 shared by CPUs 0-15".
+fn sized(set: &WorkingSet) -> String {
+    let from = set.sized_from.as_ref();
+    match (set.chosen_by, from) {
+        ("rule", Some(from)) => format!("{}× {}", from.factor, from.describe()),
+        ("size", _) => "the --size given".into(),
+        ("free-memory", _) => "as much as free memory allows; see the warning".into(),
+        _ => "no cache size known; see the warning".into(),
+    }
+}
+
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
 }
 
 /// The bandwidth matrix.
 fn render_bandwidth(bw: &BandwidthMatrix, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
-        "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread; median [p10–p90]\n",
+        "Bandwidth, GB/s (10^9 bytes/s): {} mix{}, {} per thread, {} in all ({}); median [p10–p90]\n",
         bw.mix,
         if bw.non_temporal_stores {
             " with non-temporal stores"
         } else {
             ""
         },
-        format::bytes(bw.buffer_bytes_per_thread as u64)
+        format::bytes(bw.buffer_bytes_per_thread as u64),
+        format::bytes(bw.working_set.working_set_bytes),
+        sized(&bw.working_set)
     ));
     let labels = bw
         .initiators
@@ -179,9 +208,13 @@ fn render_sweep(doc: &MemDocument, sweep: &Sweep, layout: &TextLayout, out: &mut
 /// Latency against the load of the reading CPUs, one row per delay.
 fn render_loaded(loaded: &Loaded, layout: &TextLayout, out: &mut String) {
     out.push_str(&format!(
-        "Loaded latency: CPU {} chasing, CPUs {} reading, memory on node {}\n",
+        "Loaded latency: CPU {} chasing {} ({}), CPUs {} reading {} ({}), memory on node {}\n",
         loaded.latency_cpu,
-        numasleuth_kernel::IdList::new(loaded.load_cpus.clone()),
+        format::bytes(loaded.chase_working_set.working_set_bytes),
+        sized(&loaded.chase_working_set),
+        numasleuth_kernel::human_list(&loaded.load_cpus),
+        format::bytes(loaded.load_working_set.working_set_bytes),
+        sized(&loaded.load_working_set),
         loaded.node
     ));
     let mut rows = vec![vec![

@@ -22,9 +22,9 @@ pub struct View<'a> {
     pub notes: &'a [String],
 }
 
-/// `0-3,8`, as numactl prints CPU and node lists.
+/// `0-3,8`, as every list a person reads is written.
 fn list(ids: &[u32]) -> String {
-    numasleuth_kernel::IdList::new(ids.to_vec()).to_string()
+    numasleuth_kernel::IdList::new(ids.to_vec()).to_human()
 }
 
 pub fn render(v: &View, layout: &TextLayout) -> String {

@@ -3,13 +3,18 @@
 //! start_node, metric, exit_code, wall_s, attributes}`, `bimodal`,
 //! `clusters[]{label, runs, median}`, `explanations[]{attribute,
 //! separation, slow, fast}`) keep their meaning; others may be added.
+//! `bimodal` is true only for two modes; `mode_verdict` is `one-mode`,
+//! `two-modes` or `possible-second-mode` (a split nothing observed
+//! explains, with `possible_second_mode` true), and
+//! `bimodality.attribute_test` holds the Welch test when an attribute's
+//! two groups made the verdict.
 
 use numasleuth_analyze::runs::bimodal::{ALPHA, MIN_CLUSTER_FRACTION, MIN_CLUSTER_RUNS, RELATIVE_GAP_FLOOR};
 use numasleuth_analyze::runs::explain::{Explanation, EXPLAINS};
-use numasleuth_analyze::runs::{Analysis, Cluster, RunRow, SCHEMA};
+use numasleuth_analyze::runs::{Analysis, Cluster, RunRow, Verdict, SCHEMA};
 use serde_json::{json, Value};
 
-use crate::runs_text::{verdict, RunsReport};
+use crate::runs_text::{method, verdict, RunsReport};
 
 /// A number JSON can hold (`null` for NaN or infinity).
 fn finite(value: f64) -> Value {
@@ -38,8 +43,12 @@ pub fn build(report: &RunsReport<'_>) -> Value {
         },
         "runs": runs,
         "bimodal": b.bimodal,
+        "mode_verdict": b.verdict.as_str(),
+        "possible_second_mode": b.verdict == Verdict::PossibleSecondMode,
         "bimodality": {
-            "method": "optimal two-cluster split; separation d against a simulated normal null; relative gap floor",
+            "method": method(),
+            "split_significant": b.split_significant,
+            "log_scale": split.map(|s| s.log_scale),
             "separation": split.map(|s| finite(s.separation)),
             "critical_separation": finite(b.critical_separation),
             "relative_gap": split.map(|s| finite(s.relative_gap)),
@@ -48,6 +57,16 @@ pub fn build(report: &RunsReport<'_>) -> Value {
             "min_cluster_runs": MIN_CLUSTER_RUNS,
             "min_cluster_fraction": MIN_CLUSTER_FRACTION,
             "reason": b.reason,
+            "attribute_test": b.attribute_test.as_ref().map(|t| json!({
+                "attribute": t.attribute,
+                "slow_value": t.slow_value,
+                "fast_value": t.fast_value,
+                "welch_t": finite(t.t),
+                "degrees_of_freedom": finite(t.df),
+                "p": t.p,
+                "attributes_tested": t.tested,
+                "relative_gap": finite(t.relative_gap),
+            })),
         },
         "clusters": clusters,
         "explanations": explanations,

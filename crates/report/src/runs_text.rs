@@ -4,7 +4,7 @@
 
 use numasleuth_analyze::runs::bimodal::{ALPHA, RELATIVE_GAP_FLOOR};
 use numasleuth_analyze::runs::explain::EXPLAINS;
-use numasleuth_analyze::runs::{Analysis, Explanation, Label, RunRow};
+use numasleuth_analyze::runs::{Analysis, Explanation, Label, RunRow, Verdict};
 
 use crate::layout::TextLayout;
 use crate::table::columns;
@@ -77,7 +77,7 @@ pub fn verdict(report: &RunsReport<'_>) -> Vec<String> {
     if let Some(first) = reason.get(..1) {
         reason.replace_range(..1, &first.to_uppercase());
     }
-    if !b.bimodal {
+    if b.verdict == Verdict::OneMode {
         return vec![format!("{reason}.")];
     }
     let mut lines = vec![format!("{reason}.")];
@@ -182,6 +182,18 @@ fn run_table(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     columns(&rows, layout)
 }
 
+/// The method in one line, shared with the JSON.
+pub fn method() -> String {
+    format!(
+        "optimal two-cluster split of the log of a positive metric, gap between the cluster means against each \
+         cluster's own standard deviation, beyond {a:.0}% of a simulated normal mode, means at least {f:.0}% apart; \
+         two modes only when an observed attribute explains the split, or an attribute's two groups differ (Welch's \
+         t, {a:.0}% over the attributes tested)",
+        a = ALPHA * 100.0,
+        f = RELATIVE_GAP_FLOOR * 100.0
+    )
+}
+
 pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     let direction = if report.lower_is_better {
         "lower is better"
@@ -204,7 +216,7 @@ pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
         out.push_str(&line);
         out.push('\n');
     }
-    if report.analysis.bimodality.bimodal && !report.analysis.explanations.is_empty() {
+    if report.analysis.bimodality.verdict != Verdict::OneMode && !report.analysis.explanations.is_empty() {
         out.push('\n');
         let mut rows = vec![["attribute", "separation", "slow runs", "fast runs"]
             .map(String::from)
@@ -230,11 +242,7 @@ pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
             "separation: balanced leave-one-out accuracy of predicting a run's mode from the other runs with its value; {EXPLAINS:.2} or more explains\n"
         ));
     }
-    out.push_str(&format!(
-        "method: optimal two-cluster split, separation against {:.0}% of a simulated normal mode, means at least {:.0}% apart (docs/runs.md)\n",
-        ALPHA * 100.0,
-        RELATIVE_GAP_FLOOR * 100.0
-    ));
+    out.push_str(&format!("method: {} (docs/runs.md)\n", method()));
     for missing in report.missing {
         out.push_str(&format!("not observed: {missing}\n"));
     }

@@ -209,7 +209,7 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
 
 fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
     let rows = procs.iter().map(|p| {
-        let nodes: Vec<String> = p.thread_nodes.iter().map(u32::to_string).collect();
+        let nodes = numasleuth_kernel::human_list(&p.thread_nodes.iter().copied().collect::<Vec<_>>());
         let on_nodes = p.bytes_by_node.as_ref().map_or("?".to_string(), |b| {
             b.iter()
                 .map(|(node, size)| format!("N{node}={}", bytes(*size)))
@@ -220,7 +220,7 @@ fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
             p.pid.to_string(),
             numasleuth_kernel::error::quote(&p.comm),
             p.threads.to_string(),
-            nodes.join(","),
+            nodes,
             optional_bytes(p.remote_bytes),
             p.node_moves.to_string(),
             p.cpu_moves.to_string(),

@@ -1,11 +1,18 @@
 //! A set of metric readings and the rule that says whether two sets differ.
 //!
 //! The rule is deliberately plain, so a user can check it by hand: two
-//! sets differ when the gap between their medians is larger than both
-//! their own spreads (max − min) added together, *and* larger than
-//! `min_change` of the baseline's median. The first part is "more than the
-//! baseline's own noise"; the second keeps a perfectly steady metric (a
-//! spread of 0) from calling a 0.1% wobble a finding.
+//! sets differ when the gap between their medians is larger than their
+//! noise, *and* larger than `min_change` of the baseline's median. The
+//! noise is the baseline's spread (max − min) plus the step's, where a
+//! step's spread is never taken below the baseline's: a step whose
+//! readings happen to agree (a rate file read twice within its update
+//! period) has not shown that the metric stopped being noisy. The second
+//! part keeps a perfectly steady metric (a spread of 0) from calling a
+//! 0.1% wobble a finding.
+//!
+//! Readings are spaced by the metric's own period ([`period_ns`], from how
+//! often its value changed while the baseline settled), and
+//! [`quantised`] says when they still repeat each other exactly.
 
 use serde::Serialize;
 
@@ -63,7 +70,7 @@ pub struct Change {
 pub fn changed(baseline: &Readings, moved: &Readings, min_change: f64) -> Change {
     let gap = moved.median - baseline.median;
     let scale = baseline.median.abs();
-    let noise = baseline.spread() + moved.spread();
+    let noise = baseline.spread() + moved.spread().max(baseline.spread());
     let floor = min_change * scale;
     let required = noise.max(floor);
     let relative = if scale > 0.0 { gap / scale } else { 0.0 };
@@ -75,4 +82,45 @@ pub fn changed(baseline: &Readings, moved: &Readings, min_change: f64) -> Change
         threshold,
         significant,
     }
+}
+
+/// The metric's update period: the median time between the changes of its
+/// value in `samples` (`(time_ns, value)`, in time order), or `None` with
+/// fewer than two changes to time.
+pub fn period_ns(samples: &[(u64, f64)]) -> Option<u64> {
+    let changes: Vec<u64> = samples
+        .windows(2)
+        .filter(|w| w[1].1 != w[0].1)
+        .map(|w| w[1].0)
+        .collect();
+    let mut intervals: Vec<u64> = changes.windows(2).map(|w| w[1].saturating_sub(w[0])).collect();
+    if intervals.is_empty() {
+        return None;
+    }
+    intervals.sort_unstable();
+    Some(intervals[intervals.len() / 2])
+}
+
+/// When the readings look quantised: more than half of the consecutive
+/// readings within the sets repeat the one before exactly. Then a step's
+/// own spread says little, and the note says what guards against noise.
+pub fn quantised<'a>(sets: impl IntoIterator<Item = &'a Readings>, min_change: f64) -> Option<String> {
+    let (mut pairs, mut repeats, mut baseline_spread) = (0usize, 0usize, None);
+    for set in sets {
+        baseline_spread.get_or_insert(set.spread());
+        for w in set.values.windows(2) {
+            pairs += 1;
+            repeats += usize::from(w[0] == w[1]);
+        }
+    }
+    if pairs == 0 || repeats * 2 <= pairs {
+        return None;
+    }
+    Some(format!(
+        "the readings look quantised: {repeats} of {pairs} repeated the reading before exactly, so the metric updates \
+         less often than it was read or prints too few digits; each step's noise was taken as at least the \
+         baseline's spread ({}), and --min-change ({:.1}%) is what keeps a small wobble from counting",
+        baseline_spread.unwrap_or(0.0),
+        min_change * 100.0
+    ))
 }

@@ -230,10 +230,18 @@ fn the_rule_needs_both_more_than_the_noise_and_more_than_min_change() {
     let lower = Readings::new(vec![75.0, 78.0, 79.0]).unwrap();
     // Medians 90 vs 78: a gap of 12 inside the noise of 20 + 4.
     assert!(!changed(&noisy, &lower, 0.05).significant);
-    let much_lower = Readings::new(vec![50.0, 51.0, 52.0]).unwrap();
+    // 45–47 against a baseline spread of 20: the step's own spread (2) is
+    // taken as the baseline's, so the noise is 40 and the gap of 44 counts.
+    let much_lower = Readings::new(vec![45.0, 46.0, 47.0]).unwrap();
     let c = changed(&noisy, &much_lower, 0.05);
     assert!(c.significant);
-    assert!((c.relative + 39.0 / 90.0).abs() < 1e-9, "{c:?}");
+    assert!((c.relative + 44.0 / 90.0).abs() < 1e-9, "{c:?}");
+    assert!((c.threshold - 40.0 / 90.0).abs() < 1e-9, "{c:?}");
+    let not_quite = Readings::new(vec![50.0, 51.0, 52.0]).unwrap();
+    assert!(
+        !changed(&noisy, &not_quite, 0.05).significant,
+        "39 is inside 20 + max(2, 20)"
+    );
     let zero = Readings::new(vec![0.0]).unwrap();
     assert!(changed(&zero, &Readings::new(vec![1.0]).unwrap(), 0.05).significant);
     assert!(!changed(&zero, &zero, 0.05).significant);
@@ -255,4 +263,55 @@ fn a_verdict_names_the_pages_it_blames() {
     assert_eq!(Verdict::Together { pages: 2..6 }.name(), "together");
     assert_eq!(Verdict::Page { index: 0 }.name(), "page");
     assert_eq!(Verdict::NoEffect.name(), "no_effect");
+}
+
+/// The case: a rate file read twice within its update period gives
+/// identical readings, a step spread of 0. Ordinary noise (7% here, the
+/// baseline's readings spread over 6%) must not pass as a change.
+#[test]
+fn identical_readings_in_a_step_do_not_make_its_noise_zero() {
+    let baseline = Readings::new(vec![100.0, 94.0, 97.0]).unwrap();
+    let step = Readings::new(vec![90.0, 90.0, 90.0]).unwrap();
+    let c = changed(&baseline, &step, 0.05);
+    assert!(!c.significant, "{c:?}");
+    assert!((c.threshold - 12.0 / 97.0).abs() < 1e-9, "6 + max(0, 6): {c:?}");
+    // A real halving still counts.
+    let halved = Readings::new(vec![50.0, 50.0, 50.0]).unwrap();
+    assert!(changed(&baseline, &halved, 0.05).significant);
+}
+
+#[test]
+fn the_period_is_the_median_time_between_changes() {
+    let ms = 1_000_000;
+    // Read every 100 ms, the value changes every second.
+    let samples: Vec<(u64, f64)> = (0..35).map(|i| (i * 100 * ms, (i / 10) as f64)).collect();
+    assert_eq!(period_ns(&samples), Some(1000 * ms));
+    // Changing at every read: the reading interval.
+    let every: Vec<(u64, f64)> = (0..5).map(|i| (i * 100 * ms, i as f64)).collect();
+    assert_eq!(period_ns(&every), Some(100 * ms));
+    // One change or none cannot be timed.
+    assert_eq!(period_ns(&[(0, 1.0), (ms, 1.0), (2 * ms, 2.0)]), None);
+    assert_eq!(period_ns(&[(0, 1.0)]), None);
+    assert_eq!(period_ns(&[]), None);
+}
+
+#[test]
+fn repeated_readings_are_called_quantised() {
+    let repeats = Readings::new(vec![90.0, 90.0, 90.0]).unwrap();
+    let varied = Readings::new(vec![100.0, 94.0, 97.0]).unwrap();
+    let note = quantised([&varied, &repeats, &repeats], 0.05).unwrap();
+    assert!(
+        note.starts_with("the readings look quantised: 4 of 6 repeated"),
+        "{note}"
+    );
+    assert!(
+        note.contains("baseline's spread (6)") && note.contains("--min-change (5.0%)"),
+        "{note}"
+    );
+    assert_eq!(
+        quantised([&varied, &repeats], 0.05),
+        None,
+        "2 of 4 is not more than half"
+    );
+    assert_eq!(quantised([&Readings::new(vec![1.0]).unwrap()], 0.05), None);
 }

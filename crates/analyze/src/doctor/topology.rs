@@ -23,11 +23,11 @@ pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
 }
 
 fn cpu_less(topo: &Topology) -> Vec<Finding> {
-    let nodes: Vec<String> = topo
+    let nodes: Vec<u32> = topo
         .nodes
         .iter()
         .filter(|n| !n.has_cpus() && n.memory_total_bytes.unwrap_or(0) > 0)
-        .map(|n| n.id.to_string())
+        .map(|n| n.id)
         .collect();
     if nodes.is_empty() {
         return Vec::new();
@@ -35,7 +35,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cpu-less-nodes",
         severity: Severity::Info,
-        title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", nodes.join(",")),
+        title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_kernel::human_list(&nodes)),
         evidence: topo
             .nodes
             .iter()

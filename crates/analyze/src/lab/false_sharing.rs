@@ -231,8 +231,9 @@ fn talk_comparison(rows: &[Row]) -> Option<String> {
     ))
 }
 
+/// The placement's CPUs in thread order, as every list is written.
 fn list(cpus: &[u32]) -> String {
-    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+    numasleuth_kernel::human_list(cpus)
 }
 
 #[cfg(test)]
@@ -277,7 +278,7 @@ mod tests {
         let lines = meaning(&rows);
         assert!(
             lines[0]
-                .starts_with("atomic increments at 2 threads (CPUs 0,1): packed counters were 11× (9.61–12) slower"),
+                .starts_with("atomic increments at 2 threads (CPUs 0-1): packed counters were 11× (9.61–12) slower"),
             "{lines:?}"
         );
         assert!(lines[0].contains("false sharing"), "{lines:?}");

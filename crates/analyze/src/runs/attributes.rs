@@ -12,7 +12,7 @@ use serde::Serialize;
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Placement {
     /// `bss_node`, `data_node`, `heap_node`, `thread_nodes`: node ids, or
-    /// `none` (mapped but not resident), or `tie:0,1`.
+    /// `none` (mapped but not resident), or `tie:0-1`.
     pub attributes: BTreeMap<String, String>,
     /// The main binary the sections belong to.
     pub program: Option<String>,
@@ -24,21 +24,18 @@ pub struct Placement {
 }
 
 /// The node holding most of `counts`; `none` when nothing is resident, and
-/// `tie:A,B` when two or more nodes hold the same largest amount.
+/// `tie:0-1` (the nodes as every list is written) when two or more nodes
+/// hold the same largest amount.
 pub fn majority_node(counts: &NodeCounts) -> String {
     let top = counts.values().copied().max().unwrap_or(0);
     if top == 0 {
         return "none".into();
     }
-    let nodes: Vec<String> = counts
-        .iter()
-        .filter(|(_, c)| **c == top)
-        .map(|(n, _)| n.to_string())
-        .collect();
+    let nodes: Vec<u32> = counts.iter().filter(|(_, c)| **c == top).map(|(n, _)| *n).collect();
     if nodes.len() == 1 {
-        nodes[0].clone()
+        nodes[0].to_string()
     } else {
-        format!("tie:{}", nodes.join(","))
+        format!("tie:{}", numasleuth_kernel::human_list(&nodes))
     }
 }
 
@@ -98,7 +95,9 @@ mod tests {
     #[test]
     fn majority_ties_and_nothing_resident() {
         assert_eq!(majority_node(&NodeCounts::from([(0, 3), (1, 5)])), "1");
-        assert_eq!(majority_node(&NodeCounts::from([(0, 4), (1, 4), (2, 1)])), "tie:0,1");
+        assert_eq!(majority_node(&NodeCounts::from([(0, 4), (1, 4), (2, 1)])), "tie:0-1");
+        assert_eq!(majority_node(&NodeCounts::from([(0, 4), (1, 4), (2, 4)])), "tie:0-2");
+        assert_eq!(majority_node(&NodeCounts::from([(0, 4), (2, 4)])), "tie:0,2");
         assert_eq!(majority_node(&NodeCounts::from([(0, 0)])), "none");
         assert_eq!(majority_node(&NodeCounts::new()), "none");
     }

@@ -91,9 +91,10 @@ fn critical_separation_is_reproducible_and_shrinks_with_n() {
     println!("critical d: n=12 {c12:.2}, n=30 {c30:.2}, n=100 {c100:.2}");
     assert_eq!(c12, critical_separation(12));
     assert!(c12 > c30 && c30 > c100, "{c12} {c30} {c100}");
-    // A normal mode split in two gives d ≈ 2.65 asymptotically (means at
-    // ±0.8σ, within-sd 0.6σ); the critical value must sit above it.
-    assert!(c100 > 2.65 && c12 < 20.0, "{c100} {c12}");
+    // A normal mode split at its median gives T ≈ 1.32 asymptotically
+    // (half-normal means at ±0.798σ, each half's sd 0.603σ); the critical
+    // value must sit above it.
+    assert!(c100 > 1.32 && c12 < 20.0, "{c100} {c12}");
 }
 
 #[test]

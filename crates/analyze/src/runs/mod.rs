@@ -9,6 +9,8 @@ pub mod attributes;
 pub mod bimodal;
 pub mod explain;
 pub mod metric;
+pub mod verdict;
+pub mod welch;
 
 use std::collections::BTreeMap;
 
@@ -16,6 +18,7 @@ use serde::Serialize;
 
 pub use bimodal::Bimodality;
 pub use explain::Explanation;
+pub use verdict::Verdict;
 
 /// The schema `runs --json` prints.
 pub const SCHEMA: &str = "numasleuth.runs/1";
@@ -119,40 +122,108 @@ fn cluster(label: Label, runs: Vec<usize>, metrics: &[f64]) -> Cluster {
     }
 }
 
-/// Clusters the runs' metrics and, when there are two modes, ranks
-/// `attributes` by how well they separate them. With `lower_is_better`
-/// (wall time) the high cluster is the slow one.
+/// Clusters the runs' metrics, ranks `attributes` by how well they
+/// separate the clusters, and gives the verdict ([`verdict`]): two modes
+/// need an attribute that explains them. With `lower_is_better` (wall
+/// time) the high cluster is the slow one.
 pub fn analyze(metrics: &[f64], attributes: &[BTreeMap<String, String>], lower_is_better: bool) -> Analysis {
-    let bimodality = bimodal::judge(metrics);
-    let split = bimodality.split.as_ref().filter(|_| bimodality.bimodal);
-    let Some(split) = split else {
-        return Analysis {
-            bimodality,
-            clusters: vec![cluster(Label::All, (0..metrics.len()).collect(), metrics)],
-            labels: vec![Label::All; metrics.len()],
-            explanations: Vec::new(),
-        };
+    let critical = bimodal::critical_separation(metrics.len());
+    analyze_with(metrics, attributes, lower_is_better, critical)
+}
+
+/// [`analyze`] against a given critical separation (simulations reuse one
+/// per `n` instead of simulating the null for every series).
+pub fn analyze_with(
+    metrics: &[f64],
+    attributes: &[BTreeMap<String, String>],
+    lower_is_better: bool,
+    critical: f64,
+) -> Analysis {
+    let mut bimodality = bimodal::judge_with(metrics, critical);
+    let one_mode = |bimodality| Analysis {
+        bimodality,
+        clusters: vec![cluster(Label::All, (0..metrics.len()).collect(), metrics)],
+        labels: vec![Label::All; metrics.len()],
+        explanations: Vec::new(),
     };
-    let (mut slow, mut fast) = if lower_is_better {
-        (split.high.clone(), split.low.clone())
+    let finite = metrics.iter().all(|v| v.is_finite()) && metrics.len() >= bimodal::MIN_RUNS;
+    if let Some(split) = bimodality.split.clone().filter(|_| bimodality.split_significant) {
+        let is_slow = slow_flags(&split, metrics.len(), lower_is_better);
+        let analysis = labelled(bimodality, metrics, attributes, &is_slow);
+        return explained_or_possible(analysis);
+    }
+    let road_two = if finite {
+        verdict::attribute_split(metrics, attributes, lower_is_better)
     } else {
-        (split.low.clone(), split.high.clone())
+        None
     };
-    slow.sort_unstable();
-    fast.sort_unstable();
-    let mut labels = vec![Label::Fast; metrics.len()];
-    slow.iter().for_each(|i| labels[*i] = Label::Slow);
-    let is_slow: Vec<bool> = labels.iter().map(|l| *l == Label::Slow).collect();
-    let explanations = explain::explain(attributes, &is_slow);
+    let Some((test, is_slow)) = road_two else {
+        return one_mode(bimodality);
+    };
+    let separation = bimodality.split.as_ref().map(|s| s.separation);
+    bimodality.reason = verdict::attribute_reason(&test, separation, bimodality.critical_separation);
+    bimodality.bimodal = true;
+    bimodality.verdict = Verdict::TwoModes;
+    bimodality.attribute_test = Some(test);
+    labelled(bimodality, metrics, attributes, &is_slow)
+}
+
+/// Which runs are slow by the metric's own split.
+fn slow_flags(split: &bimodal::Split, n: usize, lower_is_better: bool) -> Vec<bool> {
+    let slow = if lower_is_better { &split.high } else { &split.low };
+    let mut is_slow = vec![false; n];
+    slow.iter().for_each(|i| is_slow[*i] = true);
+    is_slow
+}
+
+/// Slow and fast clusters and the attributes ranked against them.
+fn labelled(
+    bimodality: Bimodality,
+    metrics: &[f64],
+    attributes: &[BTreeMap<String, String>],
+    is_slow: &[bool],
+) -> Analysis {
+    let labels: Vec<Label> = is_slow
+        .iter()
+        .map(|s| if *s { Label::Slow } else { Label::Fast })
+        .collect();
+    let pick = |want: bool| {
+        (0..metrics.len())
+            .filter(|i| is_slow[*i] == want)
+            .collect::<Vec<usize>>()
+    };
     Analysis {
-        clusters: vec![cluster(Label::Slow, slow, metrics), cluster(Label::Fast, fast, metrics)],
+        clusters: vec![
+            cluster(Label::Slow, pick(true), metrics),
+            cluster(Label::Fast, pick(false), metrics),
+        ],
+        explanations: explain::explain(attributes, is_slow),
         bimodality,
         labels,
-        explanations,
     }
+}
+
+/// A split the metric makes on its own is two modes only when an observed
+/// attribute explains it; otherwise a possible second mode.
+fn explained_or_possible(mut analysis: Analysis) -> Analysis {
+    if analysis.explaining().next().is_some() {
+        let b = &mut analysis.bimodality;
+        b.reason = b.reason.replacen("two clusters", "two modes", 1);
+        return analysis;
+    }
+    let b = &mut analysis.bimodality;
+    b.bimodal = false;
+    b.verdict = Verdict::PossibleSecondMode;
+    b.reason = format!(
+        "a possible second mode, explained by nothing here: rerun with more runs ({})",
+        b.reason.replacen("two clusters: ", "", 1)
+    );
+    analysis
 }
 
 #[cfg(test)]
 mod bimodal_tests;
 #[cfg(test)]
 mod explain_tests;
+#[cfg(test)]
+mod verdict_tests;

@@ -20,7 +20,7 @@ use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, RestoreJson, 
 use numasleuth_report::bisect_text;
 
 use super::bisect_args::BisectArgs;
-use super::bisect_live::{culprits, read_metric, Live, Stop};
+use super::bisect_live::{culprits, read_metric, Live, Probe, Stop};
 use super::output::Plan;
 use super::page_targets::{mapped, residencies, targets, Asked};
 use numasleuth_report::export::TextJson;
@@ -75,6 +75,30 @@ fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) 
         .map(|s| StepJson::new(s, &found.addresses))
         .collect();
     doc.verdict = search.verdict.as_ref().map(|v| v.name().to_string());
+}
+
+/// How far apart the readings were, and whether they look quantised.
+fn record_noise(doc: &mut BisectDocument, search: &Search, probe: Option<Probe>, args: &BisectArgs) {
+    let Some(probe) = probe else { return };
+    doc.metric_period_ms = probe.period.map(|p| p.as_millis() as u64);
+    doc.reading_spacing_ms = Some(probe.spacing().as_millis() as u64);
+    doc.notes.push(match probe.period {
+        Some(period) => format!(
+            "readings were taken {} ms apart: the metric's value changed every {} ms (median) over {} readings while \
+             the baseline settled",
+            probe.spacing().as_millis(),
+            period.as_millis(),
+            probe.readings
+        ),
+        None => format!(
+            "the metric's period could not be timed: its value changed fewer than twice in {} readings over {} ms \
+             of the baseline's --settle, so readings were taken back to back (a longer --settle times it)",
+            probe.readings,
+            probe.over.as_millis()
+        ),
+    });
+    let sets = search.baseline.iter().chain(search.steps.iter().map(|s| &s.readings));
+    doc.notes.extend(bisect::quantised(sets, args.min_change));
 }
 
 fn record_restore(doc: &mut BisectDocument, restored: &Restored) {
@@ -150,6 +174,8 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
         journal: None,
         stopped: None,
         sets_moved: 0,
+        metric_period_ms: None,
+        reading_spacing_ms: None,
         notes,
     };
     if found.addresses.is_empty() {
@@ -210,6 +236,7 @@ fn apply(
         rounds: args.rounds,
         sets_moved: 0,
         interrupt,
+        probe: None,
     };
     let outcome = bisect::bisect(&mut live, found.addresses.len(), args.min_change);
     let journal_shown = live.session.journal_path().display().to_string();
@@ -219,6 +246,7 @@ fn apply(
         Err(stopped) => (stopped.search, Some(stopped.error)),
     };
     record_search(&mut doc, &search, found);
+    record_noise(&mut doc, &search, live.probe, args);
     if let (Some(verdict), Some(objects)) = (&search.verdict, &objects) {
         doc.culprit_pages = culprits(verdict, found, objects, doc.page_bytes);
     }

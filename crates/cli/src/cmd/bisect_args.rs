@@ -13,6 +13,9 @@ pub const METRIC_CMD_MAX_CHARS: usize = 4096;
 /// Readings per step: one shows nothing about noise; a hundred per step
 /// over dozens of steps is already hours.
 pub const ROUNDS_MAX: u64 = 100;
+/// Fewer readings than this give no spread to speak of: a step's noise
+/// estimate needs three.
+pub const ROUNDS_MIN: u64 = 3;
 
 fn metric_cmd(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
@@ -30,7 +33,7 @@ fn metric_cmd(text: &str) -> Result<String, String> {
 }
 
 fn rounds(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, 1, ROUNDS_MAX, "a reading count").map(|n| n as u32)
+    bounds::whole_in(text, ROUNDS_MIN, ROUNDS_MAX, "a reading count").map(|n| n as u32)
 }
 
 fn settle(text: &str) -> Result<Duration, String> {
@@ -85,7 +88,9 @@ pub struct BisectArgs {
     /// How long to wait after each move before reading: 1ms to 1h.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = settle)]
     pub settle: Duration,
-    /// Readings of the metric per step (and for the baseline): 1 to 100.
+    /// Readings of the metric per step (and for the baseline), spaced by
+    /// the metric's own update period (timed while the baseline settles):
+    /// 3 to 100.
     #[arg(long, value_name = "N", default_value = "3", value_parser = rounds)]
     pub rounds: u32,
     /// The smallest change of the median that counts, on top of the
@@ -128,6 +133,6 @@ mod tests {
         assert!(metric_cmd(&"x".repeat(METRIC_CMD_MAX_CHARS + 1)).is_err());
         assert!(metric_cmd("cat /tmp/rate").is_ok());
         assert_eq!(rounds("3"), Ok(3));
-        assert!(rounds("0").is_err() && rounds("101").is_err());
+        assert!(rounds("0").is_err() && rounds("2").is_err() && rounds("101").is_err());
     }
 }

@@ -23,6 +23,13 @@ const SETTLE_CHECK: Duration = Duration::from_millis(50);
 const CULPRITS_LISTED: usize = 64;
 /// Symbols named per page; the count says how many more.
 const SYMBOLS_LISTED: usize = 32;
+/// While the baseline settles, the metric is read this often to time how
+/// often its value changes (its period).
+const PROBE_INTERVAL: Duration = Duration::from_millis(100);
+/// Readings kept to time the period (a long --settle reads no more).
+const PROBE_READINGS_MAX: usize = 600;
+/// Readings are never spaced further apart than this, whatever the period.
+const SPACING_MAX: Duration = Duration::from_secs(60);
 
 /// Why the search stopped.
 #[derive(Debug)]
@@ -103,6 +110,26 @@ pub struct Live<'a> {
     pub sets_moved: u64,
     /// From `stop_on_signals_until_undone`.
     pub interrupt: numasleuth_model::stop::Stop,
+    /// What the metric did while the baseline settled; `None` until then.
+    pub probe: Option<Probe>,
+}
+
+/// The metric read every [`PROBE_INTERVAL`] while the baseline settled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Probe {
+    pub readings: usize,
+    pub over: Duration,
+    /// The median time between changes of its value; `None` when it
+    /// changed fewer than twice.
+    pub period: Option<Duration>,
+}
+
+impl Probe {
+    /// How far apart a step's readings are taken: one period, so each
+    /// reading can see a new value.
+    pub fn spacing(&self) -> Duration {
+        self.period.unwrap_or(Duration::ZERO).min(SPACING_MAX)
+    }
 }
 
 impl Live<'_> {
@@ -113,6 +140,21 @@ impl Live<'_> {
             return Err(Stop::Interrupted);
         }
         Ok(())
+    }
+
+    /// Waits `duration`, checking for an interrupt every [`SETTLE_CHECK`].
+    fn wait(&self, duration: Duration) -> Result<(), Stop> {
+        let start = Instant::now();
+        while start.elapsed() < duration {
+            self.check_interrupt()?;
+            std::thread::sleep(SETTLE_CHECK.min(duration.saturating_sub(start.elapsed())));
+        }
+        Ok(())
+    }
+
+    /// One reading of the metric command, cancelled by an interrupt.
+    fn read(&self) -> Result<f64, Stop> {
+        read_metric(self.metric_cmd, self.metric_timeout, &self.interrupt.flag())
     }
 }
 
@@ -138,19 +180,49 @@ impl Experiment for Live<'_> {
     }
 
     fn measure(&mut self) -> Result<Readings, Stop> {
-        let start = Instant::now();
-        while start.elapsed() < self.settle {
-            self.check_interrupt()?;
-            std::thread::sleep(SETTLE_CHECK.min(self.settle.saturating_sub(start.elapsed())));
-        }
+        let spacing = match self.probe {
+            Some(probe) => {
+                self.wait(self.settle)?;
+                probe.spacing()
+            }
+            None => {
+                let probe = self.probe_period()?;
+                self.probe = Some(probe);
+                probe.spacing()
+            }
+        };
         let mut values = Vec::with_capacity(self.rounds as usize);
-        let cancel = self.interrupt.flag();
-        for _ in 0..self.rounds {
+        for round in 0..self.rounds {
+            if round > 0 {
+                self.wait(spacing)?;
+            }
             self.check_interrupt()?;
-            values.push(read_metric(self.metric_cmd, self.metric_timeout, &cancel)?);
+            values.push(self.read()?);
         }
         Readings::new(values)
             .ok_or_else(|| Stop::Metric("the metric command printed a number that is not finite".into()))
+    }
+}
+
+impl Live<'_> {
+    /// The baseline's settle, spent reading the metric every
+    /// [`PROBE_INTERVAL`] to time how often its value changes.
+    fn probe_period(&self) -> Result<Probe, Stop> {
+        let start = Instant::now();
+        let mut samples: Vec<(u64, f64)> = Vec::new();
+        while start.elapsed() + PROBE_INTERVAL <= self.settle && samples.len() < PROBE_READINGS_MAX {
+            self.check_interrupt()?;
+            let value = self.read()?;
+            samples.push((start.elapsed().as_nanos() as u64, value));
+            let next = PROBE_INTERVAL.saturating_mul(samples.len() as u32);
+            self.wait(next.saturating_sub(start.elapsed()))?;
+        }
+        self.wait(self.settle.saturating_sub(start.elapsed()))?;
+        Ok(Probe {
+            readings: samples.len(),
+            over: Duration::from_nanos(samples.last().map_or(0, |s| s.0)),
+            period: numasleuth_analyze::bisect::period_ns(&samples).map(Duration::from_nanos),
+        })
     }
 }
 

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
+use numasleuth_analyze::siblings;
 use numasleuth_analyze::stats::rows_spread_warning;
 use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
@@ -65,6 +66,9 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     if !line.placement().verified {
         warnings.push(format!("the line could not be verified to be on node {home_node}"));
     }
+    let siblings = siblings::check(&machine.topo, &cpus, &medians(&matrix));
+    warnings.extend(siblings.left_out);
+    let suspected_siblings = siblings.pairs;
     let doc = C2cDocument {
         schema: SCHEMA,
         cpus,
@@ -80,6 +84,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         cycles_per_ns,
         cycles_note,
         placement_verified: line.placement().verified,
+        suspected_siblings,
         warnings,
         raw_latency_ns: args.raw.then_some(raw),
         raw_timing: args.raw.then_some(raw_timing),
@@ -89,6 +94,22 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
 }
 
 type Grid<T> = Vec<Vec<Option<T>>>;
+
+/// Each pair's median, as the sibling check compares them.
+pub fn medians(matrix: &Grid<numasleuth_analyze::stats::Summary>) -> Grid<f64> {
+    matrix
+        .iter()
+        .map(|row| row.iter().map(|c| c.map(|s| s.median)).collect())
+        .collect()
+}
+
+/// Every pair of `cpus` with a line homed on `home_node`, quick sampling
+/// and no raw samples kept: what `doctor --measure` compares with the
+/// declared topology.
+pub fn quick_matrix(cpus: &[u32], home_node: u32) -> anyhow::Result<Grid<numasleuth_analyze::stats::Summary>> {
+    let line = HomeLine::allocate(home_node).with_context(|| format!("cannot place the line on node {home_node}"))?;
+    Ok(measure_all(&line, cpus, (Method::Cas, 5, 200), false)?.matrix)
+}
 
 /// Every pair's figures, and what the warnings need.
 struct Measured {
@@ -185,7 +206,7 @@ fn leaves(cpus: &[u32]) -> String {
         more => format!(
             "the selection leaves {} (CPUs {})",
             more.len(),
-            numasleuth_kernel::IdList::new(more.to_vec())
+            numasleuth_kernel::human_list(more)
         ),
     }
 }

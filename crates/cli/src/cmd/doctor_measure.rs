@@ -1,14 +1,22 @@
 //! `doctor --measure`: the quick `mem` matrices, their interconnect
-//! findings, and heatmaps for the HTML report; and a short `readers`
-//! watch for processes reading lock-taking kernel files.
+//! findings, and heatmaps for the HTML report; a short `readers` watch
+//! for processes reading lock-taking kernel files; then a quick
+//! core-to-core matrix compared with the declared topology
+//! (`vcpu-siblings`).
 
 use numasleuth_analyze::findings::Diagnosis;
+use numasleuth_analyze::siblings;
 use numasleuth_kernel::Root;
 use numasleuth_report::mem_json::MemDocument;
 
 use super::measure_args::{MemOptions, MixArg, PagesArg};
+use super::measure_plan;
 
 pub const CHECK: &str = "interconnect-bandwidth";
+pub const SIBLINGS: &str = "vcpu-siblings";
+/// Above this many CPUs the pairs (2,016 at 64) take longer than a doctor
+/// run should; `c2c` measures them on request.
+const SIBLING_MAX_CPUS: usize = 64;
 
 /// Measures when asked and possible, and records why not otherwise.
 pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemDocument> {
@@ -33,15 +41,19 @@ fn mem_check(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<Me
             CHECK,
             "needs --measure (a quick node×node latency and bandwidth matrix)",
         );
+        diagnosis.skipped(SIBLINGS, "needs --measure (a quick core-to-core latency matrix)");
         return None;
     }
     if !root.is_live() {
-        diagnosis.skipped(
-            CHECK,
-            "measuring needs the live machine, not a snapshot given with --root",
-        );
+        for check in [CHECK, SIBLINGS] {
+            diagnosis.skipped(
+                check,
+                "measuring needs the live machine, not a snapshot given with --root",
+            );
+        }
         return None;
     }
+    siblings_check(root, diagnosis);
     let options = MemOptions {
         json: false,
         csv: false,
@@ -76,5 +88,35 @@ fn mem_check(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<Me
             diagnosis.skipped(CHECK, format!("measurement failed: {e:#}"));
             None
         }
+    }
+}
+
+/// Pairs of CPUs that answer like one core's hyperthreads though the
+/// kernel declares them separate cores.
+fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
+    let outcome = (|| {
+        let machine = measure_plan::machine(root, "doctor --measure")?;
+        let cpus: Vec<u32> = machine.allowed_cpus.iter().collect();
+        if cpus.len() < 2 {
+            return Ok(Err(format!("one CPU ({}) has no pair to measure", cpus[0])));
+        }
+        if cpus.len() > SIBLING_MAX_CPUS {
+            return Ok(Err(format!(
+                "{} CPUs make {} pairs, too many for doctor (at most {SIBLING_MAX_CPUS} CPUs); run `numasleuth c2c`, \
+                 which reports the same comparison",
+                cpus.len(),
+                cpus.len() * (cpus.len() - 1) / 2
+            )));
+        }
+        let home = machine.node_of_cpu(cpus[0]);
+        machine.check_node(home)?;
+        let matrix = super::c2c::quick_matrix(&cpus, home)?;
+        let pairs = siblings::suspected(&machine.topo, &cpus, &super::c2c::medians(&matrix));
+        anyhow::Ok(Ok(siblings::finding(&pairs)))
+    })();
+    match outcome {
+        Ok(Ok(finding)) => diagnosis.ran(SIBLINGS, finding.into_iter().collect()),
+        Ok(Err(why)) => diagnosis.skipped(SIBLINGS, why),
+        Err(e) => diagnosis.skipped(SIBLINGS, format!("measurement failed: {e:#}")),
     }
 }

@@ -78,7 +78,9 @@ pub struct MemOptions {
     /// this process may use.
     #[arg(short = 'C', long, global = true, visible_alias = "cpu", value_name = "LIST", value_parser = cpu_list)]
     pub cpus: Option<IdList>,
-    /// Smaller buffers and fewer samples: a rough answer in a few seconds.
+    /// Fewer, shorter samples: a rough answer sooner. The working set stays
+    /// as large as without it (4× the largest cache), so the figure is
+    /// still memory, not cache.
     #[arg(long, global = true)]
     pub quick: bool,
     /// Samples kept per cell, 1 to 1000 (a warm-up sample is always
@@ -91,6 +93,9 @@ pub struct MemOptions {
     pub sample_ms: Option<u64>,
     /// Buffer size per latency cell, and in total per bandwidth cell
     /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.
+    /// Default: 4× the largest cache the measuring CPUs share (from sysfs),
+    /// bounded by the node's free memory above its high watermark; a
+    /// smaller --size is honoured with a warning naming the cache.
     #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]
     pub size: Option<usize>,
     /// Bandwidth threads per node, 1 to 4096 and at most the node's allowed

@@ -2,13 +2,17 @@
 //! live machine (nodes, allowed CPUs, free memory) and refuse, with a clear
 //! message, anything that could not be measured honestly.
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use numasleuth_analyze::mem::placement_note;
+use numasleuth_analyze::memwatch::node_samples;
 use numasleuth_analyze::topology::holds_memory;
+use numasleuth_analyze::working_set::NodeRoom;
+use numasleuth_kernel::procfs::zoneinfo;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
 use numasleuth_model::stop::{RunSpan, Stop};
@@ -22,6 +26,10 @@ pub struct Machine {
     pub topo: Topology,
     /// CPUs this process can pin to: its affinity mask, online only.
     pub allowed_cpus: IdList,
+    /// Each node's high watermark over its ordinary zones, in bytes, from
+    /// /proc/zoneinfo; empty when it could not be read. Working sets keep
+    /// clear of it.
+    pub high_watermark_bytes: BTreeMap<u32, u64>,
 }
 
 pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
@@ -45,7 +53,25 @@ pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
     if allowed_cpus.is_empty() {
         bail!("this process may run on no online CPU");
     }
-    Ok(Machine { topo, allowed_cpus })
+    Ok(Machine {
+        topo,
+        allowed_cpus,
+        high_watermark_bytes: high_watermarks(root),
+    })
+}
+
+/// High watermarks by node, summed over the zones ordinary allocations use
+/// (memwatch's one definition); empty when /proc/zoneinfo is unreadable,
+/// which the working-set notes then say.
+fn high_watermarks(root: &Root) -> BTreeMap<u32, u64> {
+    let Ok(zones) = zoneinfo::read(root) else {
+        return BTreeMap::new();
+    };
+    let page_bytes = numasleuth_kernel::pages::page_size_bytes();
+    node_samples(&zones, &BTreeMap::new(), &BTreeMap::new())
+        .into_iter()
+        .map(|n| (n.node, n.high_pages.saturating_mul(page_bytes)))
+        .collect()
 }
 
 impl Machine {
@@ -93,6 +119,16 @@ impl Machine {
             );
         }
         Ok(())
+    }
+
+    /// What node `node` has free for a working set; `None` when its free
+    /// memory is unknown.
+    pub fn room(&self, node: u32) -> Option<NodeRoom> {
+        Some(NodeRoom {
+            node,
+            free_bytes: self.topo.node(node)?.memory_free_bytes?,
+            high_watermark_bytes: self.high_watermark_bytes.get(&node).copied(),
+        })
     }
 
     pub fn node_of_cpu(&self, cpu: u32) -> u32 {

@@ -23,13 +23,16 @@ use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
 use super::measure_plan::{self, placement_check, Machine, Progress};
 use super::output::Aliases;
-use super::{measure_raw, mem_curves};
+use super::{measure_raw, mem_curves, mem_sizing};
 
-/// Resolved knobs shared by every `mem` mode.
+/// Resolved knobs shared by every `mem` mode. Buffer sizes are not among
+/// them: each measurement sizes its working set from the caches of the
+/// CPUs it measures with (`mem_sizing`), unless `--size` gave one.
 pub struct Settings {
     pub sampling: Sampling,
-    pub latency_bytes: usize,
-    pub bandwidth_bytes: usize,
+    /// `--size`: the chase buffer, or all bandwidth threads' buffers
+    /// together.
+    pub size: Option<usize>,
     pub pages: numasleuth_measure::PageKind,
 }
 
@@ -37,18 +40,15 @@ impl Settings {
     fn new(options: &MemOptions) -> Self {
         let quick = options.quick;
         let samples = options.samples.map_or(if quick { 5 } else { 7 }, |n| n as usize);
+        // --quick takes fewer and shorter samples; never a smaller working
+        // set, which would measure cache instead of memory.
         let sample_ms = options.sample_ms.unwrap_or(if quick { 10 } else { 20 });
-        // The default chase buffer is 8× a 32 MiB L3, so nearly every load
-        // misses the caches; --quick halves it.
-        let latency_bytes = options.size.unwrap_or(if quick { 128 << 20 } else { 256 << 20 });
-        let bandwidth_bytes = options.size.unwrap_or(if quick { 256 << 20 } else { 512 << 20 });
         Settings {
             sampling: Sampling {
                 samples,
                 sample_ns: sample_ms * 1_000_000,
             },
-            latency_bytes,
-            bandwidth_bytes,
+            size: options.size,
             pages: measure_plan::page_kind(options.pages),
         }
     }
@@ -186,10 +186,13 @@ fn latency_matrix(
     doc: &mut MemDocument,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
-    for &target in targets {
-        machine.check_fits(target, settings.latency_bytes, "the latency buffer")?;
-    }
     let cpus: Vec<u32> = initiators.iter().map(|&n| machine.cpus_of(n)[0]).collect();
+    let set = mem_sizing::chase_set(machine, settings.size, &cpus, targets);
+    doc.warnings.extend(set.notes.iter().cloned());
+    let buffer_bytes = set.working_set_bytes as usize;
+    for &target in targets {
+        machine.check_fits(target, buffer_bytes, "the latency buffer")?;
+    }
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
     let mut checks = RowChecks::new("latency cells");
     'targets: for (t, &target) in targets.iter().enumerate() {
@@ -197,13 +200,8 @@ fn latency_matrix(
             break;
         }
         // One buffer and one cycle per target, chased from every initiator.
-        let buffer = ChaseBuffer::allocate(
-            settings.latency_bytes,
-            target,
-            settings.pages,
-            0x5eed + u64::from(target),
-        )
-        .with_context(|| format!("cannot set up the latency buffer on node {target}"))?;
+        let buffer = ChaseBuffer::allocate(buffer_bytes, target, settings.pages, 0x5eed + u64::from(target))
+            .with_context(|| format!("cannot set up the latency buffer on node {target}"))?;
         doc.placements.push(placement_check(
             format!("latency buffer on node {target}"),
             buffer.placement(),
@@ -232,14 +230,50 @@ fn latency_matrix(
         }
     }
     doc.warnings.extend(checks.warnings());
+    let (self_check, self_check_skipped) = if progress.stopped() {
+        (None, Some("stopped before the self-check".to_string()))
+    } else {
+        first_row_self_check(machine, settings, (&cpus, targets), (&set, &matrix), doc)
+    };
     doc.latency_ns = Some(LatencyMatrix {
         nodes: targets.to_vec(),
         initiators: initiators.to_vec(),
         cpus,
-        buffer_bytes: settings.latency_bytes,
+        buffer_bytes,
+        working_set: set,
         matrix,
+        self_check,
+        self_check_skipped,
     });
     Ok(())
+}
+
+/// The self-check of the latency figure: a chase at twice the working set
+/// from the first row's CPU, to its own node when that is a column.
+fn first_row_self_check(
+    machine: &Machine,
+    settings: &Settings,
+    (cpus, targets): (&[u32], &[u32]),
+    (set, matrix): (&WorkingSet, &[Vec<Option<Summary>>]),
+    doc: &mut MemDocument,
+) -> (Option<CurveCheck>, Option<String>) {
+    let home = machine.node_of_cpu(cpus[0]);
+    let t = targets.iter().position(|&n| n == home).unwrap_or(0);
+    let check = mem_sizing::self_check(
+        machine,
+        settings,
+        (cpus[0], targets[t]),
+        set,
+        matrix[0][t].as_ref(),
+        doc,
+    );
+    if let Some(c) = check.as_ref().ok().filter(|c| !c.flattened) {
+        doc.warnings.push(c.message.clone());
+    }
+    match check {
+        Ok(c) => (Some(c), None),
+        Err(why) => (None, Some(why)),
+    }
 }
 
 fn bandwidth_matrix(
@@ -253,11 +287,14 @@ fn bandwidth_matrix(
     if progress.stopped() {
         return Ok(());
     }
-    for &target in targets {
-        machine.check_fits(target, settings.bandwidth_bytes, "the bandwidth buffers")?;
-    }
     let mix = mix(options.mix);
     let cpus_by_row = bandwidth_cpus(machine, initiators, options.threads)?;
+    let set = mem_sizing::threads_set(machine, settings.size, &cpus_by_row, targets, 0);
+    doc.warnings.extend(set.notes.iter().cloned());
+    let total_bytes = set.working_set_bytes as usize;
+    for &target in targets {
+        machine.check_fits(target, total_bytes, "the bandwidth buffers")?;
+    }
     let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
     let mut checks = RowChecks::new("bandwidth cells");
     let (mut per_thread, mut non_temporal) = (0, false);
@@ -271,7 +308,7 @@ fn bandwidth_matrix(
                 mix,
                 cpus: cpus_by_row[i].clone(),
                 node: target,
-                total_bytes: settings.bandwidth_bytes,
+                total_bytes,
                 pages: settings.pages,
                 sampling: settings.sampling,
             };
@@ -303,6 +340,7 @@ fn bandwidth_matrix(
         mix: mix.name(),
         non_temporal_stores: non_temporal,
         buffer_bytes_per_thread: per_thread,
+        working_set: set,
         matrix,
     });
     Ok(())
@@ -321,7 +359,7 @@ fn bandwidth_cpus(machine: &Machine, initiators: &[u32], threads: Option<u32>) -
                      threads sharing a CPU would measure the scheduler, not memory",
                     cpus.len(),
                     if cpus.len() == 1 { "" } else { "s" },
-                    cpus.iter().map(u32::to_string).collect::<Vec<_>>().join(",")
+                    numasleuth_kernel::human_list(&cpus)
                 );
             }
             cpus.truncate(threads as usize);

@@ -15,8 +15,8 @@ use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, Sweep
 
 use super::measure_args::{LatencyArgs, LoadedArgs};
 use super::measure_plan::{placement_check, Machine, Progress};
-use super::measure_raw;
 use super::mem::Settings;
+use super::{measure_raw, mem_sizing};
 
 /// Delays between 4 KiB reads, from flat out to a trickle.
 const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
@@ -105,17 +105,21 @@ pub fn loaded(
         .delays
         .as_ref()
         .map_or_else(|| DEFAULT_DELAYS_NS.to_vec(), |d| d.0.clone());
-    let per_thread = (settings.bandwidth_bytes / load_cpus.len()).max(1 << 20);
+    let (chase_set, load_set) = mem_sizing::loaded_sets(machine, settings.size, cpu, &load_cpus, node);
+    doc.warnings
+        .extend(chase_set.notes.iter().chain(&load_set.notes).cloned());
+    let latency_bytes = chase_set.working_set_bytes as usize;
+    let per_thread = (load_set.working_set_bytes as usize / load_cpus.len()).max(1 << 20);
     machine.check_fits(
         node,
-        settings.latency_bytes + per_thread * load_cpus.len(),
+        latency_bytes + per_thread * load_cpus.len(),
         "loaded latency's buffers",
     )?;
     let config = LoadedConfig {
         latency_cpu: cpu,
         load_cpus: load_cpus.clone(),
         node,
-        latency_bytes: settings.latency_bytes,
+        latency_bytes,
         load_bytes_per_thread: per_thread,
         delays_ns: delays,
         pages: settings.pages,
@@ -144,6 +148,8 @@ pub fn loaded(
         latency_cpu: cpu,
         load_cpus,
         node,
+        chase_working_set: chase_set,
+        load_working_set: load_set,
         points,
     });
     Ok(span)

@@ -26,6 +26,7 @@ pub mod measure_plan;
 pub mod measure_raw;
 pub mod mem;
 pub mod mem_curves;
+pub mod mem_sizing;
 pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;

@@ -24,12 +24,13 @@ fn healthy_machine_is_clean_and_every_check_runs() {
     assert_eq!(json["schema"], "numasleuth.doctor/2");
     assert!(finding_ids(&json).is_empty(), "{}", json["findings"]);
     // Only the measured checks are skipped, and they say how to run them.
-    assert_eq!(json["checks_skipped"].as_array().unwrap().len(), 2);
-    assert_eq!(json["checks_skipped"][0]["id"], "interconnect-bandwidth");
-    assert_eq!(json["checks_skipped"][1]["id"], "lock-taking-readers");
-    for skipped in json["checks_skipped"].as_array().unwrap() {
-        assert!(skipped["why"].as_str().unwrap().contains("--measure"), "{skipped}");
-    }
+    let skipped = json["checks_skipped"].as_array().unwrap();
+    let skipped_ids: Vec<&str> = skipped.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    assert_eq!(
+        skipped_ids,
+        ["interconnect-bandwidth", "lock-taking-readers", "vcpu-siblings"]
+    );
+    assert!(skipped.iter().all(|s| s["why"].as_str().unwrap().contains("--measure")));
     let ran = json["checks_run"].as_array().unwrap();
     for id in [
         "cpu-less-nodes",
@@ -282,7 +283,9 @@ fn measure_needs_the_live_machine_and_adds_the_interconnect_check() {
     let (_, json) = doctor(dir.path(), &["--measure"]);
     let skipped = json["checks_skipped"].to_string();
     assert!(
-        skipped.contains("interconnect-bandwidth") && skipped.contains("live machine"),
+        skipped.contains("interconnect-bandwidth")
+            && skipped.contains("vcpu-siblings")
+            && skipped.contains("live machine"),
         "{skipped}"
     );
     assert!(json["measurements"].is_null());
@@ -299,8 +302,21 @@ fn measure_needs_the_live_machine_and_adds_the_interconnect_check() {
         "{}",
         live["checks_run"]
     );
+    // The core-to-core check ran (two or more CPUs), or says why not.
+    let siblings_ran = live["checks_run"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|c| c == "vcpu-siblings");
+    assert!(
+        siblings_ran || live["checks_skipped"].to_string().contains("vcpu-siblings"),
+        "{live}"
+    );
     let mem = &live["measurements"];
     assert_eq!(mem["schema"], "numasleuth.mem/2");
+    // The quick matrices are sized from the caches all the same.
+    assert!(mem["latency_ns"]["working_set_bytes"].as_u64().unwrap() > 0);
+    assert_ne!(mem["latency_ns"]["chosen_by"], "size", "{}", mem["latency_ns"]);
     assert_eq!(mem["placement_verified"], true);
     let nodes = live["topology"]["nodes"].as_array().unwrap().len();
     assert_eq!(mem["latency_ns"]["nodes"].as_array().unwrap().len(), nodes);

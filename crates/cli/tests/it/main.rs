@@ -25,6 +25,7 @@ mod irq_cli;
 mod lab_cli;
 mod lines_cli;
 mod measure_cli;
+mod mem_sizing_cli;
 mod meminfo_cli;
 mod memwatch_cli;
 mod migrations_cli;

@@ -8,10 +8,13 @@ use crate::common;
 
 use common::{golden_all, summary};
 use numasleuth_analyze::interconnect::{Interconnect, Ratio};
+use numasleuth_analyze::latency_check;
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
 use numasleuth_analyze::node_signals::SignalEvent;
 use numasleuth_analyze::readers::summarize;
+use numasleuth_analyze::siblings::{self, SuspectedSiblings};
 use numasleuth_analyze::spike_readers::attach;
+use numasleuth_analyze::working_set::{self, SizedFrom, WorkingSet};
 use numasleuth_model::readers::{Ancestor, LockFile, Method, Open, ReaderProcess, ReadersRaw, Target};
 use numasleuth_report::c2c_json::{self, C2cDocument};
 use numasleuth_report::measure_export::{C2cReport, MemReport};
@@ -22,6 +25,19 @@ use numasleuth_report::probe_latency::{self, ProbeReaders, ProbeReport};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// The rule's choice for `threads` threads from a 64 MiB L3 shared by the
+/// CPUs of node 0 (0-7): 256 MiB in all.
+fn rule_set(threads: u64) -> WorkingSet {
+    let l3 = SizedFrom {
+        cache: "L3".into(),
+        bytes: 64 << 20,
+        cpus: "0-7".into(),
+        factor: 4,
+        count: 1,
+    };
+    working_set::choose(Some(l3), &[], threads, None)
+}
+
 /// Local ~92 ns / 18 GiB/s, remote ~141 ns / 9 GiB/s, every buffer verified
 /// on its node, and one noisy remote bandwidth cell warned about.
 fn mem_document() -> MemDocument {
@@ -31,10 +47,18 @@ fn mem_document() -> MemDocument {
         initiators: vec![0, 1],
         cpus: vec![0, 8],
         buffer_bytes: 256 << 20,
+        working_set: rule_set(1),
         matrix: vec![
             vec![Some(summary(92.4, 1.2)), Some(summary(141.7, 3.1))],
             vec![Some(summary(143.0, 2.8)), Some(summary(91.8, 0.9))],
         ],
+        self_check: Some(latency_check::check(
+            256 << 20,
+            &summary(92.4, 1.2),
+            512 << 20,
+            &summary(95.0, 1.0),
+        )),
+        self_check_skipped: None,
     });
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {
         nodes: vec![0, 1],
@@ -43,6 +67,7 @@ fn mem_document() -> MemDocument {
         mix: "read",
         non_temporal_stores: false,
         buffer_bytes_per_thread: 64 << 20,
+        working_set: rule_set(4),
         matrix: vec![
             vec![
                 Some(summary(18.2 * GIB, 0.3 * GIB)),
@@ -66,6 +91,8 @@ fn mem_document() -> MemDocument {
         latency_cpu: 0,
         load_cpus: vec![1, 2, 3],
         node: 1,
+        chase_working_set: rule_set(1),
+        load_working_set: rule_set(3),
         points: [(0, 8.9, 180.5), (200, 6.1, 152.0), (2000, 1.2, 143.1)]
             .into_iter()
             .map(|(delay_ns, gib_per_s, ns)| LoadedPoint {
@@ -137,6 +164,15 @@ fn c2c_document() -> C2cDocument {
         cycles_per_ns: Some(2.1),
         cycles_note: "TSC at 2.10 GHz (invariant)".into(),
         placement_verified: true,
+        // As if CPUs 8 and 9 had answered far faster than their package's
+        // other pairs: how a suspected pair is shown.
+        suspected_siblings: vec![SuspectedSiblings {
+            cpus: [8, 9],
+            latency_ns: 21.5,
+            median_ns: 57.0,
+            kind: "same package".into(),
+            message: siblings::message([8, 9], 21.5, 57.0, "same package"),
+        }],
         warnings: vec!["CPU 8 ↔ CPU 9: p10–p90 spread 24% of the median; rerun on a quieter machine".into()],
         raw_latency_ns: None,
         raw_timing: None,

@@ -165,7 +165,14 @@ fn bisect_document() -> BisectDocument {
         journal: None,
         stopped: None,
         sets_moved: 4,
-        notes: vec!["12 pages already on node 1 were left out".into()],
+        metric_period_ms: Some(1000),
+        reading_spacing_ms: Some(1000),
+        notes: vec![
+            "12 pages already on node 1 were left out".into(),
+            "readings were taken 1000 ms apart: the metric's value changed every 1000 ms (median) over 19 readings \
+             while the baseline settled"
+                .into(),
+        ],
     }
 }
 

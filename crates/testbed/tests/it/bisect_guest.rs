@@ -28,7 +28,7 @@ use serde_json::Value;
 
 const PID: &str = "$(cat /tmp/hot.pid)";
 const BISECT: &str = "numasleuth bisect $(cat /tmp/hot.pid) --section .bss --metric-cmd \"cat /tmp/rate\" \
-                      --settle 300ms --rounds 2";
+                      --settle 300ms --rounds 3";
 
 fn sh(name: &str, command: String) -> (String, String) {
     (name.to_string(), format!("sh -c '{command}'"))
@@ -59,7 +59,7 @@ fn commands(text: bool) -> Vec<(String, String)> {
         sh(
             "exits",
             "/hotpage --seconds 4 --rate-file /tmp/rate2 > /tmp/short.out 2>&1 & usleep 300000; \
-             numasleuth bisect $! --section .bss --metric-cmd \"cat /tmp/rate2\" --settle 1s --rounds 1 --apply \
+             numasleuth bisect $! --section .bss --metric-cmd \"cat /tmp/rate2\" --settle 1s --rounds 3 --apply \
              --journal /tmp/x.json; rc=$?; ls /tmp/x.json; exit $rc"
                 .into(),
         ),
