@@ -46,13 +46,17 @@ fn reader_block(out: &mut String, r: &Reader) {
     let pids = if r.processes == 1 {
         format!("PID {}", r.pids[0])
     } else {
-        let listed: Vec<String> = r.pids.iter().map(u32::to_string).collect();
         let more = if r.processes as usize > r.pids.len() {
             ", …"
         } else {
             ""
         };
-        format!("{} processes (PIDs {}{more})", r.processes, listed.join(", "))
+        // In the order they ran; runs of consecutive PIDs as ranges.
+        format!(
+            "{} processes (PIDs {}{more})",
+            r.processes,
+            numasleuth_kernel::human_list(&r.pids)
+        )
     };
     let _ = writeln!(out, "\n{}", chain(r));
     let _ = writeln!(

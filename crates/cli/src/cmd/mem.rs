@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
-use numasleuth_analyze::mem::placement_verdict;
 use numasleuth_analyze::latency_check::CurveCheck;
+use numasleuth_analyze::mem::placement_verdict;
 use numasleuth_analyze::row_warnings::RowChecks;
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
