@@ -1,22 +1,36 @@
 #!/usr/bin/env bash
 # Prepare everything the QEMU test bed (crates/testbed) needs besides the
-# static numasleuth binary: qemu and busybox on the host, plus a Debian
-# generic kernel unpacked into .qemu-cache/.
+# static numasleuth binary: qemu and busybox on the host, plus two Debian
+# generic kernels unpacked into .qemu-cache/:
+#   - 6.1 (bookworm, from the host's own apt lists), the kernel most guests
+#     boot;
+#   - 6.12 (trixie), for the guests that need DAMON (CONFIG_DAMON_VADDR,
+#     _PADDR and _SYSFS are `y` there, absent from 6.1) and for a few
+#     guests that run on both kernels, so the migrate and tracepoint
+#     layouts are exercised on two kernel versions. The host's apt sources
+#     are not touched for it: trixie is looked up in a private apt state
+#     directory (.qemu-cache/apt-trixie) with Debian's own mirror and
+#     archive key.
 #
 # Why the *generic* Debian kernel and not -cloud: only the generic flavour
 # ships e1000.ko, which the NIC-locality guest needs.
 #
-# Layout written (NUMASLEUTH_QEMU_KERNEL_DIR points at .qemu-cache/current):
+# Layout written (NUMASLEUTH_QEMU_KERNEL_DIR points at .qemu-cache/current,
+# NUMASLEUTH_QEMU_KERNEL_612_DIR at .qemu-cache/current-6.12):
 #   .qemu-cache/<package>/            dpkg -x of the kernel .deb
 #   .qemu-cache/current/vmlinuz       the kernel image
 #   .qemu-cache/current/e1000.ko      uncompressed (busybox insmod may lack xz)
 #   .qemu-cache/current/busybox       static busybox for the initramfs
 #   .qemu-cache/current/kernel-release   e.g. 6.1.0-56-amd64
-#   .qemu-cache/env.sh                `export NUMASLEUTH_QEMU_KERNEL_DIR=...`
+#   .qemu-cache/current-6.12/...      the same four files for 6.12, plus
+#                                     `config` (the kernel's build config)
+#   .qemu-cache/apt-trixie/           the private apt state for trixie
+#   .qemu-cache/env.sh                both `export ...` lines
 #
-# Idempotent: when .qemu-cache/current is complete it touches neither apt nor
-# the network. Set NUMASLEUTH_QEMU_REFRESH=1 to look for a newer kernel.
-# Prints the export line on stdout (progress goes to stderr), so
+# Idempotent: when both kernel directories are complete it touches neither
+# apt nor the network. Set NUMASLEUTH_QEMU_REFRESH=1 to look for newer
+# kernels.
+# Prints the export lines on stdout (progress goes to stderr), so
 #   eval "$(scripts/qemu-kernel.sh)"
 # sets up the current shell.
 set -euo pipefail
@@ -73,72 +87,163 @@ newest_kernel_package() {
         awk '{print $1}' | sort -V | tail -n 1
 }
 
-cache_complete() {
-    [ -s "$current/vmlinuz" ] && [ -s "$current/e1000.ko" ] &&
-        [ -x "$current/busybox" ] && [ -s "$current/kernel-release" ]
+# ---- the private apt state for trixie (6.12) ----
+# Debian's own mirror and suite, signed by Debian's archive key, with lists,
+# cache, status and sources all under .qemu-cache/apt-trixie: the host's
+# /etc/apt and /var/lib/apt stay exactly as they were.
+apt_dir="$cache/apt-trixie"
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+apt_private_opts() {
+    printf '%s\n' \
+        -o "Dir::State=$apt_dir/state" \
+        -o "Dir::State::status=$apt_dir/state/status" \
+        -o "Dir::Cache=$apt_dir/cache" \
+        -o "Dir::Etc::SourceList=$apt_dir/sources.list" \
+        -o "Dir::Etc::SourceParts=$apt_dir/sources.list.d" \
+        -o "Dir::Etc::Preferences=$apt_dir/preferences" \
+        -o "Dir::Etc::PreferencesParts=$apt_dir/preferences.d"
+}
+apt_private() {
+    local tool=$1 opts
+    shift
+    mapfile -t opts < <(apt_private_opts)
+    "$tool" "${opts[@]}" "$@"
+}
+private_apt_update() {
+    [ -s "$keyring" ] || { log "$keyring missing (apt-get install debian-archive-keyring)"; exit 1; }
+    mkdir -p "$apt_dir/state/lists/partial" "$apt_dir/cache/archives/partial" \
+        "$apt_dir/sources.list.d" "$apt_dir/preferences.d"
+    : >"$apt_dir/state/status"
+    echo "deb [signed-by=$keyring] http://deb.debian.org/debian trixie main" >"$apt_dir/sources.list"
+    log "apt-get update of trixie in $apt_dir (the host's apt state is not changed)"
+    apt_private apt-get update -qq >&2
+}
+# The kernel trixie's linux-image-amd64 depends on, e.g.
+# linux-image-6.12.57+deb13-amd64.
+trixie_kernel_package() {
+    apt_private apt-cache depends linux-image-amd64 2>/dev/null |
+        sed -n 's/^ *Depends: \(linux-image-6\.12\.[^ ]*-amd64\)$/\1/p' | head -n 1
 }
 
-write_env() {
-    local line="export NUMASLEUTH_QEMU_KERNEL_DIR=$current"
-    echo "$line" >"$cache/env.sh"
-    log "kernel:   $current/vmlinuz -> $(readlink -f "$current/vmlinuz")"
-    log "e1000.ko: $current/e1000.ko (from $(cat "$current/e1000.source"))"
-    log "busybox:  $current/busybox"
-    echo "$line"
+# ---- unpacking a kernel package into the cache ----
+
+cache_complete() {
+    local dir=$1
+    [ -s "$dir/vmlinuz" ] && [ -s "$dir/e1000.ko" ] &&
+        [ -x "$dir/busybox" ] && [ -s "$dir/kernel-release" ]
+}
+
+# unpack_kernel PACKAGE DIR APT_GET...: downloads PACKAGE with the given
+# apt-get command (unless unpacked already), and fills DIR with vmlinuz,
+# e1000.ko, busybox, kernel-release and config.
+unpack_kernel() {
+    local pkg=$1 dir=$2
+    shift 2
+    local unpacked="$cache/$pkg" tmp
+    if [ ! -d "$unpacked/boot" ]; then
+        tmp="$(mktemp -d "$cache/download.XXXXXX")"
+        # apt-get download writes into the working directory; it runs as the
+        # _apt sandbox user when possible, which needs a directory it may write.
+        chmod 0777 "$tmp"
+        (cd "$tmp" && "$@" download -qq "$pkg" >&2) || { rm -rf "$tmp"; return 1; }
+        rm -rf "$unpacked.partial"
+        dpkg -x "$tmp"/"$pkg"_*.deb "$unpacked.partial"
+        mv "$unpacked.partial" "$unpacked"
+        rm -rf "$tmp"
+    fi
+
+    local release="${pkg#linux-image-}"
+    local vmlinuz="$unpacked/boot/vmlinuz-$release"
+    [ -s "$vmlinuz" ] || { log "missing $vmlinuz"; exit 1; }
+    # bookworm's packages keep modules in /lib, trixie's (merged /usr) in /usr/lib.
+    local e1000_src
+    e1000_src="$(find "$unpacked/lib/modules/$release" "$unpacked/usr/lib/modules/$release" \
+        -name 'e1000.ko*' -path '*/intel/e1000/*' 2>/dev/null | head -n 1)"
+    [ -n "$e1000_src" ] || { log "e1000.ko not found in $pkg"; exit 1; }
+
+    rm -rf "$dir.partial"
+    mkdir -p "$dir.partial"
+    # Relative, so the cache survives moving the checkout.
+    ln -s "../$pkg/boot/vmlinuz-$release" "$dir.partial/vmlinuz"
+    ln -s "../$pkg/boot/config-$release" "$dir.partial/config"
+    case "$e1000_src" in
+    *.xz) xz -dc "$e1000_src" >"$dir.partial/e1000.ko" ;;
+    *.zst) zstd -dc "$e1000_src" >"$dir.partial/e1000.ko" ;;
+    *.gz) gzip -dc "$e1000_src" >"$dir.partial/e1000.ko" ;;
+    *) cp "$e1000_src" "$dir.partial/e1000.ko" ;;
+    esac
+    echo "$e1000_src" >"$dir.partial/e1000.source"
+    cp /bin/busybox "$dir.partial/busybox"
+    echo "$release" >"$dir.partial/kernel-release"
+    rm -rf "$dir"
+    mv "$dir.partial" "$dir"
+}
+
+refresh() { [ "${NUMASLEUTH_QEMU_REFRESH:-0}" = 1 ]; }
+
+# 6.1 from the host's apt lists (bookworm).
+prepare_6_1() {
+    local dir=$1 pkg
+    if cache_complete "$dir" && ! refresh; then
+        log "cached ($(cat "$dir/kernel-release"))"
+        return 0
+    fi
+    pkg="$(newest_kernel_package)"
+    if [ -z "$pkg" ]; then
+        apt_update_once
+        pkg="$(newest_kernel_package)"
+    fi
+    [ -n "$pkg" ] || { log "no linux-image-6.1.0-*-amd64 package known to apt"; exit 1; }
+    log "kernel package: $pkg"
+    if ! unpack_kernel "$pkg" "$dir" apt-get; then
+        apt_update_once
+        unpack_kernel "$pkg" "$dir" apt-get
+    fi
+}
+
+# 6.12 from trixie, through the private apt state.
+prepare_6_12() {
+    local dir=$1 pkg=""
+    if cache_complete "$dir" && ! refresh; then
+        log "cached ($(cat "$dir/kernel-release"))"
+        return 0
+    fi
+    if [ -s "$apt_dir/sources.list" ] && ! refresh; then
+        pkg="$(trixie_kernel_package)"
+    fi
+    if [ -z "$pkg" ]; then
+        private_apt_update
+        pkg="$(trixie_kernel_package)"
+    fi
+    [ -n "$pkg" ] || { log "trixie's linux-image-amd64 names no linux-image-6.12.*-amd64"; exit 1; }
+    log "kernel package: $pkg"
+    if ! unpack_kernel "$pkg" "$dir" apt_private apt-get; then
+        private_apt_update
+        unpack_kernel "$pkg" "$dir" apt_private apt-get
+    fi
+    # The DAMON guest needs these; a kernel without them would fail later
+    # and less clearly.
+    local option
+    for option in CONFIG_DAMON_VADDR CONFIG_DAMON_PADDR CONFIG_DAMON_SYSFS; do
+        grep -qx "$option=y" "$dir/config" || { log "$pkg lacks $option=y"; exit 1; }
+    done
+}
+
+describe() {
+    local dir=$1
+    log "kernel:   $dir/vmlinuz -> $(readlink -f "$dir/vmlinuz")"
+    log "e1000.ko: $dir/e1000.ko (from $(cat "$dir/e1000.source"))"
+    log "busybox:  $dir/busybox"
 }
 
 ensure_host_packages
-
-if cache_complete && [ "${NUMASLEUTH_QEMU_REFRESH:-0}" != 1 ]; then
-    log "cached ($(cat "$current/kernel-release"))"
-    write_env
-    exit 0
-fi
-
 mkdir -p "$cache"
-pkg="$(newest_kernel_package)"
-if [ -z "$pkg" ]; then
-    apt_update_once
-    pkg="$(newest_kernel_package)"
-fi
-[ -n "$pkg" ] || { log "no linux-image-6.1.0-*-amd64 package known to apt"; exit 1; }
-log "kernel package: $pkg"
-
-unpacked="$cache/$pkg"
-if [ ! -d "$unpacked/boot" ]; then
-    tmp="$(mktemp -d "$cache/download.XXXXXX")"
-    # apt-get download writes into the working directory; it runs as the
-    # _apt sandbox user when possible, which needs a directory it may write.
-    chmod 0777 "$tmp"
-    if ! (cd "$tmp" && apt-get download -qq "$pkg" >&2); then
-        apt_update_once
-        (cd "$tmp" && apt-get download -qq "$pkg" >&2)
-    fi
-    rm -rf "$unpacked.partial"
-    dpkg -x "$tmp"/"$pkg"_*.deb "$unpacked.partial"
-    mv "$unpacked.partial" "$unpacked"
-    rm -rf "$tmp"
-fi
-
-release="${pkg#linux-image-}"
-vmlinuz="$unpacked/boot/vmlinuz-$release"
-[ -s "$vmlinuz" ] || { log "missing $vmlinuz"; exit 1; }
-e1000_src="$(find "$unpacked/lib/modules/$release" -name 'e1000.ko*' -path '*/intel/e1000/*' | head -n 1)"
-[ -n "$e1000_src" ] || { log "e1000.ko not found in $pkg"; exit 1; }
-
-rm -rf "$current.partial"
-mkdir -p "$current.partial"
-# Relative, so the cache survives moving the checkout.
-ln -s "../$pkg/boot/vmlinuz-$release" "$current.partial/vmlinuz"
-case "$e1000_src" in
-*.xz) xz -dc "$e1000_src" >"$current.partial/e1000.ko" ;;
-*.zst) zstd -dc "$e1000_src" >"$current.partial/e1000.ko" ;;
-*.gz) gzip -dc "$e1000_src" >"$current.partial/e1000.ko" ;;
-*) cp "$e1000_src" "$current.partial/e1000.ko" ;;
-esac
-echo "$e1000_src" >"$current.partial/e1000.source"
-cp /bin/busybox "$current.partial/busybox"
-echo "$release" >"$current.partial/kernel-release"
-rm -rf "$current"
-mv "$current.partial" "$current"
-write_env
+current_612="$cache/current-6.12"
+prepare_6_1 "$current"
+prepare_6_12 "$current_612"
+describe "$current"
+describe "$current_612"
+lines="export NUMASLEUTH_QEMU_KERNEL_DIR=$current
+export NUMASLEUTH_QEMU_KERNEL_612_DIR=$current_612"
+echo "$lines" >"$cache/env.sh"
+echo "$lines"

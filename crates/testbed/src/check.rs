@@ -111,6 +111,12 @@ pub fn boot_and_collect(
         }
         None => KernelFacts::default(),
     };
+    // A guest asked for one kernel must have booted it: `uname -r` starts
+    // with its version and a dot ("6.1." is not a prefix of "6.12.x").
+    let version = spec.kernel.version();
+    checks.check(kernel.release.starts_with(&format!("{version}.")), || {
+        format!("guest booted kernel {:?}, not {version}", kernel.release)
+    });
 
     let topo = command_json(checks, sections, "topo");
     if let Some(t) = &topo {

@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 pub const ENV_STATIC_BIN: &str = "NUMASLEUTH_STATIC_BIN";
 pub const ENV_KERNEL_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_DIR";
+pub const ENV_KERNEL_612_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_612_DIR";
 pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
 pub const ENV_INIT_TIMEOUT: &str = "NUMASLEUTH_QEMU_INIT_TIMEOUT_SECS";
@@ -29,7 +30,7 @@ pub const DEFAULT_INIT_TIMEOUT_SECS: u64 = 60;
 
 const HOW_TO: &str = "\
 to run the QEMU guests:
-    eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR
+    eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR and _612_DIR
     export NUMASLEUTH_STATIC_BIN=\"$(scripts/build-static.sh)\"
     cargo test -p numasleuth-testbed
 or leave them out by name: cargo test -- --skip qemu_";
@@ -40,8 +41,13 @@ pub struct HostEnv {
     /// Statically linked numasleuth: copied into guests and run on the host
     /// to replay snapshots.
     pub static_bin: PathBuf,
-    /// `.qemu-cache/current` as written by scripts/qemu-kernel.sh.
+    /// `.qemu-cache/current` as written by scripts/qemu-kernel.sh: the 6.1
+    /// kernel most guests boot.
     pub kernel_dir: PathBuf,
+    /// `.qemu-cache/current-6.12`: the 6.12 kernel (DAMON). `None` when
+    /// [`ENV_KERNEL_612_DIR`] is unset; only guests that ask for 6.12 then
+    /// fail, saying so.
+    pub kernel_612_dir: Option<PathBuf>,
     pub qemu: PathBuf,
     pub timeout_secs: u64,
     /// From spawn to /init's first line; see [`DEFAULT_INIT_TIMEOUT_SECS`].
@@ -49,13 +55,48 @@ pub struct HostEnv {
     pub update_fixtures: bool,
 }
 
+/// Which of the test bed's two Debian kernels a guest boots.
+///
+/// Why two: DAMON (`hotpages`) exists only in 6.12, and running a few
+/// guests on both shows numasleuth reads the migrate and tracepoint
+/// layouts of two kernel versions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Kernel {
+    /// Debian bookworm's 6.1, the default.
+    #[default]
+    Debian6_1,
+    /// Debian trixie's 6.12: DAMON vaddr/paddr/sysfs built in.
+    Debian6_12,
+}
+
+impl Kernel {
+    /// "6.1" or "6.12": the prefix of the guest's `uname -r`.
+    pub fn version(self) -> &'static str {
+        match self {
+            Kernel::Debian6_1 => "6.1",
+            Kernel::Debian6_12 => "6.12",
+        }
+    }
+}
+
 impl HostEnv {
-    pub fn vmlinuz(&self) -> PathBuf {
-        self.kernel_dir.join("vmlinuz")
+    /// The directory scripts/qemu-kernel.sh filled for `kernel`.
+    pub fn kernel_dir_for(&self, kernel: Kernel) -> Result<&Path, String> {
+        match kernel {
+            Kernel::Debian6_1 => Ok(&self.kernel_dir),
+            Kernel::Debian6_12 => self
+                .kernel_612_dir
+                .as_deref()
+                .ok_or_else(|| format!("QEMU test bed cannot boot 6.12: {ENV_KERNEL_612_DIR} is not set\n{HOW_TO}")),
+        }
     }
-    pub fn e1000_ko(&self) -> PathBuf {
-        self.kernel_dir.join("e1000.ko")
+    pub fn vmlinuz(&self, kernel: Kernel) -> Result<PathBuf, String> {
+        Ok(self.kernel_dir_for(kernel)?.join("vmlinuz"))
     }
+    pub fn e1000_ko(&self, kernel: Kernel) -> Result<PathBuf, String> {
+        Ok(self.kernel_dir_for(kernel)?.join("e1000.ko"))
+    }
+    /// Static busybox does not depend on the kernel; the 6.1 directory's.
     pub fn busybox(&self) -> PathBuf {
         self.kernel_dir.join("busybox")
     }
@@ -106,6 +147,15 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
         }
     };
 
+    let kernel_612_dir = env::var_os(ENV_KERNEL_612_DIR).map(PathBuf::from);
+    if let Some(dir) = &kernel_612_dir {
+        for f in ["vmlinuz", "e1000.ko"] {
+            if !dir.join(f).is_file() {
+                problems.push(format!("{} is missing", dir.join(f).display()));
+            }
+        }
+    }
+
     let qemu = match env::var_os(ENV_QEMU) {
         Some(p) => Some(PathBuf::from(p)),
         None => which("qemu-system-x86_64"),
@@ -123,6 +173,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
         (Some(static_bin), Some(kernel_dir), Some(qemu)) if problems.is_empty() => Ok(HostEnv {
             static_bin,
             kernel_dir,
+            kernel_612_dir,
             qemu,
             timeout_secs,
             init_timeout_secs,

@@ -11,7 +11,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::console::{self, Transcript};
-use crate::env::HostEnv;
+use crate::env::{HostEnv, Kernel};
 use crate::initramfs;
 use crate::lock::GuestLock;
 
@@ -28,6 +28,8 @@ pub struct NodeSpec {
 pub struct GuestSpec {
     /// Short name, used for the work dir and `tests/fixtures/qemu-<name>`.
     pub name: String,
+    /// The kernel it boots (see [`crate::guests::on_kernel`]).
+    pub kernel: Kernel,
     /// Argument of `-smp`, e.g. "4,sockets=2,cores=2".
     pub smp: String,
     pub nodes: Vec<NodeSpec>,
@@ -54,7 +56,8 @@ impl GuestSpec {
     }
 
     /// The full qemu argument list (without the program name).
-    pub fn qemu_args(&self, host: &HostEnv, initrd: &Path, console_log: &Path) -> Vec<String> {
+    pub fn qemu_args(&self, host: &HostEnv, initrd: &Path, console_log: &Path) -> Result<Vec<String>, String> {
+        let vmlinuz = host.vmlinuz(self.kernel)?;
         let mut a: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
         // KVM is not available on our machines; TCG works everywhere.
@@ -64,7 +67,7 @@ impl GuestSpec {
         // second NIC with no NUMA node in every guest.
         push(&["-nodefaults", "-no-reboot", "-display", "none"]);
         push(&["-serial", &format!("file:{}", console_log.display())]);
-        push(&["-kernel", &host.vmlinuz().display().to_string()]);
+        push(&["-kernel", &vmlinuz.display().to_string()]);
         push(&["-initrd", &initrd.display().to_string()]);
         // panic=-1 turns a kernel panic (e.g. /init exiting) into an
         // immediate reboot, which -no-reboot turns into qemu exiting.
@@ -83,7 +86,7 @@ impl GuestSpec {
             push(&["-numa", &format!("dist,src={src},dst={dst},val={val}")]);
         }
         a.extend(self.extra_qemu.iter().cloned());
-        a
+        Ok(a)
     }
 }
 
@@ -113,7 +116,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
     initramfs::build(host, spec, &initrd)?;
     fs::write(workdir.join("init"), initramfs::init_script(spec)).map_err(|e| e.to_string())?;
 
-    let args = spec.qemu_args(host, &initrd, &console_log);
+    let args = spec.qemu_args(host, &initrd, &console_log)?;
     let cmdline = std::iter::once(host.qemu.display().to_string())
         .chain(args.iter().map(|a| shell_quote(a)))
         .collect::<Vec<_>>()

@@ -6,6 +6,7 @@
 //! nodes with non-uniform and one asymmetric distance, and a CPU taken
 //! offline at run time.
 
+use crate::env::Kernel;
 use crate::guest::{GuestSpec, NodeSpec};
 
 /// What every guest runs after its setup, in this order. The snapshot is
@@ -31,6 +32,7 @@ fn node(cpus: Option<&str>, mem_mib: u64) -> NodeSpec {
 fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
     GuestSpec {
         name: name.to_string(),
+        kernel: Kernel::default(),
         smp: smp.to_string(),
         nodes,
         distances: Vec::new(),
@@ -40,6 +42,17 @@ fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
         setup: Vec::new(),
         commands: standard_commands(),
     }
+}
+
+/// `spec` booted on `kernel`; a kernel other than the default adds its
+/// version to the name (`two-nodes-victim-6.12`), so the two runs keep
+/// apart work dirs and fixtures.
+pub fn on_kernel(mut spec: GuestSpec, kernel: Kernel) -> GuestSpec {
+    if kernel != Kernel::default() {
+        spec.name = format!("{}-{}", spec.name, kernel.version());
+    }
+    spec.kernel = kernel;
+    spec
 }
 
 /// (a) Two nodes of two CPUs and 512 MiB each, no `-numa dist`.

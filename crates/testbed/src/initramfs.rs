@@ -134,7 +134,7 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     let busybox = read(&host.busybox())?;
     let numasleuth = read(&host.static_bin)?;
     let e1000 = if spec.load_e1000 {
-        Some(read(&host.e1000_ko())?)
+        Some(read(&host.e1000_ko(spec.kernel)?)?)
     } else {
         None
     };

@@ -18,6 +18,7 @@
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks};
+use numasleuth_testbed::env::Kernel;
 use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
@@ -74,14 +75,25 @@ fn ids(text: &str) -> Option<(u64, u64)> {
 
 #[test]
 fn qemu_two_nodes_migrations_counts_node_hops_and_doctor_flags_them() {
+    run(Kernel::Debian6_1);
+}
+
+/// The same on 6.12, whose `sched_migrate_task` format differs from 6.1's.
+#[test]
+fn qemu_two_nodes_migrations_counts_node_hops_and_doctor_flags_them_6_12() {
+    run(Kernel::Debian6_12);
+}
+
+fn run(kernel: Kernel) {
     let hopper = program::build_static(
         "qemu guest two-nodes-migrations",
         "hopper.c",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("hopper-static"),
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("hopper-static-{}", kernel.version())),
         &["-pthread"],
     );
     let mut spec = guests::two_nodes();
     spec.name = "two-nodes-migrations".into();
+    let mut spec = guests::on_kernel(spec, kernel);
     spec.extra_files = vec![("hopper".into(), hopper)];
     spec.setup = [
         "mount -t tracefs nodev /sys/kernel/tracing",

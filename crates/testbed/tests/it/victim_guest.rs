@@ -10,107 +10,121 @@
 //!     eval "$(scripts/qemu-kernel.sh)"
 //!     export NUMASLEUTH_STATIC_BIN="$(scripts/build-static.sh)"
 //!     cargo test -p numasleuth-testbed --test it victim_guest::
+//!
+//! It runs on both test-bed kernels (6.1 and 6.12): move_pages, the
+//! journal's verification and the watchpoint are read from two kernel
+//! versions.
 
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
 use numasleuth_testbed::doc::{self, finding, victim_bss};
+use numasleuth_testbed::env::Kernel;
 use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
 #[test]
 fn qemu_two_nodes_victim_incident_move_undo_watch() {
-    let victim = program::build_static(
-        "qemu guest two-nodes-victim",
-        "victim.c",
-        Path::new(env!("CARGO_TARGET_TMPDIR")).join("victim-static"),
-        &["-pthread", "-fno-toplevel-reorder"],
-    );
-    run(&victim, |o, c| {
-        let sections = &o.run.transcript.sections;
-        let line = sections.get("victim").map_or("", |s| s.text.as_str());
-        c.check(line.contains("same_line=yes"), || {
-            format!("victim start line: {line:?}")
+    run(Kernel::Debian6_1, expect_incident);
+}
+
+#[test]
+fn qemu_two_nodes_victim_incident_move_undo_watch_6_12() {
+    run(Kernel::Debian6_12, expect_incident);
+}
+
+/// The incident as the victim shows it, then moved, undone and watched.
+fn expect_incident(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    let line = sections.get("victim").map_or("", |s| s.text.as_str());
+    c.check(line.contains("same_line=yes"), || {
+        format!("victim start line: {line:?}")
+    });
+    if let Some(before) = command_json(c, sections, "inspect-before") {
+        c.eq(
+            "inspect: threads on node",
+            before["thread_nodes"].clone(),
+            serde_json::json!([0]),
+        );
+        c.check(finding(&before, "static-data-remote").is_some(), || {
+            format!("inspect did not raise static-data-remote: {}", before["findings"])
         });
-        if let Some(before) = command_json(c, sections, "inspect-before") {
-            c.eq(
-                "inspect: threads on node",
-                before["thread_nodes"].clone(),
-                serde_json::json!([0]),
-            );
-            c.check(finding(&before, "static-data-remote").is_some(), || {
-                format!("inspect did not raise static-data-remote: {}", before["findings"])
-            });
-            let nodes = victim_bss(&before, "pages_by_node").0;
-            c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
-                format!("victim .bss not on node 1: {nodes:?}")
-            });
-        }
-        if let Some(doctor) = command_json(c, sections, "doctor-pid") {
-            c.check(finding(&doctor, "static-data-remote").is_some(), || {
-                format!("doctor --pid did not raise static-data-remote: {}", doctor["findings"])
-            });
-        }
-        if let Some(dry) = command_json(c, sections, "move-dry") {
-            c.check(dry["pages_to_move"].as_u64() > Some(0), || {
-                format!("move dry run plans nothing: {dry}")
-            });
-            c.eq("move dry run applied", dry["applied"].clone(), Value::Null);
-        }
-        if let Some(moved) = command_json(c, sections, "move-apply") {
-            let applied = &moved["applied"];
-            c.check(applied["verified"].as_u64() > Some(0), || {
-                format!("move --apply: {applied}")
-            });
-            doc::expect_move_verified(c, applied);
-        }
-        if let Some(after) = command_json(c, sections, "inspect-moved") {
-            c.check(finding(&after, "static-data-remote").is_none(), || {
-                format!("static-data-remote still raised after the move: {}", after["findings"])
-            });
-            let nodes = victim_bss(&after, "pages_by_node").0;
-            c.check(
-                nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
-                || format!("victim .bss after the move: {nodes:?}"),
-            );
-        }
-        match sections.get("undo") {
-            Some(s) if s.rc == 0 && s.text.contains("moved back") => {}
-            other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
-        }
-        if let Some(undone) = command_json(c, sections, "inspect-undone") {
-            c.check(finding(&undone, "static-data-remote").is_some(), || {
-                format!("undo did not restore the incident: {}", undone["findings"])
-            });
-            let nodes = victim_bss(&undone, "pages_by_node").0;
-            c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
-                format!("victim .bss after undo: {nodes:?}")
-            });
-        }
-        if let Some(watch) = command_json(c, sections, "watch") {
-            c.eq("watch schema", watch["schema"].as_str(), Some("numasleuth.watch/1"));
-            c.check(watch["writes_total"].as_u64() > Some(0), || {
-                format!("watch counted nothing: {watch}")
-            });
-            c.eq(
-                "watch top writer",
-                watch["writers"][0]["function"].as_str(),
-                Some("apply_op"),
-            );
-        }
-        match sections.get("move-bad-node") {
-            Some(s) => c.eq("move --to-node 5 exit code", s.rc, 2),
-            None => c.fail("move --to-node 5 printed no result"),
-        }
-        let stderr = sections.get("move-bad-node.stderr").map_or("", |s| s.text.as_str());
-        c.check(stderr.contains("node 5 does not exist"), || {
-            format!("move --to-node 5: {stderr:?}")
+        let nodes = victim_bss(&before, "pages_by_node").0;
+        c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
+            format!("victim .bss not on node 1: {nodes:?}")
         });
+    }
+    if let Some(doctor) = command_json(c, sections, "doctor-pid") {
+        c.check(finding(&doctor, "static-data-remote").is_some(), || {
+            format!("doctor --pid did not raise static-data-remote: {}", doctor["findings"])
+        });
+    }
+    if let Some(dry) = command_json(c, sections, "move-dry") {
+        c.check(dry["pages_to_move"].as_u64() > Some(0), || {
+            format!("move dry run plans nothing: {dry}")
+        });
+        c.eq("move dry run applied", dry["applied"].clone(), Value::Null);
+    }
+    if let Some(moved) = command_json(c, sections, "move-apply") {
+        let applied = &moved["applied"];
+        c.check(applied["verified"].as_u64() > Some(0), || {
+            format!("move --apply: {applied}")
+        });
+        doc::expect_move_verified(c, applied);
+    }
+    if let Some(after) = command_json(c, sections, "inspect-moved") {
+        c.check(finding(&after, "static-data-remote").is_none(), || {
+            format!("static-data-remote still raised after the move: {}", after["findings"])
+        });
+        let nodes = victim_bss(&after, "pages_by_node").0;
+        c.check(
+            nodes.get("0").is_some_and(|&p| p > 0) && !nodes.contains_key("1"),
+            || format!("victim .bss after the move: {nodes:?}"),
+        );
+    }
+    match sections.get("undo") {
+        Some(s) if s.rc == 0 && s.text.contains("moved back") => {}
+        other => c.fail(format!("undo: {:?}", other.map(|s| (s.rc, &s.text)))),
+    }
+    if let Some(undone) = command_json(c, sections, "inspect-undone") {
+        c.check(finding(&undone, "static-data-remote").is_some(), || {
+            format!("undo did not restore the incident: {}", undone["findings"])
+        });
+        let nodes = victim_bss(&undone, "pages_by_node").0;
+        c.check(nodes.get("1").is_some_and(|&p| p > 0), || {
+            format!("victim .bss after undo: {nodes:?}")
+        });
+    }
+    if let Some(watch) = command_json(c, sections, "watch") {
+        c.eq("watch schema", watch["schema"].as_str(), Some("numasleuth.watch/1"));
+        c.check(watch["writes_total"].as_u64() > Some(0), || {
+            format!("watch counted nothing: {watch}")
+        });
+        c.eq(
+            "watch top writer",
+            watch["writers"][0]["function"].as_str(),
+            Some("apply_op"),
+        );
+    }
+    match sections.get("move-bad-node") {
+        Some(s) => c.eq("move --to-node 5 exit code", s.rc, 2),
+        None => c.fail("move --to-node 5 printed no result"),
+    }
+    let stderr = sections.get("move-bad-node.stderr").map_or("", |s| s.text.as_str());
+    c.check(stderr.contains("node 5 does not exist"), || {
+        format!("move --to-node 5: {stderr:?}")
     });
 }
 
-fn run(victim: &Path, expect: impl FnOnce(&Outcome, &mut Checks)) {
-    let spec = guests::two_nodes_victim(victim);
+fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
+    // Each kernel's test builds its own copy: tests run in parallel.
+    let victim = program::build_static(
+        "qemu guest two-nodes-victim",
+        "victim.c",
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("victim-static-{}", kernel.version())),
+        &["-pthread", "-fno-toplevel-reorder"],
+    );
+    let spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
     let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, expect);
