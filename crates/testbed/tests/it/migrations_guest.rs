@@ -114,10 +114,13 @@ fn run(kernel: Kernel) {
             "format",
             "cat /sys/kernel/tracing/events/sched/sched_migrate_task/format".into(),
         ),
+        // 20 flips take 2 s unloaded; on a loaded CI host each `taskset`
+        // under TCG takes far longer (19 of 20 were seen in a 6 s window),
+        // so the window leaves room for all of them.
         sh(
             "migrations",
             format!(
-                "(sleep 1; {}) & numasleuth migrations {PID} --method tracepoint --duration 6s --json",
+                "(sleep 1; {}) & numasleuth migrations {PID} --method tracepoint --duration 10s --json",
                 flips(20)
             ),
         ),
