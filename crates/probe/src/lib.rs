@@ -13,6 +13,9 @@
 //! instruction addresses per thread) and never prints; rates and rankings
 //! are computed in `analyze`, symbol names are found in `symbols`.
 
+pub mod damon;
+pub mod damon_claim;
+pub mod damon_collect;
 pub mod error;
 pub mod migrate;
 pub mod migrations;

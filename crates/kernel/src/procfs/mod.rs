@@ -10,6 +10,7 @@ pub mod processes;
 pub mod settings;
 pub mod stat;
 pub mod status;
+pub mod syscall;
 pub mod task;
 mod vma_stream;
 pub mod zoneinfo;

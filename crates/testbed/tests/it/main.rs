@@ -5,6 +5,7 @@ mod bisect_guest;
 mod boot_watchdog;
 mod detective_guest;
 mod guests;
+mod hotpages_guest;
 mod lab_guest;
 mod memwatch_guest;
 mod migrations_guest;
