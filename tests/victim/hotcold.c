@@ -10,9 +10,12 @@
  * cold one out.
  *
  * Build: gcc -O1 -g hotcold.c -o hotcold (add -static for QEMU guests)
- * Usage: hotcold [--mib N] [--cpu N]
+ * Usage: hotcold [--mib N (a multiple of 4)] [--cpu N]
  * Prints one line once both are resident:
  *   hotcold pid=123 hot=0x7f...-0x7f... cold=0x7f...-0x7f...
+ * and then, about once a second, how fast it went, for the slowdown a
+ * monitor causes:
+ *   rate pages_per_s=123456
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -21,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -45,7 +49,7 @@ int main(int argc, char **argv) {
             usage();
         i++;
     }
-    if (mib < 1 || mib > 4096)
+    if (mib < 4 || mib > 4096 || mib % 4 != 0) /* whole 4 MiB slices */
         usage();
     if (cpu >= 0) {
         cpu_set_t set;
@@ -80,8 +84,23 @@ int main(int argc, char **argv) {
     printf("hotcold pid=%d hot=%p-%p cold=%p-%p\n", (int)getpid(), (void *)hot, (void *)(hot + bytes),
            (void *)cold, (void *)(cold + bytes));
     fflush(stdout);
-    for (uint64_t round = 0;; round++)
-        for (size_t off = 0; off < bytes; off += PAGE)
+    struct timespec last, now;
+    clock_gettime(CLOCK_MONOTONIC, &last);
+    uint64_t pages = 0;
+    for (uint64_t round = 0;; round++) {
+        /* A slice of 4 MiB at a time, so the clock is read often enough. */
+        size_t slice = (round % (bytes / (4u << 20))) * (4u << 20);
+        for (size_t off = slice; off < slice + (4u << 20); off += PAGE)
             ((volatile char *)hot)[off + (round & 63)] = (char)round;
+        pages += (4u << 20) / PAGE;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double s = (double)(now.tv_sec - last.tv_sec) + (double)(now.tv_nsec - last.tv_nsec) / 1e9;
+        if (s >= 1.0) {
+            printf("rate pages_per_s=%.0f\n", (double)pages / s);
+            fflush(stdout);
+            pages = 0;
+            last = now;
+        }
+    }
     return 0;
 }

@@ -27,6 +27,93 @@ pub const REMOTE_SHARE: f64 = 0.5;
 /// Hot remote regions named in the finding's evidence.
 const EVIDENCE_REGIONS: usize = 5;
 
+/// Mappings of at most this many pages start as one region per page.
+pub const SPLIT_PAGES: u64 = 64;
+
+/// Initial regions for DAMON from the process's mappings (`start..end`,
+/// any order): one per mapping, so a small mapping such as the `.data` and
+/// `.bss` of a program starts as a region of its own instead of a sliver
+/// of one megabyte-sized region, where a single hot page is sampled too
+/// rarely to stand out; and mappings of at most [`SPLIT_PAGES`] pages,
+/// smallest first, as one region per page while the count stays within
+/// `max` (DAMON merges the cold neighbours back by itself, and a hot page
+/// among them stays a region of its own). Kernel addresses (`[vsyscall]`)
+/// are left out. Past `max` regions, the neighbours with the smallest gap
+/// between them are joined first, so nearby small mappings share a region
+/// and far ones do not.
+pub fn initial_regions(mappings: &[(u64, u64)], max: usize, page_bytes: u64) -> Vec<(u64, u64)> {
+    let joined = joined_regions(mappings, max);
+    let page_bytes = page_bytes.max(1);
+    let pages = |r: &(u64, u64)| (r.1 - r.0).div_ceil(page_bytes);
+    let mut small: Vec<usize> = (0..joined.len())
+        .filter(|&i| pages(&joined[i]) > 1 && pages(&joined[i]) <= SPLIT_PAGES)
+        .collect();
+    small.sort_by_key(|&i| pages(&joined[i]));
+    let mut count = joined.len() as u64;
+    let mut split = vec![false; joined.len()];
+    for i in small {
+        let extra = pages(&joined[i]) - 1;
+        if count + extra > max.max(1) as u64 {
+            break;
+        }
+        count += extra;
+        split[i] = true;
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for (i, &(s, e)) in joined.iter().enumerate() {
+        if split[i] {
+            out.extend(
+                (s..e)
+                    .step_by(page_bytes as usize)
+                    .map(|p| (p, (p + page_bytes).min(e))),
+            );
+        } else {
+            out.push((s, e));
+        }
+    }
+    out
+}
+
+/// One region per mapping (joined where they touch), at most `max`.
+fn joined_regions(mappings: &[(u64, u64)], max: usize) -> Vec<(u64, u64)> {
+    const USER_END: u64 = 1 << 47;
+    let mut regions: Vec<(u64, u64)> = mappings
+        .iter()
+        .copied()
+        .filter(|&(s, e)| s < e && e <= USER_END)
+        .collect();
+    regions.sort_unstable();
+    // Overlapping or touching mappings are one region.
+    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(regions.len());
+    for (s, e) in regions {
+        match joined.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => joined.push((s, e)),
+        }
+    }
+    let max = max.max(1);
+    if joined.len() > max {
+        // The gap below which neighbours are joined: the (len - max)-th
+        // smallest gap.
+        let mut gaps: Vec<u64> = joined.windows(2).map(|w| w[1].0 - w[0].1).collect();
+        gaps.sort_unstable();
+        let limit = gaps[joined.len() - max - 1];
+        let mut budget = joined.len() - max;
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(max);
+        for (s, e) in joined {
+            match out.last_mut() {
+                Some(last) if budget > 0 && s - last.1 <= limit => {
+                    last.1 = e;
+                    budget -= 1;
+                }
+                _ => out.push((s, e)),
+            }
+        }
+        return out;
+    }
+    joined
+}
+
 /// Samples per aggregation: the most `nr_accesses` can be.
 pub fn max_nr_accesses(attrs: &DamonAttrs) -> u64 {
     (attrs.aggr_us / attrs.sample_us.max(1)).max(1)
@@ -136,8 +223,21 @@ pub fn place(region: &mut HotRegion, placement: PagePlacement, thread_nodes: &Id
         (Some(remote), r) if r > 0 => remote as f64 / r as f64,
         _ => 0.0,
     };
-    region.score = region.access_percent / 100.0 * remote_share;
+    region.score = region.access_percent / 100.0 * remote_share * kind_weight(region);
     region.placement = Some(placement);
+}
+
+/// Read-only memory (code, `.rodata`, the vDSO) counts half. Every core
+/// that reads it keeps its own copy in its caches and none is ever
+/// invalidated, so remote read-only memory costs only on cache misses;
+/// written memory costs a remote invalidation at every write, the
+/// incident's price. A region not yet named counts in full.
+pub fn kind_weight(region: &HotRegion) -> f64 {
+    use numasleuth_model::process::MemoryKind;
+    match region.name.as_ref().and_then(|n| n.kind) {
+        Some(MemoryKind::Text | MemoryKind::Rodata | MemoryKind::Special) => 0.5,
+        _ => 1.0,
+    }
 }
 
 /// Whether a placed region is hot and mostly remote.

@@ -176,3 +176,90 @@ fn local_or_cold_or_unplaced_memory_is_no_finding() {
     assert_eq!(r.remote_bytes, None);
     assert!(findings(&[r], &nowhere, 1).is_empty());
 }
+
+#[test]
+fn initial_regions_follow_the_mappings_and_stay_bounded() {
+    // A static program's text, its data+bss, the heap, two thread stacks
+    // with guard pages, the stack, and [vsyscall] (left out).
+    let maps = [
+        (0x40_0000, 0x4b_0000),
+        (0x4c_5000, 0x4c_d000),
+        (0x4c_d000, 0x4f_0000),
+        (0x7f00_0000_0000, 0x7f00_0080_0000),
+        (0x7f00_0080_1000, 0x7f00_0100_1000),
+        (0x7ffc_0000_0000, 0x7ffc_0002_1000),
+        (0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_1000),
+    ];
+    let all = initial_regions(&maps, 100, 1);
+    // data+bss and the heap touch: one region; the rest one each.
+    assert_eq!(
+        all,
+        vec![
+            (0x40_0000, 0x4b_0000),
+            (0x4c_5000, 0x4f_0000),
+            (0x7f00_0000_0000, 0x7f00_0080_0000),
+            (0x7f00_0080_1000, 0x7f00_0100_1000),
+            (0x7ffc_0000_0000, 0x7ffc_0002_1000),
+        ]
+    );
+    // At most 3: the two smallest gaps (guard page, then text-data) go.
+    let three = initial_regions(&maps, 3, 1);
+    assert_eq!(
+        three,
+        vec![
+            (0x40_0000, 0x4f_0000),
+            (0x7f00_0000_0000, 0x7f00_0100_1000),
+            (0x7ffc_0000_0000, 0x7ffc_0002_1000),
+        ]
+    );
+    assert_eq!(initial_regions(&maps, 1, 1).len(), 1);
+    assert!(initial_regions(&[], 10, 1).is_empty());
+    // Disjoint and sorted, whatever the input order.
+    let mut shuffled = maps.to_vec();
+    shuffled.reverse();
+    assert_eq!(initial_regions(&shuffled, 100, 1), all);
+}
+
+#[test]
+fn small_mappings_start_as_one_region_per_page_within_the_budget() {
+    let page = 0x1000;
+    // 180 pages of text, 8 of data+bss, 2 of vDSO, a 2048-page stack.
+    let maps = [
+        (0x40_0000, 0x4b_4000),
+        (0x4c_5000, 0x4c_d000),
+        (0x7fff_f7fc_0000, 0x7fff_f7fc_2000),
+        (0x7fff_0000_0000, 0x7fff_0080_0000),
+    ];
+    let regions = initial_regions(&maps, 500, page);
+    // data+bss and the vDSO page by page; text and stack whole.
+    assert_eq!(regions.len(), 1 + 8 + 1 + 2);
+    assert!(regions.contains(&(0x4c_7000, 0x4c_8000)));
+    assert!(regions.contains(&(0x40_0000, 0x4b_4000)));
+    // A budget of 6: the vDSO (2 pages) fits, data+bss (8) does not.
+    let tight = initial_regions(&maps, 6, page);
+    assert_eq!(tight.len(), 5);
+    assert!(tight.contains(&(0x4c_5000, 0x4c_d000)));
+    assert!(tight.windows(2).all(|w| w[0].1 <= w[1].0));
+}
+
+#[test]
+fn read_only_memory_counts_half() {
+    let threads: IdList = [0].into_iter().collect();
+    let mut text = heat(&[snap(0, vec![region(0x401000, 0x403000, 6, 0)])], &ATTRS).remove(0);
+    text.name = Some(RegionName {
+        kind: Some(MemoryKind::Text),
+        ..RegionName::default()
+    });
+    place(&mut text, placement(2, &[(1, 2)]), &threads);
+    let mut global = heat(&[snap(0, vec![region(0x4bc000, 0x4bd000, 6, 0)])], &ATTRS).remove(0);
+    global.name = Some(RegionName {
+        kind: Some(MemoryKind::Bss),
+        ..RegionName::default()
+    });
+    place(&mut global, placement(1, &[(1, 1)]), &threads);
+    assert!((text.score - 0.15).abs() < 1e-9 && (global.score - 0.3).abs() < 1e-9);
+    let ranked = rank(vec![text, global], 10);
+    assert_eq!(ranked[0].start, 0x4bc000);
+    // Both are still hot remote memory.
+    assert_eq!(findings(&ranked, &threads, 1)[0].title.split(' ').next(), Some("2"));
+}

@@ -167,7 +167,16 @@ fn dir() -> String {
 impl Session {
     /// Sets up kdamond 0 to watch `pid` with `attrs` and a `stat` scheme,
     /// and switches it on. `claim_dir` holds the claim a reaper reads.
-    pub fn start(root: &Root, pid: u32, attrs: DamonAttrs, claim_dir: PathBuf) -> Result<Session, DamonError> {
+    /// `regions` are the target's initial regions (see
+    /// `analyze::hotpages::initial_regions`); empty leaves DAMON's own
+    /// three big regions.
+    pub fn start(
+        root: &Root,
+        pid: u32,
+        attrs: DamonAttrs,
+        regions: &[(u64, u64)],
+        claim_dir: PathBuf,
+    ) -> Result<Session, DamonError> {
         let found = admin(root)?;
         check_available(&found)?;
         let claim = ClaimFile::create(claim_dir, Claim::new(INDEX, pid)).map_err(DamonError::Claim)?;
@@ -184,6 +193,7 @@ impl Session {
         write(root, &format!("{KDAMONDS}/nr_kdamonds"), "1")?;
         session.created = true;
         session.configure()?;
+        session.set_regions(regions)?;
         // A kernel without the file lists nothing; vaddr is then tried.
         let after = admin(root)?;
         if let Some(avail) = after.avail_operations() {
@@ -243,6 +253,20 @@ impl Session {
         for range in ["sz", "nr_accesses", "age"] {
             write(&self.root, &format!("{pattern}/{range}/max"), &u64max)?;
             write(&self.root, &format!("{pattern}/{range}/min"), "0")?;
+        }
+        Ok(())
+    }
+
+    /// The target's initial regions, `targets/0/regions/N/{start,end}`.
+    fn set_regions(&self, regions: &[(u64, u64)]) -> Result<(), DamonError> {
+        if regions.is_empty() {
+            return Ok(());
+        }
+        let dir = format!("{}/contexts/0/targets/0/regions", dir());
+        write(&self.root, &format!("{dir}/nr_regions"), &regions.len().to_string())?;
+        for (i, (start, end)) in regions.iter().enumerate() {
+            write(&self.root, &format!("{dir}/{i}/start"), &start.to_string())?;
+            write(&self.root, &format!("{dir}/{i}/end"), &end.to_string())?;
         }
         Ok(())
     }

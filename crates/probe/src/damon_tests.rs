@@ -92,7 +92,7 @@ fn a_foreign_kdamond_is_named_and_left_alone() {
         "{e}"
     );
     let claims = tempfile::tempdir().unwrap();
-    let started = Session::start(&root, 4242, DEFAULT_ATTRS, claims.path().to_path_buf());
+    let started = Session::start(&root, 4242, DEFAULT_ATTRS, &[], claims.path().to_path_buf());
     assert!(matches!(started, Err(DamonError::Busy { .. })));
     assert_eq!(read(&root, &format!("{KDAMONDS}/0/state")), "on");
     assert_eq!(read(&root, &format!("{KDAMONDS}/0/contexts/0/operations")), "paddr");
@@ -111,7 +111,23 @@ fn no_damon_and_no_root_are_said_as_such() {
 fn a_session_sets_up_samples_and_removes_its_kdamond() {
     let (_d, root) = kernel_tree("0\n", "off\n");
     let claims = tempfile::tempdir().unwrap();
-    let mut session = Session::start(&root, 4242, DEFAULT_ATTRS, claims.path().to_path_buf()).unwrap();
+    let t = format!("{KDAMONDS}/0/contexts/0/targets/0/regions");
+    for (file, text) in [
+        ("nr_regions", "0"),
+        ("0/start", "0"),
+        ("0/end", "0"),
+        ("1/start", "0"),
+        ("1/end", "0"),
+    ] {
+        let full = root.base().join(format!("{t}/{file}"));
+        fs::create_dir_all(full.parent().unwrap()).unwrap();
+        fs::write(full, text).unwrap();
+    }
+    let regions = [(0x40_0000, 0x4c_0000), (0x4c_5000, 0x4c_d000)];
+    let mut session = Session::start(&root, 4242, DEFAULT_ATTRS, &regions, claims.path().to_path_buf()).unwrap();
+    assert_eq!(read(&root, &format!("{t}/nr_regions")), "2");
+    assert_eq!(read(&root, &format!("{t}/1/start")), (0x4c_5000u64).to_string());
+    assert_eq!(read(&root, &format!("{t}/1/end")), (0x4c_d000u64).to_string());
     let c = format!("{KDAMONDS}/0/contexts/0");
     assert_eq!(read(&root, &format!("{c}/operations")), "vaddr");
     assert_eq!(read(&root, &format!("{c}/targets/0/pid_target")), "4242");
@@ -148,7 +164,7 @@ fn an_error_or_a_panic_still_removes_the_kdamond() {
     let claims = tempfile::tempdir().unwrap();
     let dir = claims.path().to_path_buf();
     let unwound = std::panic::catch_unwind(|| {
-        let _session = Session::start(&root, 7, DEFAULT_ATTRS, dir).unwrap();
+        let _session = Session::start(&root, 7, DEFAULT_ATTRS, &[], dir).unwrap();
         panic!("a bug while sampling");
     });
     assert!(unwound.is_err());
@@ -161,9 +177,9 @@ fn an_error_or_a_panic_still_removes_the_kdamond() {
 fn a_second_claim_is_refused() {
     let (_d, root) = kernel_tree("0\n", "off\n");
     let claims = tempfile::tempdir().unwrap();
-    let _first = Session::start(&root, 7, DEFAULT_ATTRS, claims.path().to_path_buf()).unwrap();
+    let _first = Session::start(&root, 7, DEFAULT_ATTRS, &[], claims.path().to_path_buf()).unwrap();
     // The first run's kdamond exists now: a second run finds it busy.
-    let second = Session::start(&root, 8, DEFAULT_ATTRS, claims.path().to_path_buf());
+    let second = Session::start(&root, 8, DEFAULT_ATTRS, &[], claims.path().to_path_buf());
     assert!(matches!(second, Err(DamonError::Busy { .. })));
 }
 

@@ -18,8 +18,9 @@ use anyhow::{bail, Context};
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::hotpages::{self as judge, HOT_PERCENT};
 use numasleuth_kernel::pages::{self, Residency};
+use numasleuth_kernel::procfs::maps;
 use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::{read_process_stat, read_threads};
+use numasleuth_kernel::procfs::process::{classify, read_process_stat, read_threads, LineStream};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::hotpages::{HotRegion, HotpagesRaw, PagePlacement};
 use numasleuth_model::process::{thread_nodes, ThreadPlacement};
@@ -38,6 +39,9 @@ use super::hotpages_names::Namer;
 const MAX_CANDIDATES: usize = 256;
 /// Pages asked about per region (all of a smaller one).
 const SAMPLE_PAGES: u64 = 256;
+/// Mappings read for DAMON's initial regions; a process with more gets
+/// the first ones as regions and DAMON's adjustment for the rest.
+const MAX_MAPPINGS: usize = 65_536;
 
 /// One observation, judged.
 pub struct Observed {
@@ -96,7 +100,12 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     damon::check_available(&admin)?;
     let reaper = super::hotpages_reaper::spawn(&claims).map_err(anyhow::Error::msg)?;
     let stop = super::stop_signal::stop_on_signals();
-    let mut session = Session::start(root, pid, DEFAULT_ATTRS, claims)?;
+    let regions = judge::initial_regions(
+        &mappings(root, pid)?,
+        (DEFAULT_ATTRS.max_regions / 2) as usize,
+        pages::page_size_bytes(),
+    );
+    let mut session = Session::start(root, pid, DEFAULT_ATTRS, &regions, claims)?;
     let raw = damon_collect::collect(root, &mut session, duration, &stop)?;
     session
         .stop()
@@ -106,6 +115,22 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
         notes.push(why.clone());
     }
     Ok(judge_run(root, topology, raw, top, stat.comm, notes))
+}
+
+/// The process's mappings (`start..end`), at most [`MAX_MAPPINGS`].
+fn mappings(root: &Root, pid: u32) -> anyhow::Result<Vec<(u64, u64)>> {
+    let path = format!("proc/{pid}/maps");
+    let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
+    let mut out = Vec::new();
+    while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
+        if out.len() >= MAX_MAPPINGS {
+            break;
+        }
+        if let Ok(m) = maps::parse_line(line) {
+            out.push((m.start, m.end));
+        }
+    }
+    Ok(out)
 }
 
 fn judge_run(
@@ -141,13 +166,14 @@ fn judge_run(
     let mut candidates = Vec::with_capacity(chosen.len());
     for i in chosen {
         let mut region = regions[i].clone();
+        // Named first: the score weighs read-only memory half.
+        region.name = Some(namer.name(region.start, region.end));
         match place(root, pid, &region, page_bytes, &namer) {
             Ok(placement) => judge::place(&mut region, placement, &nodes),
             Err(e) => {
                 refused.get_or_insert(e);
             }
         }
-        region.name = Some(namer.name(region.start, region.end));
         candidates.push(region);
     }
     if let Some(e) = refused {

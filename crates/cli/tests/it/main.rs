@@ -17,6 +17,7 @@ mod golden_cli;
 mod golden_process_cli;
 mod hostile_args_cli;
 mod hotlines_cli;
+mod hotpages_cli;
 mod inspect_cli;
 mod irq_cli;
 mod lab_cli;

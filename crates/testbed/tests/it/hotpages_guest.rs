@@ -63,6 +63,14 @@ const UNTIL_NONE: &str = "n=0; until [ $(cat /sys/kernel/mm/damon/admin/kdamonds
 pub fn commands() -> Vec<(String, String)> {
     let vmstat = "grep -E \"^(pgmigrate_success|numa_pages_migrated) \" /proc/vmstat".to_string();
     let mut c = vec![
+        // DAMON sees an access only when a page-table walk sets the
+        // accessed bit, i.e. on a TLB miss. This TCG CPU has no PCID, so a
+        // switch to another process flushes the TLB; a thread alone on its
+        // CPU keeps its few pages in the TLB and they look cold (a first
+        // run of this test found no hot region in the victim). A busy loop
+        // beside each of the victim's workers (CPUs 0, 1) makes the CPUs as
+        // shared as a real server's.
+        busy(&[0, 1]),
         sh("damon-before", DAMON_STATE.into()),
         sh("vmstat-before", vmstat.clone()),
         sh(
@@ -99,17 +107,115 @@ pub fn commands() -> Vec<(String, String)> {
     c.push(start("local", "/victim --workers 2 --start-cpu 0 --worker-cpus 0-1"));
     c.push(sh(
         "control",
-        "numasleuth hotpages -p $(cat /tmp/local.pid) --duration 8s --json".into(),
+        "numasleuth hotpages -p $(cat /tmp/local.pid) --duration 6s --json".into(),
     ));
     c.push(sh("local-stop", "kill $(cat /tmp/local.pid)".into()));
-    c.push(start("hotcold", "/hotcold --cpu 1"));
-    c.push(sh(
-        "hotcold",
-        "numasleuth hotpages -p $(cat /tmp/hotcold.pid) --duration 8s --json".into(),
-    ));
-    c.push(sh("hotcold-stop", "kill $(cat /tmp/hotcold.pid)".into()));
     c.extend(foreign_kdamond());
     c
+}
+
+/// A busy loop pinned to each of `cpus`, left running.
+fn busy(cpus: &[u32]) -> (String, String) {
+    let masks: Vec<String> = cpus.iter().map(|c| format!("{:x}", 1u64 << c)).collect();
+    sh(
+        "busy-start",
+        format!(
+            "for m in {}; do taskset $m sh -c \"while :; do :; done\" & done; echo started",
+            masks.join(" ")
+        ),
+    )
+}
+
+/// The hotcold guest: `hotpages` finds the hot region, overlaps damo's
+/// hot regions, and costs what `report_overhead` says.
+pub fn hotcold_commands() -> Vec<(String, String)> {
+    // 4 MiB regions, not the program's 64: under TCG it writes 80-300
+    // thousand pages a second, so a 64 MiB region (16384 pages) is swept
+    // in 50-200 ms and each of DAMON's 5 ms samples finds only a few
+    // percent of it touched; 4 MiB is swept within a sample or two. A busy
+    // loop shares its CPU, as on a real server (see `commands`).
+    let mut c = vec![busy(&[3]), start("hotcold", "/hotcold --cpu 3 --mib 4")];
+    // Its rate lines between the marks: 6 s alone, then under hotpages.
+    c.push(sh("hotcold-alone", "sleep 6; wc -l < /tmp/hotcold.out".into()));
+    c.push(sh(
+        "hotcold",
+        "numasleuth hotpages -p $(cat /tmp/hotcold.pid) --duration 6s --top 1000 --json".into(),
+    ));
+    c.push(sh("hotcold-watched", "wc -l < /tmp/hotcold.out".into()));
+    c.extend(damo_commands());
+    c.push(sh(
+        "hotcold-stop",
+        "kill $(cat /tmp/hotcold.pid); cat /tmp/hotcold.out".into(),
+    ));
+    c
+}
+
+/// Checks of the hotcold guest.
+pub fn expect_hotcold_guest(o: &Outcome, c: &mut Checks) {
+    if let Some(doc) = command_json(c, &o.run.transcript.sections, "hotcold") {
+        expect_hotcold(c, &doc, text(o, "hotcold-start"));
+        expect_damo_overlap(o, c, &doc);
+        report_overhead(o, &doc);
+    }
+    c.eq(
+        "no kdamond left after damo",
+        text(o, "damo-stop").lines().last(),
+        Some("nr=0 threads=0 claim="),
+    );
+}
+
+/// damo on the same hotcold process, as its README runs it: start,
+/// let it learn as long as hotpages did, report a live snapshot, stop.
+fn damo_commands() -> Vec<(String, String)> {
+    let report = "damo report access --raw_number --format_region \"<start address> <end address> <access rate>\"";
+    vec![
+        // damo checks the kernel's features through tracefs. `timeout`:
+        // a damo that hangs must not take the guest's whole time.
+        sh(
+            "damo-start",
+            "mount -t tracefs nodev /sys/kernel/tracing; timeout 120 damo start $(cat /tmp/hotcold.pid)".into(),
+        ),
+        sh("damo", format!("sleep 6; timeout 120 {report}")),
+        sh(
+            "damo-stop",
+            format!("timeout 120 damo stop; echo 0 > {ADMIN}/nr_kdamonds; {DAMON_STATE}"),
+        ),
+    ]
+}
+
+/// python3 with its libraries and standard library, and damo, from
+/// scripts/qemu-kernel.sh (`NUMASLEUTH_DAMO_GUEST_DIR`), plus a `damo`
+/// command: every file, at its path in the guest.
+pub fn damo_files() -> Vec<(String, PathBuf)> {
+    let Some(dir) = std::env::var_os("NUMASLEUTH_DAMO_GUEST_DIR").map(PathBuf::from) else {
+        panic!("qemu guest two-nodes-victim-6.12: NUMASLEUTH_DAMO_GUEST_DIR is not set: eval \"$(scripts/qemu-kernel.sh)\"");
+    };
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if let Ok(inside) = path.strip_prefix(&dir) {
+                files.push((inside.display().to_string(), path));
+            }
+        }
+    }
+    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join("damo-launcher");
+    std::fs::create_dir_all(&tmp).unwrap();
+    let run = tmp.join("run.py");
+    std::fs::write(
+        &run,
+        "import sys\nsys.path.insert(0, '/damo')\nsys.argv[0] = 'damo'\nfrom damo import damo\ndamo.main()\n",
+    )
+    .unwrap();
+    let launcher = tmp.join("damo");
+    std::fs::write(&launcher, "#!/bin/sh\nexec /usr/bin/python3 /damo/run.py \"$@\"\n").unwrap();
+    files.push(("damo/run.py".into(), run));
+    files.push(("bin/damo".into(), launcher));
+    files
 }
 
 /// A kdamond as another tool would set one up (paddr, on); hotpages must
@@ -200,9 +306,6 @@ pub fn expect(o: &Outcome, c: &mut Checks) {
         c.check(remote.is_empty(), || {
             format!("local control has remote regions: {remote:?}")
         });
-    }
-    if let Some(doc) = command_json(c, sections, "hotcold") {
-        expect_hotcold(c, &doc, text(o, "hotcold-start"));
     }
     expect_foreign(o, c);
 }
@@ -315,4 +418,128 @@ fn expect_foreign(o: &Outcome, c: &mut Checks) {
             "1",
         ],
     );
+}
+
+/// Bytes of the union of `ranges` (sorted, merged).
+fn union(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for (s, e) in ranges {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+fn bytes_of(ranges: &[(u64, u64)]) -> u64 {
+    ranges.iter().map(|(s, e)| e - s).sum()
+}
+
+fn intersection(a: &[(u64, u64)], b: &[(u64, u64)]) -> u64 {
+    a.iter()
+        .flat_map(|x| b.iter().map(move |y| x.1.min(y.1).saturating_sub(x.0.max(y.0))))
+        .sum()
+}
+
+/// damo's regions at or above 10% access rate, from `START END RATE`
+/// lines (`--raw_number`); other lines (headers) are skipped.
+fn damo_hot(text: &str) -> Vec<(u64, u64)> {
+    text.lines()
+        .filter_map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            let [s, e, rate] = w.as_slice() else { return None };
+            let rate: f64 = rate.trim_end_matches('%').parse().ok()?;
+            Some((s.parse().ok()?, e.parse().ok()?, rate))
+        })
+        .filter(|&(_, _, rate)| rate >= 10.0)
+        .map(|(s, e, _)| (s, e))
+        .collect()
+}
+
+/// The comparison the issue asks for: numasleuth's hot regions must lie at
+/// least 80% (by bytes) inside damo's hot regions, on the same process.
+fn expect_damo_overlap(o: &Outcome, c: &mut Checks, doc: &Value) {
+    let damo = union(damo_hot(text(o, "damo")));
+    let ours = union(
+        array(doc, "regions")
+            .iter()
+            .filter(|r| r["access_percent"].as_f64() >= Some(10.0))
+            .filter_map(range)
+            .collect(),
+    );
+    let shared = intersection(&ours, &damo);
+    let (ours_b, damo_b) = (bytes_of(&ours), bytes_of(&damo));
+    numasleuth_testbed::env::report(&format!(
+        "[testbed] hotpages vs damo on hotcold: numasleuth hot {ours_b} bytes, damo hot {damo_b} bytes, \
+         shared {shared} ({:.1}% of numasleuth's, {:.1}% of damo's)",
+        shared as f64 * 100.0 / ours_b.max(1) as f64,
+        shared as f64 * 100.0 / damo_b.max(1) as f64
+    ));
+    c.check(damo_b > 0, || {
+        format!("damo reported no hot region: {:?}", text(o, "damo"))
+    });
+    c.check(ours_b > 0 && shared * 10 >= ours_b * 8, || {
+        format!("hotpages' hot regions overlap damo's by {shared} of {ours_b} bytes, under 80%")
+    });
+}
+
+/// The kdamond's CPU time and the target's rate alone and watched, said
+/// on the test's output (they are TCG numbers: recorded, not asserted).
+fn report_overhead(o: &Outcome, doc: &Value) {
+    let mark = |name: &str| text(o, name).trim().parse::<usize>().ok();
+    let lines: Vec<f64> = text(o, "hotcold-stop")
+        .lines()
+        .map(|l| l.strip_prefix("rate pages_per_s=").and_then(|v| v.parse().ok()))
+        .map(|v| v.unwrap_or(f64::NAN))
+        .collect();
+    let (Some(alone), Some(watched)) = (mark("hotcold-alone"), mark("hotcold-watched")) else {
+        return;
+    };
+    // Line 1 is the start line; rate lines follow, one a second.
+    let slice = |a: usize, b: usize| -> Vec<f64> {
+        lines
+            .get(a.min(lines.len())..b.min(lines.len()))
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .filter(|v| v.is_finite())
+            .collect()
+    };
+    let (before, during) = (slice(1, alone), slice(alone + 1, watched));
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    };
+    numasleuth_testbed::env::report(&format!(
+        "[testbed] hotpages overhead under TCG: kdamond {} s CPU over {} s ({}% of one CPU); hotcold pages/s alone {:?} \
+         (median {:?}), under hotpages {:?} (median {:?})",
+        doc["damon"]["kdamond_cpu_s"],
+        doc["duration_s"],
+        doc["damon"]["kdamond_cpu_percent"],
+        before,
+        median(before.clone()),
+        during,
+        median(during.clone()),
+    ));
+}
+
+/// `hotpages` against damo on one process with a hot and a cold region,
+/// on the two-node 6.12 guest (its own boot: damo brings Python).
+#[test]
+fn qemu_hotpages_hotcold_and_damo_6_12() {
+    use numasleuth_testbed::env::Kernel;
+    use numasleuth_testbed::{check::run_checked, env, guests};
+    let mut spec = guests::two_nodes();
+    spec.name = "hotpages-hotcold-damo".into();
+    let mut spec = guests::on_kernel(spec, Kernel::Debian6_12);
+    spec.extra_files.push(("hotcold".into(), hotcold()));
+    spec.extra_files.extend(damo_files());
+    spec.commands.extend(hotcold_commands());
+    let mut host = env::require(&format!("qemu guest {}", spec.name));
+    // Python under TCG starts slowly: damo takes tens of seconds a call.
+    host.timeout_secs = host.timeout_secs.max(400);
+    let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
+    run_checked(&host, &spec, &workdir, None, expect_hotcold_guest);
 }

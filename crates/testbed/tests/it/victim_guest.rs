@@ -131,13 +131,11 @@ fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
     );
     let mut spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
     if kernel == Kernel::Debian6_12 {
-        spec.extra_files
-            .push(("hotcold".into(), crate::hotpages_guest::hotcold()));
         spec.commands.extend(crate::hotpages_guest::commands());
     }
     let mut host = env::require(&format!("qemu guest {}", spec.name));
     if kernel == Kernel::Debian6_12 {
-        // About 90 s of hotpages runs beside the victim's own minute.
+        // About a minute of hotpages runs beside the victim's own minute.
         host.timeout_secs = host.timeout_secs.max(360);
     }
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
