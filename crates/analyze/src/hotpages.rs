@@ -122,6 +122,9 @@ pub fn max_nr_accesses(attrs: &DamonAttrs) -> u64 {
 /// The last snapshot's regions, each with its heat over the run's second
 /// half. No placement yet.
 pub fn heat(snapshots: &[DamonSnapshot], attrs: &DamonAttrs) -> Vec<HotRegion> {
+    // A snapshot without regions says nothing (a live target always has
+    // some): the last one with regions is the answer.
+    let snapshots: Vec<&DamonSnapshot> = snapshots.iter().filter(|s| !s.regions.is_empty()).collect();
     let Some(last) = snapshots.last() else {
         return Vec::new();
     };
@@ -150,7 +153,7 @@ pub fn heat(snapshots: &[DamonSnapshot], attrs: &DamonAttrs) -> Vec<HotRegion> {
 
 /// Mean `nr_accesses` over `snapshots` of the bytes `start..end`, each
 /// region weighted by its overlap; `None` when nothing overlaps.
-fn mean_accesses(snapshots: &[DamonSnapshot], start: u64, end: u64) -> Option<f64> {
+fn mean_accesses(snapshots: &[&DamonSnapshot], start: u64, end: u64) -> Option<f64> {
     let (mut weighted, mut bytes) = (0.0f64, 0.0f64);
     for snapshot in snapshots {
         // Regions are sorted and disjoint: skip to the first that ends

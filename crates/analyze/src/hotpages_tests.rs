@@ -70,6 +70,10 @@ fn heat_is_the_overlap_weighted_mean_of_the_second_half() {
     assert!((first.access_percent - want / 20.0 * 100.0).abs() < 1e-9);
     assert_eq!(max_nr_accesses(&ATTRS), 20);
     assert!(heat(&[], &ATTRS).is_empty());
+    // An empty snapshot at the end is passed over.
+    let mut with_empty = snapshots.clone();
+    with_empty.push(snap(4000, Vec::new()));
+    assert_eq!(heat(&with_empty, &ATTRS), regions);
 }
 
 #[test]

@@ -157,6 +157,9 @@ pub struct Session {
     removed: bool,
 }
 
+/// Times an empty snapshot is asked again.
+const EMPTY_RETRIES: u32 = 2;
+
 /// The only kdamond index numasleuth uses (it starts only from none).
 const INDEX: u64 = 0;
 
@@ -289,6 +292,19 @@ impl Session {
     /// regions (it answers within about one aggregation interval) and
     /// reads them.
     pub fn snapshot(&mut self) -> Result<Vec<DamonRegion>, DamonError> {
+        // A live target always has regions; an empty answer was seen once
+        // in the 6.12 guest (the kernel's update raced something), and is
+        // asked again.
+        for _ in 0..EMPTY_RETRIES {
+            let regions = self.snapshot_once()?;
+            if !regions.is_empty() {
+                return Ok(regions);
+            }
+        }
+        self.snapshot_once()
+    }
+
+    fn snapshot_once(&mut self) -> Result<Vec<DamonRegion>, DamonError> {
         let state = format!("{}/state", dir());
         if let Err(e) = write(&self.root, &state, "update_schemes_tried_regions") {
             // vaddr's kdamond ends by itself when its target exits.

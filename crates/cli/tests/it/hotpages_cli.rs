@@ -145,7 +145,7 @@ fn bad_processes_and_snapshots_are_refused() {
 fn the_reaper_waits_for_its_pipe_and_touches_nothing_without_a_claim() {
     let claims = tempfile::tempdir().unwrap();
     let before = damon_state();
-    let mut reaper = numasleuth()
+    let mut reaper = Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
         .args(["damon-reaper", "--claims"])
         .arg(claims.path())
         .stdin(Stdio::piped())
