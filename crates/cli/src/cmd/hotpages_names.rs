@@ -132,7 +132,11 @@ impl Namer {
             name.object.get_or_insert_with(|| object.path.clone());
             let list = self.symbols.get(&object.path).map_or(&[][..], Vec::as_slice);
             let first = list.partition_point(|s| s.address.saturating_add(s.size) <= start);
-            let inside: Vec<&LineSymbol> = list[first..].iter().take_while(|s| s.address < end).collect();
+            let mut inside: Vec<&LineSymbol> = list[first..].iter().take_while(|s| s.address < end).collect();
+            // The names a person wrote first: function-local statics the
+            // compiler renamed (`completed.1`, `object.0`, crtstuff's) last,
+            // so the next steps name the program's own globals.
+            inside.sort_by_key(|s| compiler_local(&s.name));
             name.symbols = inside.iter().take(SYMBOLS_LISTED).map(|s| s.name.clone()).collect();
             name.symbols_not_shown = inside.len().saturating_sub(SYMBOLS_LISTED) as u64;
         }
@@ -161,5 +165,24 @@ fn kind_of(m: &Mapping, holds_a_stack: bool) -> MemoryKind {
         Backing::Anonymous => MemoryKind::Anon,
         Backing::File { path, .. } if path.starts_with("/dev/shm/") || path.starts_with("/memfd:") => MemoryKind::Shm,
         Backing::File { .. } => MemoryKind::File,
+    }
+}
+
+/// A name GCC gave a function-local static: `name.N`.
+fn compiler_local(name: &str) -> bool {
+    name.rsplit_once('.')
+        .is_some_and(|(base, n)| !base.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compiler_made_names_are_told_apart() {
+        assert!(super::compiler_local("completed.1"));
+        assert!(super::compiler_local("object.0"));
+        assert!(!super::compiler_local("nil_root"));
+        assert!(!super::compiler_local("__x86_shared_cache_size"));
+        assert!(!super::compiler_local(".5"));
+        assert!(!super::compiler_local("v1.x"));
     }
 }
