@@ -28,14 +28,9 @@ fn qemu_two_nodes_victim_incident_move_undo_watch() {
     run(Kernel::Debian6_1, expect_incident);
 }
 
-/// On 6.12 the same boot then runs `hotpages` (DAMON), see
-/// `hotpages_guest.rs`: the incident is back after `undo`.
 #[test]
-fn qemu_two_nodes_victim_incident_move_undo_watch_and_hotpages_6_12() {
-    run(Kernel::Debian6_12, |o, c| {
-        expect_incident(o, c);
-        crate::hotpages_guest::expect(o, c);
-    });
+fn qemu_two_nodes_victim_incident_move_undo_watch_6_12() {
+    run(Kernel::Debian6_12, expect_incident);
 }
 
 /// The incident as the victim shows it, then moved, undone and watched.
@@ -129,15 +124,8 @@ fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("victim-static-{}", kernel.version())),
         &["-pthread", "-fno-toplevel-reorder"],
     );
-    let mut spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
-    if kernel == Kernel::Debian6_12 {
-        spec.commands.extend(crate::hotpages_guest::commands());
-    }
-    let mut host = env::require(&format!("qemu guest {}", spec.name));
-    if kernel == Kernel::Debian6_12 {
-        // About a minute of hotpages runs beside the victim's own minute.
-        host.timeout_secs = host.timeout_secs.max(360);
-    }
+    let spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
+    let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, expect);
 }
