@@ -25,6 +25,8 @@
 #   .qemu-cache/current-6.12/...      the same four files for 6.12, plus
 #                                     `config` (the kernel's build config)
 #   .qemu-cache/apt-trixie/           the private apt state for trixie
+#   .qemu-cache/damo-guest/           python3 and damo for the guest that
+#                                     compares hotpages with damo
 #   .qemu-cache/env.sh                both `export ...` lines
 #
 # Idempotent: when both kernel directories are complete it touches neither
@@ -72,6 +74,8 @@ ensure_host_packages() {
     command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
     # `top` is tested in a real terminal: a detached tmux session.
     command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+    # The damo comparison guest runs the host's python3 (see prepare_damo).
+    [ -x /usr/bin/python3 ] || missing+=(python3)
     [ ${#missing[@]} = 0 ] && return 0
     log "installing ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
@@ -229,6 +233,49 @@ prepare_6_12() {
     done
 }
 
+# ---- damo (DAMON's user-space tool) for the guest that compares with it ----
+# The guests have no Python, so the host's own /usr/bin/python3 goes in with
+# the shared libraries it links and its standard library, compiled to
+# sourceless .pyc (no compiling at import time under TCG, no mtime checks),
+# next to damo from PyPI (pinned; pure Python).
+damo_version=3.4.3
+damo_complete() { [ -x "$1/usr/bin/python3" ] && [ -s "$1/damo/damo/damo.pyc" ] && [ -s "$1/damo-version" ]; }
+
+prepare_damo() {
+    local dir=$1 tmp python stdlib pip
+    if damo_complete "$dir" && [ "$(cat "$dir/damo-version")" = "$damo_version" ] && ! refresh; then
+        log "cached (damo $damo_version)"
+        return 0
+    fi
+    python=$(readlink -f /usr/bin/python3)
+    stdlib=/usr/lib/$(basename "$python")
+    [ -d "$stdlib" ] || { log "$stdlib missing (apt-get install python3)"; exit 1; }
+    pip=$(command -v pip3 || command -v pip || true)
+    [ -n "$pip" ] || { as_root apt-get install -y -qq python3-pip >&2; pip=$(command -v pip3); }
+    tmp="$(mktemp -d "$cache/damo.XXXXXX")"
+    "$pip" download -q --no-deps --only-binary=:all: -d "$tmp/wheel" "damo==$damo_version" >&2
+    mkdir -p "$tmp/root/usr/bin" "$tmp/root/damo" "$tmp/root/usr/lib"
+    cp "$python" "$tmp/root/usr/bin/python3"
+    # The dynamic loader and every library python links, at their paths.
+    ldd "$python" | grep -o '/[^ ]*' | while read -r lib; do
+        mkdir -p "$tmp/root$(dirname "$lib")"
+        cp -L "$lib" "$tmp/root$lib"
+    done
+    (cd "$(dirname "$stdlib")" && tar cf - --exclude=test --exclude=tests --exclude=idlelib \
+        --exclude=tkinter --exclude=turtledemo --exclude=lib2to3 --exclude=ensurepip --exclude=pydoc_data \
+        --exclude='config-*' --exclude=site-packages --exclude=dist-packages --exclude=__pycache__ \
+        --exclude=unittest --exclude=distutils --exclude=venv --exclude='_test*' --exclude='_ctypes_test*' \
+        "$(basename "$stdlib")") | (cd "$tmp/root/usr/lib" && tar xf -)
+    "$python" -m zipfile -e "$tmp/wheel"/damo-*.whl "$tmp/root/damo"
+    "$python" -m compileall -b -q "$tmp/root/usr/lib" "$tmp/root/damo" >/dev/null
+    find "$tmp/root" -name '*.py' -delete
+    rm -rf "$tmp/root/damo"/*.dist-info
+    echo "$damo_version" >"$tmp/root/damo-version"
+    rm -rf "$dir"
+    mv "$tmp/root" "$dir"
+    rm -rf "$tmp"
+}
+
 describe() {
     local dir=$1
     log "kernel:   $dir/vmlinuz -> $(readlink -f "$dir/vmlinuz")"
@@ -241,9 +288,11 @@ mkdir -p "$cache"
 current_612="$cache/current-6.12"
 prepare_6_1 "$current"
 prepare_6_12 "$current_612"
+prepare_damo "$cache/damo-guest"
 describe "$current"
 describe "$current_612"
 lines="export NUMASLEUTH_QEMU_KERNEL_DIR=$current
-export NUMASLEUTH_QEMU_KERNEL_612_DIR=$current_612"
+export NUMASLEUTH_QEMU_KERNEL_612_DIR=$current_612
+export NUMASLEUTH_DAMO_GUEST_DIR=$cache/damo-guest"
 echo "$lines" >"$cache/env.sh"
 echo "$lines"

@@ -17,13 +17,20 @@
  * the order written, so the line-sharing is deterministic.
  *
  * Usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N]
- *               [--seconds N] [--quiet-workers]
+ *               [--seconds N] [--quiet-workers] [--churn-us N]
  * --workers 0: only the main thread, asleep after first-touching the
  *   globals (a service started, then pinned from outside with taskset).
  * --quiet-workers: workers burn CPU without touching any global, so the
  *   NUMA-balancing scanner marks the globals' pages PROT_NONE and nothing
  *   ends those hinting faults (the state move_pages cannot see on 6.1).
  *   They never stop; the process exits on SIGTERM without joining them.
+ * --churn-us N: every N microseconds each worker maps, touches and unmaps
+ *   256 KiB, as an allocator returning memory does. Unmapping more than 33
+ *   pages flushes the process's TLB on every CPU it runs on, so the next
+ *   access to each page walks the page tables and sets its accessed bit
+ *   again: DAMON (`hotpages`) sees accesses only that way, and in a TCG
+ *   guest, without it, a worker alone on its CPU keeps its few pages in
+ *   the TLB and they look cold.
  * Prints one line on start:
  *   victim pid=123 nil_root=0x... log_level=0x... same_line=yes
  * and at the end "victim ops=N".
@@ -36,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,14 +53,20 @@
 /* The hot global and its innocent neighbour: one cache line, in .bss. */
 __attribute__((aligned(64))) volatile uintptr_t nil_root;
 volatile int log_level;
+/* Read by every worker on every batch: on nil_root's page (so the only
+ * static page the workers touch while they run is that one, as DAMON-based
+ * `hotpages` tests expect), on a line of its own (so it is not part of the
+ * line-sharing). */
+static __attribute__((aligned(64))) volatile sig_atomic_t stop;
 /* More static data, so .bss and .data are not trivially small. */
 static uint64_t ops_per_worker[MAX_WORKERS];
 static char scratch[3 * 4096];
 int op_batch = 16;              /* .data */
 const char *victim_name = "victim"; /* .data (pointer) */
 
-static volatile sig_atomic_t stop;
 static int quiet_workers;
+static long churn_us;
+#define CHURN_BYTES (256 * 1024)
 
 struct worker {
     int index;
@@ -87,16 +101,40 @@ static uint64_t apply_op(uint64_t *local, uint64_t seed) {
     return h;
 }
 
+/* Maps, touches and unmaps CHURN_BYTES (see --churn-us). */
+static void churn(void) {
+    char *p = mmap(NULL, CHURN_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return;
+    for (size_t off = 0; off < CHURN_BYTES; off += 4096)
+        p[off] = 1;
+    munmap(p, CHURN_BYTES);
+}
+
 static void *work(void *arg) {
     struct worker *w = arg;
     pin_to(w->cpu);
     uint64_t local[LOCAL_WORDS];
     memset(local, w->index + 1, sizeof(local));
     uint64_t h = (uint64_t)w->index, n = 0;
+    /* Read once: no static data but nil_root's page (nil_root, log_level,
+     * stop) is touched while the worker runs. */
+    const int batch = op_batch;
+    const long churn_every_us = churn_us;
+    struct timespec last, now;
+    clock_gettime(CLOCK_MONOTONIC, &last);
     while (!stop) {
-        for (int i = 0; i < op_batch; i++)
+        for (int i = 0; i < batch; i++)
             h = apply_op(local, h);
-        n += (uint64_t)op_batch;
+        n += (uint64_t)batch;
+        if (churn_every_us > 0) {
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            long us = (now.tv_sec - last.tv_sec) * 1000000L + (now.tv_nsec - last.tv_nsec) / 1000L;
+            if (us >= churn_every_us) {
+                churn();
+                last = now;
+            }
+        }
     }
     ops_per_worker[w->index] = n + (h & 0); /* keep h alive */
     return NULL;
@@ -149,7 +187,7 @@ static void on_signal(int sig) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N] [--seconds N] [--quiet-workers]\n");
+    fprintf(stderr, "usage: victim [--workers N] [--worker-cpus LIST] [--start-cpu N] [--seconds N] [--quiet-workers] [--churn-us N]\n");
     exit(2);
 }
 
@@ -172,6 +210,8 @@ int main(int argc, char **argv) {
                 usage();
         } else if (!strcmp(argv[i], "--start-cpu"))
             start_cpu = atoi(value);
+        else if (!strcmp(argv[i], "--churn-us"))
+            churn_us = atol(value);
         else if (!strcmp(argv[i], "--seconds"))
             seconds = atoi(value);
         else

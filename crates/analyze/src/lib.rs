@@ -10,6 +10,7 @@ pub mod doctor;
 pub mod evidence;
 pub mod findings;
 pub mod hotlines;
+pub mod hotpages;
 pub mod interconnect;
 pub mod irq;
 pub mod lab;

@@ -187,6 +187,13 @@ pub fn sample_duration(text: &str) -> Result<Duration, String> {
     duration_in(text, SAMPLE_MIN, SAMPLE_MAX)
 }
 
+/// `hotpages --duration`: DAMON needs a few aggregations (100 ms each by
+/// default) to split its regions down to the hot ones, so under a second
+/// it has nothing to tell.
+pub fn damon_duration(text: &str) -> Result<Duration, String> {
+    duration_in(text, Duration::from_secs(1), SAMPLE_MAX)
+}
+
 /// `migrations --interval`: 1 ms already costs a read of every thread's
 /// `stat` a millisecond; 10 s misses nearly every move.
 pub fn poll_interval(text: &str) -> Result<Duration, String> {

@@ -103,6 +103,14 @@ pub enum Command {
     /// Contended cache lines of a running process without a PMU: timer
     /// samples whose instruction is decoded to the address it touches.
     Hotlines(crate::cmd::hot_args::HotlinesArgs),
+    /// Hot memory of a running process from DAMON (no PMU needed), joined
+    /// with the nodes its pages are on, its threads' nodes and its ELF
+    /// symbols: hot remote pages, without moving anything.
+    Hotpages(crate::cmd::hotpages_args::HotpagesArgs),
+    /// Internal: removes the kdamond of a `hotpages` that ended without
+    /// removing it (started by `hotpages` itself).
+    #[command(hide = true)]
+    DamonReaper(crate::cmd::hotpages_args::DamonReaperArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     Completions(crate::cmd::docs_gen::CompletionsArgs),
     /// Print the man page (roff) to stdout, or write one page per
@@ -176,7 +184,9 @@ pub struct DoctorArgs {
     #[arg(long, value_enum, value_name = "SEVERITY")]
     pub fail_on: Option<FailOn>,
     /// Also measure: a quick node×node latency and bandwidth matrix and the
-    /// interconnect verdict (a few seconds per node pair; live system only).
+    /// interconnect verdict (a few seconds per node pair; live system
+    /// only), and with --pid a 3-second `hotpages` where DAMON can watch
+    /// the process.
     #[arg(long)]
     pub measure: bool,
     /// Also judge this process: its placement (the `inspect` findings,

@@ -4,14 +4,14 @@
 //! own because their formats are the richest.
 
 use numasleuth_kernel::cgroup;
-use numasleuth_kernel::procfs::{cmdline, cpuinfo, meminfo, settings, statm, status, task};
+use numasleuth_kernel::procfs::{cmdline, cpuinfo, meminfo, settings, statm, status, syscall, task};
 
 use crate::{select, text, Choice};
 
 type TextParser = fn(&str);
 
 /// Selector byte → parser. Other bytes pick by `byte % len`.
-pub const PARSERS: [Choice<TextParser>; 11] = [
+pub const PARSERS: [Choice<TextParser>; 12] = [
     (b'c', cpuinfo),
     (b'm', meminfo),
     (b's', status),
@@ -23,6 +23,7 @@ pub const PARSERS: [Choice<TextParser>; 11] = [
     (b'v', cgroup_path),
     (b'l', cmdline),
     (b'r', statm),
+    (b'y', stack_pointer),
 ];
 
 pub fn run(data: &[u8]) {
@@ -99,5 +100,14 @@ fn mounts(text: &str) {
 fn cgroup_path(text: &str) {
     if let Some(path) = cgroup::parse_v2_path(text) {
         assert!(text.contains(&path));
+    }
+}
+
+/// `/proc/PID/task/TID/syscall`: a stack pointer only from a line of 3 or
+/// 9 fields, never from `running`.
+fn stack_pointer(text: &str) {
+    if let Ok(Some(_)) = syscall::parse_stack_pointer(text) {
+        let fields = text.split_whitespace().count();
+        assert!(fields == 3 || fields == 9, "{fields} fields gave a stack pointer");
     }
 }

@@ -3,18 +3,19 @@
 //! read by `snapshot_archive`.
 
 use numasleuth_kernel::read;
-use numasleuth_kernel::sysfs::{cpu, node, pci};
+use numasleuth_kernel::sysfs::{cpu, damon, node, pci};
 
 use crate::{select, text, Choice, Harness};
 
 /// Selector byte → parser. Other bytes pick by `byte % len`.
-pub const PARSERS: [Choice<Harness>; 6] = [
+pub const PARSERS: [Choice<Harness>; 7] = [
     (b'z', cache_size),
     (b'd', distance),
     (b'n', counters),
     (b'i', id),
     (b'p', pci_path),
     (b'l', dir_names),
+    (b'r', damon_region),
 ];
 
 pub fn run(data: &[u8]) {
@@ -69,4 +70,22 @@ fn dir_names(data: &[u8]) {
         assert!(ids.windows(2).all(|w| w[0] <= w[1]));
         assert!(ids.len() <= names.len());
     }
+}
+
+/// A DAMON region from its four files (one per line here), and the other
+/// DAMON values: a region that parses is never empty.
+fn damon_region(data: &[u8]) {
+    let text = text(data);
+    let mut lines = text.lines();
+    let mut next = || lines.next().unwrap_or_default();
+    if let Ok(region) = damon::parse_region(next(), next(), next(), next()) {
+        assert!(region.end > region.start && region.bytes() > 0);
+    }
+    if let Ok(names) = damon::parse_operations(&text) {
+        assert!(names.len() <= 16);
+    }
+    if let Ok(Some(pid)) = damon::parse_pid(&text) {
+        assert!(pid > 0);
+    }
+    let _ = damon::KdamondState::parse(&text);
 }

@@ -9,6 +9,7 @@
 
 mod build;
 mod caches;
+pub mod hotpages;
 pub mod lab;
 pub mod latency;
 pub mod migrations;

@@ -311,6 +311,13 @@ pub struct ProcessModel {
     pub notes: Vec<String>,
 }
 
+/// Nodes where `threads` run: each one's [`ThreadPlacement::nodes`].
+/// Memory on any other node is remote: the one definition, for `inspect`
+/// and `hotpages` alike.
+pub fn thread_nodes(threads: &[ThreadPlacement]) -> IdList {
+    threads.iter().flat_map(ThreadPlacement::nodes).collect()
+}
+
 pub fn total(counts: &NodeCounts) -> u64 {
     counts.values().sum()
 }

@@ -280,7 +280,7 @@ impl ProcessBuilder {
             state: stat.state,
             kernel_thread: stat.is_kernel_thread(),
             program,
-            thread_nodes: threads.iter().flat_map(ThreadPlacement::nodes).collect(),
+            thread_nodes: crate::process::thread_nodes(&threads),
             threads,
             mappings,
             mappings_total: self.vmas,

@@ -1,6 +1,8 @@
-//! Collectors built on `perf_event_open(2)` that watch another process:
+//! Collectors that watch another process: built on `perf_event_open(2)`,
 //! write watchpoints (`watch`) and counts of every event the kernel offers
-//! (`pmu`).
+//! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
+//! (`damon`, `damon_collect`), with the claim that lets its reaper remove
+//! it after a SIGKILL (`damon_claim`).
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -13,6 +15,9 @@
 //! instruction addresses per thread) and never prints; rates and rankings
 //! are computed in `analyze`, symbol names are found in `symbols`.
 
+pub mod damon;
+pub mod damon_claim;
+pub mod damon_collect;
 pub mod error;
 pub mod migrate;
 pub mod migrations;

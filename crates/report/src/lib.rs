@@ -19,6 +19,8 @@ pub mod format;
 pub mod heatmap;
 pub mod hotlines_json;
 pub mod hotlines_text;
+pub mod hotpages_json;
+pub mod hotpages_text;
 pub mod html;
 pub mod inspect_json;
 pub mod inspect_text;

@@ -174,7 +174,30 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     if let Some(ko) = &e1000 {
         w.file("lib/modules/e1000.ko", 0o644, ko).map_err(io)?;
     }
+    // The kernel unpacks an entry only into a directory that exists, so
+    // nested extra files get their parents first (each once, in order).
+    let mut made: std::collections::BTreeSet<String> = [
+        "bin",
+        "dev",
+        "proc",
+        "sys",
+        "tmp",
+        "lib",
+        "lib/modules",
+        "etc",
+        "var",
+        "var/lib",
+    ]
+    .map(String::from)
+    .into();
     for (inside, host_file) in &spec.extra_files {
+        let parts: Vec<&str> = inside.split('/').collect();
+        for depth in 1..parts.len() {
+            let dir = parts[..depth].join("/");
+            if made.insert(dir.clone()) {
+                w.dir(&dir, 0o755).map_err(io)?;
+            }
+        }
         w.file(inside, 0o755, &read(host_file)?).map_err(io)?;
     }
     w.file("setup.sh", 0o755, setup_script(spec).as_bytes()).map_err(io)?;

@@ -51,6 +51,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
         }
         super::doctor_probes::run(root, &topo, pid, args.quick, &mut diagnosis);
+        super::doctor_hotpages::run(root, &topo, pid, args.measure, &mut diagnosis);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
     diagnosis.rank();

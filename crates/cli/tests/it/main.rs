@@ -20,6 +20,7 @@ mod golden_process_cli;
 mod hostile_args_cli;
 mod hostile_text_cli;
 mod hotlines_cli;
+mod hotpages_cli;
 mod inspect_cli;
 mod irq_cli;
 mod lab_cli;

@@ -13,6 +13,7 @@ pub mod settings;
 pub mod stat;
 pub mod statm;
 pub mod status;
+pub mod syscall;
 pub mod task;
 mod vma_stream;
 pub mod zoneinfo;

@@ -34,6 +34,8 @@ pub struct TaskStat {
     pub start_time_ticks: Option<u64>,
     /// The CPU the task last ran on (absent on very old kernels).
     pub processor: Option<u32>,
+    /// CPU time used, user plus system (`utime` + `stime`), in clock ticks.
+    pub cpu_ticks: Option<u64>,
 }
 
 impl TaskStat {
@@ -85,6 +87,9 @@ pub fn parse_stat(text: &str) -> Result<TaskStat, ParseError> {
         num_threads: number(20)?,
         start_time_ticks: number(22)?,
         processor,
+        cpu_ticks: number(14)?
+            .zip(number(15)?)
+            .map(|(user, system)| user.saturating_add(system)),
     })
 }
 
@@ -186,6 +191,11 @@ numa_faults node=0 task_private=0 task_shared=0 group_private=0 group_shared=0
         assert_eq!(stat.start_time_ticks, Some(158613));
         assert_eq!(stat.ppid, Some(28015));
         assert_eq!(parse_stat(KTHREADD).unwrap().ppid, Some(0));
+        // utime and stime (fields 14, 15) are 0 here; cutime 4 and cstime
+        // 2 (the children's) are not counted.
+        assert_eq!(stat.cpu_ticks, Some(0));
+        let busy = THREAD.replace(" 0 0 0 0 4 2 ", " 0 0 7 5 4 2 ");
+        assert_eq!(parse_stat(&busy).unwrap().cpu_ticks, Some(12));
         assert!(!stat.is_kernel_thread());
         assert!(parse_stat(KTHREADD).unwrap().is_kernel_thread());
     }

@@ -1,5 +1,6 @@
 //! Readers for `/sys`.
 pub mod cpu;
+pub mod damon;
 pub mod node;
 pub mod pci;
 pub mod pmu;

@@ -110,7 +110,7 @@ pub struct Session {
 
 /// Polls a sample waits for its process's exec record before it is taken
 /// with whatever name is known.
-const NAME_WAIT_POLLS: u8 = 2;
+const NAME_WAIT_POLLS: u8 = 5;
 
 impl Session {
     /// Starts the best method `setup.choice` allows; the error is one line
@@ -333,6 +333,9 @@ impl Session {
                     self.targets.insert(pid, target);
                 }
             }
+        }
+        for reader in self.readers.values_mut() {
+            self.tasks.rename(reader);
         }
         let notes = self.notes(opens_dropped);
         let lost_records = self.lost_records();

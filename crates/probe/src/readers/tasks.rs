@@ -144,6 +144,26 @@ impl Tasks {
             .unwrap_or_else(|| "?".to_string())
     }
 
+    /// The name of `pid` if an exec record or `/proc` gave it (never an
+    /// inherited one), without reading `/proc`.
+    pub fn certain_name(&self, pid: u32) -> Option<&str> {
+        self.known.get(&pid).filter(|k| k.named).and_then(|k| k.comm.as_deref())
+    }
+
+    /// Replaces names in `reader` that were only inherited (or unknown)
+    /// when it was described by ones known for sure now: an exec record
+    /// can arrive after the sample that needed it, from another CPU's ring.
+    pub fn rename(&self, reader: &mut ReaderProcess) {
+        if let Some(name) = self.certain_name(reader.pid) {
+            name.clone_into(&mut reader.comm);
+        }
+        for parent in &mut reader.parents {
+            if let Some(name) = self.certain_name(parent.pid) {
+                name.clone_into(&mut parent.comm);
+            }
+        }
+    }
+
     fn parent_of(&mut self, pid: u32) -> Option<u32> {
         self.look(pid);
         let known = self.known.get(&pid)?;
@@ -241,6 +261,20 @@ mod tests {
         tasks.on_fork(51, 50, 51);
         assert_eq!(tasks.comm(51), "sh");
         assert!(!tasks.named(51));
+    }
+
+    #[test]
+    fn an_exec_record_arriving_after_the_description_renames_the_reader() {
+        let (_dir, root) = tree(&[]);
+        let mut tasks = Tasks::new(root);
+        tasks.on_comm(60, 60, b"sh");
+        tasks.on_fork(61, 60, 61);
+        let mut reader = tasks.reader(61);
+        assert_eq!(reader.comm, "sh", "inherited at fork, gone from /proc");
+        tasks.on_comm(61, 61, b"cat");
+        tasks.rename(&mut reader);
+        assert_eq!(reader.comm, "cat");
+        assert_eq!(reader.parents[0].comm, "sh");
     }
 
     #[test]

@@ -63,12 +63,15 @@ fn commands(text: bool) -> Vec<(String, String)> {
              --journal /tmp/x.json; rc=$?; ls /tmp/x.json; exit $rc"
                 .into(),
         ),
-        // Ctrl-C part-way through a step: every page goes back first.
+        // Stopped part-way through a step: every page goes back first. A
+        // script's background job has SIGINT ignored (POSIX), and numasleuth
+        // keeps it ignored as any program would, so the stop is SIGTERM, which
+        // takes the same path as Ctrl-C (the host's stop_cli tests send SIGINT).
         sh(
             "interrupted",
             format!(
                 "numasleuth bisect {PID} --section .bss --metric-cmd \"cat /tmp/rate\" --settle 3s --apply \
-                 --journal /tmp/i.json --json & b=$!; usleep 5000000; kill -INT $b; wait $b; \
+                 --journal /tmp/i.json --json & b=$!; usleep 5000000; kill -TERM $b; wait $b; \
                  rc=$?; ls /tmp/i.json 2>/dev/null; exit $rc"
             ),
         ),

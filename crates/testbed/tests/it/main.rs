@@ -6,6 +6,7 @@ mod boot_watchdog;
 mod detective_guest;
 mod guest_names;
 mod guests;
+mod hotpages_guest;
 mod lab_guest;
 mod memwatch_guest;
 mod migrations_guest;

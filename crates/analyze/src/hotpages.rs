@@ -1,0 +1,371 @@
+//! `hotpages`: from DAMON's regions over a run to regions ranked by heat ×
+//! remoteness, and the `hot-remote-memory` finding.
+//!
+//! Heat is DAMON's `nr_accesses` as a share of the samples it takes per
+//! aggregation (`aggr_us / sample_us`). One aggregation is noisy and the
+//! first ones are coarse (DAMON starts from a few large regions and splits
+//! them as it goes), so each region of the last snapshot gets the mean
+//! `nr_accesses` of the second half of the run, every snapshot's regions
+//! weighted by how many bytes they share with it. Remoteness is the share of
+//! the region's resident bytes on nodes where none of the process's threads
+//! runs (`inspect`'s definition, `model::process::thread_nodes`).
+
+use numasleuth_kernel::sysfs::damon::DamonAttrs;
+use numasleuth_kernel::IdList;
+use numasleuth_model::hotpages::{DamonSnapshot, HotRegion, PagePlacement};
+use numasleuth_model::process::NodeCounts;
+
+use crate::findings::{incident, Evidence, Finding, Severity};
+
+/// A region accessed in fewer than this share of samples is not hot: DAMON
+/// finds stray accesses in cold memory too (a page-table walk, a
+/// neighbour's prefetch), and a region must stand out from that floor.
+pub const HOT_PERCENT: f64 = 10.0;
+/// A hot region is remote when at least this share of its resident bytes
+/// is on nodes where no thread runs.
+pub const REMOTE_SHARE: f64 = 0.5;
+/// Hot remote regions named in the finding's evidence.
+const EVIDENCE_REGIONS: usize = 5;
+
+/// Mappings of at most this many pages start as one region per page.
+pub const SPLIT_PAGES: u64 = 64;
+
+/// Initial regions for DAMON from the process's mappings (`start..end`,
+/// any order): one per mapping, so a small mapping such as the `.data` and
+/// `.bss` of a program starts as a region of its own instead of a sliver
+/// of one megabyte-sized region, where a single hot page is sampled too
+/// rarely to stand out; and mappings of at most [`SPLIT_PAGES`] pages,
+/// smallest first, as one region per page while the count stays within
+/// `max` (DAMON merges the cold neighbours back by itself, and a hot page
+/// among them stays a region of its own). Kernel addresses (`[vsyscall]`)
+/// are left out. Past `max` regions, the neighbours with the smallest gap
+/// between them are joined first, so nearby small mappings share a region
+/// and far ones do not.
+pub fn initial_regions(mappings: &[(u64, u64)], max: usize, page_bytes: u64) -> Vec<(u64, u64)> {
+    let joined = joined_regions(mappings, max);
+    let page_bytes = page_bytes.max(1);
+    let pages = |r: &(u64, u64)| (r.1 - r.0).div_ceil(page_bytes);
+    let mut small: Vec<usize> = (0..joined.len())
+        .filter(|&i| pages(&joined[i]) > 1 && pages(&joined[i]) <= SPLIT_PAGES)
+        .collect();
+    small.sort_by_key(|&i| pages(&joined[i]));
+    let mut count = joined.len() as u64;
+    let mut split = vec![false; joined.len()];
+    for i in small {
+        let extra = pages(&joined[i]) - 1;
+        if count + extra > max.max(1) as u64 {
+            break;
+        }
+        count += extra;
+        split[i] = true;
+    }
+    let mut out = Vec::with_capacity(count as usize);
+    for (i, &(s, e)) in joined.iter().enumerate() {
+        if split[i] {
+            out.extend(
+                (s..e)
+                    .step_by(page_bytes as usize)
+                    .map(|p| (p, (p + page_bytes).min(e))),
+            );
+        } else {
+            out.push((s, e));
+        }
+    }
+    out
+}
+
+/// One region per mapping (joined where they touch), at most `max`.
+fn joined_regions(mappings: &[(u64, u64)], max: usize) -> Vec<(u64, u64)> {
+    const USER_END: u64 = 1 << 47;
+    let mut regions: Vec<(u64, u64)> = mappings
+        .iter()
+        .copied()
+        .filter(|&(s, e)| s < e && e <= USER_END)
+        .collect();
+    regions.sort_unstable();
+    // Overlapping or touching mappings are one region.
+    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(regions.len());
+    for (s, e) in regions {
+        match joined.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => joined.push((s, e)),
+        }
+    }
+    let max = max.max(1);
+    if joined.len() > max {
+        // The gap below which neighbours are joined: the (len - max)-th
+        // smallest gap.
+        let mut gaps: Vec<u64> = joined.windows(2).map(|w| w[1].0 - w[0].1).collect();
+        gaps.sort_unstable();
+        let limit = gaps[joined.len() - max - 1];
+        let mut budget = joined.len() - max;
+        let mut out: Vec<(u64, u64)> = Vec::with_capacity(max);
+        for (s, e) in joined {
+            match out.last_mut() {
+                Some(last) if budget > 0 && s - last.1 <= limit => {
+                    last.1 = e;
+                    budget -= 1;
+                }
+                _ => out.push((s, e)),
+            }
+        }
+        return out;
+    }
+    joined
+}
+
+/// Samples per aggregation: the most `nr_accesses` can be.
+pub fn max_nr_accesses(attrs: &DamonAttrs) -> u64 {
+    (attrs.aggr_us / attrs.sample_us.max(1)).max(1)
+}
+
+/// The last snapshot's regions, each with its heat over the run's second
+/// half. No placement yet.
+pub fn heat(snapshots: &[DamonSnapshot], attrs: &DamonAttrs) -> Vec<HotRegion> {
+    // A snapshot without regions says nothing (a live target always has
+    // some): the last one with regions is the answer.
+    let snapshots: Vec<&DamonSnapshot> = snapshots.iter().filter(|s| !s.regions.is_empty()).collect();
+    let Some(last) = snapshots.last() else {
+        return Vec::new();
+    };
+    let settled = &snapshots[snapshots.len() / 2..];
+    let max = max_nr_accesses(attrs) as f64;
+    last.regions
+        .iter()
+        .map(|r| {
+            let mean = mean_accesses(settled, r.start, r.end).unwrap_or(r.nr_accesses as f64);
+            HotRegion {
+                start: r.start,
+                end: r.end,
+                nr_accesses: r.nr_accesses,
+                age: r.age,
+                nr_accesses_mean: mean,
+                access_percent: (mean / max * 100.0).min(100.0),
+                placement: None,
+                bytes_by_node: NodeCounts::new(),
+                remote_bytes: None,
+                score: 0.0,
+                name: None,
+            }
+        })
+        .collect()
+}
+
+/// Mean `nr_accesses` over `snapshots` of the bytes `start..end`, each
+/// region weighted by its overlap; `None` when nothing overlaps.
+fn mean_accesses(snapshots: &[&DamonSnapshot], start: u64, end: u64) -> Option<f64> {
+    let (mut weighted, mut bytes) = (0.0f64, 0.0f64);
+    for snapshot in snapshots {
+        // Regions are sorted and disjoint: skip to the first that ends
+        // past `start`.
+        let first = snapshot.regions.partition_point(|r| r.end <= start);
+        for r in snapshot.regions[first..].iter().take_while(|r| r.start < end) {
+            let overlap = (r.end.min(end) - r.start.max(start)) as f64;
+            weighted += overlap * r.nr_accesses as f64;
+            bytes += overlap;
+        }
+    }
+    (bytes > 0.0).then(|| weighted / bytes)
+}
+
+/// Indices of the regions worth placing: hot ones, hottest first (then
+/// the larger), at most `limit`.
+pub fn candidates(regions: &[HotRegion], limit: usize) -> Vec<usize> {
+    let mut hot: Vec<usize> = (0..regions.len())
+        .filter(|&i| regions[i].access_percent >= HOT_PERCENT)
+        .collect();
+    hot.sort_by(|&a, &b| {
+        let (a, b) = (&regions[a], &regions[b]);
+        b.access_percent
+            .total_cmp(&a.access_percent)
+            .then(b.bytes().cmp(&a.bytes()))
+    });
+    hot.truncate(limit);
+    hot
+}
+
+/// Page addresses to ask about in `start..end`: every page when there are
+/// at most `max_pages`, else `max_pages` spread evenly (the first page of
+/// each equal slice).
+pub fn sample_addresses(start: u64, end: u64, page_bytes: u64, max_pages: u64) -> Vec<u64> {
+    let page_bytes = page_bytes.max(1);
+    let first = start / page_bytes;
+    let pages = end.div_ceil(page_bytes).saturating_sub(first);
+    if pages <= max_pages {
+        return (0..pages).map(|i| (first + i) * page_bytes).collect();
+    }
+    let max_pages = max_pages.max(1);
+    (0..max_pages)
+        .map(|i| (first + (i as u128 * pages as u128 / max_pages as u128) as u64) * page_bytes)
+        .collect()
+}
+
+/// Attaches a placement: bytes per node scaled from the sample to the
+/// region, the remote part, and the score.
+pub fn place(region: &mut HotRegion, placement: PagePlacement, thread_nodes: &IdList) {
+    let scale = if placement.sampled_pages == 0 {
+        0.0
+    } else {
+        region.bytes() as f64 / placement.sampled_pages as f64
+    };
+    region.bytes_by_node = placement
+        .pages_by_node
+        .iter()
+        .map(|(&node, &pages)| (node, (pages as f64 * scale).round() as u64))
+        .collect();
+    let resident = region.resident_bytes();
+    region.remote_bytes = (!thread_nodes.is_empty()).then(|| {
+        region
+            .bytes_by_node
+            .iter()
+            .filter(|(node, _)| !thread_nodes.contains(**node))
+            .map(|(_, bytes)| bytes)
+            .sum()
+    });
+    let remote_share = match (region.remote_bytes, resident) {
+        (Some(remote), r) if r > 0 => remote as f64 / r as f64,
+        _ => 0.0,
+    };
+    region.score = region.access_percent / 100.0 * remote_share * kind_weight(region);
+    region.placement = Some(placement);
+}
+
+/// Read-only memory (code, `.rodata`, the vDSO) counts half. Every core
+/// that reads it keeps its own copy in its caches and none is ever
+/// invalidated, so remote read-only memory costs only on cache misses;
+/// written memory costs a remote invalidation at every write, the
+/// incident's price. A region not yet named counts in full.
+pub fn kind_weight(region: &HotRegion) -> f64 {
+    use numasleuth_model::process::MemoryKind;
+    match region.name.as_ref().and_then(|n| n.kind) {
+        Some(MemoryKind::Text | MemoryKind::Rodata | MemoryKind::Special) => 0.5,
+        _ => 1.0,
+    }
+}
+
+/// Whether a placed region is hot and mostly remote.
+pub fn is_hot_remote(region: &HotRegion) -> bool {
+    let resident = region.resident_bytes();
+    region.access_percent >= HOT_PERCENT
+        && resident > 0
+        && region
+            .remote_bytes
+            .is_some_and(|remote| remote as f64 >= REMOTE_SHARE * resident as f64)
+}
+
+/// The `top` regions by score, then heat, then size.
+pub fn rank(mut regions: Vec<HotRegion>, top: usize) -> Vec<HotRegion> {
+    regions.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.access_percent.total_cmp(&a.access_percent))
+            .then(b.bytes().cmp(&a.bytes()))
+            .then(a.start.cmp(&b.start))
+    });
+    regions.truncate(top);
+    regions
+}
+
+/// The nodes holding most of a region's resident bytes, largest first.
+fn main_nodes(region: &HotRegion) -> Vec<u32> {
+    let mut nodes: Vec<(u32, u64)> = region.bytes_by_node.iter().map(|(n, b)| (*n, *b)).collect();
+    nodes.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    nodes.into_iter().filter(|(_, b)| *b > 0).map(|(n, _)| n).collect()
+}
+
+fn list(nodes: &[u32]) -> String {
+    nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// `hot-remote-memory`, when a ranked region is hot and mostly remote.
+pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Finding> {
+    let remote: Vec<&HotRegion> = ranked.iter().filter(|r| is_hot_remote(r)).collect();
+    let Some(first) = remote.first() else {
+        return Vec::new();
+    };
+    let home = thread_nodes.ids().first().copied().unwrap_or(0);
+    let threads_on = if thread_nodes.len() == 1 {
+        format!("node {}", list(thread_nodes.ids()))
+    } else {
+        format!("nodes {}", list(thread_nodes.ids()))
+    };
+    let evidence = remote
+        .iter()
+        .take(EVIDENCE_REGIONS)
+        .map(|r| region_evidence(r, &threads_on))
+        .collect();
+    let symbol = first.name.as_ref().and_then(|n| n.symbols.first().cloned());
+    let range = format!("{:#x}-{:#x}", first.start, first.end);
+    let mut steps = Vec::new();
+    if let Some(symbol) = &symbol {
+        steps.push(format!(
+            "`numasleuth lines -p {pid} --symbol {symbol}` (what shares its cache line)"
+        ));
+        steps.push(format!(
+            "`numasleuth watch -p {pid} --symbol {symbol}` (who writes it, how often)"
+        ));
+    }
+    steps.push(format!(
+        "`numasleuth move -p {pid} --range {range} --to-node {home}` (a dry run; add --apply to move, `undo` to move back)"
+    ));
+    vec![Finding {
+        id: "hot-remote-memory",
+        severity: Severity::Warning,
+        title: format!(
+            "{} hot region(s) of process {pid} live away from its threads, hottest {}",
+            remote.len(),
+            describe(first)
+        ),
+        evidence,
+        remedy: format!(
+            "Every access to that memory crosses the interconnect. Next: {}. To fix it for good, start the process \
+             on the node of its memory or first-touch the data on the node that uses it \
+             (`numactl --cpunodebind={home} --membind={home} CMD`).",
+            steps.join("; ")
+        ),
+        incident: Some(incident::REMOTE_GLOBAL),
+    }]
+}
+
+fn describe(r: &HotRegion) -> String {
+    let name = r
+        .name
+        .as_ref()
+        .map(|n| format!(" ({})", n.describe()))
+        .unwrap_or_default();
+    format!("{:#x}-{:#x}{name}", r.start, r.end)
+}
+
+/// Where `hotpages`' numbers come from: DAMON's sampling, run by
+/// numasleuth, and move_pages.
+pub const MEASURED_DAMON: &str = "measured:damon";
+
+fn region_evidence(r: &HotRegion, threads_on: &str) -> Evidence {
+    let nodes = main_nodes(r);
+    let on = match nodes.len() {
+        1 => format!("node {}", list(&nodes)),
+        _ => format!("nodes {}", list(&nodes)),
+    };
+    let sampled = r.placement.as_ref().map_or(0, |p| p.sampled_pages);
+    Evidence::new(
+        MEASURED_DAMON,
+        format!(
+            "{} is accessed in {:.0}% of samples and lives on {on}, while the process's threads run on {threads_on}",
+            describe(r),
+            r.access_percent
+        ),
+    )
+    .with("start", r.start)
+    .with("end", r.end)
+    .with("access_percent", r.access_percent)
+    .with("nr_accesses", r.nr_accesses)
+    .with("age", r.age)
+    .with("remote_bytes", r.remote_bytes.unwrap_or(0))
+    .with("resident_bytes", r.resident_bytes())
+    .with("nodes", nodes)
+    .with("sampled_pages", sampled)
+}
+
+#[cfg(test)]
+#[path = "hotpages_tests.rs"]
+mod tests;

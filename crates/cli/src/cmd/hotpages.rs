@@ -1,0 +1,219 @@
+//! `numasleuth hotpages -p PID`: which memory of a process is hot, from
+//! DAMON (no PMU), where it lives, and whether that is away from the
+//! threads that use it.
+//!
+//! Wiring only: leftovers of an earlier run are reaped and DAMON is checked
+//! (`probe::damon`), a reaper process is started (`hotpages_reaper`), a
+//! kdamond of numasleuth's own watches the process (`probe::damon_collect`)
+//! and is removed, then the regions are heated and ranked
+//! (`analyze::hotpages`), a sample of each hot region's pages is placed
+//! with move_pages and pagemap, the regions are named (`hotpages_names`)
+//! and printed (`report`). See docs/hotpages.md.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use numasleuth_analyze::findings::Finding;
+use numasleuth_analyze::hotpages::{self as judge, HOT_PERCENT};
+use numasleuth_kernel::pages::{self, Residency};
+use numasleuth_kernel::procfs::maps;
+use numasleuth_kernel::procfs::pagemap;
+use numasleuth_kernel::procfs::process::{classify, read_process_stat, read_threads, LineStream};
+use numasleuth_kernel::{IdList, Root};
+use numasleuth_model::hotpages::{HotRegion, HotpagesRaw, PagePlacement};
+use numasleuth_model::process::{thread_nodes, ThreadPlacement};
+use numasleuth_model::Topology;
+use numasleuth_probe::damon::{self, Session, DEFAULT_ATTRS};
+use numasleuth_probe::{damon_claim, damon_collect};
+use numasleuth_report::export::TextJson;
+use numasleuth_report::hotpages_json::{self, Parts};
+use numasleuth_report::hotpages_text;
+
+use super::hotpages_args::HotpagesArgs;
+use super::hotpages_names::Namer;
+
+/// Hot regions whose pages are placed and named: the hottest, several
+/// times what is shown, so ranking by remoteness has a choice.
+const MAX_CANDIDATES: usize = 256;
+/// Pages asked about per region (all of a smaller one).
+const SAMPLE_PAGES: u64 = 256;
+/// Mappings read for DAMON's initial regions; a process with more gets
+/// the first ones as regions and DAMON's adjustment for the rest.
+const MAX_MAPPINGS: usize = 65_536;
+
+/// One observation, judged.
+pub struct Observed {
+    pub raw: HotpagesRaw,
+    pub comm: Option<String>,
+    pub thread_nodes: IdList,
+    pub ranked: Vec<HotRegion>,
+    pub regions_total: usize,
+    pub regions_hot: usize,
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
+pub fn run(root: &Root, args: &HotpagesArgs) -> anyhow::Result<ExitCode> {
+    let outputs = args.output.plan_text_json(args.json)?;
+    let topology = super::topology(root)?;
+    let observed = observe(root, &topology, args.pid(), args.duration, args.top)?;
+    let doc = hotpages_json::build(Parts {
+        raw: &observed.raw,
+        comm: observed.comm,
+        thread_nodes: observed.thread_nodes.ids().to_vec(),
+        ranked: &observed.ranked,
+        regions_total: observed.regions_total,
+        regions_hot: observed.regions_hot,
+        findings: observed.findings,
+        notes: observed.notes,
+    });
+    super::output::emit(
+        root,
+        &outputs,
+        &TextJson::new(&doc, |layout| hotpages_text::render(&doc, layout)),
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Where claims live: `$NUMASLEUTH_DAMON_CLAIMS` (tests) or /run/numasleuth.
+fn claims_dir() -> PathBuf {
+    std::env::var_os("NUMASLEUTH_DAMON_CLAIMS").map_or_else(|| PathBuf::from(damon_claim::DEFAULT_DIR), PathBuf::from)
+}
+
+/// Watches `pid` with a kdamond of numasleuth's own for `duration` and
+/// judges what it saw; `doctor --pid --measure` runs it too.
+pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, top: usize) -> anyhow::Result<Observed> {
+    if !root.is_live() {
+        bail!("hotpages watches a live process with DAMON; --root names a snapshot");
+    }
+    let stat = read_process_stat(root, pid)?;
+    if stat.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user memory to watch");
+    }
+    let claims = claims_dir();
+    let mut notes = Vec::new();
+    // A kdamond left by a numasleuth that was killed, and not yet reaped.
+    match damon_claim::reap(root, &claims) {
+        Ok(Some(done)) => eprintln!("numasleuth: warning: {done}"),
+        Ok(None) => {}
+        Err(e) => eprintln!("numasleuth: warning: could not check for a kdamond left by an earlier run: {e}"),
+    }
+    let admin = damon::admin(root)?;
+    damon::check_available(&admin)?;
+    let reaper = super::hotpages_reaper::spawn(&claims).map_err(anyhow::Error::msg)?;
+    let stop = super::stop_signal::stop_on_signals();
+    let regions = judge::initial_regions(
+        &mappings(root, pid)?,
+        (DEFAULT_ATTRS.max_regions / 2) as usize,
+        pages::page_size_bytes(),
+    );
+    let mut session = Session::start(root, pid, DEFAULT_ATTRS, &regions, claims)?;
+    let raw = damon_collect::collect(root, &mut session, duration, &stop)?;
+    session
+        .stop()
+        .context("the kdamond could not be removed (the reaper, or the next hotpages, will retry)")?;
+    drop(reaper);
+    if let Some(why) = &raw.ended_early {
+        notes.push(why.clone());
+    }
+    Ok(judge_run(root, topology, raw, top, stat.comm, notes))
+}
+
+/// The process's mappings (`start..end`), at most [`MAX_MAPPINGS`].
+fn mappings(root: &Root, pid: u32) -> anyhow::Result<Vec<(u64, u64)>> {
+    let path = format!("proc/{pid}/maps");
+    let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
+    let mut out = Vec::new();
+    while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
+        if out.len() >= MAX_MAPPINGS {
+            break;
+        }
+        if let Ok(m) = maps::parse_line(line) {
+            out.push((m.start, m.end));
+        }
+    }
+    Ok(out)
+}
+
+fn judge_run(
+    root: &Root,
+    topology: &Topology,
+    raw: HotpagesRaw,
+    top: usize,
+    comm: String,
+    mut notes: Vec<String>,
+) -> Observed {
+    let pid = raw.pid;
+    let threads = match read_threads(root, pid) {
+        Ok(threads) => threads,
+        Err(e) => {
+            notes.push(format!("threads not read ({e}): nothing can be called remote"));
+            Vec::new()
+        }
+    };
+    let placements: Vec<ThreadPlacement> = threads
+        .iter()
+        .map(|t| ThreadPlacement::from_reading(t, topology))
+        .collect();
+    let nodes = thread_nodes(&placements);
+    let tids: Vec<u32> = threads.iter().map(|t| t.stat.tid).collect();
+    let regions = judge::heat(&raw.snapshots, &raw.attrs);
+    let regions_total = regions.len();
+    let regions_hot = regions.iter().filter(|r| r.access_percent >= HOT_PERCENT).count();
+    let chosen = judge::candidates(&regions, MAX_CANDIDATES.max(top));
+    let namer = Namer::load(root, pid, &tids);
+    notes.extend(namer.notes.iter().cloned());
+    let page_bytes = pages::page_size_bytes();
+    let mut refused = None;
+    let mut candidates = Vec::with_capacity(chosen.len());
+    for i in chosen {
+        let mut region = regions[i].clone();
+        // Named first: the score weighs read-only memory half.
+        region.name = Some(namer.name(region.start, region.end));
+        match place(root, pid, &region, page_bytes, &namer) {
+            Ok(placement) => judge::place(&mut region, placement, &nodes),
+            Err(e) => {
+                refused.get_or_insert(e);
+            }
+        }
+        candidates.push(region);
+    }
+    if let Some(e) = refused {
+        notes.push(format!("pages not placed: {e:#}"));
+    }
+    let ranked = judge::rank(candidates, top);
+    let findings = judge::findings(&ranked, &nodes, pid);
+    Observed {
+        raw,
+        comm: Some(comm),
+        thread_nodes: nodes,
+        ranked,
+        regions_total,
+        regions_hot,
+        findings,
+        notes,
+    }
+}
+
+/// Where a sample of the region's pages lives: move_pages for the node,
+/// pagemap to tell a page between hinting faults from an untouched one.
+fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
+    let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
+    let statuses = pages::query(pid, &addresses).context("move_pages query")?;
+    let entries = pagemap::read(root, pid, &addresses, page_bytes).ok();
+    let mut placement = PagePlacement {
+        sampled_pages: addresses.len() as u64,
+        ..PagePlacement::default()
+    };
+    for (i, status) in statuses.into_iter().enumerate() {
+        let mapped = namer.is_mapped(addresses[i]);
+        match pages::residency(status, entries.as_ref().map(|e| e[i]), mapped) {
+            Residency::Node(node) => *placement.pages_by_node.entry(node).or_default() += 1,
+            Residency::HintingFault => placement.hinting_fault_pages += 1,
+            _ => placement.other_pages += 1,
+        }
+    }
+    Ok(placement)
+}

@@ -1,0 +1,235 @@
+//! The claim numasleuth leaves while its kdamond exists, so that kdamond is
+//! removed even when numasleuth cannot remove it itself.
+//!
+//! Why a claim: SIGKILL (or a second Ctrl-C, which exits at once, or an
+//! abort) gives a process no chance to clean up, and a kdamond is a kernel
+//! thread that would go on sampling the target forever. So cleanup after
+//! such an end happens from outside, in two places that read this claim:
+//! - a reaper process that the CLI starts before the kdamond exists; it
+//!   waits for numasleuth's end on a pipe and then reaps (seconds after a
+//!   SIGKILL);
+//! - every later `hotpages` run reaps before it starts, for when the
+//!   reaper was killed too.
+//!
+//! A claim names the kdamond index, the target pid, the kdamond's thread
+//! pid once it runs, and its owner (pid and start time). A kdamond is
+//! removed only when its owner is gone and the tree still matches the
+//! claim; anything else is left as it is and the stale claim dropped.
+
+use std::fs;
+use std::io::{Read, Write};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::sysfs::damon::{DamonAdmin, KdamondState, KDAMONDS};
+use numasleuth_kernel::{untrusted, Root};
+use serde::{Deserialize, Serialize};
+
+use crate::damon::{self, DamonError};
+
+/// Where claims live on the live system.
+pub const DEFAULT_DIR: &str = "/run/numasleuth";
+/// The claim's file name inside that directory.
+pub const FILE_NAME: &str = "damon-kdamond.json";
+const SCHEMA: &str = "numasleuth.damon-claim/1";
+/// A claim is a few hundred bytes; anything longer is not one.
+const MAX_CLAIM_BYTES: u64 = 4096;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Claim {
+    pub schema: String,
+    pub owner_pid: u32,
+    /// The owner's start time (`stat` field 22), so a reused pid is not
+    /// taken for the owner.
+    pub owner_start_ticks: Option<u64>,
+    pub kdamond_index: u64,
+    pub target_pid: u32,
+    /// The kdamond's kernel thread, once it runs.
+    pub kdamond_pid: Option<u32>,
+}
+
+impl Claim {
+    /// A claim by this process on kdamond `index` for `target_pid`.
+    pub fn new(index: u64, target_pid: u32) -> Claim {
+        let owner_pid = std::process::id();
+        let owner_start_ticks = read_process_stat(&Root::live(), owner_pid)
+            .ok()
+            .and_then(|s| s.start_time_ticks);
+        Claim {
+            schema: SCHEMA.into(),
+            owner_pid,
+            owner_start_ticks,
+            kdamond_index: index,
+            target_pid,
+            kdamond_pid: None,
+        }
+    }
+}
+
+/// A claim written to disk; released (deleted) once the kdamond is gone.
+pub struct ClaimFile {
+    path: PathBuf,
+    claim: Claim,
+}
+
+impl ClaimFile {
+    /// Writes `claim` into `dir` (made root-only if missing). An existing
+    /// claim there is refused: another run holds DAMON, or one was not
+    /// reaped.
+    pub fn create(dir: PathBuf, claim: Claim) -> Result<ClaimFile, String> {
+        fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(0o700));
+        let path = dir.join(FILE_NAME);
+        if fs::symlink_metadata(&path).is_ok() {
+            return Err(format!(
+                "{} exists: another numasleuth holds DAMON, or its kdamond could not be removed",
+                path.display()
+            ));
+        }
+        let file = ClaimFile { path, claim };
+        file.write()?;
+        Ok(file)
+    }
+
+    fn write(&self) -> Result<(), String> {
+        let text = serde_json::to_string(&self.claim).map_err(|e| e.to_string())?;
+        let tmp = self.path.with_extension("json.tmp");
+        let _ = fs::remove_file(&tmp);
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+            .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+        f.write_all(text.as_bytes())
+            .and_then(|()| f.sync_all())
+            .and_then(|()| fs::rename(&tmp, &self.path))
+            .map_err(|e| format!("writing {}: {e}", self.path.display()))
+    }
+
+    pub fn set_kdamond_pid(&mut self, pid: Option<u32>) -> Result<(), String> {
+        self.claim.kdamond_pid = pid;
+        self.write()
+    }
+
+    /// The kdamond is gone: the claim goes too.
+    pub fn release(self) -> Result<(), String> {
+        fs::remove_file(&self.path).map_err(|e| format!("removing {}: {e}", self.path.display()))
+    }
+}
+
+/// Reads a claim file: a regular file (no link) of this user, capped.
+pub fn read_claim(path: &Path) -> Result<Option<Claim>, String> {
+    let (file, meta) = match untrusted::open_regular(path, false) {
+        Ok(opened) => opened,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    // SAFETY: geteuid has no memory effects.
+    let euid = unsafe { libc::geteuid() };
+    if meta.uid() != euid || meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "{}: not this user's own file, or writable by others: ignored",
+            path.display()
+        ));
+    }
+    let mut text = String::new();
+    file.take(MAX_CLAIM_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.len() as u64 > MAX_CLAIM_BYTES {
+        return Err(format!("{}: longer than {MAX_CLAIM_BYTES} bytes", path.display()));
+    }
+    let claim: Claim = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if claim.schema != SCHEMA {
+        return Err(format!("{}: schema {:?} is not {SCHEMA}", path.display(), claim.schema));
+    }
+    Ok(Some(claim))
+}
+
+/// What reaping decided about one claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// The owner still runs: its kdamond is its own business.
+    OwnerAlive,
+    /// The kdamond is the claimed one: switch it off (when on) and remove.
+    Remove { switch_off: bool },
+    /// The tree no longer matches: touch nothing, drop the stale claim.
+    Stale(String),
+}
+
+/// Decides from the claim, the tree and whether the owner lives.
+pub fn decide(claim: &Claim, admin: &DamonAdmin, owner_alive: bool) -> Decision {
+    if owner_alive {
+        return Decision::OwnerAlive;
+    }
+    let index = claim.kdamond_index;
+    if admin.nr_kdamonds != index + 1 {
+        return Decision::Stale(format!(
+            "nr_kdamonds is {}, not {}: the kdamonds changed since",
+            admin.nr_kdamonds,
+            index + 1
+        ));
+    }
+    let Some(k) = admin.kdamonds.get(index as usize) else {
+        return Decision::Stale(format!("kdamond {index} is not listed"));
+    };
+    let context = k.contexts.first();
+    let target = context.and_then(|c| c.target_pids.first().copied().flatten());
+    let ops_ok = context.is_none_or(|c| c.operations.as_deref().is_none_or(|o| o == "vaddr"));
+    let ours = match k.state {
+        KdamondState::On => {
+            target == Some(claim.target_pid) && ops_ok && claim.kdamond_pid.is_none_or(|p| k.pid == Some(p))
+        }
+        // Off (its target exited, or it was never switched on): nothing
+        // runs; it is ours if nothing else was configured into it.
+        _ => target.is_none_or(|t| t == claim.target_pid) && ops_ok,
+    };
+    if ours {
+        Decision::Remove {
+            switch_off: k.state == KdamondState::On,
+        }
+    } else {
+        Decision::Stale(format!(
+            "{} no longer matches the claim (target {}, kernel thread {:?})",
+            damon::describe(k),
+            claim.target_pid,
+            claim.kdamond_pid
+        ))
+    }
+}
+
+/// What [`reap`] did, in words for a warning; `None` when there was no
+/// claim.
+pub fn reap(root: &Root, dir: &Path) -> Result<Option<String>, DamonError> {
+    let path = dir.join(FILE_NAME);
+    let Some(claim) = read_claim(&path).map_err(DamonError::Claim)? else {
+        return Ok(None);
+    };
+    let alive = read_process_stat(root, claim.owner_pid)
+        .is_ok_and(|s| s.start_time_ticks == claim.owner_start_ticks && s.state != 'Z');
+    let admin = damon::admin(root)?;
+    let said = match decide(&claim, &admin, alive) {
+        Decision::OwnerAlive => return Ok(None),
+        Decision::Remove { switch_off } => {
+            let dir = format!("{KDAMONDS}/{}", claim.kdamond_index);
+            if switch_off {
+                damon::write(root, &format!("{dir}/state"), "off")?;
+            }
+            damon::write(
+                root,
+                &format!("{KDAMONDS}/nr_kdamonds"),
+                &claim.kdamond_index.to_string(),
+            )?;
+            format!(
+                "removed kdamond {} left by numasleuth process {} (it watched process {})",
+                claim.kdamond_index, claim.owner_pid, claim.target_pid
+            )
+        }
+        Decision::Stale(why) => format!("dropped a stale DAMON claim: {why}"),
+    };
+    fs::remove_file(&path).map_err(|e| DamonError::Claim(format!("removing {}: {e}", path.display())))?;
+    Ok(Some(said))
+}
