@@ -38,12 +38,15 @@ step() {
     cat /proc/loadavg
 } > "$out/machine.txt"
 
+# Most wanted first: a lent server may be taken back part-way.
+step version "$bin" --version
 step topo "$bin" topo --json
+step doctor "$bin" doctor --json
 step mem-quick "$bin" mem --quick --json
 step mem-quick-2g "$bin" mem --quick --size 2G --json
-step sweep "$bin" mem latency --sizes 16M..2G --quick --json
 step c2c-quick "$bin" c2c --quick --json
 step doctor-measure "$bin" doctor --measure --json
+step sweep "$bin" mem latency --sizes 16M..2G --quick --json
 step mem "$bin" mem --json
 if [ -n "$chase" ]; then
     # The chase reference at the working set mem chose for its latency.

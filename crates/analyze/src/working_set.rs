@@ -21,6 +21,12 @@ use serde::Serialize;
 /// self-check at twice the size ([`crate::latency_check`]) says when that
 /// still moves the figure.
 pub const CACHE_FACTOR: u64 = 4;
+/// The factor for streaming (bandwidth) buffers. A sequential sweep is
+/// what adaptive (thrash-resistant) L3 replacement keeps a share of, where
+/// a random chase is not: on a 16-vCPU Xeon with a 300 MiB L3 (2026-11-26,
+/// bench/RESULTS.md), 16 threads read 137 GB/s over 4× (1.2 GiB), 109 over
+/// 2 GiB and 93 over 4 GiB, while the chase was flat from 32 MiB on.
+pub const STREAM_FACTOR: u64 = 8;
 /// Sizes are whole multiples of this (a transparent huge page), per thread.
 pub const ROUND_BYTES: u64 = 2 << 20;
 /// Used when no cache size is known (no `cache/index*/size` in sysfs): the
@@ -147,6 +153,15 @@ pub fn largest_cache(caches: &[CacheDomain], groups: &[&[u32]]) -> Option<SizedF
     best.map(|(_, _, from)| from)
 }
 
+/// [`largest_cache`] for streaming buffers: the same cache, with
+/// [`STREAM_FACTOR`].
+pub fn largest_cache_streamed(caches: &[CacheDomain], groups: &[&[u32]]) -> Option<SizedFrom> {
+    largest_cache(caches, groups).map(|from| SizedFrom {
+        factor: STREAM_FACTOR,
+        ..from
+    })
+}
+
 /// `total` split over `threads`, each part rounded up to [`ROUND_BYTES`].
 fn per_thread_rounded_up(total: u64, threads: u64) -> u64 {
     total
@@ -162,7 +177,7 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
     let threads = threads.max(1);
     let wanted = cache
         .as_ref()
-        .map_or(FALLBACK_BYTES, |c| c.bytes.saturating_mul(CACHE_FACTOR));
+        .map_or(FALLBACK_BYTES, |c| c.bytes.saturating_mul(c.factor));
     let rule_per_thread = per_thread_rounded_up(wanted, threads);
     let rule_bytes = rule_per_thread.saturating_mul(threads);
     let mut set = WorkingSet {
@@ -184,7 +199,7 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
                 bytes(explicit),
                 times(explicit, from.bytes),
                 from.describe(),
-                CACHE_FACTOR,
+                from.factor,
                 bytes(rule_bytes)
             ));
         }
@@ -246,7 +261,7 @@ fn bound_by_free_memory(set: &mut WorkingSet, room: &NodeRoom, per_thread: u64) 
         room.node,
         bytes(room.free_bytes),
         bytes(set.working_set_bytes),
-        CACHE_FACTOR,
+        set.sized_from.as_ref().map_or(CACHE_FACTOR, |f| f.factor),
         bytes(set.rule_bytes),
         room.node
     ));

@@ -68,6 +68,20 @@ fn the_issue_server_gets_1_2_gib_whatever_the_thread_count() {
 }
 
 #[test]
+fn streamed_buffers_take_twice_the_chase_s_multiple() {
+    let cpus: Vec<u32> = (0..16).collect();
+    let streamed = largest_cache_streamed(&server_16(), &[&cpus]).unwrap();
+    assert_eq!((streamed.factor, streamed.bytes), (8, 300 * MIB));
+    let plenty = [room(0, 100 * GIB, GIB)];
+    let bandwidth = choose(Some(streamed.clone()), &plenty, 16, None);
+    // 2400 MiB over 16 threads: 150 MiB each, already whole huge pages.
+    assert_eq!(bandwidth.working_set_bytes, 2400 * MIB);
+    // An explicit size under the streamed rule is warned about with its 8×.
+    let small = choose(Some(streamed), &plenty, 16, Some(2 * GIB));
+    assert!(small.notes[0].contains("8× it"), "{:?}", small.notes);
+}
+
+#[test]
 fn a_smaller_explicit_size_is_honoured_with_a_warning_naming_the_cache() {
     let from = largest_cache(&server_16(), &[&[0]]);
     let set = choose(from, &[room(0, 100 * GIB, GIB)], 1, Some(GIB));

@@ -79,7 +79,7 @@ pub struct MemOptions {
     #[arg(short = 'C', long, global = true, visible_alias = "cpu", value_name = "LIST", value_parser = cpu_list)]
     pub cpus: Option<IdList>,
     /// Fewer, shorter samples: a rough answer sooner. The working set stays
-    /// as large as without it (4× the largest cache), so the figure is
+    /// as large as without it (4× the largest cache, 8× for bandwidth), so the figure is
     /// still memory, not cache.
     #[arg(long, global = true)]
     pub quick: bool,
@@ -93,7 +93,8 @@ pub struct MemOptions {
     pub sample_ms: Option<u64>,
     /// Buffer size per latency cell, and in total per bandwidth cell
     /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.
-    /// Default: 4× the largest cache the measuring CPUs share (from sysfs),
+    /// Default: 4× the largest cache the measuring CPUs share (from sysfs;
+    /// 8× for bandwidth, whose sweep adaptive caches keep a share of),
     /// bounded by the node's free memory above its high watermark; a
     /// smaller --size is honoured with a warning naming the cache.
     #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]

@@ -8,7 +8,7 @@ use anyhow::Context;
 use numasleuth_analyze::latency_check::{self, CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::RawLatency;
-use numasleuth_analyze::working_set::{choose, largest_cache, NodeRoom, WorkingSet};
+use numasleuth_analyze::working_set::{choose, largest_cache, largest_cache_streamed, NodeRoom, WorkingSet};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_model::units::bytes;
 use numasleuth_report::mem_json::MemDocument;
@@ -51,7 +51,8 @@ pub fn threads_set(
 ) -> WorkingSet {
     let groups: Vec<&[u32]> = rows.iter().map(Vec::as_slice).collect();
     let threads = rows.iter().map(Vec::len).max().unwrap_or(1) as u64;
-    let cache = largest_cache(&machine.topo.caches, &groups);
+    // Streamed, not chased: the larger factor (working_set::STREAM_FACTOR).
+    let cache = largest_cache_streamed(&machine.topo.caches, &groups);
     choose(
         cache,
         &rooms(machine, nodes, reserved_bytes),
