@@ -14,7 +14,7 @@ use crate::damon_claim::{self, decide, read_claim, Claim, Decision, FILE_NAME};
 
 fn fixture(name: &str) -> Root {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures")
+        .join("../../tests/partial-trees")
         .join(name);
     Root::directory(&dir).unwrap()
 }

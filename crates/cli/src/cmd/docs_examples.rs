@@ -307,6 +307,13 @@ pub const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
         )],
     ),
     (
+        "hotpages",
+        &[(
+            "numasleuth hotpages -p 4242 --duration 10s",
+            "Its hot memory from DAMON, where those pages live and what they are, hottest remote first.",
+        )],
+    ),
+    (
         "completions",
         &[(
             "numasleuth completions bash > /etc/bash_completion.d/numasleuth",
@@ -347,6 +354,7 @@ const SAMPLING: &[&str] = &[
     "top",
     "migrations",
     "hotlines",
+    "hotpages",
     "serve",
     "readers",
 ];
@@ -388,7 +396,11 @@ mod tests {
         let mut root = crate::cli::Cli::command();
         root.build();
         let mut paths = vec![String::new()];
-        for sub in root.get_subcommands().filter(|s| s.get_name() != "help") {
+        // Hidden commands (the hotpages reaper) have no page and no example.
+        for sub in root
+            .get_subcommands()
+            .filter(|s| s.get_name() != "help" && !s.is_hide_set())
+        {
             paths.push(sub.get_name().to_string());
             for subsub in sub.get_subcommands().filter(|s| s.get_name() != "help") {
                 paths.push(format!("{} {}", sub.get_name(), subsub.get_name()));

@@ -96,9 +96,9 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     let mut notes = Vec::new();
     // A kdamond left by a numasleuth that was killed, and not yet reaped.
     match damon_claim::reap(root, &claims) {
-        Ok(Some(done)) => eprintln!("numasleuth: warning: {done}"),
+        Ok(Some(done)) => say!("numasleuth: warning: {done}"),
         Ok(None) => {}
-        Err(e) => eprintln!("numasleuth: warning: could not check for a kdamond left by an earlier run: {e}"),
+        Err(e) => say!("numasleuth: warning: could not check for a kdamond left by an earlier run: {e}"),
     }
     let admin = damon::admin(root)?;
     damon::check_available(&admin)?;
