@@ -35,6 +35,9 @@ frame() {
 run() {
     local name=$1 rc
     shift
+    # Output is framed only once the command ends: this line says which one
+    # was running when a guest times out.
+    echo "@@NSTB:RUNNING:$name@@"
     "$@" >/tmp/out 2>/tmp/err
     rc=$?
     frame "$name" "$rc" /tmp/out
