@@ -73,17 +73,7 @@ pub(crate) fn open_kernel_path(path: &Path, flags: libc::c_int) -> Option<io::Re
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (flags | libc::O_CLOEXEC) as u64;
     how.resolve = libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: a valid directory descriptor, a NUL-terminated path and an
-    // open_how of the size passed, all alive for the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir.as_raw_fd(),
-            c_rest.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
+    let fd = openat2(dir.as_raw_fd(), &c_rest, &how);
     if fd < 0 {
         let error = io::Error::last_os_error();
         if matches!(error.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG)) {
@@ -112,6 +102,35 @@ pub(crate) fn canonical(path: &Path) -> Option<io::Result<String>> {
         return None;
     }
     Some(Ok(target.to_string()))
+}
+
+/// Tries of an `openat2` the kernel answered with EAGAIN.
+const EAGAIN_TRIES: usize = 16;
+
+/// `openat2(dir, path, how)`, tried again while the kernel says EAGAIN: with
+/// `RESOLVE_BENEATH` or `RESOLVE_IN_ROOT` it does when a rename or mount
+/// anywhere on the system raced a `..` in the walk (sysfs links are full of
+/// them), and openat2(2) asks the caller to retry. Returns the raw result
+/// (a descriptor, or -1 with errno set).
+pub(crate) fn openat2(dir: std::os::fd::RawFd, path: &std::ffi::CStr, how: &libc::open_how) -> libc::c_long {
+    let mut fd = -1;
+    for _ in 0..EAGAIN_TRIES {
+        // SAFETY: a valid directory descriptor, a NUL-terminated path and
+        // an open_how of the size passed, all alive for the call.
+        fd = unsafe {
+            libc::syscall(
+                libc::SYS_openat2,
+                dir,
+                path.as_ptr(),
+                how as *const libc::open_how,
+                std::mem::size_of::<libc::open_how>(),
+            )
+        };
+        if fd >= 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EAGAIN) {
+            break;
+        }
+    }
+    fd
 }
 
 #[cfg(test)]

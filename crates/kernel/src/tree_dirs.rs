@@ -165,17 +165,7 @@ fn open_beneath(root: RawFd, dir: &str) -> io::Result<OwnedFd> {
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
     how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
     how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    // SAFETY: a valid directory descriptor, a NUL-terminated path and an
-    // open_how of the size passed, all alive for the call.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            root,
-            path.as_ptr(),
-            &how as *const libc::open_how,
-            std::mem::size_of::<libc::open_how>(),
-        )
-    };
+    let fd = crate::live_open::openat2(root, &path, &how);
     match owned(fd) {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::E2BIG)) => {
             Err(io::Error::from_raw_os_error(libc::ENOSYS))
