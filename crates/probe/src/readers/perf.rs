@@ -278,8 +278,8 @@ impl PerfSource {
                         });
                     }
                     Ok(Record::Comm(comm)) => tasks.on_comm(comm.pid, comm.tid, &comm.comm),
-                    Ok(Record::Fork(fork)) => tasks.on_fork(fork.pid, fork.ppid, fork.tid),
-                    Ok(Record::Exit(exit)) => tasks.on_exit(exit.pid, exit.tid),
+                    Ok(Record::Fork(fork)) => tasks.on_fork(fork.pid, fork.ppid, fork.tid, fork.time),
+                    Ok(Record::Exit(exit)) => tasks.on_exit(exit.pid, exit.tid, exit.time),
                     Ok(Record::Lost(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
                     Ok(Record::LostSamples(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
                     _ => {}

@@ -34,9 +34,10 @@ struct Known {
     cmdline: Option<String>,
     /// `/proc/PID` was read (successfully or not): not tried again.
     looked: bool,
-    /// Its exit record was seen: a later fork of the same PID is a new
-    /// process (PID reuse), not this one seen out of order.
-    exited: bool,
+    /// When its exit record says it ended: a fork of the same PID stamped
+    /// later is a new process (PID reuse). One stamped earlier is this
+    /// process's own fork, drained late from another CPU's ring.
+    exited_ns: Option<u64>,
 }
 
 pub struct Tasks {
@@ -80,17 +81,18 @@ impl Tasks {
         }
     }
 
-    /// `PERF_RECORD_FORK`: a new process (`pid == tid`) started by `ppid`;
-    /// it carries its parent's name until it execs. Records of different
-    /// CPUs arrive in different rings, so the child's exec record may come
-    /// first: a live entry keeps the name it has.
-    pub fn on_fork(&mut self, pid: u32, ppid: u32, tid: u32) {
+    /// `PERF_RECORD_FORK` at `time_ns`: a new process (`pid == tid`)
+    /// started by `ppid`; it carries its parent's name until it execs.
+    /// Records of different CPUs arrive in different rings, so the child's
+    /// exec and even exit records may come first: a live entry keeps the
+    /// name it has, and so does one that exited after this fork.
+    pub fn on_fork(&mut self, pid: u32, ppid: u32, tid: u32, time_ns: u64) {
         if pid != tid {
             return;
         }
         let parent_comm = self.known.get(&ppid).and_then(|k| k.comm.clone());
         let known = self.entry(pid);
-        if known.exited {
+        if known.exited_ns.is_some_and(|exited| time_ns > exited) {
             *known = Known::default();
         }
         known.forked_by = Some(ppid);
@@ -99,12 +101,10 @@ impl Tasks {
         }
     }
 
-    /// `PERF_RECORD_EXIT` of a process (`pid == tid`).
-    pub fn on_exit(&mut self, pid: u32, tid: u32) {
+    /// `PERF_RECORD_EXIT` of a process (`pid == tid`) at `time_ns`.
+    pub fn on_exit(&mut self, pid: u32, tid: u32, time_ns: u64) {
         if pid == tid {
-            if let Some(known) = self.known.get_mut(&pid) {
-                known.exited = true;
-            }
+            self.entry(pid).exited_ns = Some(time_ns);
         }
     }
 
@@ -240,8 +240,8 @@ mod tests {
         tasks.look(50);
         // The exec's record, from another CPU's ring, before the fork's.
         tasks.on_comm(51, 51, b"cat\0\0\0");
-        tasks.on_fork(51, 50, 51);
-        tasks.on_fork(50, 50, 52); // a thread of 50: not a process
+        tasks.on_fork(51, 50, 51, 100);
+        tasks.on_fork(50, 50, 52, 110); // a thread of 50: not a process
         tasks.on_comm(50, 53, b"worker"); // a thread renaming itself
         let reader = tasks.reader(51);
         assert!(tasks.named(51));
@@ -257,8 +257,8 @@ mod tests {
         assert_eq!(tasks.comm(9999), "?");
         // PID 51 exits and is reused by a child of 50 that has not exec'd:
         // its parent's name, but not for sure.
-        tasks.on_exit(51, 51);
-        tasks.on_fork(51, 50, 51);
+        tasks.on_exit(51, 51, 200);
+        tasks.on_fork(51, 50, 51, 300);
         assert_eq!(tasks.comm(51), "sh");
         assert!(!tasks.named(51));
     }
@@ -268,13 +268,28 @@ mod tests {
         let (_dir, root) = tree(&[]);
         let mut tasks = Tasks::new(root);
         tasks.on_comm(60, 60, b"sh");
-        tasks.on_fork(61, 60, 61);
+        tasks.on_fork(61, 60, 61, 100);
         let mut reader = tasks.reader(61);
         assert_eq!(reader.comm, "sh", "inherited at fork, gone from /proc");
         tasks.on_comm(61, 61, b"cat");
         tasks.rename(&mut reader);
         assert_eq!(reader.comm, "cat");
         assert_eq!(reader.parents[0].comm, "sh");
+    }
+
+    /// A `cat` on CPU 1 execs, reads and exits; its fork record, on the
+    /// shell's CPU 0, is drained after all that: it is the same process,
+    /// and keeps the name its exec gave it.
+    #[test]
+    fn a_fork_drained_after_the_exit_it_preceded_keeps_the_exec_name() {
+        let (_dir, root) = tree(&[]);
+        let mut tasks = Tasks::new(root);
+        tasks.on_comm(70, 70, b"sh");
+        tasks.on_comm(71, 71, b"cat");
+        tasks.on_exit(71, 71, 2_000);
+        tasks.on_fork(71, 70, 71, 1_000);
+        assert!(tasks.named(71));
+        assert_eq!(tasks.reader(71).comm, "cat");
     }
 
     #[test]
