@@ -104,7 +104,9 @@ impl Tasks {
     /// `PERF_RECORD_EXIT` of a process (`pid == tid`) at `time_ns`.
     pub fn on_exit(&mut self, pid: u32, tid: u32, time_ns: u64) {
         if pid == tid {
-            self.entry(pid).exited_ns = Some(time_ns);
+            if let Some(known) = self.known.get_mut(&pid) {
+                known.exited_ns = Some(time_ns);
+            }
         }
     }
 
