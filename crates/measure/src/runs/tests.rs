@@ -42,6 +42,21 @@ pub(crate) fn running_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// What still runs with `marker` once a kill has had time to land: a
+/// SIGKILLed process is not gone the instant `kill` returns (on a loaded
+/// machine it may not have run its exit yet), so this waits up to 2 s for
+/// the list to empty, and returns what is left.
+fn surviving(marker: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let found = running_with(marker);
+        if found.is_empty() || std::time::Instant::now() >= deadline {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A workload that forks: at the timeout, on a stop request and at its
 /// own exit, nothing it started survives the run.
 #[test]
@@ -51,7 +66,7 @@ fn nothing_a_workload_started_survives_its_run() {
     let mut run = spec(&timed, cpu);
     run.timeout = Some(Duration::from_millis(300));
     assert!(run_once(&run, |_| ()).unwrap().timed_out);
-    assert_eq!(running_with("7.0101"), Vec::<String>::new());
+    assert_eq!(surviving("7.0101"), Vec::<String>::new());
 
     let stop = Stop::new();
     stop.request();
@@ -60,7 +75,7 @@ fn nothing_a_workload_started_survives_its_run() {
     run.stop = &stop;
     let record = run_once(&run, |_| ()).unwrap();
     assert!(record.stopped && !record.timed_out);
-    assert_eq!(running_with("7.0202"), Vec::<String>::new());
+    assert_eq!(surviving("7.0202"), Vec::<String>::new());
 
     // The command exits at once, leaving a background child holding the
     // output open: the child goes with it, and the output closes at once.
@@ -68,7 +83,7 @@ fn nothing_a_workload_started_survives_its_run() {
     let record = run_once(&spec(&exits, cpu), |_| ()).unwrap();
     assert_eq!(record.exit.code, Some(0));
     assert_eq!(record.output.note, None, "the output was not left open");
-    assert_eq!(running_with("77.0303"), Vec::<String>::new());
+    assert_eq!(surviving("77.0303"), Vec::<String>::new());
 }
 
 #[test]

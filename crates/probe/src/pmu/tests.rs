@@ -345,6 +345,21 @@ fn running_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// What still runs with `marker` once the kill has had time to land: a
+/// SIGKILLed process is not gone the instant `kill` returns (on a loaded
+/// machine it may not have run its exit yet), so this waits up to 2 s for
+/// the list to empty, and returns what is left.
+fn surviving(marker: &str) -> Vec<String> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let found = running_with(marker);
+        if found.is_empty() || std::time::Instant::now() >= deadline {
+            return found;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
 /// A command that forks: what it leaves in the background goes with it,
 /// and a stop request (Ctrl-C) ends the whole group.
 #[test]
@@ -362,7 +377,7 @@ fn nothing_a_counted_command_started_survives_it() {
         "{:?}",
         raw.target
     );
-    assert_eq!(running_with("77.0404"), Vec::<String>::new());
+    assert_eq!(surviving("77.0404"), Vec::<String>::new());
     let stop = Stop::new();
     stop.request();
     let raw = count(&spec("sleep 78.0505 & sleep 79.0505"), &stop).unwrap();
@@ -371,5 +386,5 @@ fn nothing_a_counted_command_started_survives_it() {
         "{:?}",
         raw.target
     );
-    assert_eq!(running_with(".0505"), Vec::<String>::new());
+    assert_eq!(surviving(".0505"), Vec::<String>::new());
 }
