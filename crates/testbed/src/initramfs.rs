@@ -131,6 +131,20 @@ fn machine_id(name: &str) -> String {
     )
 }
 
+/// The directories every image has, made before any file goes in.
+const BASE_DIRS: [&str; 10] = [
+    "bin",
+    "dev",
+    "proc",
+    "sys",
+    "tmp",
+    "lib",
+    "lib/modules",
+    "etc",
+    "var",
+    "var/lib",
+];
+
 /// Writes the gzip-compressed newc archive for `spec` to `out`.
 pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String> {
     let read = |p: &Path| fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
@@ -149,18 +163,7 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     let mut w = CpioWriter::new(gz);
     let io = |e: std::io::Error| format!("writing {}: {e}", out.display());
 
-    for dir in [
-        "bin",
-        "dev",
-        "proc",
-        "sys",
-        "tmp",
-        "lib",
-        "lib/modules",
-        "etc",
-        "var",
-        "var/lib",
-    ] {
+    for dir in BASE_DIRS {
         w.dir(dir, 0o755).map_err(io)?;
     }
     // `--apply` refuses a system it cannot name (its journal would be
@@ -179,20 +182,7 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     }
     // The kernel unpacks an entry only into a directory that exists, so
     // nested extra files get their parents first (each once, in order).
-    let mut made: std::collections::BTreeSet<String> = [
-        "bin",
-        "dev",
-        "proc",
-        "sys",
-        "tmp",
-        "lib",
-        "lib/modules",
-        "etc",
-        "var",
-        "var/lib",
-    ]
-    .map(String::from)
-    .into();
+    let mut made: std::collections::BTreeSet<String> = BASE_DIRS.map(String::from).into();
     for (inside, host_file) in &spec.extra_files {
         let parts: Vec<&str> = inside.split('/').collect();
         for depth in 1..parts.len() {
