@@ -4,6 +4,7 @@
 //! tested on pasted captures, and a reader that takes a [`Root`] so the same
 //! code reads the live system, a fixture tree, or a snapshot.
 
+pub mod atomic_write;
 pub mod cgroup;
 pub mod cpulist;
 pub mod error;
