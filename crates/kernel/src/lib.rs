@@ -11,6 +11,7 @@ pub mod error;
 pub mod gather;
 pub mod human_list;
 mod live_open;
+pub mod memory_sample;
 pub mod pages;
 pub mod pages_capture;
 mod pages_reveal;

@@ -1,5 +1,6 @@
 //! What one scrape reads. Cheap files (zoneinfo, each node's meminfo and
-//! numastat, /proc/vmstat) are read on every scrape; the doctor checks,
+//! numastat, /proc/vmstat, read by `gather::memory_sample`) are read on
+//! every scrape; the doctor checks,
 //! the IRQ audit and `--pid` numa_maps walks are refreshed at most every
 //! `--interval` and served from a cache between scrapes. Nothing here reads
 //! /proc/slabinfo or walks every process; who else opens it is counted by
@@ -10,7 +11,7 @@
 //! counter is a lower bound (moves and returns between two refreshes are
 //! not seen), enough for an alert on threads that keep hopping.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -19,8 +20,7 @@ use numasleuth_analyze::irq::audit;
 use numasleuth_analyze::memwatch::machine_counters;
 use numasleuth_analyze::migrations::refresh::moves_between;
 use numasleuth_kernel::gather::read_topology;
-use numasleuth_kernel::procfs::{meminfo, settings, zoneinfo};
-use numasleuth_kernel::sysfs::node::{self, NODE_DIR};
+use numasleuth_kernel::gather::{memory_sample, MemoryParts, MemorySample};
 use numasleuth_kernel::Root;
 use numasleuth_model::process::ProcessModel;
 use numasleuth_model::Topology;
@@ -159,41 +159,36 @@ impl Collector {
             build: self.build.clone(),
             ..Exposition::default()
         };
-        let mut errors = Vec::new();
-        match zoneinfo::read(&self.root) {
-            Ok(zones) => {
-                let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
-                if let Some(page) = self.base_page_bytes {
-                    e.watermarks = zones
-                        .iter()
-                        .filter(|z| z.managed_pages > 0)
-                        .map(|z| Watermark {
-                            node: z.node,
-                            zone: z.name.clone(),
-                            min_bytes: z.min_pages.saturating_mul(page),
-                            low_bytes: z.low_pages.saturating_mul(page),
-                            high_bytes: z.high_pages.saturating_mul(page),
-                        })
-                        .collect();
-                }
-                e.nodes = nodes.iter().map(|&n| self.node(n, &mut errors)).collect();
-            }
-            Err(_) => errors.push(("zoneinfo".to_string(), 1)),
+        // One reading of the memory signals, as memwatch and top take it;
+        // what could not be read is a collect error, and the rest is served.
+        let reading = memory_sample(&self.root, MemoryParts::EXPORT);
+        if let Some(page) = self.base_page_bytes {
+            e.watermarks = reading
+                .zones
+                .iter()
+                .filter(|z| z.managed_pages > 0)
+                .map(|z| Watermark {
+                    node: z.node,
+                    zone: z.name.clone(),
+                    min_bytes: z.min_pages.saturating_mul(page),
+                    low_bytes: z.low_pages.saturating_mul(page),
+                    high_bytes: z.high_pages.saturating_mul(page),
+                })
+                .collect();
         }
-        match settings::read_vmstat(&self.root) {
-            Ok(vmstat) => {
-                let m = machine_counters(&vmstat);
-                e.reclaim = Some(ReclaimMetrics {
-                    scan_kswapd: m.pgscan_kswapd,
-                    scan_direct: m.pgscan_direct,
-                    steal_kswapd: m.pgsteal_kswapd,
-                    steal_direct: m.pgsteal_direct,
-                    allocstall: m.allocstall,
-                    oom_kill: m.oom_kill,
-                });
+        e.nodes = reading.nodes().into_iter().map(|n| node_metrics(&reading, n)).collect();
+        e.reclaim = reading.vmstat.as_ref().map(|vmstat| {
+            let m = machine_counters(vmstat);
+            ReclaimMetrics {
+                scan_kswapd: m.pgscan_kswapd,
+                scan_direct: m.pgscan_direct,
+                steal_kswapd: m.pgsteal_kswapd,
+                steal_direct: m.pgsteal_direct,
+                allocstall: m.allocstall,
+                oom_kill: m.oom_kill,
             }
-            Err(_) => errors.push(("vmstat".to_string(), 1)),
-        }
+        });
+        let mut errors: Vec<(String, u64)> = reading.unread.into_iter().map(|(part, _)| (part, 1)).collect();
         let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).clone();
         e.irqs = cached.irqs;
         e.findings = cached.findings;
@@ -210,39 +205,23 @@ impl Collector {
         e
     }
 
-    fn node(&self, node: u32, errors: &mut Vec<(String, u64)>) -> NodeMetrics {
-        let mut m = NodeMetrics {
-            node,
-            ..NodeMetrics::default()
-        };
-        // A kernel built without NUMA has no node directory: everything is
-        // node 0, and /proc/meminfo is its meminfo.
-        let path = if node == 0 && !self.root.exists(NODE_DIR) {
-            "proc/meminfo".to_string()
-        } else {
-            format!("{NODE_DIR}/node{node}/meminfo")
-        };
-        match meminfo::read(&self.root, &path) {
-            Ok(info) => {
-                m.free_bytes = info.free_bytes();
-                m.total_bytes = info.total_bytes();
-            }
-            Err(_) => errors.push((format!("node{node}/meminfo"), 1)),
-        }
-        match node::read_counters(&self.root, [node], "numastat") {
-            Ok(mut nodes) => {
-                let counters = nodes.remove(&node).unwrap_or_default();
-                m.numa_hit = counters.get("numa_hit").copied();
-                m.numa_miss = counters.get("numa_miss").copied();
-                m.numa_foreign = counters.get("numa_foreign").copied();
-            }
-            Err(_) => errors.push((format!("node{node}/numastat"), 1)),
-        }
-        m
-    }
-
     /// The exposition as OpenMetrics text.
     pub fn render(&self) -> String {
         encode_text(&self.scrape())
+    }
+}
+
+/// One node's figures from the reading; what was not read is absent.
+fn node_metrics(reading: &MemorySample, node: u32) -> NodeMetrics {
+    let info = reading.node_meminfo.get(&node);
+    let numastat = reading.numastat.get(&node);
+    let counter = |name: &str| numastat.and_then(|c| c.get(name).copied());
+    NodeMetrics {
+        node,
+        free_bytes: info.and_then(|i| i.free_bytes()),
+        total_bytes: info.and_then(|i| i.total_bytes()),
+        numa_hit: counter("numa_hit"),
+        numa_miss: counter("numa_miss"),
+        numa_foreign: counter("numa_foreign"),
     }
 }

@@ -168,3 +168,93 @@ fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<
         None
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn fixture(name: &str) -> Root {
+        Root::directory(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    fn no_processes() -> Arc<ProcessReader> {
+        Arc::new(|_: &Root, pid, _: &_| anyhow::bail!("process {pid} not read here"))
+    }
+
+    #[test]
+    fn a_textfile_directory_anyone_may_write_is_refused_and_a_group_one_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |bits| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(bits)).unwrap();
+            textfile_dir_warning(dir.path(), &std::fs::metadata(dir.path()).unwrap())
+        };
+        assert!(mode(0o777).is_err());
+        assert!(mode(0o775).unwrap().unwrap().contains("written by its group"));
+        assert_eq!(mode(0o755).unwrap(), None);
+    }
+
+    #[test]
+    fn once_writes_the_textfile_whole_and_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let options = Options {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            textfile: Some(dir.path().to_path_buf()),
+            once: true,
+            interval: Duration::from_secs(1),
+            pids: vec![],
+            lock_open_cpus: None,
+            build: BuildInfo::default(),
+        };
+        let ended = run(
+            &fixture("qemu-two-nodes"),
+            &options,
+            no_processes(),
+            &Stop::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let target = dir.path().join(TEXTFILE_NAME);
+        assert_eq!(ended, Ended::Wrote(target.clone()));
+        let text = std::fs::read_to_string(&target).unwrap();
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        assert!(text.contains("numasleuth_node_numa_hit_total{node=\"1\"}"), "{text}");
+        // Nothing but the file is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_scrape_reads_every_node_and_counts_what_it_could_not_read() {
+        let collector = Collector::new(fixture("qemu-two-nodes"), vec![], BuildInfo::default(), no_processes());
+        let e = collector.scrape();
+        assert_eq!(e.nodes.iter().map(|n| n.node).collect::<Vec<_>>(), [0, 1]);
+        assert!(e.nodes.iter().all(|n| n.total_bytes.is_some() && n.numa_hit.is_some()));
+        assert!(e.reclaim.is_some());
+        assert!(e.collect_errors.is_empty(), "{:?}", e.collect_errors);
+        // The incident's capture kept no numastat: absent, not an error.
+        let e = Collector::new(
+            fixture("zone-reclaim-incident"),
+            vec![],
+            BuildInfo::default(),
+            no_processes(),
+        )
+        .scrape();
+        assert!(e.nodes.iter().all(|n| n.numa_hit.is_none() && n.free_bytes.is_some()));
+        let empty = tempfile::tempdir().unwrap();
+        let e = Collector::new(
+            Root::directory(empty.path()).unwrap(),
+            vec![],
+            BuildInfo::default(),
+            no_processes(),
+        )
+        .scrape();
+        let sources: Vec<&str> = e.collect_errors.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(sources, ["zoneinfo", "vmstat"]);
+    }
+}
