@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::node_signals::SignalEvent;
+use crate::memwatch::Event;
 
 /// A spike is a latency at least this many times the median.
 pub const SPIKE_FACTOR: u64 = 10;
@@ -45,7 +45,7 @@ pub fn spikes(
     buckets: &[Bucket],
     median_ns: u64,
     percentiles: &[(String, u64)],
-    events: &[SignalEvent],
+    events: &[Event],
     window: Window,
 ) -> Vec<Spike> {
     let threshold_ns = median_ns.max(1).saturating_mul(SPIKE_FACTOR);
@@ -84,16 +84,16 @@ pub fn spikes(
 
 /// The events in the window, nearest first, one per kind (a node sitting
 /// under its watermark is reported every sample; the nearest says it).
-fn coincident(t_s: f64, latency_ns: u64, events: &[SignalEvent], window: Window) -> Vec<String> {
+fn coincident(t_s: f64, latency_ns: u64, events: &[Event], window: Window) -> Vec<String> {
     let end_s = t_s + latency_ns as f64 / 1e9;
-    let mut near: Vec<&SignalEvent> = events
+    let mut near: Vec<&Event> = events
         .iter()
         .filter(|e| e.t_s >= t_s - window.before_s && e.t_s <= end_s + window.after_s)
         .collect();
     near.sort_by(|a, b| (a.t_s - t_s).abs().total_cmp(&(b.t_s - t_s).abs()));
     let mut kinds = std::collections::BTreeSet::new();
     near.into_iter()
-        .filter(|e| kinds.insert(kind(&e.message)))
+        .filter(|e| kinds.insert((e.kind, e.node)))
         .take(MAX_EVENTS_PER_SPIKE)
         .map(|e| {
             let dt_ms = (t_s - e.t_s) * 1e3;
@@ -106,23 +106,10 @@ fn coincident(t_s: f64, latency_ns: u64, events: &[SignalEvent], window: Window)
         .collect()
 }
 
-/// An event's message without its numbers: "node 1 below low watermark
-/// (5612 free pages)" and "(5600 free pages)" are the same kind.
-fn kind(message: &str) -> String {
-    message.chars().filter(|c| !c.is_ascii_digit()).collect::<String>() + &node_of(message)
-}
-
-/// Node ids name different kinds: node 0's fallback is not node 1's.
-fn node_of(message: &str) -> String {
-    message
-        .strip_prefix("node ")
-        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memwatch::EventKind;
 
     fn bucket(start_s: f64, max_ns: u64) -> Bucket {
         Bucket {
@@ -136,6 +123,15 @@ mod tests {
 
     fn labels() -> Vec<(String, u64)> {
         vec![("p99".into(), 5_000), ("p99.9".into(), 40_000_000)]
+    }
+
+    fn at(t_s: f64, node: Option<u32>, kind: EventKind, message: &str) -> Event {
+        Event {
+            t_s,
+            node,
+            kind,
+            message: message.into(),
+        }
     }
 
     const WINDOW: Window = Window {
@@ -163,22 +159,15 @@ mod tests {
     #[test]
     fn events_inside_the_window_are_attached_with_their_offset() {
         let events = [
-            SignalEvent {
-                t_s: 10.0,
-                message: "too early".into(),
-            },
-            SignalEvent {
-                t_s: 12.297,
-                message: "direct reclaim scanned 64 pages".into(),
-            },
-            SignalEvent {
-                t_s: 12.5,
-                message: "node 1 below low watermark (150 free pages)".into(),
-            },
-            SignalEvent {
-                t_s: 13.0,
-                message: "too late".into(),
-            },
+            at(10.0, None, EventKind::KswapdScan, "too early"),
+            at(12.297, None, EventKind::DirectScan, "direct reclaim scanned 64 pages"),
+            at(
+                12.5,
+                Some(1),
+                EventKind::UnderLow,
+                "node 1 below low watermark (150 free pages)",
+            ),
+            at(13.0, None, EventKind::KswapdScan, "too late"),
         ];
         let got = spikes(&[bucket(12.299, 41_000_000)], 1_000, &labels(), &events, WINDOW);
         assert_eq!(
@@ -192,16 +181,23 @@ mod tests {
 
     #[test]
     fn repeated_events_are_said_once_the_nearest_one() {
-        let at = |t_s: f64, message: &str| SignalEvent {
-            t_s,
-            message: message.into(),
-        };
+        let (low, fallback) = (EventKind::UnderLow, EventKind::NumaFallback);
         let events = [
-            at(4.8, "node 1 below low watermark (5612 free pages)"),
-            at(4.8, "node 0: 3305 pages allocated here as fallback (numa_miss)"),
-            at(5.0, "node 1 below low watermark (5600 free pages)"),
-            at(5.0, "node 0: 20 pages allocated here as fallback (numa_miss)"),
-            at(5.0, "node 2 below low watermark (7 free pages)"),
+            at(4.8, Some(1), low, "node 1 below low watermark (5612 free pages)"),
+            at(
+                4.8,
+                Some(0),
+                fallback,
+                "node 0: 3305 pages allocated here as fallback (numa_miss)",
+            ),
+            at(5.0, Some(1), low, "node 1 below low watermark (5600 free pages)"),
+            at(
+                5.0,
+                Some(0),
+                fallback,
+                "node 0: 20 pages allocated here as fallback (numa_miss)",
+            ),
+            at(5.0, Some(2), low, "node 2 below low watermark (7 free pages)"),
         ];
         let got = spikes(&[bucket(4.999, 41_000_000)], 1_000, &[], &events, WINDOW);
         assert_eq!(

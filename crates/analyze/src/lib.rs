@@ -21,7 +21,6 @@ pub mod mem;
 pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;
-pub mod node_signals;
 pub mod page_move;
 pub mod pmu;
 pub mod process;

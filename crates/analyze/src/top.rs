@@ -9,7 +9,7 @@ use numasleuth_kernel::procfs::stat::CpuTicks;
 use numasleuth_kernel::IdList;
 use numasleuth_model::top::{Frame, NodeRow};
 
-use crate::node_signals::{NodeSignal, Signals};
+use crate::memwatch::{NodeSample, Sample};
 use crate::rates::{cpu_util_percent, per_sec};
 
 /// What one refresh read: each CPU's ticks and, when readable, the memory
@@ -17,7 +17,7 @@ use crate::rates::{cpu_util_percent, per_sec};
 #[derive(Debug, Clone, Default)]
 pub struct Reading {
     pub ticks: BTreeMap<u32, CpuTicks>,
-    pub signals: Option<Signals>,
+    pub signals: Option<Sample>,
 }
 
 /// The frame's node rows and reclaim rates; `before` is the previous
@@ -32,7 +32,7 @@ pub fn frame(nodes: &[(u32, IdList)], before: Option<(&Reading, f64)>, now: &Rea
         let signal = node_signal(&now.signals, *node);
         let previous = node_signal(&then.signals, *node);
         let rate =
-            |pick: fn(&NodeSignal) -> Option<u64>| per_sec(signal.and_then(pick), previous.and_then(pick), dt_s?);
+            |pick: fn(&NodeSample) -> Option<u64>| per_sec(signal.and_then(pick), previous.and_then(pick), dt_s?);
         frame.nodes.push(NodeRow {
             node: *node,
             cpus: cpus.to_string(),
@@ -46,20 +46,29 @@ pub fn frame(nodes: &[(u32, IdList)], before: Option<(&Reading, f64)>, now: &Rea
         });
     }
     if let (Some(now_s), Some(then_s), Some(dt_s)) = (&now.signals, &then.signals, dt_s) {
-        frame.kswapd_scan_per_sec = per_sec(Some(now_s.pgscan_kswapd), Some(then_s.pgscan_kswapd), dt_s);
-        frame.direct_scan_per_sec = per_sec(Some(now_s.pgscan_direct), Some(then_s.pgscan_direct), dt_s);
-        frame.allocstall_per_sec = per_sec(Some(now_s.allocstall), Some(then_s.allocstall), dt_s);
+        frame.kswapd_scan_per_sec = per_sec(
+            Some(now_s.machine.pgscan_kswapd),
+            Some(then_s.machine.pgscan_kswapd),
+            dt_s,
+        );
+        frame.direct_scan_per_sec = per_sec(
+            Some(now_s.machine.pgscan_direct),
+            Some(then_s.machine.pgscan_direct),
+            dt_s,
+        );
+        frame.allocstall_per_sec = per_sec(Some(now_s.machine.allocstall), Some(then_s.machine.allocstall), dt_s);
     }
     frame
 }
 
-fn node_signal(signals: &Option<Signals>, node: u32) -> Option<&NodeSignal> {
+fn node_signal(signals: &Option<Sample>, node: u32) -> Option<&NodeSample> {
     signals.as_ref()?.nodes.iter().find(|n| n.node == node)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::memwatch::MachineCounters;
 
     fn reading(busy_ticks: u64, free_pages: u64, numa_miss: u64, pgscan_kswapd: u64) -> Reading {
         let ticks = (0..2)
@@ -73,23 +82,25 @@ mod tests {
                 )
             })
             .collect();
-        let node = NodeSignal {
+        let node = NodeSample {
             node: 0,
             free_pages,
             min_pages: 10,
             low_pages: 20,
             high_pages: 30,
             numa_miss: Some(numa_miss),
-            ..NodeSignal::default()
+            ..NodeSample::default()
         };
         Reading {
             ticks,
-            signals: Some(Signals {
+            signals: Some(Sample {
                 t_s: 0.0,
                 nodes: vec![node],
-                pgscan_kswapd,
-                pgscan_direct: 0,
-                allocstall: 0,
+                machine: MachineCounters {
+                    pgscan_kswapd,
+                    ..MachineCounters::default()
+                },
+                zone_reclaim_mode: None,
             }),
         }
     }

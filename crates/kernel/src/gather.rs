@@ -198,3 +198,7 @@ fn noted<T>(gaps: &mut Gaps, result: Result<T, ReadError>) -> Result<T, ReadErro
     }
     result
 }
+
+/// The per-node memory signals, read once for every command that samples
+/// them (memwatch, top, serve, probe-latency).
+pub use crate::memory_sample::{memory_sample, MemorySample, Parts as MemoryParts};

@@ -4,12 +4,14 @@
 //! tested on pasted captures, and a reader that takes a [`Root`] so the same
 //! code reads the live system, a fixture tree, or a snapshot.
 
+pub mod atomic_write;
 pub mod cgroup;
 pub mod cpulist;
 pub mod error;
 pub mod gather;
 pub mod human_list;
 mod live_open;
+pub mod memory_sample;
 pub mod pages;
 pub mod pages_capture;
 mod pages_reveal;

@@ -17,8 +17,8 @@
 //! claim; anything else is left as it is and the stale claim dropped.
 
 use std::fs;
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::Read;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use numasleuth_kernel::procfs::process::read_process_stat;
@@ -94,18 +94,7 @@ impl ClaimFile {
 
     fn write(&self) -> Result<(), String> {
         let text = serde_json::to_string(&self.claim).map_err(|e| e.to_string())?;
-        let tmp = self.path.with_extension("json.tmp");
-        let _ = fs::remove_file(&tmp);
-        let mut f = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(libc::O_NOFOLLOW)
-            .open(&tmp)
-            .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
-            .and_then(|()| fs::rename(&tmp, &self.path))
+        numasleuth_kernel::atomic_write::write_atomic(&self.path, text.as_bytes(), 0o600)
             .map_err(|e| format!("writing {}: {e}", self.path.display()))
     }
 

@@ -3,7 +3,6 @@
 //! reclaim.
 
 use numasleuth_analyze::memwatch::{Event, MachineRow, NodeSample, Row, Sample};
-use serde::Serialize;
 use serde_json::{json, Value};
 
 use crate::svg_chart::{line_chart, Series};
@@ -137,14 +136,8 @@ pub fn sample_json(rows: &[Row], machine: &MachineRow, events: &[Event]) -> Valu
            "nodes": rows, "machine": machine, "events": events})
 }
 
-/// What taking one sample cost, over a run: median and worst, and the
-/// median as a share of the interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Cost {
-    pub median_us: f64,
-    pub max_us: f64,
-    pub share_of_interval_percent: f64,
-}
+/// What taking one sample cost, derived in analyze.
+pub use numasleuth_analyze::memwatch::Cost;
 
 /// The last JSON line: what sampling cost (`None` when stopped before a
 /// second sample was taken) and how the run ended.

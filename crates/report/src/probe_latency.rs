@@ -3,7 +3,7 @@
 //! the gap between them is the point of the probe.
 
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
-use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::memwatch::Event;
 use numasleuth_analyze::readers::name_with_parent;
 use numasleuth_analyze::spike_readers::describe;
 use serde_json::{json, Map, Value};
@@ -56,7 +56,7 @@ pub struct ProbeReport {
     pub signal_interval_s: f64,
     pub signal_events: u64,
     /// The events themselves, for the JSON (at most [`JSON_EVENTS`]).
-    pub events: Vec<SignalEvent>,
+    pub events: Vec<Event>,
     /// Why the memory signals are incomplete, if they are.
     pub signal_notes: Vec<String>,
     /// Opens of lock-taking kernel files during the run (`--readers`).
@@ -267,7 +267,8 @@ pub fn json(r: &ProbeReport) -> Value {
         },
         "signals": {"samples": r.signal_samples, "interval_s": r.signal_interval_s,
                     "events": r.signal_events, "notes": r.signal_notes,
-                    "event_list": r.events.iter().take(JSON_EVENTS).collect::<Vec<_>>()},
+                    "event_list": r.events.iter().take(JSON_EVENTS)
+                        .map(|e| json!({"t_s": e.t_s, "message": e.message})).collect::<Vec<_>>()},
     })
 }
 
@@ -337,8 +338,10 @@ mod tests {
             signal_samples: 10,
             signal_interval_s: 0.2,
             signal_events: 1,
-            events: vec![SignalEvent {
+            events: vec![Event {
                 t_s: 0.497,
+                node: None,
+                kind: numasleuth_analyze::memwatch::EventKind::KswapdScan,
                 message: "kswapd scanned 5 pages".into(),
             }],
             signal_notes: vec![],

@@ -1,4 +1,12 @@
-//! Watermark, reclaim and OOM events from a series of samples.
+//! The one detector of memory events, for every command that samples the
+//! node memory signals. It gives two typed lists between two samples:
+//!
+//! - [`EventTracker::events`], what changed (memwatch prints these): a node
+//!   crossed a watermark or recovered, reclaim or an OOM kill happened;
+//! - [`EventTracker::conditions`], what held during the interval, said
+//!   every sample it holds (probe-latency lines spikes up against these: a
+//!   spike seconds after a node fell under its low watermark is still
+//!   explained by it).
 //!
 //! A node that hovers a few pages around its low watermark must not flap
 //! between "fell below" and "back above": the tracker keeps each node's
@@ -18,15 +26,56 @@ pub const RECOVERY_SAMPLES: u32 = 5;
 /// A kswapd episode smaller than this is routine background reclaim.
 const KSWAPD_EPISODE_MIN_BYTES: u64 = 4 << 20;
 
+/// What an event says; serialized as its kebab-case name (`below-low`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EventKind {
+    // Changes.
+    BelowLow,
+    BelowMin,
+    Recovered,
+    DirectReclaim,
+    NodeReclaim,
+    KswapdEpisode,
+    OomKill,
+    // Conditions, said every sample they hold.
+    UnderLow,
+    UnderMin,
+    /// The node took allocations meant for another (numa_miss grew).
+    NumaFallback,
+    AllocStalls,
+    DirectScan,
+    KswapdScan,
+}
+
+impl EventKind {
+    /// The name JSON carries.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::BelowLow => "below-low",
+            EventKind::BelowMin => "below-min",
+            EventKind::Recovered => "recovered",
+            EventKind::DirectReclaim => "direct-reclaim",
+            EventKind::NodeReclaim => "node-reclaim",
+            EventKind::KswapdEpisode => "kswapd-episode",
+            EventKind::OomKill => "oom-kill",
+            EventKind::UnderLow => "under-low",
+            EventKind::UnderMin => "under-min",
+            EventKind::NumaFallback => "numa-fallback",
+            EventKind::AllocStalls => "alloc-stalls",
+            EventKind::DirectScan => "direct-scan",
+            EventKind::KswapdScan => "kswapd-scan",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Event {
     pub t_s: f64,
     /// `None` for machine-wide events (reclaim and OOM counters are not
     /// per node in /proc/vmstat).
     pub node: Option<u32>,
-    /// `below-low`, `below-min`, `recovered`, `direct-reclaim`,
-    /// `node-reclaim`, `kswapd-episode`, `oom-kill`.
-    pub kind: &'static str,
+    pub kind: EventKind,
     pub message: String,
 }
 
@@ -125,7 +174,7 @@ impl EventTracker {
                 return Some(Event {
                     t_s: current.t_s,
                     node: Some(node.node),
-                    kind: "recovered",
+                    kind: EventKind::Recovered,
                     message: format!(
                         "node {} recovered at t={:.1} s: {} free, {why}",
                         node.node, current.t_s, node.free_pages
@@ -140,9 +189,9 @@ impl EventTracker {
 
     fn fell_event(&self, previous: &Sample, current: &Sample, node: &NodeSample, level: u8) -> Event {
         let (kind, mark, pages) = if level == 2 {
-            ("below-min", "min", node.min_pages)
+            (EventKind::BelowMin, "min", node.min_pages)
         } else {
-            ("below-low", "low", node.low_pages)
+            (EventKind::BelowLow, "low", node.low_pages)
         };
         let mut message = format!(
             "node {} fell below its {mark} watermark at t={:.1} s ({} free, {mark} {pages})",
@@ -177,7 +226,7 @@ impl EventTracker {
         if stalls > 0 {
             out.push(self.machine_event(
                 current,
-                "direct-reclaim",
+                EventKind::DirectReclaim,
                 format!(
                     "direct reclaim at t={:.1} s (machine-wide): {stalls} allocation stalls, {direct} pages scanned",
                     current.t_s
@@ -188,8 +237,14 @@ impl EventTracker {
             // zone_reclaim_mode is set: the allocating node reclaimed its
             // own pages rather than spill to another node.
             let (kind, what) = match current.zone_reclaim_mode {
-                Some(mode) if mode != 0 => ("node-reclaim", format!("node-local reclaim (zone_reclaim_mode={mode})")),
-                _ => ("direct-reclaim", "direct reclaim without allocation stalls".to_string()),
+                Some(mode) if mode != 0 => (
+                    EventKind::NodeReclaim,
+                    format!("node-local reclaim (zone_reclaim_mode={mode})"),
+                ),
+                _ => (
+                    EventKind::DirectReclaim,
+                    "direct reclaim without allocation stalls".to_string(),
+                ),
             };
             out.push(self.machine_event(
                 current,
@@ -205,7 +260,7 @@ impl EventTracker {
         if ooms > 0 {
             out.push(self.machine_event(
                 current,
-                "oom-kill",
+                EventKind::OomKill,
                 format!(
                     "{ooms} OOM kill(s) between t={:.1} s and t={:.1} s",
                     previous.t_s, current.t_s
@@ -236,7 +291,7 @@ impl EventTracker {
                     let seconds = previous.t_s - episode.start_t_s;
                     self.machine_event(
                         current,
-                        "kswapd-episode",
+                        EventKind::KswapdEpisode,
                         format!(
                             "kswapd reclaimed {} in {seconds:.1} s (t={:.1} s to t={:.1} s, machine-wide)",
                             mib(bytes),
@@ -250,7 +305,7 @@ impl EventTracker {
         }
     }
 
-    fn machine_event(&self, current: &Sample, kind: &'static str, message: String) -> Event {
+    fn machine_event(&self, current: &Sample, kind: EventKind, message: String) -> Event {
         Event {
             t_s: current.t_s,
             node: None,
@@ -258,6 +313,61 @@ impl EventTracker {
             message,
         }
     }
+}
+
+/// What held between `previous` and `current`: a node under a watermark
+/// (said every sample it stays there), NUMA fallback onto a node, and
+/// reclaim activity. Stateless: counters that go backwards or vanish are
+/// not events.
+pub fn conditions(previous: &Sample, current: &Sample) -> Vec<Event> {
+    let mut out = Vec::new();
+    let mut say = |node: Option<u32>, kind: EventKind, message: String| {
+        out.push(Event {
+            t_s: current.t_s,
+            node,
+            kind,
+            message,
+        })
+    };
+    for node in &current.nodes {
+        let under = match raw_level(node) {
+            2 => Some((EventKind::UnderMin, "min")),
+            1 => Some((EventKind::UnderLow, "low")),
+            _ => None,
+        };
+        if let Some((kind, mark)) = under {
+            let message = format!(
+                "node {} below {mark} watermark ({} free pages)",
+                node.node, node.free_pages
+            );
+            say(Some(node.node), kind, message);
+        }
+        let before = previous.nodes.iter().find(|p| p.node == node.node);
+        if let Some(d) = grew(node.numa_miss, before.and_then(|b| b.numa_miss)) {
+            let message = format!("node {}: {d} pages allocated here as fallback (numa_miss)", node.node);
+            say(Some(node.node), EventKind::NumaFallback, message);
+        }
+    }
+    let (now, then) = (&current.machine, &previous.machine);
+    if let Some(d) = grew(Some(now.allocstall), Some(then.allocstall)) {
+        say(
+            None,
+            EventKind::AllocStalls,
+            format!("direct reclaim: {d} allocation stall(s)"),
+        );
+    }
+    if let Some(d) = grew(Some(now.pgscan_direct), Some(then.pgscan_direct)) {
+        say(None, EventKind::DirectScan, format!("direct reclaim scanned {d} pages"));
+    }
+    if let Some(d) = grew(Some(now.pgscan_kswapd), Some(then.pgscan_kswapd)) {
+        say(None, EventKind::KswapdScan, format!("kswapd scanned {d} pages"));
+    }
+    out
+}
+
+/// How much a counter grew, if it did.
+fn grew(now: Option<u64>, then: Option<u64>) -> Option<u64> {
+    now?.checked_sub(then?).filter(|d| *d > 0)
 }
 
 /// Nodes whose numa_miss grew: they took allocations meant for another.

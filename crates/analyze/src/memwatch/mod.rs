@@ -14,10 +14,11 @@ mod tests;
 
 use std::collections::BTreeMap;
 
+use numasleuth_kernel::gather::MemorySample;
 use numasleuth_kernel::procfs::zoneinfo::Zone;
 use serde::Serialize;
 
-pub use events::{Event, EventTracker, RECOVERY_SAMPLES};
+pub use events::{conditions, Event, EventKind, EventTracker, RECOVERY_SAMPLES};
 
 /// One node at one instant, summed over the zones that serve ordinary
 /// allocations (every zone with managed pages but DMA).
@@ -58,6 +59,42 @@ pub struct Sample {
     /// `vm.zone_reclaim_mode` at this sample, when readable: with it set,
     /// direct scans without allocation stalls are node-local reclaim.
     pub zone_reclaim_mode: Option<u64>,
+}
+
+impl Sample {
+    /// The sample memwatch, top and probe-latency work on, from one
+    /// reading of `gather::memory_sample` taken `t_s` into the run.
+    pub fn from_reading(t_s: f64, reading: &MemorySample) -> Sample {
+        Sample {
+            t_s,
+            nodes: node_samples(&reading.zones, &reading.numastat, &reading.node_vmstat),
+            machine: reading.vmstat.as_ref().map(machine_counters).unwrap_or_default(),
+            zone_reclaim_mode: reading.zone_reclaim_mode,
+        }
+    }
+}
+
+/// The median and worst cost of taking a sample, and the median's share
+/// of the sampling interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Cost {
+    pub median_us: f64,
+    pub max_us: f64,
+    pub share_of_interval_percent: f64,
+}
+
+/// [`Cost`] of samples that took `cost_us` each, taken every
+/// `interval_us`; `None` without any timed sample.
+pub fn cost_of(cost_us: &[f64], interval_us: f64) -> Option<Cost> {
+    let mut sorted = cost_us.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median_us = *sorted.get(sorted.len() / 2)?;
+    let max_us = sorted.last().copied().unwrap_or(0.0);
+    Some(Cost {
+        median_us,
+        max_us,
+        share_of_interval_percent: median_us / interval_us * 100.0,
+    })
 }
 
 /// Per-node samples from zoneinfo, `nodeN/numastat` and (optional)
@@ -104,12 +141,6 @@ pub fn machine_counters(vmstat: &BTreeMap<String, u64>) -> MachineCounters {
             .fold(0u64, |sum, (_, v)| sum.saturating_add(*v)),
         oom_kill: vmstat.get("oom_kill").copied(),
     }
-}
-
-/// `(pgscan_kswapd, pgscan_direct, allocstall)`, machine-wide.
-pub fn reclaim_counters(vmstat: &BTreeMap<String, u64>) -> (u64, u64, u64) {
-    let m = machine_counters(vmstat);
-    (m.pgscan_kswapd, m.pgscan_direct, m.allocstall)
 }
 
 /// One node's rates between two samples. Reclaim rates appear only when

@@ -31,7 +31,7 @@ fn sample(t_s: f64, nodes: Vec<NodeSample>, direct: u64) -> Sample {
 }
 
 fn kinds(events: &[Event]) -> Vec<&'static str> {
-    events.iter().map(|e| e.kind).collect()
+    events.iter().map(|e| e.kind.name()).collect()
 }
 
 #[test]
@@ -224,4 +224,129 @@ fn dma_zone_is_not_a_node_s_memory() {
         (samples[0].free_pages, samples[0].low_pages, samples[0].numa_miss),
         (100, 10, None)
     );
+}
+
+/// `conditions` on the fixtures' watermarks (min 100, low 200, high 300).
+fn pressed(node: u32, free: u64, miss: u64) -> NodeSample {
+    NodeSample {
+        node,
+        free_pages: free,
+        min_pages: 100,
+        low_pages: 200,
+        high_pages: 300,
+        numa_miss: Some(miss),
+        numa_foreign: Some(0),
+        ..NodeSample::default()
+    }
+}
+
+fn reclaiming(t_s: f64, nodes: Vec<NodeSample>, direct: u64, stalls: u64) -> Sample {
+    Sample {
+        t_s,
+        nodes,
+        machine: MachineCounters {
+            pgscan_direct: direct,
+            allocstall: stalls,
+            ..MachineCounters::default()
+        },
+        zone_reclaim_mode: None,
+    }
+}
+
+#[test]
+fn a_quiet_machine_has_no_conditions() {
+    let a = reclaiming(0.0, vec![pressed(0, 5000, 7), pressed(1, 5000, 0)], 10, 1);
+    let b = reclaiming(0.2, vec![pressed(0, 4000, 7), pressed(1, 6000, 0)], 10, 1);
+    assert!(conditions(&a, &b).is_empty());
+}
+
+#[test]
+fn pressure_fallback_and_reclaim_are_conditions_every_sample() {
+    let a = reclaiming(0.0, vec![pressed(0, 5000, 7), pressed(1, 250, 0)], 10, 1);
+    let b = reclaiming(0.2, vec![pressed(0, 4000, 23), pressed(1, 150, 0)], 74, 3);
+    let got: Vec<(EventKind, Option<u32>, String)> = conditions(&a, &b)
+        .into_iter()
+        .map(|e| (e.kind, e.node, e.message))
+        .collect();
+    let want = [
+        (
+            EventKind::NumaFallback,
+            Some(0),
+            "node 0: 16 pages allocated here as fallback (numa_miss)",
+        ),
+        (
+            EventKind::UnderLow,
+            Some(1),
+            "node 1 below low watermark (150 free pages)",
+        ),
+        (EventKind::AllocStalls, None, "direct reclaim: 2 allocation stall(s)"),
+        (EventKind::DirectScan, None, "direct reclaim scanned 64 pages"),
+    ];
+    assert_eq!(got.len(), want.len(), "{got:?}");
+    for (got, want) in got.iter().zip(want) {
+        assert_eq!((got.0, got.1, got.2.as_str()), want);
+    }
+    // Still under a watermark a sample later: said again, now under min.
+    let c = reclaiming(0.4, vec![pressed(0, 4000, 23), pressed(1, 90, 0)], 74, 3);
+    let again = conditions(&b, &c);
+    assert_eq!(again[0].message, "node 1 below min watermark (90 free pages)");
+    assert_eq!((again[0].kind, again[0].t_s), (EventKind::UnderMin, 0.4));
+}
+
+#[test]
+fn counters_that_go_backwards_or_vanish_are_not_conditions() {
+    let mut a = reclaiming(0.0, vec![pressed(0, 5000, 70)], 100, 5);
+    let b = reclaiming(0.2, vec![pressed(0, 5000, 3)], 10, 1);
+    assert!(conditions(&a, &b).is_empty());
+    a.nodes[0].numa_miss = None;
+    assert!(conditions(&a, &reclaiming(0.2, vec![pressed(0, 5000, 900)], 100, 5)).is_empty());
+}
+
+#[test]
+fn every_kind_serializes_as_its_name() {
+    use EventKind::*;
+    for kind in [
+        BelowLow,
+        BelowMin,
+        Recovered,
+        DirectReclaim,
+        NodeReclaim,
+        KswapdEpisode,
+        OomKill,
+        UnderLow,
+        UnderMin,
+        NumaFallback,
+        AllocStalls,
+        DirectScan,
+        KswapdScan,
+    ] {
+        assert_eq!(serde_json::to_value(kind).unwrap(), kind.name(), "{kind:?}");
+    }
+}
+
+#[test]
+fn a_sample_from_a_reading_sums_zones_and_reads_the_machine_counters() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zone-reclaim-incident");
+    let root = numasleuth_kernel::Root::directory(&dir).unwrap();
+    let reading = numasleuth_kernel::gather::memory_sample(&root, numasleuth_kernel::gather::MemoryParts::WATCH)
+        .complete()
+        .unwrap();
+    let sample = Sample::from_reading(1.5, &reading);
+    assert_eq!(sample.t_s, 1.5);
+    assert_eq!(
+        sample.nodes.iter().map(|n| n.node).collect::<Vec<_>>(),
+        reading.nodes().into_iter().collect::<Vec<_>>()
+    );
+    let vmstat = reading.vmstat.as_ref().unwrap();
+    assert_eq!(sample.machine, machine_counters(vmstat));
+    assert_eq!(sample.zone_reclaim_mode, reading.zone_reclaim_mode);
+}
+
+#[test]
+fn cost_is_the_median_and_worst_sample() {
+    assert_eq!(cost_of(&[], 1000.0), None);
+    let cost = cost_of(&[30.0, 10.0, 20.0, 90.0], 1000.0).unwrap();
+    // The upper median of an even count, as memwatch always reported.
+    assert_eq!((cost.median_us, cost.max_us), (30.0, 90.0));
+    assert_eq!(cost.share_of_interval_percent, 3.0);
 }

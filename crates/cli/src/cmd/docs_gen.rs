@@ -12,7 +12,6 @@
 //! it, so a failure leaves no half-written page and a symlink planted at a
 //! page's name is replaced, never followed.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -166,18 +165,9 @@ pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Writes `name` in `dir` through a fresh temporary file renamed over it.
+/// Writes `name` in `dir` whole or not at all.
 fn write_replacing(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let target = dir.join(name);
-    let temporary = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temporary)
-        .and_then(|mut file| file.write_all(bytes));
-    if let Err(error) = written.and_then(|()| std::fs::rename(&temporary, &target)) {
-        let _ = std::fs::remove_file(&temporary);
-        return Err(error).with_context(|| format!("cannot write {}", target.display()));
-    }
-    Ok(())
+    numasleuth_kernel::atomic_write::write_atomic(&target, bytes, 0o666)
+        .with_context(|| format!("cannot write {}", target.display()))
 }

@@ -3,19 +3,17 @@
 //! events as they happen. It reads nothing that takes allocator locks (no
 //! /proc/slabinfo), bounds its sample count, and measures its own cost.
 
-use std::collections::BTreeSet;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::memwatch::{machine_counters, machine_row, node_samples, rows, EventTracker, Sample};
-use numasleuth_kernel::procfs::{settings, zoneinfo};
-use numasleuth_kernel::sysfs::node;
+use numasleuth_analyze::memwatch::{cost_of, machine_row, rows, EventTracker, Sample};
+use numasleuth_kernel::gather::{memory_sample, MemoryParts};
 use numasleuth_kernel::{pages, ReadError, Root};
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
-    first_record, header, render_sample, sample_json, summary_json, summary_text, Cost, InstantReport, MemwatchReport,
+    first_record, header, render_sample, sample_json, summary_json, summary_text, InstantReport, MemwatchReport,
 };
 use numasleuth_report::provenance::Provenance;
 
@@ -69,7 +67,7 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         }
         let began = Instant::now();
         let current = sample(root, start.elapsed().as_secs_f64())?;
-        cost.push(began.elapsed());
+        cost.push(began.elapsed().as_secs_f64() * 1e6);
         let (rows, machine) = (rows(&previous, &current), machine_row(&previous, &current));
         let events = tracker.events(&previous, &current);
         out.text(&render_sample(&rows, &machine, &events, page_bytes))?;
@@ -78,25 +76,12 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         previous = current;
     }
     let span = RunSpan::timed(start, Some(args.duration), &stop);
-    let cost_summary = cost_of(&mut cost, args.interval);
+    let cost_summary = cost_of(&cost, args.interval.as_secs_f64() * 1e6);
     out.record(summary_json(cost.len(), cost_summary, &span))?;
     out.text(&summary_text(cost_summary, &span))?;
     out.provenance.run = Some(span);
     out.finish()?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The median and worst cost of a sample, and the median's share of the
-/// interval; `None` without any timed sample.
-fn cost_of(cost: &mut [Duration], interval: Duration) -> Option<Cost> {
-    cost.sort();
-    let median_us = cost.get(cost.len() / 2)?.as_secs_f64() * 1e6;
-    let max_us = cost.last().map_or(0.0, |d| d.as_secs_f64() * 1e6);
-    Some(Cost {
-        median_us,
-        max_us,
-        share_of_interval_percent: median_us / (interval.as_secs_f64() * 1e6) * 100.0,
-    })
 }
 
 /// `memwatch --root`: a snapshot holds one moment, so that moment is shown
@@ -196,17 +181,12 @@ impl<'a> Stream<'a> {
     }
 }
 
-/// One memwatch sample: zoneinfo, each node's numastat and vmstat, and
-/// /proc/vmstat. Only cheap files; never /proc/slabinfo.
+/// One memwatch sample: zoneinfo, each node's numastat and vmstat,
+/// /proc/vmstat and the zone-reclaim mode. Only cheap files; never
+/// /proc/slabinfo.
 pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
-    let zones = zoneinfo::read(root)?;
-    let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
-    let numastat = node::read_counters(root, nodes.iter().copied(), "numastat")?;
-    let node_vmstat = node::read_counters(root, nodes, "vmstat")?;
-    Ok(Sample {
+    Ok(Sample::from_reading(
         t_s,
-        nodes: node_samples(&zones, &numastat, &node_vmstat),
-        machine: machine_counters(&settings::read_vmstat(root)?),
-        zone_reclaim_mode: settings::read_zone_reclaim_mode(root)?,
-    })
+        &memory_sample(root, MemoryParts::WATCH).complete()?,
+    ))
 }

@@ -1,41 +1,34 @@
-//! Reads one sample of the per-node memory signals (`/proc/zoneinfo`, each
-//! node's `numastat`, `/proc/vmstat`) for `probe-latency` and `top`, plus a
-//! background thread that samples on a schedule while a probe runs. Only
-//! cheap files are read: never /proc/slabinfo, which takes allocator locks.
+//! One sample of the per-node memory signals for `probe-latency` and
+//! `top` (read by `gather::memory_sample`, the reader memwatch and serve
+//! use too), plus a background thread that samples on a schedule while a
+//! probe runs and keeps the conditions analyze's one detector finds.
 
-use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use numasleuth_analyze::node_signals::{events, nodes_from_zones, reclaim_counters, SignalEvent, Signals};
-use numasleuth_kernel::procfs::{settings, zoneinfo};
-use numasleuth_kernel::sysfs::node;
+use numasleuth_analyze::memwatch::{conditions, Event, Sample};
+use numasleuth_kernel::gather::{memory_sample, MemoryParts};
 use numasleuth_kernel::{ReadError, Root};
 
 /// Events kept at most over one run; later ones are counted, not kept.
 pub const MAX_EVENTS: usize = 50_000;
 
-pub fn sample(root: &Root, t_s: f64) -> Result<Signals, ReadError> {
-    let zones = zoneinfo::read(root)?;
-    let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
-    let numastat = node::read_counters(root, nodes, "numastat")?;
-    let (pgscan_kswapd, pgscan_direct, allocstall) = reclaim_counters(&settings::read_vmstat(root)?);
-    Ok(Signals {
+/// The fewest files (zoneinfo, numastat, /proc/vmstat): read beside a
+/// measurement.
+pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
+    Ok(Sample::from_reading(
         t_s,
-        nodes: nodes_from_zones(&zones, &numastat),
-        pgscan_kswapd,
-        pgscan_direct,
-        allocstall,
-    })
+        &memory_sample(root, MemoryParts::SIGNALS).complete()?,
+    ))
 }
 
 /// What the background sampler saw.
 #[derive(Debug, Default)]
 pub struct Record {
     pub samples: u64,
-    pub events: Vec<SignalEvent>,
+    pub events: Vec<Event>,
     pub events_dropped: u64,
     /// The first read error, after which sampling stopped.
     pub error: Option<String>,
@@ -95,7 +88,7 @@ fn run(root: &Root, start: Instant, interval: Duration, stop: &AtomicBool) -> Re
             }
         };
         record.samples += 1;
-        for event in events(&previous, &current) {
+        for event in conditions(&previous, &current) {
             if record.events.len() < MAX_EVENTS {
                 record.events.push(event);
             } else {

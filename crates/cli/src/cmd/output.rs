@@ -5,7 +5,6 @@
 //! is JSON on stdout, `--csv` CSV on stdout, `--html FILE` and `--svg FILE`
 //! also write that file.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
@@ -219,30 +218,9 @@ pub fn write_files<E: Exporter>(plan: &Plan, report: &E, provenance: &Provenance
     for (path, format) in &plan.files {
         // A file is read later, on some other screen: the default width.
         let text = export::render(report, *format, provenance, &TextLayout::default())?;
-        write_atomic(path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+        numasleuth_kernel::atomic_write::write_atomic(path, text.as_bytes(), 0o666)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         say!("numasleuth: wrote {}", path.display());
-    }
-    Ok(())
-}
-
-/// Write to a temporary file beside `path`, then rename it over `path`:
-/// readers see the old file or the whole new one, and a failure leaves
-/// no temporary file behind.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let name = path.file_name().context("no file name")?.to_string_lossy();
-    let temp = parent(path).join(format!(".{name}.{}.numasleuth-tmp", std::process::id()));
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&temp)
-        .and_then(|mut file| {
-            file.write_all(bytes)?;
-            file.sync_all()
-        })
-        .and_then(|()| std::fs::rename(&temp, path));
-    if let Err(e) = written {
-        let _ = std::fs::remove_file(&temp);
-        return Err(e.into());
     }
     Ok(())
 }

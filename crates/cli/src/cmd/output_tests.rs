@@ -1,31 +1,5 @@
 use super::*;
 
-#[test]
-fn a_failed_rename_removes_the_temporary_file() {
-    let dir = tempfile::tempdir().unwrap();
-    // A non-empty directory cannot be replaced by a file: the temporary
-    // file is written, the rename fails, and it must be gone after.
-    let target = dir.path().join("taken.json");
-    std::fs::create_dir(&target).unwrap();
-    std::fs::write(target.join("inside"), "x").unwrap();
-    assert!(write_atomic(&target, b"{}").is_err());
-    let names: Vec<_> = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("taken.json")]);
-}
-
-#[test]
-fn a_write_replaces_the_file_whole() {
-    let dir = tempfile::tempdir().unwrap();
-    let target = dir.path().join("r.json");
-    std::fs::write(&target, "a much longer old content").unwrap();
-    write_atomic(&target, b"new").unwrap();
-    assert_eq!(std::fs::read_to_string(&target).unwrap(), "new");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
-}
-
 fn args(output: &[&str], format: Option<FormatArg>) -> OutputArgs {
     OutputArgs {
         output: output.iter().map(PathBuf::from).collect(),

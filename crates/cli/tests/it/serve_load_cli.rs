@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use common::exporter::{get, rss_kb, Exporter};
 
-/// The server's request deadline (serve_http::REQUEST_DEADLINE) plus slack
+/// The server's request deadline (numasleuth_serve::http::REQUEST_DEADLINE) plus slack
 /// for a loaded CI machine; a slowloris must be cut off before this.
 const CUT_OFF: Duration = Duration::from_secs(30);
 

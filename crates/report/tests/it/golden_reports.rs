@@ -10,7 +10,7 @@ use common::{golden_all, summary};
 use numasleuth_analyze::interconnect::{Interconnect, Ratio};
 use numasleuth_analyze::latency_check;
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
-use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::memwatch::{Event, EventKind};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::siblings::{self, SuspectedSiblings};
 use numasleuth_analyze::spike_readers::attach;
@@ -274,8 +274,10 @@ fn probe_report() -> ProbeReport {
         signal_samples: 20,
         signal_interval_s: 0.1,
         signal_events: 1,
-        events: vec![SignalEvent {
+        events: vec![Event {
             t_s: 1.113,
+            node: Some(0),
+            kind: EventKind::UnderLow,
             message: "node 0 free fell below low watermark; kswapd woke".into(),
         }],
         signal_notes: vec!["/proc/vmstat pgscan counters are per machine, not per node".into()],

@@ -1,16 +1,17 @@
 //! What one scrape reads. Cheap files (zoneinfo, each node's meminfo and
-//! numastat, /proc/vmstat) are read on every scrape; the doctor checks,
+//! numastat, /proc/vmstat, read by `gather::memory_sample`) are read on
+//! every scrape; the doctor checks,
 //! the IRQ audit and `--pid` numa_maps walks are refreshed at most every
 //! `--interval` and served from a cache between scrapes. Nothing here reads
 //! /proc/slabinfo or walks every process; who else opens it is counted by
-//! `serve_readers`.
+//! `lock_opens`.
 //!
 //! A `--pid` process's threads are placed at every refresh; a thread found
 //! on another node than at the last refresh counts one node move, so the
 //! counter is a lower bound (moves and returns between two refreshes are
 //! not seen), enough for an alert on threads that keep hopping.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -18,12 +19,18 @@ use numasleuth_analyze::doctor::diagnose;
 use numasleuth_analyze::irq::audit;
 use numasleuth_analyze::memwatch::machine_counters;
 use numasleuth_analyze::migrations::refresh::moves_between;
-use numasleuth_kernel::procfs::{meminfo, settings, zoneinfo};
-use numasleuth_kernel::sysfs::node::{self, NODE_DIR};
+use numasleuth_kernel::gather::read_topology;
+use numasleuth_kernel::gather::{memory_sample, MemoryParts, MemorySample};
 use numasleuth_kernel::Root;
+use numasleuth_model::process::ProcessModel;
+use numasleuth_model::Topology;
 use numasleuth_report::openmetrics::{
     encode_text, BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark,
 };
+
+/// Reads a `--pid` process's memory model (the CLI's `inspect` reader,
+/// which places its ELF objects too).
+pub type ProcessReader = dyn Fn(&Root, u32, &Topology) -> anyhow::Result<ProcessModel> + Send + Sync;
 
 /// The part refreshed every `--interval`.
 #[derive(Debug, Clone, Default)]
@@ -42,6 +49,8 @@ type Placements = HashMap<u32, (HashMap<u32, u32>, u64)>;
 pub struct Collector {
     root: Root,
     pids: Vec<u32>,
+    build: BuildInfo,
+    process: std::sync::Arc<ProcessReader>,
     /// `None` for a tree that does not record it: watermarks, counted in
     /// pages, then have no byte series rather than a guessed one.
     base_page_bytes: Option<u64>,
@@ -49,15 +58,17 @@ pub struct Collector {
     placements: Mutex<Placements>,
     /// Opens of lock-taking kernel files, where a cheap method counts
     /// them; `None` when not asked for.
-    lock_opens: Option<super::serve_readers::Status>,
+    lock_opens: Option<crate::lock_opens::Status>,
 }
 
 impl Collector {
-    pub fn new(root: Root, pids: Vec<u32>) -> Self {
+    pub fn new(root: Root, pids: Vec<u32>, build: BuildInfo, process: std::sync::Arc<ProcessReader>) -> Self {
         let base_page_bytes = numasleuth_kernel::pages::base_page_bytes(&root);
         Collector {
             root,
             pids,
+            build,
+            process,
             base_page_bytes,
             cache: Mutex::new(Cached::default()),
             placements: Mutex::new(Placements::new()),
@@ -65,37 +76,40 @@ impl Collector {
         }
     }
 
-    /// Also counts opens of lock-taking kernel files (see `serve_readers`).
-    pub fn with_lock_opens(mut self, wanted: bool) -> Self {
-        self.lock_opens = wanted.then(|| super::serve_readers::LockOpens::start(&self.root));
+    /// Also counts opens of lock-taking kernel files on `cpus` (see
+    /// `lock_opens`).
+    pub fn with_lock_opens(mut self, cpus: Result<Vec<u32>, String>) -> Self {
+        self.lock_opens = Some(crate::lock_opens::LockOpens::start(&self.root, cpus));
         self
     }
 
     /// What `serve` says about that metric, when it was asked for.
     pub fn lock_opens_line(&self) -> Option<String> {
-        self.lock_opens.as_ref().map(super::serve_readers::LockOpens::describe)
+        self.lock_opens.as_ref().map(crate::lock_opens::LockOpens::describe)
     }
 
     /// Re-runs the expensive parts. Called by one thread every interval;
     /// scrapes meanwhile see the previous result.
     pub fn refresh(&self) {
         let mut fresh = Cached::default();
-        match super::read_degraded(&self.root) {
-            Ok(read) => {
-                let host = numasleuth_kernel::gather::read_host(&self.root, &read.readings);
-                let mut diagnosis = diagnose(&read.topology, &host);
+        // What the topology read could not use is left out, as everywhere.
+        match read_topology(&self.root) {
+            Ok(readings) => {
+                let (topology, _) = Topology::build_degraded(&readings);
+                let host = numasleuth_kernel::gather::read_host(&self.root, &readings);
+                let mut diagnosis = diagnose(&topology, &host);
                 diagnosis.rank();
                 fresh.findings = diagnosis
                     .findings
                     .iter()
                     .map(|f| (f.id.to_string(), f.severity.as_str().to_string()))
                     .collect();
-                for device in audit(&read.topology, &host) {
+                for device in audit(&topology, &host) {
                     for row in device.irqs.iter().filter(|r| r.error.is_none()) {
                         fresh.irqs.push((row.irq, device.name.clone(), row.off_node));
                     }
                 }
-                fresh.processes = self.processes(&read.topology, &mut fresh.errors);
+                fresh.processes = self.processes(&topology, &mut fresh.errors);
             }
             Err(_) => fresh.errors.push(("topology".into(), 1)),
         }
@@ -103,7 +117,7 @@ impl Collector {
         *self.cache.lock().unwrap_or_else(|e| e.into_inner()) = fresh;
     }
 
-    fn processes(&self, topology: &numasleuth_model::Topology, errors: &mut Vec<(String, u64)>) -> Vec<ProcessMetrics> {
+    fn processes(&self, topology: &Topology, errors: &mut Vec<(String, u64)>) -> Vec<ProcessMetrics> {
         let mut out = Vec::new();
         let cpu_node: BTreeMap<u32, u32> = topology
             .nodes
@@ -114,7 +128,7 @@ impl Collector {
         for &pid in &self.pids {
             // A process that exited or cannot be read drops out of the
             // exposition and counts as a collect error, never a failure.
-            let Ok(model) = super::inspect::model(&self.root, pid, false, topology) else {
+            let Ok(model) = (self.process)(&self.root, pid, topology) else {
                 errors.push((format!("pid {pid}"), 1));
                 continue;
             };
@@ -142,47 +156,39 @@ impl Collector {
     pub fn scrape(&self) -> Exposition {
         let began = Instant::now();
         let mut e = Exposition {
-            build: BuildInfo {
-                version: env!("CARGO_PKG_VERSION").to_string(),
-                commit: env!("NUMASLEUTH_GIT_COMMIT").to_string(),
-            },
+            build: self.build.clone(),
             ..Exposition::default()
         };
-        let mut errors = Vec::new();
-        match zoneinfo::read(&self.root) {
-            Ok(zones) => {
-                let nodes: BTreeSet<u32> = zones.iter().map(|z| z.node).collect();
-                if let Some(page) = self.base_page_bytes {
-                    e.watermarks = zones
-                        .iter()
-                        .filter(|z| z.managed_pages > 0)
-                        .map(|z| Watermark {
-                            node: z.node,
-                            zone: z.name.clone(),
-                            min_bytes: z.min_pages.saturating_mul(page),
-                            low_bytes: z.low_pages.saturating_mul(page),
-                            high_bytes: z.high_pages.saturating_mul(page),
-                        })
-                        .collect();
-                }
-                e.nodes = nodes.iter().map(|&n| self.node(n, &mut errors)).collect();
-            }
-            Err(_) => errors.push(("zoneinfo".to_string(), 1)),
+        // One reading of the memory signals, as memwatch and top take it;
+        // what could not be read is a collect error, and the rest is served.
+        let reading = memory_sample(&self.root, MemoryParts::EXPORT);
+        if let Some(page) = self.base_page_bytes {
+            e.watermarks = reading
+                .zones
+                .iter()
+                .filter(|z| z.managed_pages > 0)
+                .map(|z| Watermark {
+                    node: z.node,
+                    zone: z.name.clone(),
+                    min_bytes: z.min_pages.saturating_mul(page),
+                    low_bytes: z.low_pages.saturating_mul(page),
+                    high_bytes: z.high_pages.saturating_mul(page),
+                })
+                .collect();
         }
-        match settings::read_vmstat(&self.root) {
-            Ok(vmstat) => {
-                let m = machine_counters(&vmstat);
-                e.reclaim = Some(ReclaimMetrics {
-                    scan_kswapd: m.pgscan_kswapd,
-                    scan_direct: m.pgscan_direct,
-                    steal_kswapd: m.pgsteal_kswapd,
-                    steal_direct: m.pgsteal_direct,
-                    allocstall: m.allocstall,
-                    oom_kill: m.oom_kill,
-                });
+        e.nodes = reading.nodes().into_iter().map(|n| node_metrics(&reading, n)).collect();
+        e.reclaim = reading.vmstat.as_ref().map(|vmstat| {
+            let m = machine_counters(vmstat);
+            ReclaimMetrics {
+                scan_kswapd: m.pgscan_kswapd,
+                scan_direct: m.pgscan_direct,
+                steal_kswapd: m.pgsteal_kswapd,
+                steal_direct: m.pgsteal_direct,
+                allocstall: m.allocstall,
+                oom_kill: m.oom_kill,
             }
-            Err(_) => errors.push(("vmstat".to_string(), 1)),
-        }
+        });
+        let mut errors: Vec<(String, u64)> = reading.unread.into_iter().map(|(part, _)| (part, 1)).collect();
         let cached = self.cache.lock().unwrap_or_else(|e| e.into_inner()).clone();
         e.irqs = cached.irqs;
         e.findings = cached.findings;
@@ -199,39 +205,23 @@ impl Collector {
         e
     }
 
-    fn node(&self, node: u32, errors: &mut Vec<(String, u64)>) -> NodeMetrics {
-        let mut m = NodeMetrics {
-            node,
-            ..NodeMetrics::default()
-        };
-        // A kernel built without NUMA has no node directory: everything is
-        // node 0, and /proc/meminfo is its meminfo.
-        let path = if node == 0 && !self.root.exists(NODE_DIR) {
-            "proc/meminfo".to_string()
-        } else {
-            format!("{NODE_DIR}/node{node}/meminfo")
-        };
-        match meminfo::read(&self.root, &path) {
-            Ok(info) => {
-                m.free_bytes = info.free_bytes();
-                m.total_bytes = info.total_bytes();
-            }
-            Err(_) => errors.push((format!("node{node}/meminfo"), 1)),
-        }
-        match node::read_counters(&self.root, [node], "numastat") {
-            Ok(mut nodes) => {
-                let counters = nodes.remove(&node).unwrap_or_default();
-                m.numa_hit = counters.get("numa_hit").copied();
-                m.numa_miss = counters.get("numa_miss").copied();
-                m.numa_foreign = counters.get("numa_foreign").copied();
-            }
-            Err(_) => errors.push((format!("node{node}/numastat"), 1)),
-        }
-        m
-    }
-
     /// The exposition as OpenMetrics text.
     pub fn render(&self) -> String {
         encode_text(&self.scrape())
+    }
+}
+
+/// One node's figures from the reading; what was not read is absent.
+fn node_metrics(reading: &MemorySample, node: u32) -> NodeMetrics {
+    let info = reading.node_meminfo.get(&node);
+    let numastat = reading.numastat.get(&node);
+    let counter = |name: &str| numastat.and_then(|c| c.get(name).copied());
+    NodeMetrics {
+        node,
+        free_bytes: info.and_then(|i| i.free_bytes()),
+        total_bytes: info.and_then(|i| i.total_bytes()),
+        numa_hit: counter("numa_hit"),
+        numa_miss: counter("numa_miss"),
+        numa_foreign: counter("numa_foreign"),
     }
 }

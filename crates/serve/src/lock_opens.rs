@@ -1,4 +1,4 @@
-//! `serve`'s `numasleuth_lock_file_opens_total{file, comm}`: opens of the
+//! The exporter's `numasleuth_lock_file_opens_total{file, comm}`: opens of the
 //! lock-taking kernel files since the exporter started, counted by a
 //! thread of their own.
 //!
@@ -32,13 +32,10 @@ pub struct LockOpens {
 pub type Status = Result<LockOpens, String>;
 
 impl LockOpens {
-    /// Starts counting, or says why the metric is left out.
-    pub fn start(root: &Root) -> Status {
-        let cpus = super::topology(root)
-            .map_err(|e| format!("{e:#}"))?
-            .online_cpus()
-            .iter()
-            .collect();
+    /// Starts counting on `cpus` (the online CPUs, or why they are not
+    /// known), or says why the metric is left out.
+    pub fn start(root: &Root, cpus: Result<Vec<u32>, String>) -> Status {
+        let cpus = cpus?;
         let counts: Counts = Arc::default();
         let shared = Arc::clone(&counts);
         let (tell, told) = std::sync::mpsc::channel();

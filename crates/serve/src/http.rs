@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
-#[path = "serve_http_request.rs"]
+#[path = "http_request.rs"]
 mod request;
 use request::{head_end, response, route};
 

@@ -1,0 +1,260 @@
+//! numasleuth's exporter: `numasleuth serve` serves OpenMetrics on
+//! 127.0.0.1:9464 by default, or writes `--textfile DIR` for
+//! node_exporter's textfile collector.
+//!
+//! - [`http`]: the bounded HTTP server (one I/O thread, one render thread);
+//! - [`collect`]: what one scrape reads and what is refreshed every interval;
+//! - [`lock_opens`]: who opens the lock-taking kernel files, counted cheaply;
+//! - [`run`]: the exporter's loop, until the shared stop is set.
+//!
+//! The CLI parses the arguments, installs the stop signals and prints; this
+//! crate never prints, it hands each line for the person to `tell`.
+
+pub mod collect;
+pub mod http;
+pub mod lock_opens;
+
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use numasleuth_kernel::Root;
+use numasleuth_model::stop::Stop;
+use numasleuth_report::openmetrics::{BuildInfo, CONTENT_TYPE};
+
+pub use collect::{Collector, ProcessReader};
+
+/// The file node_exporter's textfile collector picks up.
+pub const TEXTFILE_NAME: &str = "numasleuth.prom";
+
+/// What to export and how, as the CLI parsed it.
+pub struct Options {
+    pub listen: SocketAddr,
+    /// Write `DIR/numasleuth.prom` instead of serving HTTP.
+    pub textfile: Option<PathBuf>,
+    /// With `textfile`: write once and return.
+    pub once: bool,
+    /// How often the expensive parts are refreshed (and the textfile written).
+    pub interval: Duration,
+    /// The processes whose memory per node is exported.
+    pub pids: Vec<u32>,
+    /// The CPUs on which to count opens of lock-taking kernel files, or why
+    /// they are unknown; `None` when not counted.
+    pub lock_open_cpus: Option<Result<Vec<u32>, String>>,
+    pub build: BuildInfo,
+}
+
+/// Why [`run`] returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Ended {
+    /// `--once`: the file was written.
+    Wrote(PathBuf),
+    /// The shared stop was set.
+    Stopped,
+}
+
+/// Exports until `stop` is set (or once). `process` reads a `--pid`
+/// process's memory model; `tell` receives each line for the person.
+pub fn run(
+    root: &Root,
+    options: &Options,
+    process: Arc<ProcessReader>,
+    stop: &Stop,
+    tell: &dyn Fn(&str),
+) -> anyhow::Result<Ended> {
+    let mut collector = Collector::new(root.clone(), options.pids.clone(), options.build.clone(), process);
+    if let Some(cpus) = &options.lock_open_cpus {
+        collector = collector.with_lock_opens(cpus.clone());
+    }
+    let collector = Arc::new(collector);
+    if let Some(dir) = &options.textfile {
+        return textfile(&collector, dir, options, stop, tell);
+    }
+    let listener = TcpListener::bind(options.listen).with_context(|| format!("cannot listen on {}", options.listen))?;
+    let bound = listener.local_addr().context("cannot read the bound address")?;
+    collector.refresh();
+    let refresher = Arc::clone(&collector);
+    let interval = options.interval;
+    std::thread::Builder::new()
+        .name("serve-refresh".into())
+        .spawn(move || loop {
+            std::thread::sleep(interval);
+            refresher.refresh();
+        })
+        .context("cannot start the refresh thread")?;
+    let handler = Arc::clone(&collector);
+    let server = http::Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
+        .context("cannot start the HTTP workers")?;
+    tell(&format!(
+        "numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})"
+    ));
+    if let Some(line) = collector.lock_opens_line() {
+        tell(&format!("numasleuth: {line}"));
+    }
+    if !bound.ip().is_loopback() {
+        tell(&format!(
+            "numasleuth: note: {bound} is not a loopback address; anyone who can reach it can read the metrics"
+        ));
+    }
+    while !stop.sleep(Duration::from_secs(3600)) {}
+    server.stop();
+    Ok(Ended::Stopped)
+}
+
+fn textfile(
+    collector: &Collector,
+    dir: &Path,
+    options: &Options,
+    stop: &Stop,
+    tell: &dyn Fn(&str),
+) -> anyhow::Result<Ended> {
+    let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
+    if !meta.is_dir() {
+        bail!("--textfile {} is not a directory", dir.display());
+    }
+    if let Some(line) = collector.lock_opens_line() {
+        tell(&format!("numasleuth: {line}"));
+    }
+    if let Some(warning) = textfile_dir_warning(dir, &meta)? {
+        tell(&format!("numasleuth: warning: {warning}"));
+    }
+    let target = dir.join(TEXTFILE_NAME);
+    loop {
+        collector.refresh();
+        // node_exporter must never read half a file: it is replaced whole,
+        // and the temporary name does not end in `.prom`, so it is never
+        // picked up.
+        numasleuth_kernel::atomic_write::write_atomic(&target, collector.render().as_bytes(), 0o644)
+            .with_context(|| format!("cannot write {}", target.display()))?;
+        if options.once {
+            return Ok(Ended::Wrote(target));
+        }
+        if stop.sleep(options.interval) {
+            return Ok(Ended::Stopped);
+        }
+    }
+}
+
+/// A directory every user may write is refused: anyone could replace
+/// `numasleuth.prom` between two writes, or add a `.prom` file of forged
+/// metrics beside it (a sticky bit does not stop either: the file can be
+/// made first under our name). A group-writable one, or one of another
+/// user, is written with a warning: node_exporter setups often share a
+/// group, and that group (or owner) can forge what we write.
+fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<Option<String>> {
+    use std::os::unix::fs::MetadataExt;
+    let mode = meta.mode() & 0o7777;
+    let shown = numasleuth_kernel::error::escape(&dir.display().to_string());
+    if mode & 0o002 != 0 {
+        bail!(
+            "--textfile {shown} (mode {mode:o}) can be written by every user, who could replace or forge \
+             {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
+        );
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    Ok(if mode & 0o020 != 0 {
+        Some(format!(
+            "--textfile {shown} (mode {mode:o}) can be written by its group, who could replace {TEXTFILE_NAME}"
+        ))
+    } else if meta.uid() != euid && meta.uid() != 0 {
+        Some(format!(
+            "--textfile {shown} belongs to uid {}, who could replace {TEXTFILE_NAME}",
+            meta.uid()
+        ))
+    } else {
+        None
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn fixture(name: &str) -> Root {
+        Root::directory(
+            &Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../tests/fixtures")
+                .join(name),
+        )
+        .unwrap()
+    }
+
+    fn no_processes() -> Arc<ProcessReader> {
+        Arc::new(|_: &Root, pid, _: &_| anyhow::bail!("process {pid} not read here"))
+    }
+
+    #[test]
+    fn a_textfile_directory_anyone_may_write_is_refused_and_a_group_one_warned_about() {
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |bits| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(bits)).unwrap();
+            textfile_dir_warning(dir.path(), &std::fs::metadata(dir.path()).unwrap())
+        };
+        assert!(mode(0o777).is_err());
+        assert!(mode(0o775).unwrap().unwrap().contains("written by its group"));
+        assert_eq!(mode(0o755).unwrap(), None);
+    }
+
+    #[test]
+    fn once_writes_the_textfile_whole_and_says_where() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let options = Options {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            textfile: Some(dir.path().to_path_buf()),
+            once: true,
+            interval: Duration::from_secs(1),
+            pids: vec![],
+            lock_open_cpus: None,
+            build: BuildInfo::default(),
+        };
+        let ended = run(
+            &fixture("qemu-two-nodes"),
+            &options,
+            no_processes(),
+            &Stop::new(),
+            &|_| {},
+        )
+        .unwrap();
+        let target = dir.path().join(TEXTFILE_NAME);
+        assert_eq!(ended, Ended::Wrote(target.clone()));
+        let text = std::fs::read_to_string(&target).unwrap();
+        assert!(text.ends_with("# EOF\n"), "{text}");
+        assert!(text.contains("numasleuth_node_numa_hit_total{node=\"1\"}"), "{text}");
+        // Nothing but the file is left in the directory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_scrape_reads_every_node_and_counts_what_it_could_not_read() {
+        let collector = Collector::new(fixture("qemu-two-nodes"), vec![], BuildInfo::default(), no_processes());
+        let e = collector.scrape();
+        assert_eq!(e.nodes.iter().map(|n| n.node).collect::<Vec<_>>(), [0, 1]);
+        assert!(e.nodes.iter().all(|n| n.total_bytes.is_some() && n.numa_hit.is_some()));
+        assert!(e.reclaim.is_some());
+        assert!(e.collect_errors.is_empty(), "{:?}", e.collect_errors);
+        // The incident's capture kept no numastat: absent, not an error.
+        let e = Collector::new(
+            fixture("zone-reclaim-incident"),
+            vec![],
+            BuildInfo::default(),
+            no_processes(),
+        )
+        .scrape();
+        assert!(e.nodes.iter().all(|n| n.numa_hit.is_none() && n.free_bytes.is_some()));
+        let empty = tempfile::tempdir().unwrap();
+        let e = Collector::new(
+            Root::directory(empty.path()).unwrap(),
+            vec![],
+            BuildInfo::default(),
+            no_processes(),
+        )
+        .scrape();
+        let sources: Vec<&str> = e.collect_errors.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(sources, ["zoneinfo", "vmstat"]);
+    }
+}
