@@ -9,6 +9,7 @@
 
 mod build;
 mod caches;
+mod facts;
 pub mod hotpages;
 pub mod lab;
 pub mod latency;

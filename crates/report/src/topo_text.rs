@@ -120,7 +120,7 @@ fn node_table(topo: &Topology, layout: &TextLayout) -> String {
         if !node.has_cpus() {
             notes.push("memory only (no CPUs)".to_string());
         }
-        if node.has_memory == Some(false) || node.memory_total_bytes == Some(0) {
+        if node.holds_memory() == Some(false) {
             notes.push("no memory".to_string());
         }
         if let Some(hmat) = node.access.iter().find(|a| a.read_latency_ns.is_some()) {

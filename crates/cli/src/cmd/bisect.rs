@@ -31,7 +31,7 @@ fn memory_nodes(root: &Root) -> anyhow::Result<Vec<u32>> {
     Ok(topology
         .nodes
         .iter()
-        .filter(|n| numasleuth_analyze::topology::holds_memory(n))
+        .filter(|n| n.may_hold_memory())
         .map(|n| n.id)
         .collect())
 }
