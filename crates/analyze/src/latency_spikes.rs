@@ -93,36 +93,23 @@ fn coincident(t_s: f64, latency_ns: u64, events: &[SignalEvent], window: Window)
     near.sort_by(|a, b| (a.t_s - t_s).abs().total_cmp(&(b.t_s - t_s).abs()));
     let mut kinds = std::collections::BTreeSet::new();
     near.into_iter()
-        .filter(|e| kinds.insert(kind(&e.message)))
+        .filter(|e| kinds.insert(e.signal.kind()))
         .take(MAX_EVENTS_PER_SPIKE)
         .map(|e| {
             let dt_ms = (t_s - e.t_s) * 1e3;
             if dt_ms >= 0.0 {
-                format!("{} ({dt_ms:.0} ms earlier)", e.message)
+                format!("{} ({dt_ms:.0} ms earlier)", e.signal)
             } else {
-                format!("{} ({:.0} ms later)", e.message, -dt_ms)
+                format!("{} ({:.0} ms later)", e.signal, -dt_ms)
             }
         })
         .collect()
 }
 
-/// An event's message without its numbers: "node 1 below low watermark
-/// (5612 free pages)" and "(5600 free pages)" are the same kind.
-fn kind(message: &str) -> String {
-    message.chars().filter(|c| !c.is_ascii_digit()).collect::<String>() + &node_of(message)
-}
-
-/// Node ids name different kinds: node 0's fallback is not node 1's.
-fn node_of(message: &str) -> String {
-    message
-        .strip_prefix("node ")
-        .map(|rest| rest.chars().take_while(char::is_ascii_digit).collect())
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node_signals::{Signal, Watermark};
 
     fn bucket(start_s: f64, max_ns: u64) -> Bucket {
         Bucket {
@@ -162,23 +149,17 @@ mod tests {
 
     #[test]
     fn events_inside_the_window_are_attached_with_their_offset() {
+        let at = |t_s: f64, signal: Signal| SignalEvent { t_s, signal };
+        let low = |node, free_pages| Signal::BelowWatermark {
+            node,
+            mark: Watermark::Low,
+            free_pages,
+        };
         let events = [
-            SignalEvent {
-                t_s: 10.0,
-                message: "too early".into(),
-            },
-            SignalEvent {
-                t_s: 12.297,
-                message: "direct reclaim scanned 64 pages".into(),
-            },
-            SignalEvent {
-                t_s: 12.5,
-                message: "node 1 below low watermark (150 free pages)".into(),
-            },
-            SignalEvent {
-                t_s: 13.0,
-                message: "too late".into(),
-            },
+            at(10.0, Signal::KswapdScan { pages: 1 }),
+            at(12.297, Signal::DirectReclaimScan { pages: 64 }),
+            at(12.5, low(1, 150)),
+            at(13.0, Signal::AllocStalls { stalls: 1 }),
         ];
         let got = spikes(&[bucket(12.299, 41_000_000)], 1_000, &labels(), &events, WINDOW);
         assert_eq!(
@@ -192,16 +173,17 @@ mod tests {
 
     #[test]
     fn repeated_events_are_said_once_the_nearest_one() {
-        let at = |t_s: f64, message: &str| SignalEvent {
-            t_s,
-            message: message.into(),
-        };
+        let at = |t_s: f64, signal: Signal| SignalEvent { t_s, signal };
+        let mark = |node, mark, free_pages| Signal::BelowWatermark { node, mark, free_pages };
+        let fallback = |node, pages| Signal::NumaFallback { node, pages };
         let events = [
-            at(4.8, "node 1 below low watermark (5612 free pages)"),
-            at(4.8, "node 0: 3305 pages allocated here as fallback (numa_miss)"),
-            at(5.0, "node 1 below low watermark (5600 free pages)"),
-            at(5.0, "node 0: 20 pages allocated here as fallback (numa_miss)"),
-            at(5.0, "node 2 below low watermark (7 free pages)"),
+            at(4.8, mark(1, Watermark::Low, 5612)),
+            at(4.8, fallback(0, 3305)),
+            at(5.0, mark(1, Watermark::Low, 5600)),
+            at(5.0, fallback(0, 20)),
+            at(5.0, mark(2, Watermark::Low, 7)),
+            // Under min is another kind than under low, on the same node.
+            at(4.9, mark(2, Watermark::Min, 3)),
         ];
         let got = spikes(&[bucket(4.999, 41_000_000)], 1_000, &[], &events, WINDOW);
         assert_eq!(
@@ -210,6 +192,7 @@ mod tests {
                 "node 1 below low watermark (5600 free pages) (0 ms earlier)",
                 "node 0: 20 pages allocated here as fallback (numa_miss) (0 ms earlier)",
                 "node 2 below low watermark (7 free pages) (0 ms earlier)",
+                "node 2 below min watermark (3 free pages) (100 ms earlier)",
             ]
         );
     }

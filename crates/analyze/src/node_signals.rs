@@ -34,18 +34,103 @@ pub fn nodes_from_zones(zones: &[Zone], numastat: &BTreeMap<u32, BTreeMap<String
 /// reads them.
 pub use crate::memwatch::reclaim_counters;
 
-/// Something a node or the reclaim machinery did between two samples.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SignalEvent {
-    pub t_s: f64,
-    pub message: String,
+/// Which watermark a node's free pages are at or under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Watermark {
+    Min,
+    Low,
 }
 
-fn below(n: &NodeSignal) -> Option<&'static str> {
+/// Something a node or the reclaim machinery did between two samples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    BelowWatermark {
+        node: u32,
+        mark: Watermark,
+        free_pages: u64,
+    },
+    /// Pages allocated on `node` because the preferred node was full.
+    NumaFallback {
+        node: u32,
+        pages: u64,
+    },
+    AllocStalls {
+        stalls: u64,
+    },
+    DirectReclaimScan {
+        pages: u64,
+    },
+    KswapdScan {
+        pages: u64,
+    },
+}
+
+/// What makes two events the same for a spike: the signal, its node and
+/// watermark, without the counts (node 0's fallback is not node 1's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SignalKind {
+    BelowWatermark { node: u32, mark: Watermark },
+    NumaFallback { node: u32 },
+    AllocStalls,
+    DirectReclaimScan,
+    KswapdScan,
+}
+
+impl Signal {
+    pub fn kind(&self) -> SignalKind {
+        match *self {
+            Signal::BelowWatermark { node, mark, .. } => SignalKind::BelowWatermark { node, mark },
+            Signal::NumaFallback { node, .. } => SignalKind::NumaFallback { node },
+            Signal::AllocStalls { .. } => SignalKind::AllocStalls,
+            Signal::DirectReclaimScan { .. } => SignalKind::DirectReclaimScan,
+            Signal::KswapdScan { .. } => SignalKind::KswapdScan,
+        }
+    }
+}
+
+impl std::fmt::Display for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Signal::BelowWatermark { node, mark, free_pages } => {
+                let mark = match mark {
+                    Watermark::Min => "min",
+                    Watermark::Low => "low",
+                };
+                write!(f, "node {node} below {mark} watermark ({free_pages} free pages)")
+            }
+            Signal::NumaFallback { node, pages } => {
+                write!(f, "node {node}: {pages} pages allocated here as fallback (numa_miss)")
+            }
+            Signal::AllocStalls { stalls } => write!(f, "direct reclaim: {stalls} allocation stall(s)"),
+            Signal::DirectReclaimScan { pages } => write!(f, "direct reclaim scanned {pages} pages"),
+            Signal::KswapdScan { pages } => write!(f, "kswapd scanned {pages} pages"),
+        }
+    }
+}
+
+/// A [`Signal`] at a time. In JSON it is `{"t_s", "message"}`, the
+/// message being the signal in words.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignalEvent {
+    pub t_s: f64,
+    pub signal: Signal,
+}
+
+impl Serialize for SignalEvent {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("SignalEvent", 2)?;
+        out.serialize_field("t_s", &self.t_s)?;
+        out.serialize_field("message", &self.signal.to_string())?;
+        out.end()
+    }
+}
+
+fn below(n: &NodeSignal) -> Option<Watermark> {
     if n.free_pages <= n.min_pages {
-        Some("min")
+        Some(Watermark::Min)
     } else if n.free_pages <= n.low_pages {
-        Some("low")
+        Some(Watermark::Low)
     } else {
         None
     }
@@ -56,37 +141,35 @@ fn below(n: &NodeSignal) -> Option<&'static str> {
 /// still explained by it), NUMA fallback on a node, and reclaim activity.
 pub fn events(previous: &Signals, current: &Signals) -> Vec<SignalEvent> {
     let mut out = Vec::new();
-    let mut say = |message: String| {
+    let mut say = |signal: Signal| {
         out.push(SignalEvent {
             t_s: current.t_s,
-            message,
+            signal,
         })
     };
     for node in &current.nodes {
         if let Some(mark) = below(node) {
-            say(format!(
-                "node {} below {mark} watermark ({} free pages)",
-                node.node, node.free_pages
-            ));
+            say(Signal::BelowWatermark {
+                node: node.node,
+                mark,
+                free_pages: node.free_pages,
+            });
         }
         let before = previous.nodes.iter().find(|p| p.node == node.node);
         let delta = |now: Option<u64>, then: Option<u64>| now?.checked_sub(then?).filter(|d| *d > 0);
-        if let Some(d) = delta(node.numa_miss, before.and_then(|b| b.numa_miss)) {
-            say(format!(
-                "node {}: {d} pages allocated here as fallback (numa_miss)",
-                node.node
-            ));
+        if let Some(pages) = delta(node.numa_miss, before.and_then(|b| b.numa_miss)) {
+            say(Signal::NumaFallback { node: node.node, pages });
         }
     }
     let grew = |now: u64, then: u64| now.checked_sub(then).filter(|d| *d > 0);
-    if let Some(d) = grew(current.allocstall, previous.allocstall) {
-        say(format!("direct reclaim: {d} allocation stall(s)"));
+    if let Some(stalls) = grew(current.allocstall, previous.allocstall) {
+        say(Signal::AllocStalls { stalls });
     }
-    if let Some(d) = grew(current.pgscan_direct, previous.pgscan_direct) {
-        say(format!("direct reclaim scanned {d} pages"));
+    if let Some(pages) = grew(current.pgscan_direct, previous.pgscan_direct) {
+        say(Signal::DirectReclaimScan { pages });
     }
-    if let Some(d) = grew(current.pgscan_kswapd, previous.pgscan_kswapd) {
-        say(format!("kswapd scanned {d} pages"));
+    if let Some(pages) = grew(current.pgscan_kswapd, previous.pgscan_kswapd) {
+        say(Signal::KswapdScan { pages });
     }
     out
 }
@@ -129,7 +212,7 @@ mod tests {
     fn pressure_fallback_and_reclaim_are_named() {
         let a = signals(0.0, vec![node(0, 5000, 7), node(1, 250, 0)], 10, 1);
         let b = signals(0.2, vec![node(0, 4000, 23), node(1, 150, 0)], 74, 3);
-        let got: Vec<String> = events(&a, &b).into_iter().map(|e| e.message).collect();
+        let got: Vec<String> = events(&a, &b).into_iter().map(|e| e.signal.to_string()).collect();
         assert_eq!(
             got,
             [
@@ -140,7 +223,16 @@ mod tests {
             ]
         );
         let c = signals(0.4, vec![node(0, 4000, 23), node(1, 90, 0)], 74, 3);
-        assert_eq!(events(&b, &c)[0].message, "node 1 below min watermark (90 free pages)");
+        assert_eq!(
+            events(&b, &c)[0].signal,
+            Signal::BelowWatermark {
+                node: 1,
+                mark: Watermark::Min,
+                free_pages: 90
+            }
+        );
+        let json = serde_json::to_value(&events(&b, &c)[0]).unwrap();
+        assert_eq!(json["message"], "node 1 below min watermark (90 free pages)");
         assert_eq!(events(&b, &c)[0].t_s, 0.4);
     }
 

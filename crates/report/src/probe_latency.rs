@@ -339,7 +339,7 @@ mod tests {
             signal_events: 1,
             events: vec![SignalEvent {
                 t_s: 0.497,
-                message: "kswapd scanned 5 pages".into(),
+                signal: numasleuth_analyze::node_signals::Signal::KswapdScan { pages: 5 },
             }],
             signal_notes: vec![],
             readers: None,

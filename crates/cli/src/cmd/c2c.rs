@@ -15,7 +15,7 @@ use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_model::stop::RunSpan;
-use numasleuth_report::c2c_json::{C2cDocument, SCHEMA};
+use numasleuth_report::c2c_json::{C2cDocument, C2cMethod, SCHEMA};
 use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
@@ -77,8 +77,8 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         cpus,
         home_node,
         method: match method {
-            Method::Cas => "cas",
-            Method::OneWay => "one-way",
+            Method::Cas => C2cMethod::Cas,
+            Method::OneWay => C2cMethod::OneWay,
         },
         sampling,
         latency_ns: matrix,

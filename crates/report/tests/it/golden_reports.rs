@@ -10,7 +10,7 @@ use common::{golden_all, summary};
 use numasleuth_analyze::interconnect::{Interconnect, Ratio};
 use numasleuth_analyze::latency_check;
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
-use numasleuth_analyze::node_signals::SignalEvent;
+use numasleuth_analyze::node_signals::{Signal, SignalEvent, Watermark};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::siblings::{self, SuspectedSiblings};
 use numasleuth_analyze::spike_readers::attach;
@@ -156,7 +156,7 @@ fn c2c_document() -> C2cDocument {
         schema: c2c_json::SCHEMA,
         cpus,
         home_node: 0,
-        method: "cas",
+        method: numasleuth_report::c2c_json::C2cMethod::Cas,
         sampling: "node",
         latency_ns,
         transfers_per_sample: 1000,
@@ -276,7 +276,11 @@ fn probe_report() -> ProbeReport {
         signal_events: 1,
         events: vec![SignalEvent {
             t_s: 1.113,
-            message: "node 0 free fell below low watermark; kswapd woke".into(),
+            signal: Signal::BelowWatermark {
+                node: 0,
+                mark: Watermark::Low,
+                free_pages: 5612,
+            },
         }],
         signal_notes: vec!["/proc/vmstat pgscan counters are per machine, not per node".into()],
         readers: Some(readers),
