@@ -36,7 +36,7 @@ pub fn sample_cpus(topo: &Topology, cpus: Vec<u32>, mode: CpuSample) -> (Vec<u32
             (first_per(cpus, key), "node")
         }
         CpuSample::Cache | CpuSample::Auto => {
-            let data = || topo.caches.iter().filter(|c| c.kind != "Instruction");
+            let data = || topo.caches.iter().filter(|c| c.kind.holds_data());
             let top = data().map(|c| c.level).max();
             let domains: Vec<_> = data().filter(|c| Some(c.level) == top).collect();
             let key = |cpu: u32| {
