@@ -29,9 +29,14 @@ pub fn sample_cpus(topo: &Topology, cpus: Vec<u32>, mode: CpuSample) -> (Vec<u32
         CpuSample::Auto if cpus.len() <= AUTO_ALL_LIMIT => (cpus, "all"),
         CpuSample::All => (cpus, "all"),
         CpuSample::Core => (first_per(cpus, |cpu| core_key(topo, cpu)), "core"),
-        CpuSample::Node => (first_per(cpus, |cpu| node_of_cpu(topo, cpu)), "node"),
+        // A CPU whose node is unknown stands for itself: it is never put
+        // on node 0.
+        CpuSample::Node => {
+            let key = |cpu: u32| topo.node_of_cpu(cpu).map_or((1, cpu), |node| (0, node));
+            (first_per(cpus, key), "node")
+        }
         CpuSample::Cache | CpuSample::Auto => {
-            let data = || topo.caches.iter().filter(|c| c.kind != "Instruction");
+            let data = || topo.caches.iter().filter(|c| c.kind.holds_data());
             let top = data().map(|c| c.level).max();
             let domains: Vec<_> = data().filter(|c| Some(c.level) == top).collect();
             let key = |cpu: u32| {
@@ -43,12 +48,6 @@ pub fn sample_cpus(topo: &Topology, cpus: Vec<u32>, mode: CpuSample) -> (Vec<u32
             (first_per(cpus, key), "cache")
         }
     }
-}
-
-/// The node the kernel puts `cpu` on; 0 when it does not say (a kernel
-/// without NUMA has only node 0).
-pub fn node_of_cpu(topo: &Topology, cpu: u32) -> u32 {
-    topo.cpus.iter().find(|c| c.id == cpu).and_then(|c| c.node).unwrap_or(0)
 }
 
 /// Same key for SMT siblings: the first sibling when the kernel lists
@@ -134,7 +133,10 @@ mod tests {
         // CPUs 8 and up are in no cache domain the kernel listed: each is kept.
         assert_eq!(kept.len(), 2 + (AUTO_ALL_LIMIT + 1 - 8));
         assert_eq!(&kept[..3], &[0, 2, 8]);
-        assert_eq!(node_of_cpu(&topo, 6), 1);
-        assert_eq!(node_of_cpu(&topo, 99), 0);
+        assert_eq!(topo.node_of_cpu(6), Some(1));
+        // By node, CPUs 8 and up (no node says them) are each kept too:
+        // none is folded into node 0.
+        let (kept, _) = sample_cpus(&topo, vec![0, 8, 1, 9, 4], CpuSample::Node);
+        assert_eq!(kept, [0, 8, 9]);
     }
 }

@@ -226,7 +226,7 @@ pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, String>
         let ids: numasleuth_kernel::IdList = topology.nodes.iter().map(|n| n.id).collect();
         return Err(format!("--to-node {node}: node {node} does not exist (nodes: {ids})"));
     };
-    if found.has_memory == Some(false) || found.memory_total_bytes == Some(0) {
+    if !found.may_hold_memory() {
         return Err(format!(
             "--to-node {node}: node {node} has no memory (/sys/devices/system/node/has_memory), so no page can live there"
         ));

@@ -55,7 +55,7 @@ pub struct SuspectedSiblings {
 /// What two CPUs share, by the declared topology: the same last-level
 /// cache (which), else the same package (which), else nothing.
 fn kind_of(topo: &Topology, a: u32, b: u32) -> (u8, u32, String) {
-    let data = || topo.caches.iter().filter(|c| c.kind != "Instruction");
+    let data = || topo.caches.iter().filter(|c| c.kind.holds_data());
     let top = data().map(|c| c.level).max();
     let shared = data()
         .filter(|c| Some(c.level) == top)

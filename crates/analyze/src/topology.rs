@@ -2,7 +2,7 @@
 //! under (offline CPUs, cpusets, no NUMA at all) and data the kernel did not
 //! give us.
 
-use numasleuth_model::{Node, NumaSource, Topology};
+use numasleuth_model::{NumaSource, Topology};
 
 pub fn warnings(topo: &Topology) -> Vec<String> {
     let mut out = Vec::new();
@@ -62,12 +62,7 @@ fn restriction_warnings(topo: &Topology) -> Vec<String> {
             ));
         }
     }
-    let memory_nodes: numasleuth_kernel::IdList = topo
-        .nodes
-        .iter()
-        .filter(|n| n.has_memory.unwrap_or(n.memory_total_bytes.unwrap_or(0) > 0))
-        .map(|n| n.id)
-        .collect();
+    let memory_nodes = topo.memory_nodes();
     if let Some(allowed) = &r.allowed_mems {
         let outside = memory_nodes.difference(allowed);
         if !outside.is_empty() {
@@ -80,12 +75,6 @@ fn restriction_warnings(topo: &Topology) -> Vec<String> {
     out
 }
 
-/// Whether a buffer can be placed on `node`: the kernel does not say it has
-/// no memory.
-pub fn holds_memory(node: &Node) -> bool {
-    node.has_memory != Some(false) && node.memory_total_bytes != Some(0)
-}
-
 /// The other node with memory at the smallest SLIT distance from `node`
 /// (lowest id on a tie, and last when the distance is unknown).
 pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
@@ -93,7 +82,7 @@ pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
     topo.nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| n.id != node && holds_memory(n))
+        .filter(|(_, n)| n.id != node && n.may_hold_memory())
         .min_by_key(|(i, n)| (distances.get(*i).copied().flatten().unwrap_or(u32::MAX), n.id))
         .map(|(_, n)| n.id)
 }
@@ -101,6 +90,7 @@ pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use numasleuth_kernel::IdList;
+    use numasleuth_model::Node;
 
     use super::*;
 
@@ -135,7 +125,7 @@ mod tests {
         ]);
         assert_eq!(nearest_other_node(&t, 0), Some(2));
         assert_eq!(nearest_other_node(&t, 3), Some(0));
-        assert!(!holds_memory(&t.nodes[1]));
+        assert!(!t.nodes[1].may_hold_memory());
         assert_eq!(nearest_other_node(&topo(vec![node(0, &[10], gib)]), 0), None);
     }
 

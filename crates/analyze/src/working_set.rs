@@ -122,7 +122,7 @@ pub fn largest_cache(caches: &[CacheDomain], groups: &[&[u32]]) -> Option<SizedF
     let mut best: Option<(u64, u32, SizedFrom)> = None;
     for group in groups {
         let mut levels: std::collections::BTreeMap<u32, (u64, u32, Vec<u32>)> = Default::default();
-        for cache in caches.iter().filter(|c| c.kind != "Instruction") {
+        for cache in caches.iter().filter(|c| c.kind.holds_data()) {
             let Some(size) = cache.size_bytes.filter(|s| *s > 0) else {
                 continue;
             };

@@ -130,7 +130,7 @@ fn every_capture_gets_at_least_four_times_any_cache_its_cpus_reach() {
             let biggest = topo
                 .caches
                 .iter()
-                .filter(|c| c.kind != "Instruction" && cpus.iter().any(|cpu| c.cpus.contains(*cpu)))
+                .filter(|c| c.kind.holds_data() && cpus.iter().any(|cpu| c.cpus.contains(*cpu)))
                 .filter_map(|c| c.size_bytes)
                 .max();
             match biggest {

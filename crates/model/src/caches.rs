@@ -6,10 +6,51 @@ use std::collections::BTreeMap;
 use numasleuth_kernel::sysfs::cpu::CpuFiles;
 use numasleuth_kernel::IdList;
 
+/// What a cache holds, from its sysfs `type`. The variants keep the
+/// kernel's words in alphabetical order, so sorting by kind is unchanged;
+/// a word this build does not know is kept as the kernel wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CacheKind {
+    Data,
+    Instruction,
+    Unified,
+    Other(String),
+}
+
+impl CacheKind {
+    /// Data and unified caches hold data; an instruction cache does not,
+    /// so it says nothing about where data is shared.
+    pub fn holds_data(&self) -> bool {
+        *self != CacheKind::Instruction
+    }
+}
+
+impl From<&str> for CacheKind {
+    fn from(word: &str) -> Self {
+        match word {
+            "Data" => CacheKind::Data,
+            "Instruction" => CacheKind::Instruction,
+            "Unified" => CacheKind::Unified,
+            other => CacheKind::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for CacheKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CacheKind::Data => "Data",
+            CacheKind::Instruction => "Instruction",
+            CacheKind::Unified => "Unified",
+            CacheKind::Other(word) => word,
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct CacheDomain {
     pub level: u32,
-    pub kind: String,
+    pub kind: CacheKind,
     pub size_bytes: Option<u64>,
     pub line_size_bytes: Option<u32>,
     pub cpus: IdList,
@@ -18,16 +59,17 @@ pub struct CacheDomain {
 pub fn cache_domains(cpus: &[CpuFiles]) -> Vec<CacheDomain> {
     // Keyed by what identifies a physical cache, so a 4096-CPU machine
     // dedups in n log n.
-    let mut domains: BTreeMap<(u32, String, IdList), CacheDomain> = BTreeMap::new();
+    let mut domains: BTreeMap<(u32, CacheKind, IdList), CacheDomain> = BTreeMap::new();
     for cpu in cpus {
         for cache in &cpu.caches {
             // A cache without a shared list is private to the CPU reading it.
             let shared = cache.shared_cpus.clone().unwrap_or_else(|| IdList::new(vec![cpu.id]));
+            let kind = CacheKind::from(cache.kind.as_str());
             domains
-                .entry((cache.level, cache.kind.clone(), shared.clone()))
+                .entry((cache.level, kind.clone(), shared.clone()))
                 .or_insert_with(|| CacheDomain {
                     level: cache.level,
-                    kind: cache.kind.clone(),
+                    kind,
                     size_bytes: cache.size_bytes,
                     line_size_bytes: cache.line_size_bytes,
                     cpus: shared,

@@ -9,6 +9,7 @@
 
 mod build;
 mod caches;
+mod facts;
 pub mod hotpages;
 pub mod lab;
 pub mod latency;
@@ -27,7 +28,7 @@ use numasleuth_kernel::IdList;
 use serde::Serialize;
 
 pub use build::ModelError;
-pub use caches::CacheDomain;
+pub use caches::{CacheDomain, CacheKind};
 
 /// `Default` (`Sysfs`) and the `Default`s below let a test or a synthetic
 /// machine name only the fields it sets.

@@ -202,7 +202,7 @@ pub struct ThreadPlacement {
 impl ThreadPlacement {
     pub fn from_reading(reading: &ThreadReading, topology: &Topology) -> Self {
         let cpu = reading.stat.processor;
-        let node_of = |cpu: u32| topology.cpus.iter().find(|c| c.id == cpu)?.node;
+        let node_of = |cpu: u32| topology.node_of_cpu(cpu);
         let allowed = reading.allowed_cpus.as_ref().filter(|a| !a.is_empty());
         let outside = matches!((cpu, allowed), (Some(c), Some(a)) if !a.contains(c));
         let (node, placed_by, allowed_cpu_nodes) = if outside {
@@ -318,14 +318,28 @@ pub fn thread_nodes(threads: &[ThreadPlacement]) -> IdList {
     threads.iter().flat_map(ThreadPlacement::nodes).collect()
 }
 
+/// Sums saturate: counts come from untrusted numa_maps lines, and a sum
+/// past `u64::MAX` must stay a (huge) number, never wrap or panic.
 pub fn total(counts: &NodeCounts) -> u64 {
-    counts.values().sum()
+    counts.values().fold(0u64, |sum, count| sum.saturating_add(*count))
 }
 
 pub fn add_counts(into: &mut NodeCounts, from: &NodeCounts, scale: u64) {
     for (node, count) in from {
-        *into.entry(*node).or_default() += count.saturating_mul(scale);
+        let entry = into.entry(*node).or_default();
+        *entry = entry.saturating_add(count.saturating_mul(scale));
     }
+}
+
+/// Bytes on nodes where none of the threads run (saturating sum); `None`
+/// when no thread's node is known. The one definition, for `inspect`,
+/// `top` and `serve`.
+pub fn remote_bytes(by_node: &NodeCounts, thread_nodes: &IdList) -> Option<u64> {
+    if thread_nodes.is_empty() {
+        return None;
+    }
+    let remote = by_node.iter().filter(|(node, _)| !thread_nodes.contains(**node));
+    Some(remote.fold(0u64, |sum, (_, bytes)| sum.saturating_add(*bytes)))
 }
 
 impl ProcessModel {
@@ -336,16 +350,7 @@ impl ProcessModel {
     /// Bytes on nodes where no thread runs; `None` when no thread's node
     /// is known.
     pub fn remote_bytes(&self) -> Option<u64> {
-        if self.thread_nodes.is_empty() {
-            return None;
-        }
-        Some(
-            self.bytes_by_node
-                .iter()
-                .filter(|(node, _)| !self.thread_nodes.contains(**node))
-                .map(|(_, bytes)| bytes)
-                .sum(),
-        )
+        remote_bytes(&self.bytes_by_node, &self.thread_nodes)
     }
 
     pub fn bytes_by_group(&self) -> BTreeMap<KindGroup, NodeCounts> {

@@ -105,3 +105,15 @@ fn a_last_cpu_inside_the_allowed_set_places_the_thread() {
     let t = ThreadPlacement::from_reading(&reading(SLEEPER_STAT, "Name:\tsleep\n"), &topology(&[&[0]]));
     assert_eq!((t.node, t.placed_by), (None, PlacedBy::Unknown));
 }
+
+#[test]
+fn remote_is_memory_where_no_thread_runs_summed_without_overflow() {
+    let by_node: NodeCounts = [(0, 4096), (1, 8192), (2, u64::MAX)].into_iter().collect();
+    assert_eq!(remote_bytes(&by_node, &IdList::new(vec![0])), Some(u64::MAX));
+    assert_eq!(remote_bytes(&by_node, &IdList::new(vec![0, 2])), Some(8192));
+    assert_eq!(remote_bytes(&by_node, &IdList::new(Vec::new())), None);
+    assert_eq!(total(&by_node), u64::MAX);
+    let mut sum = by_node.clone();
+    add_counts(&mut sum, &by_node, 2);
+    assert_eq!(sum[&2], u64::MAX);
+}

@@ -109,7 +109,7 @@ pub struct BisectDocument {
     pub baseline: Option<ReadingsJson>,
     pub steps: Vec<StepJson>,
     /// `page`, `together`, `no_effect`, or `null` when the search stopped.
-    pub verdict: Option<String>,
+    pub verdict: Option<numasleuth_analyze::bisect::VerdictKind>,
     pub culprit_pages: Vec<CulpritJson>,
     /// Every page is where it was before the first move.
     pub restored: bool,

@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use numasleuth_analyze::bisect::VerdictKind;
+
 use crate::bisect_json::BisectDocument;
 use crate::format;
 use crate::layout::TextLayout;
@@ -81,8 +83,8 @@ fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
 
 fn verdict(doc: &BisectDocument, out: &mut String) {
     out.push('\n');
-    match doc.verdict.as_deref() {
-        Some("no_effect") => {
+    match doc.verdict {
+        Some(VerdictKind::NoEffect) => {
             let _ = writeln!(
                 out,
                 "verdict: placement of these pages does not matter: moving all {} of them changed the metric by less \
@@ -91,7 +93,7 @@ fn verdict(doc: &BisectDocument, out: &mut String) {
             );
         }
         Some(kind) => {
-            let which = if kind == "page" {
+            let which = if kind == VerdictKind::Page {
                 "one page carries the effect"
             } else {
                 "the effect needs these pages together (neither half alone changed the metric)"

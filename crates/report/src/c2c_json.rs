@@ -16,13 +16,32 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.c2c/1";
 
+/// How a transfer was timed; `cas` and `one-way` in the JSON.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum C2cMethod {
+    /// A CAS ping-pong, the round trip halved.
+    Cas,
+    /// A store timed by the loading CPU.
+    OneWay,
+}
+
+impl std::fmt::Display for C2cMethod {
+    /// The JSON's word, for the CSV's row kind (`c2c-cas`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            C2cMethod::Cas => "cas",
+            C2cMethod::OneWay => "one-way",
+        })
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct C2cDocument {
     pub schema: &'static str,
     pub cpus: Vec<u32>,
     pub home_node: u32,
-    /// "cas" (round trip / 2) or "one-way".
-    pub method: &'static str,
+    pub method: C2cMethod,
     /// How CPUs were chosen: "all", "core", "cache" or "node".
     pub sampling: &'static str,
     pub latency_ns: Vec<Vec<Option<Summary>>>,
@@ -62,7 +81,7 @@ mod tests {
             schema: SCHEMA,
             cpus: vec![0, 1],
             home_node: 0,
-            method: "cas",
+            method: C2cMethod::Cas,
             sampling: "all",
             latency_ns: vec![vec![None, Some(s)], vec![Some(s), None]],
             transfers_per_sample: 1000,

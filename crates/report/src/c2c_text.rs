@@ -1,7 +1,7 @@
 //! `c2c` for people: the CPU×CPU matrix of medians as a heatmap, then the
 //! range and any warnings.
 
-use crate::c2c_json::C2cDocument;
+use crate::c2c_json::{C2cDocument, C2cMethod};
 use crate::heatmap::{grid, heat, Cell};
 use crate::layout::TextLayout;
 
@@ -9,8 +9,8 @@ pub fn render(doc: &C2cDocument, layout: &TextLayout) -> String {
     let mut out = format!(
         "Core-to-core latency, ns per one-way transfer ({}), line on node {}; median of {} samples each\n",
         match doc.method {
-            "cas" => "CAS ping-pong, round trip / 2",
-            _ => "one-way store, timed by the loading CPU",
+            C2cMethod::Cas => "CAS ping-pong, round trip / 2",
+            C2cMethod::OneWay => "one-way store, timed by the loading CPU",
         },
         doc.home_node,
         doc.latency_ns

@@ -125,13 +125,41 @@ pub fn draw(f: &mut ratatui::Frame, frame: &Frame, state: &ViewState) {
     f.render_widget(Paragraph::new(numasleuth_kernel::error::escape(&note)), notes);
 }
 
-fn node_state(n: &NodeRow) -> &'static str {
-    match (n.free_bytes, n.min_bytes, n.low_bytes, n.high_bytes) {
-        (Some(f), Some(min), _, _) if f <= min => "BELOW MIN",
-        (Some(f), _, Some(low), _) if f <= low => "below low",
-        (Some(f), _, _, Some(high)) if f <= high => "below high",
-        (Some(_), ..) => "ok",
-        _ => "?",
+/// Where a node's free memory stands against its watermarks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NodeState {
+    BelowMin,
+    BelowLow,
+    BelowHigh,
+    Ok,
+    /// Free memory not read.
+    Unknown,
+}
+
+impl NodeState {
+    fn of(n: &NodeRow) -> NodeState {
+        match (n.free_bytes, n.min_bytes, n.low_bytes, n.high_bytes) {
+            (Some(f), Some(min), _, _) if f <= min => NodeState::BelowMin,
+            (Some(f), _, Some(low), _) if f <= low => NodeState::BelowLow,
+            (Some(f), _, _, Some(high)) if f <= high => NodeState::BelowHigh,
+            (Some(_), ..) => NodeState::Ok,
+            _ => NodeState::Unknown,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            NodeState::BelowMin => "BELOW MIN",
+            NodeState::BelowLow => "below low",
+            NodeState::BelowHigh => "below high",
+            NodeState::Ok => "ok",
+            NodeState::Unknown => "?",
+        }
+    }
+
+    /// Worth red: under a watermark.
+    fn alarming(self) -> bool {
+        !matches!(self, NodeState::Ok | NodeState::Unknown)
     }
 }
 
@@ -159,8 +187,8 @@ fn short_bytes(value: Option<u64>) -> String {
 fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
     let rows = nodes.iter().map(|n| {
-        let state = node_state(n);
-        let style = if color && state != "ok" && state != "?" {
+        let state = NodeState::of(n);
+        let style = if color && state.alarming() {
             Style::new().fg(Color::Red)
         } else {
             Style::new()
@@ -176,7 +204,7 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
                 short_bytes(n.low_bytes),
                 short_bytes(n.high_bytes)
             ),
-            state.to_string(),
+            state.label().to_string(),
             rate(n.numa_miss_per_sec),
             rate(n.numa_foreign_per_sec),
         ])

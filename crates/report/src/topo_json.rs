@@ -164,7 +164,7 @@ fn cpu_json(c: &Cpu) -> CpuJson {
 fn cache_json(c: &CacheDomain) -> CacheJson {
     CacheJson {
         level: c.level,
-        kind: c.kind.clone(),
+        kind: c.kind.to_string(),
         size_bytes: c.size_bytes,
         line_size_bytes: c.line_size_bytes,
         cpus: c.cpus.clone(),

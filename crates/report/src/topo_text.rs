@@ -3,7 +3,7 @@
 use numasleuth_kernel::IdList;
 use std::collections::BTreeMap;
 
-use numasleuth_model::{NumaSource, Topology};
+use numasleuth_model::{CacheKind, NumaSource, Topology};
 
 use crate::format::{bytes, optional_bytes};
 use crate::layout::TextLayout;
@@ -120,7 +120,7 @@ fn node_table(topo: &Topology, layout: &TextLayout) -> String {
         if !node.has_cpus() {
             notes.push("memory only (no CPUs)".to_string());
         }
-        if node.has_memory == Some(false) || node.memory_total_bytes == Some(0) {
+        if node.holds_memory() == Some(false) {
             notes.push("no memory".to_string());
         }
         if let Some(hmat) = node.access.iter().find(|a| a.read_latency_ns.is_some()) {
@@ -153,17 +153,17 @@ fn node_table(topo: &Topology, layout: &TextLayout) -> String {
 
 fn cache_summary(topo: &Topology) -> String {
     // Group identical caches: "L2 1 MiB ×8, each shared by 2 CPUs".
-    let mut groups: BTreeMap<(u32, String, Option<u64>, usize), Vec<String>> = BTreeMap::new();
+    let mut groups: BTreeMap<(u32, CacheKind, Option<u64>, usize), Vec<String>> = BTreeMap::new();
     for domain in &topo.caches {
         let key = (domain.level, domain.kind.clone(), domain.size_bytes, domain.cpus.len());
         groups.entry(key).or_default().push(domain.cpus.to_human());
     }
     let mut out = String::new();
     for ((level, kind, size, sharing), sets) in groups {
-        let suffix = match kind.as_str() {
-            "Data" => "d",
-            "Instruction" => "i",
-            _ => "",
+        let suffix = match kind {
+            CacheKind::Data => "d",
+            CacheKind::Instruction => "i",
+            CacheKind::Unified | CacheKind::Other(_) => "",
         };
         let shared = if sharing == 1 {
             "per CPU".to_string()

@@ -11,7 +11,7 @@
 //! counter is a lower bound (moves and returns between two refreshes are
 //! not seen), enough for an alert on threads that keep hopping.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -119,11 +119,7 @@ impl Collector {
 
     fn processes(&self, topology: &Topology, errors: &mut Vec<(String, u64)>) -> Vec<ProcessMetrics> {
         let mut out = Vec::new();
-        let cpu_node: BTreeMap<u32, u32> = topology
-            .nodes
-            .iter()
-            .flat_map(|n| n.cpus.iter().map(move |cpu| (cpu, n.id)))
-            .collect();
+        let cpu_node = topology.cpu_nodes();
         let mut placements = self.placements.lock().unwrap_or_else(|e| e.into_inner());
         for &pid in &self.pids {
             // A process that exited or cannot be read drops out of the

@@ -77,14 +77,23 @@ impl Verdict {
         }
     }
 
-    /// The verdict's name in `bisect --json`.
-    pub fn name(&self) -> &'static str {
+    pub fn kind(&self) -> VerdictKind {
         match self {
-            Verdict::NoEffect => "no_effect",
-            Verdict::Page { .. } => "page",
-            Verdict::Together { .. } => "together",
+            Verdict::NoEffect => VerdictKind::NoEffect,
+            Verdict::Page { .. } => VerdictKind::Page,
+            Verdict::Together { .. } => VerdictKind::Together,
         }
     }
+}
+
+/// Which verdict, without its pages: `no_effect`, `page` or `together` in
+/// `bisect --json`, and what the text report tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerdictKind {
+    NoEffect,
+    Page,
+    Together,
 }
 
 /// The record of a search, complete or cut short by an error.

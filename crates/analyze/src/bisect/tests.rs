@@ -260,9 +260,10 @@ fn a_verdict_names_the_pages_it_blames() {
     assert_eq!(Verdict::NoEffect.blamed(), 0..0);
     assert_eq!(Verdict::Page { index: 4 }.blamed(), 4..5);
     assert_eq!(Verdict::Together { pages: 2..6 }.blamed(), 2..6);
-    assert_eq!(Verdict::Together { pages: 2..6 }.name(), "together");
-    assert_eq!(Verdict::Page { index: 0 }.name(), "page");
-    assert_eq!(Verdict::NoEffect.name(), "no_effect");
+    let json = |v: Verdict| serde_json::to_value(v.kind()).unwrap();
+    assert_eq!(json(Verdict::Together { pages: 2..6 }), "together");
+    assert_eq!(json(Verdict::Page { index: 0 }), "page");
+    assert_eq!(json(Verdict::NoEffect), "no_effect");
 }
 
 /// The case: a rate file read twice within its update period gives

@@ -25,10 +25,8 @@ pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     out.ran("free-memory-imbalance", imbalance(topo));
 }
 
-/// The DMA zone is a 16 MiB island legacy devices need; its watermarks say
-/// nothing about the node.
 fn relevant(zone: &Zone) -> bool {
-    zone.managed_pages > 0 && zone.name != "DMA"
+    crate::memwatch::ordinary_zone(zone)
 }
 
 /// `174188 pages` as people read memory: `680.4 MiB (174188 pages)` when

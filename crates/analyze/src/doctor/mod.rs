@@ -63,10 +63,7 @@ pub fn uncertain_at(diagnosis: &Diagnosis, threshold: Severity) -> Vec<&'static 
 
 /// How many nodes have memory; multi-node checks mean nothing below two.
 fn memory_nodes(topo: &Topology) -> usize {
-    topo.nodes
-        .iter()
-        .filter(|n| n.has_memory.unwrap_or(n.memory_total_bytes.unwrap_or(0) > 0))
-        .count()
+    topo.memory_nodes().len()
 }
 
 fn mib(bytes: u64) -> u64 {

@@ -2,7 +2,7 @@
 //! min_free_kbytes.
 
 use numasleuth_kernel::gather::HostReadings;
-use numasleuth_kernel::procfs::settings::Settings;
+use numasleuth_kernel::procfs::settings::{Settings, ThpMode};
 use numasleuth_model::Topology;
 
 use super::memory_nodes;
@@ -112,8 +112,8 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
     }]
 }
 
-fn thp(enabled: &str, defrag: &str) -> Vec<Finding> {
-    if enabled == "never" || defrag != "always" {
+fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
+    if *enabled == ThpMode::Never || *defrag != ThpMode::Always {
         return Vec::new();
     }
     vec![Finding {

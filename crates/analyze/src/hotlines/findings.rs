@@ -137,7 +137,7 @@ fn ids(ids: &[u32]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hotlines::{false_sharing, rank, Access, Tally, Touch};
+    use crate::hotlines::{false_sharing, rank, AccessKind, Tally, Touch};
 
     fn named(t: &Tally, symbols: &[(&str, std::ops::Range<u64>)]) -> Vec<NamedLine> {
         let symbols: Vec<(String, std::ops::Range<u64>)> =
@@ -163,7 +163,7 @@ mod tests {
             cpu: Some(tid),
             node: Some(0),
             address,
-            access: Access::ReadModifyWrite,
+            access: AccessKind::ReadModifyWrite,
         }
     }
 

@@ -15,6 +15,7 @@ use serde::Serialize;
 
 mod findings;
 mod rank;
+pub mod sampled;
 #[cfg(test)]
 mod tests;
 
@@ -26,22 +27,9 @@ pub const MAX_LINES: usize = 262_144;
 pub const MAX_THREADS_PER_LINE: usize = 256;
 pub const MAX_OFFSETS_PER_LINE: usize = 512;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Access {
-    Read,
-    Write,
-    ReadModifyWrite,
-}
-
-impl Access {
-    fn reads(self) -> bool {
-        matches!(self, Access::Read | Access::ReadModifyWrite)
-    }
-    fn writes(self) -> bool {
-        matches!(self, Access::Write | Access::ReadModifyWrite)
-    }
-}
+/// How a touch uses the line: model's one access-kind enum, the one the
+/// decoder answers with.
+pub use numasleuth_model::perf::decoded::AccessKind;
 
 /// One decoded access of one sample.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,7 +38,7 @@ pub struct Touch {
     pub cpu: Option<u32>,
     pub node: Option<u32>,
     pub address: u64,
-    pub access: Access,
+    pub access: AccessKind,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -118,7 +106,7 @@ impl Tally {
         tally.samples += 1;
         tally.reads += u64::from(t.access.reads());
         tally.writes += u64::from(t.access.writes());
-        tally.rmw += u64::from(t.access == Access::ReadModifyWrite);
+        tally.rmw += u64::from(t.access == AccessKind::ReadModifyWrite);
         tally.cpus.extend(t.cpu);
         tally.nodes.extend(t.node);
         let counts = Counts {

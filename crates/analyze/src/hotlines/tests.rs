@@ -1,6 +1,6 @@
 use super::*;
 
-fn touch(tid: u32, node: u32, address: u64, access: Access) -> Touch {
+fn touch(tid: u32, node: u32, address: u64, access: AccessKind) -> Touch {
     Touch {
         tid,
         cpu: Some(tid),
@@ -14,11 +14,11 @@ fn touch(tid: u32, node: u32, address: u64, access: Access) -> Touch {
 fn a_line_written_by_two_threads_ranks_above_a_busier_private_line() {
     let mut t = Tally::default();
     for _ in 0..100 {
-        t.sample_with(&[touch(1, 0, 0x1008, Access::Read)]); // private, busy
+        t.sample_with(&[touch(1, 0, 0x1008, AccessKind::Read)]); // private, busy
     }
     for tid in [2, 3] {
         for _ in 0..10 {
-            t.sample_with(&[touch(tid, 0, 0x2000, Access::ReadModifyWrite)]);
+            t.sample_with(&[touch(tid, 0, 0x2000, AccessKind::ReadModifyWrite)]);
         }
     }
     t.sample_without_memory();
@@ -42,7 +42,7 @@ fn padded_counters_each_written_by_one_thread_are_not_contended() {
     let mut t = Tally::default();
     for tid in 0..4u32 {
         for _ in 0..50 {
-            t.sample_with(&[touch(tid, 0, 0x10_000 + u64::from(tid) * 128, Access::Write)]);
+            t.sample_with(&[touch(tid, 0, 0x10_000 + u64::from(tid) * 128, AccessKind::Write)]);
         }
     }
     assert!(rank(&t, 10).iter().all(|l| !l.contended));
@@ -51,8 +51,8 @@ fn padded_counters_each_written_by_one_thread_are_not_contended() {
 #[test]
 fn readers_on_two_nodes_make_a_line_contended() {
     let mut t = Tally::default();
-    t.sample_with(&[touch(1, 0, 0x40, Access::Read)]);
-    t.sample_with(&[touch(1, 1, 0x40, Access::Read)]);
+    t.sample_with(&[touch(1, 0, 0x40, AccessKind::Read)]);
+    t.sample_with(&[touch(1, 1, 0x40, AccessKind::Read)]);
     let l = &rank(&t, 1)[0];
     assert!(l.contended);
     assert_eq!(l.reasons, vec!["touched from 2 nodes".to_string()]);
@@ -61,8 +61,8 @@ fn readers_on_two_nodes_make_a_line_contended() {
 #[test]
 fn false_sharing_names_the_symbols() {
     let mut t = Tally::default();
-    t.sample_with(&[touch(1, 0, 0x1000, Access::Write)]);
-    t.sample_with(&[touch(2, 0, 0x1008, Access::Read)]);
+    t.sample_with(&[touch(1, 0, 0x1000, AccessKind::Write)]);
+    t.sample_with(&[touch(2, 0, 0x1008, AccessKind::Read)]);
     let line = &t.lines[&0x1000];
     let symbols = vec![("nil_root".to_string(), 0..8), ("log_level".to_string(), 8..12)];
     let (uses, shared) = false_sharing(line, &symbols);
@@ -78,8 +78,8 @@ fn false_sharing_names_the_symbols() {
 fn threads_writing_their_own_elements_of_one_array_are_false_sharing() {
     let mut t = Tally::default();
     for _ in 0..3 {
-        t.sample_with(&[touch(1, 0, 0x2000, Access::ReadModifyWrite)]);
-        t.sample_with(&[touch(2, 0, 0x2008, Access::ReadModifyWrite)]);
+        t.sample_with(&[touch(1, 0, 0x2000, AccessKind::ReadModifyWrite)]);
+        t.sample_with(&[touch(2, 0, 0x2008, AccessKind::ReadModifyWrite)]);
     }
     let line = &t.lines[&0x2000];
     let counters = vec![("counters".to_string(), 0..64)];
@@ -88,8 +88,8 @@ fn threads_writing_their_own_elements_of_one_array_are_false_sharing() {
     assert_eq!(uses[0].threads, vec![1, 2]);
     // One counter both threads increment is true sharing, not false.
     let mut t = Tally::default();
-    t.sample_with(&[touch(1, 0, 0x2000, Access::ReadModifyWrite)]);
-    t.sample_with(&[touch(2, 0, 0x2000, Access::ReadModifyWrite)]);
+    t.sample_with(&[touch(1, 0, 0x2000, AccessKind::ReadModifyWrite)]);
+    t.sample_with(&[touch(2, 0, 0x2000, AccessKind::ReadModifyWrite)]);
     let (_, shared) = false_sharing(&t.lines[&0x2000], &counters);
     assert!(!shared);
 }
@@ -98,7 +98,7 @@ fn threads_writing_their_own_elements_of_one_array_are_false_sharing() {
 fn caps_bound_memory() {
     let mut t = Tally::default();
     for tid in 0..(MAX_THREADS_PER_LINE as u32 + 10) {
-        t.sample_with(&[touch(tid, 0, 0x80, Access::Write)]);
+        t.sample_with(&[touch(tid, 0, 0x80, AccessKind::Write)]);
     }
     let line = &t.lines[&0x80];
     assert_eq!(line.threads.len(), MAX_THREADS_PER_LINE);

@@ -15,7 +15,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use numasleuth_kernel::gather::MemorySample;
-use numasleuth_kernel::procfs::zoneinfo::Zone;
+use numasleuth_kernel::procfs::zoneinfo::{Zone, ZoneKind};
 use serde::Serialize;
 
 pub use events::{conditions, Event, EventKind, EventTracker, RECOVERY_SAMPLES};
@@ -97,6 +97,13 @@ pub fn cost_of(cost_us: &[f64], interval_us: f64) -> Option<Cost> {
     })
 }
 
+/// Whether a zone speaks for its node's ordinary allocations: it manages
+/// pages and is not the DMA zone, a 16 MiB island legacy devices need
+/// whose watermarks say nothing about the node. memwatch and doctor agree.
+pub(crate) fn ordinary_zone(zone: &Zone) -> bool {
+    zone.managed_pages > 0 && zone.kind() != ZoneKind::Dma
+}
+
 /// Per-node samples from zoneinfo, `nodeN/numastat` and (optional)
 /// `nodeN/vmstat`.
 pub fn node_samples(
@@ -105,7 +112,7 @@ pub fn node_samples(
     node_vmstat: &BTreeMap<u32, BTreeMap<String, u64>>,
 ) -> Vec<NodeSample> {
     let mut by_node: BTreeMap<u32, NodeSample> = BTreeMap::new();
-    for zone in zones.iter().filter(|z| z.managed_pages > 0 && z.name != "DMA") {
+    for zone in zones.iter().filter(|z| ordinary_zone(z)) {
         let n = by_node.entry(zone.node).or_insert_with(|| NodeSample {
             node: zone.node,
             ..NodeSample::default()

@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::bisect::{self, Candidates, Readings, Search};
+use numasleuth_analyze::bisect::{self, Candidates, Readings, Search, Verdict};
 use numasleuth_analyze::page_move;
 use numasleuth_change::{ChangeError, Journal, JournalKey, MachineIdentity, PageMove, PageSession, Restored};
 use numasleuth_kernel::pages;
@@ -31,7 +31,7 @@ fn memory_nodes(root: &Root) -> anyhow::Result<Vec<u32>> {
     Ok(topology
         .nodes
         .iter()
-        .filter(|n| numasleuth_analyze::topology::holds_memory(n))
+        .filter(|n| n.may_hold_memory())
         .map(|n| n.id)
         .collect())
 }
@@ -74,7 +74,7 @@ fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) 
         .iter()
         .map(|s| StepJson::new(s, &found.addresses))
         .collect();
-    doc.verdict = search.verdict.as_ref().map(|v| v.name().to_string());
+    doc.verdict = search.verdict.as_ref().map(Verdict::kind);
 }
 
 /// How far apart the readings were, and whether they look quantised.

@@ -15,7 +15,7 @@ use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
 use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
 use numasleuth_model::stop::RunSpan;
-use numasleuth_report::c2c_json::{C2cDocument, SCHEMA};
+use numasleuth_report::c2c_json::{C2cDocument, C2cMethod, SCHEMA};
 use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
@@ -31,7 +31,10 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     })?;
     let machine = measure_plan::machine(root, "c2c")?;
     let (cpus, sampling) = cpus(&machine, args)?;
-    let home_node = args.home_node.unwrap_or_else(|| machine.node_of_cpu(cpus[0]));
+    let home_node = match args.home_node {
+        Some(node) => node,
+        None => machine.cpu_home_node(cpus[0]).context("--home-node not given")?,
+    };
     machine.check_node(home_node)?;
     let line = HomeLine::allocate(home_node).with_context(|| format!("cannot place the line on node {home_node}"))?;
     let samples = args.samples.map_or(if args.quick { 5 } else { 7 }, |n| n as usize);
@@ -74,8 +77,8 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         cpus,
         home_node,
         method: match method {
-            Method::Cas => "cas",
-            Method::OneWay => "one-way",
+            Method::Cas => C2cMethod::Cas,
+            Method::OneWay => C2cMethod::OneWay,
         },
         sampling,
         latency_ns: matrix,

@@ -108,7 +108,7 @@ fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
                 cpus.len() * (cpus.len() - 1) / 2
             )));
         }
-        let home = machine.node_of_cpu(cpus[0]);
+        let home = machine.cpu_home_node(cpus[0])?;
         machine.check_node(home)?;
         let matrix = super::c2c::quick_matrix(&cpus, home)?;
         let pairs = siblings::suspected(&machine.topo, &cpus, &super::c2c::medians(&matrix));

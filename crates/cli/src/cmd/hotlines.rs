@@ -6,14 +6,14 @@
 //! and ranked per line (`analyze::hotlines`), named by symbol or region
 //! (`hotlines_names`), printed (`report`). See docs/hotlines.md.
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::bail;
+use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
 use numasleuth_analyze::hotlines::NamedLine;
-use numasleuth_analyze::hotlines::{false_sharing, rank, Access, Tally, Touch, LINE_BYTES};
-use numasleuth_decode::{regs, AccessKind, Attributed, Decoded, Registers, Unknown};
+use numasleuth_analyze::hotlines::{false_sharing, rank, Tally, LINE_BYTES};
+use numasleuth_decode::{regs, Registers};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use numasleuth_model::perf::sample::SampleRaw;
@@ -32,91 +32,28 @@ use numasleuth_report::export::TextJson;
 
 const RING_PAGES: usize = 64;
 const RESCAN: Duration = Duration::from_millis(100);
-/// Threads whose stack pointer is remembered (to name "stack of TID").
-const MAX_STACKS: usize = 65_536;
 
-struct Collector {
-    tally: Tally,
-    node_of: BTreeMap<u32, u32>,
-    stack_pointers: BTreeMap<u32, u64>,
-    /// Samples attributed to the instruction just completed (skid).
-    skid_attributed: u64,
-    /// Samples that carried a hardware data address.
-    precise_samples: u64,
-}
-
-impl Collector {
-    fn add(&mut self, s: &RegSample<'_>) {
-        let registers = Registers::from_perf(s.regs_mask, s.regs);
-        if let Some(sp) = registers.get(regs::SP) {
-            if self.stack_pointers.len() < MAX_STACKS || self.stack_pointers.contains_key(&s.tid) {
-                self.stack_pointers.insert(s.tid, sp);
-            }
-        }
-        if let Some(address) = s.addr {
-            self.add_precise(s, address);
-            return;
-        }
-        let Some(code) = s.code else {
-            self.tally.sample_unknown(Unknown::CodeUnreadable.describe());
-            return;
-        };
-        if s.regs.is_empty() {
-            self.tally.sample_unknown(Unknown::MissingRegister.describe());
-            return;
-        }
-        let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
-        if attributed == Attributed::Previous {
-            self.skid_attributed += 1;
-        }
-        match decoded {
-            Decoded::NoMemory => self.tally.sample_without_memory(),
-            Decoded::Unknown(why) => self.tally.sample_unknown(why.describe()),
-            Decoded::Unsupported => self.tally.sample_unknown("architecture not decoded"),
-            Decoded::Accesses(accesses) => {
-                let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
-                let touches: Vec<Touch> = accesses
-                    .iter()
-                    .map(|a| Touch {
-                        tid: s.tid,
-                        cpu: s.cpu,
-                        node,
-                        address: a.address,
-                        access: match a.kind {
-                            AccessKind::Read => Access::Read,
-                            AccessKind::Write => Access::Write,
-                            AccessKind::ReadModifyWrite => Access::ReadModifyWrite,
-                        },
-                    })
-                    .collect();
-                self.tally.sample_with(&touches);
-            }
-        }
-    }
-}
-
-impl Collector {
-    /// A precise sample: the hardware's data address, a load unless the
-    /// data source says store.
-    fn add_precise(&mut self, s: &RegSample<'_>, address: u64) {
-        self.precise_samples += 1;
-        if address == 0 {
-            self.tally.sample_unknown("no data address in the precise sample");
-            return;
-        }
-        let node = s.cpu.and_then(|c| self.node_of.get(&c).copied());
-        let access = if s.is_store == Some(true) {
-            Access::Write
-        } else {
-            Access::Read
-        };
-        self.tally.sample_with(&[Touch {
-            tid: s.tid,
-            cpu: s.cpu,
-            node,
+/// One perf sample in `analyze::hotlines::sampled`'s terms: the stack
+/// pointer, and the precise address or the decoder's answer.
+fn seen(s: &RegSample<'_>) -> Sample {
+    let registers = Registers::from_perf(s.regs_mask, s.regs);
+    let seen = match (s.addr, s.code) {
+        (Some(address), _) => Seen::Precise {
             address,
-            access,
-        }]);
+            is_store: s.is_store,
+        },
+        (None, None) => Seen::CodeUnreadable,
+        (None, Some(_)) if s.regs.is_empty() => Seen::NoRegisters,
+        (None, Some(code)) => {
+            let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
+            Seen::Decoded(decoded, attributed)
+        }
+    };
+    Sample {
+        tid: s.tid,
+        cpu: s.cpu,
+        stack_pointer: registers.get(regs::SP),
+        seen,
     }
 }
 
@@ -245,18 +182,12 @@ pub fn sample_process(
             super::stop_signal::how_long(Some(how.duration))
         );
     }
-    let mut collector = Collector {
-        tally: Tally::default(),
-        node_of: super::migrations::node_of(topo),
-        stack_pointers: BTreeMap::new(),
-        skid_attributed: 0,
-        precise_samples: 0,
-    };
+    let mut collector = SampleTally::new(topo.cpu_nodes());
     let raw = sample(
         &spec,
         &mut Hooks {
             function_start: &|ip| namer.function_start(ip),
-            on_sample: &mut |s| collector.add(s),
+            on_sample: &mut |s| collector.add(&seen(s)),
         },
         stop,
     )
@@ -290,16 +221,9 @@ fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
 }
 
 /// What the reader must know about how complete the sampling was.
-fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &Collector, namer: &Namer) -> Vec<String> {
-    let mut notes = Vec::new();
-    // Only decoded samples can be attributed this way (precise ones carry
-    // their address).
-    if collector.tally.samples > collector.precise_samples {
-        notes.push(format!(
-            "{} of {} samples attributed to the instruction just completed (the timer lands after a slow access; see docs/hotlines.md)",
-            collector.skid_attributed, collector.tally.samples
-        ));
-    }
+fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &SampleTally, namer: &Namer) -> Vec<String> {
+    let (skid, dropped) = collector.notes();
+    let mut notes: Vec<String> = skid.into_iter().collect();
     notes.extend(namer.notes.iter().cloned());
     if raw.process_exited {
         notes.push(format!(
@@ -307,22 +231,20 @@ fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &Collector, namer: &Name
             raw.duration_s
         ));
     }
-    let lost: u64 = raw.threads.iter().map(|t| t.lost_samples).sum();
+    let lost = raw
+        .threads
+        .iter()
+        .fold(0u64, |sum, t| sum.saturating_add(t.lost_samples));
     if lost > 0 {
         notes.push(format!("{lost} samples lost (full ring buffer)"));
     }
     notes.extend(raw.problems.iter().cloned());
-    if collector.tally.dropped > 0 {
-        notes.push(format!(
-            "{} accesses to lines past the tracked maximum were not tallied",
-            collector.tally.dropped
-        ));
-    }
+    notes.extend(dropped);
     notes
 }
 
 /// The `top` ranked lines with their symbols, region and false sharing.
-fn name_lines(collector: &Collector, namer: &Namer, top: usize) -> Vec<NamedLine> {
+fn name_lines(collector: &SampleTally, namer: &Namer, top: usize) -> Vec<NamedLine> {
     rank(&collector.tally, top)
         .into_iter()
         .map(|line| {

@@ -1,18 +1,19 @@
 //! Naming a sampled cache line: the ELF data symbols on it (static data),
 //! or the region it lies in ("heap", "stack of TID", "anon", a file).
 //!
-//! Mappings and objects are read once, at the start, so a process that
-//! exits during sampling can still be named.
+//! Mappings and objects are read once, at the start, from one pass over
+//! `/proc/PID/maps`, so a process that exits during sampling can still be
+//! named.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
 use numasleuth_kernel::procfs::maps::{self, Backing, Mapping};
-use numasleuth_kernel::procfs::process::LineStream;
-use numasleuth_kernel::Root;
+use numasleuth_kernel::procfs::process::{classify, LineStream, ProcessError};
+use numasleuth_kernel::{ReadError, Root};
 use numasleuth_symbols::code::FunctionIndex;
-use numasleuth_symbols::ProcessObjects;
+use numasleuth_symbols::{ObjectPlacer, ProcessObjects};
 
 /// Mappings kept for naming (a process with more is named in part).
 const MAX_MAPPINGS: usize = 65_536;
@@ -28,26 +29,14 @@ pub struct Namer {
 }
 
 impl Namer {
+    /// Reads `/proc/PID/maps` once: the mappings name regions, and the
+    /// same lines place the ELF objects whose symbols name static data.
     pub fn load(root: &Root, pid: u32) -> Self {
         let mut notes = Vec::new();
-        let mut mappings = Vec::new();
-        match LineStream::open(root, &format!("proc/{pid}/maps")) {
-            Ok(mut lines) => {
-                while let Ok(Some(line)) = lines.next_line() {
-                    if mappings.len() >= MAX_MAPPINGS {
-                        notes.push(format!("more than {MAX_MAPPINGS} mappings: later ones are not named"));
-                        break;
-                    }
-                    if let Ok(m) = maps::parse_line(line) {
-                        mappings.push(m);
-                    }
-                }
-            }
-            Err(e) => notes.push(format!("lines not named by region: {e}")),
-        }
+        let (mappings, objects) = read_maps(root, pid, &mut notes);
         let mut symbols = Vec::new();
         let mut functions = Vec::new();
-        match ProcessObjects::load(root, pid) {
+        match objects {
             Ok(objects) => {
                 for object in &objects.objects {
                     if let Ok((_, table)) = object.source.image_and_symbols() {
@@ -116,4 +105,52 @@ impl Namer {
             Backing::File { path, .. } => path.clone(),
         }
     }
+}
+
+/// One pass over `proc/PID/maps`: the first [`MAX_MAPPINGS`] mappings
+/// (for regions; a malformed line is skipped), and every mapping placed as
+/// `ProcessObjects::load` would (a malformed line or a read error leaves
+/// the objects unread, as there).
+fn read_maps(root: &Root, pid: u32, notes: &mut Vec<String>) -> (Vec<Mapping>, Result<ProcessObjects, ProcessError>) {
+    let path = format!("proc/{pid}/maps");
+    let mut lines = match LineStream::open(root, &path) {
+        Ok(lines) => lines,
+        Err(e) => {
+            notes.push(format!("lines not named by region: {e}"));
+            return (Vec::new(), Err(classify(root, pid, e)));
+        }
+    };
+    let mut mappings = Vec::new();
+    let mut placer = ObjectPlacer::new(root, pid);
+    let mut objects_failed = None;
+    let mut capped = false;
+    loop {
+        let line = match lines.next_line() {
+            Ok(Some(line)) => line,
+            Ok(None) => break,
+            Err(e) => {
+                objects_failed.get_or_insert(classify(root, pid, e));
+                break;
+            }
+        };
+        match maps::parse_line(line) {
+            Ok(mapping) => {
+                if mappings.len() < MAX_MAPPINGS {
+                    mappings.push(mapping.clone());
+                } else if !capped {
+                    capped = true;
+                    notes.push(format!("more than {MAX_MAPPINGS} mappings: later ones are not named"));
+                }
+                placer.add(&mapping);
+            }
+            Err(e) => {
+                objects_failed.get_or_insert(ReadError::malformed(&path, e.0).into());
+            }
+        }
+    }
+    let objects = match objects_failed {
+        Some(e) => Err(e),
+        None => Ok(placer.finish()),
+    };
+    (mappings, objects)
 }

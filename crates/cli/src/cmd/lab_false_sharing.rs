@@ -23,7 +23,7 @@ pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
     let allowed: Vec<u32> = machine.allowed_cpus.iter().collect();
     let (counts, oversubscribed) = lab::thread_counts(common, &allowed, "this process may use")?;
     let (placements, mut warnings) = lab::placements(&machine, &args.placement);
-    let counters_node = machine.node_of_cpu(lab::cpu_order(&machine, placements[0])[0]);
+    let counters_node = machine.cpu_home_node(lab::cpu_order(&machine, placements[0])[0])?;
     let (measured, placement_verified, span) = measure_all(&machine, common, (&placements, &counts), counters_node)?;
     let rows = fs::rows(measured);
     let meaning = fs::meaning(&rows);

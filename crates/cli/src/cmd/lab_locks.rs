@@ -31,7 +31,7 @@ pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
             .filter(|k| args.locks.contains(&lock_arg(*k)))
             .collect()
     };
-    let lock_node = machine.node_of_cpu(lab::cpu_order(&machine, placements[0])[0]);
+    let lock_node = machine.cpu_home_node(lab::cpu_order(&machine, placements[0])[0])?;
     let grid = Grid {
         placements: &placements,
         kinds: &kinds,

@@ -106,7 +106,10 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
 /// nearest other node with memory; `None` on a one-node machine).
 fn nodes(machine: &Machine, args: &RemoteGlobalArgs) -> anyhow::Result<(u32, Vec<u32>, Option<u32>)> {
     let first_cpu = machine.allowed_cpus.ids()[0];
-    let node = args.node.unwrap_or_else(|| machine.node_of_cpu(first_cpu));
+    let node = match args.node {
+        Some(node) => node,
+        None => machine.cpu_home_node(first_cpu).context("--node not given")?,
+    };
     machine.check_node(node).context("--node")?;
     let cpus = machine.cpus_of(node);
     if cpus.is_empty() {

@@ -10,7 +10,6 @@ use anyhow::{bail, Context};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use numasleuth_analyze::mem::placement_note;
 use numasleuth_analyze::memwatch::node_samples;
-use numasleuth_analyze::topology::holds_memory;
 use numasleuth_analyze::working_set::NodeRoom;
 use numasleuth_kernel::procfs::zoneinfo;
 use numasleuth_kernel::{IdList, Root};
@@ -106,7 +105,7 @@ impl Machine {
                 plural(self.topo.nodes.len()),
                 self.node_ids()
             ),
-            Some(n) if !holds_memory(n) => bail!("node {node} has no memory to place a buffer on"),
+            Some(n) if !n.may_hold_memory() => bail!("node {node} has no memory to place a buffer on"),
             Some(_) => Ok(()),
         }
     }
@@ -131,8 +130,12 @@ impl Machine {
         })
     }
 
-    pub fn node_of_cpu(&self, cpu: u32) -> u32 {
-        numasleuth_analyze::cpu_sample::node_of_cpu(&self.topo, cpu)
+    /// The node `cpu` is on, or a one-line error when the kernel does not
+    /// say: a measurement is never placed on node 0 by guess.
+    pub fn cpu_home_node(&self, cpu: u32) -> anyhow::Result<u32> {
+        self.topo
+            .node_of_cpu(cpu)
+            .with_context(|| format!("the kernel does not say which node CPU {cpu} is on (no node lists it)"))
     }
 
     /// Allowed CPUs of `node`, in order.
@@ -169,7 +172,7 @@ impl Machine {
             .topo
             .nodes
             .iter()
-            .filter(|n| chosen(n.id) && holds_memory(n))
+            .filter(|n| chosen(n.id) && n.may_hold_memory())
             .map(|n| n.id)
             .collect();
         if initiators.is_empty() {

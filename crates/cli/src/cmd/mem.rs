@@ -260,8 +260,8 @@ fn first_row_self_check(
     (set, matrix): (&WorkingSet, &[Vec<Option<Summary>>]),
     doc: &mut MemDocument,
 ) -> (Option<CurveCheck>, Option<String>) {
-    let home = machine.node_of_cpu(cpus[0]);
-    let t = targets.iter().position(|&n| n == home).unwrap_or(0);
+    let home = machine.topo.node_of_cpu(cpus[0]);
+    let t = targets.iter().position(|&n| Some(n) == home).unwrap_or(0);
     let check = mem_sizing::self_check(
         machine,
         settings,

@@ -25,7 +25,10 @@ const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12
 /// is already narrowed to `-C`) and the memory node.
 fn cpu_and_node(machine: &Machine, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
     let cpu = machine.allowed_cpus.ids()[0];
-    let node = node.unwrap_or_else(|| machine.node_of_cpu(cpu));
+    let node = match node {
+        Some(node) => node,
+        None => machine.cpu_home_node(cpu)?,
+    };
     machine.check_node(node)?;
     Ok((cpu, node))
 }
@@ -93,7 +96,7 @@ pub fn loaded(
     doc: &mut MemDocument,
 ) -> anyhow::Result<RunSpan> {
     let (cpu, node) = cpu_and_node(machine, args.node)?;
-    let home = machine.node_of_cpu(cpu);
+    let home = machine.cpu_home_node(cpu)?;
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
     if load_cpus.is_empty() {
         bail!(

@@ -5,7 +5,6 @@
 //! from the tracepoint or a sampled view (`probe::migrations`), counts and
 //! findings (`analyze::migrations`), output (`report`).
 
-use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -30,13 +29,6 @@ pub struct Observed {
     pub numa: NumaBalancing,
     pub duration_s: f64,
     pub notes: Vec<String>,
-}
-
-pub fn node_of(topo: &Topology) -> BTreeMap<u32, u32> {
-    topo.nodes
-        .iter()
-        .flat_map(|n| n.cpus.iter().map(move |c| (c, n.id)))
-        .collect()
 }
 
 /// Watches `scope` for `duration` (or until `stop`): the tracepoint unless
@@ -76,7 +68,7 @@ pub fn observe(
             }
         },
     };
-    let threads = summarize(&collected.paths, &node_of(topo), collected.duration_s);
+    let threads = summarize(&collected.paths, &topo.cpu_nodes(), collected.duration_s);
     Ok(Observed {
         method: collected.method,
         threads,

@@ -168,13 +168,13 @@ fn pick_node(topology: &Topology, asked: Option<u32>) -> anyhow::Result<u32> {
     match asked {
         Some(id) => match topology.node(id) {
             None => bail!("node {id} does not exist on this machine (nodes: {})", ids()),
-            Some(n) if n.has_memory == Some(false) => bail!("node {id} has no memory to allocate from"),
+            Some(n) if !n.may_hold_memory() => bail!("node {id} has no memory to allocate from"),
             Some(_) => Ok(id),
         },
         None => topology
             .nodes
             .iter()
-            .find(|n| n.has_memory != Some(false))
+            .find(|n| n.may_hold_memory())
             .map(|n| n.id)
             .context("no node with memory found"),
     }

@@ -135,7 +135,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         }
         let number = index + 1;
         let cpu = setup.start_cpus[index % setup.start_cpus.len()];
-        let node = node_of(setup.topology, cpu);
+        let node = setup.topology.node_of_cpu(cpu);
         say!(
             "numasleuth: run {number}/{} on CPU {cpu} (node {})…",
             args.runs,
@@ -191,10 +191,6 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
     })
 }
 
-fn node_of(topology: &Topology, cpu: u32) -> Option<u32> {
-    topology.cpus.iter().find(|c| c.id == cpu)?.node
-}
-
 /// The start CPUs in the order runs take them. `spread` deals the allowed
 /// CPUs out node by node (node 0's first, node 1's first, node 0's
 /// second, …) so consecutive runs start on different nodes.
@@ -207,7 +203,7 @@ fn resolve_start_cpus(wanted: &StartCpus, allowed: &[u32], topology: &Topology) 
             }
             Ok(cpus.clone())
         }
-        StartCpus::Spread => Ok(spread(allowed, |cpu| node_of(topology, cpu))),
+        StartCpus::Spread => Ok(spread(allowed, |cpu| topology.node_of_cpu(cpu))),
     }
 }
 

@@ -29,10 +29,7 @@ pub struct Collector {
 impl Collector {
     pub fn new(root: Root, topology: &Topology, page_bytes: u64, only: Vec<u32>) -> Collector {
         let nodes: Vec<(u32, IdList)> = topology.nodes.iter().map(|n| (n.id, n.cpus.clone())).collect();
-        let cpu_node = nodes
-            .iter()
-            .flat_map(|(node, cpus)| cpus.iter().map(move |cpu| (cpu, *node)))
-            .collect();
+        let cpu_node = topology.cpu_nodes();
         Collector {
             root,
             nodes,

@@ -9,10 +9,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use numasleuth_analyze::migrations::refresh::{moves_between, remote_bytes};
+use numasleuth_analyze::migrations::refresh::moves_between;
 use numasleuth_kernel::procfs::process::resident_bytes_by_node;
 use numasleuth_kernel::procfs::task::parse_stat;
 use numasleuth_kernel::Root;
+use numasleuth_model::process::remote_bytes;
 pub use numasleuth_model::top::ProcRow;
 
 pub const MAX_PROCESSES: usize = 4096;
@@ -159,7 +160,7 @@ impl ProcessScan {
             row.remote_bytes = row
                 .bytes_by_node
                 .as_ref()
-                .and_then(|b| remote_bytes(b, &row.thread_nodes));
+                .and_then(|b| remote_bytes(b, &row.thread_nodes.iter().copied().collect()));
         }
     }
 }

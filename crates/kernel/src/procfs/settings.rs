@@ -20,12 +20,56 @@ pub struct Settings {
     pub min_free_kbytes: Option<u64>,
     pub watermark_scale_factor: Option<u64>,
     /// The bracketed choice of `transparent_hugepage/enabled`.
-    pub thp_enabled: Option<String>,
-    pub thp_defrag: Option<String>,
+    pub thp_enabled: Option<ThpMode>,
+    pub thp_defrag: Option<ThpMode>,
     /// Active swap areas from `/proc/swaps`.
     pub swap_areas: Option<usize>,
     /// `/proc/cmdline`, for `numa=off` and `numa=fake=`.
     pub kernel_cmdline: Option<String>,
+}
+
+/// A transparent-hugepage choice, from `enabled` (always, madvise,
+/// never) or `defrag` (also defer, defer+madvise). A word this build does
+/// not know is kept as the kernel wrote it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ThpMode {
+    Always,
+    Madvise,
+    Never,
+    Defer,
+    DeferMadvise,
+    Other(String),
+}
+
+impl From<&str> for ThpMode {
+    fn from(word: &str) -> Self {
+        match word {
+            "always" => ThpMode::Always,
+            "madvise" => ThpMode::Madvise,
+            "never" => ThpMode::Never,
+            "defer" => ThpMode::Defer,
+            "defer+madvise" => ThpMode::DeferMadvise,
+            other => ThpMode::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for ThpMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ThpMode::Always => "always",
+            ThpMode::Madvise => "madvise",
+            ThpMode::Never => "never",
+            ThpMode::Defer => "defer",
+            ThpMode::DeferMadvise => "defer+madvise",
+            ThpMode::Other(word) => word,
+        })
+    }
+}
+
+/// The bracketed choice of a `transparent_hugepage` file, typed.
+pub fn parse_thp_mode(text: &str) -> Result<ThpMode, ParseError> {
+    parse_choice(text).map(|word| ThpMode::from(word.as_str()))
 }
 
 /// `always [madvise] never` → `madvise`.
@@ -63,12 +107,12 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Settings {
         thp_enabled: gaps.keep(read::parsed(
             root,
             "sys/kernel/mm/transparent_hugepage/enabled",
-            parse_choice,
+            parse_thp_mode,
         )),
         thp_defrag: gaps.keep(read::parsed(
             root,
             "sys/kernel/mm/transparent_hugepage/defrag",
-            parse_choice,
+            parse_thp_mode,
         )),
         swap_areas: gaps.keep(read::parsed(root, "proc/swaps", parse_swaps)),
         kernel_cmdline: gaps
@@ -143,6 +187,15 @@ mod tests {
             "madvise"
         );
         assert!(parse_choice("always madvise never").is_err());
+        let defrag = parse_thp_mode("always defer [defer+madvise] madvise never\n").unwrap();
+        assert_eq!(
+            (defrag.clone(), defrag.to_string()),
+            (ThpMode::DeferMadvise, "defer+madvise".into())
+        );
+        assert_eq!(
+            parse_thp_mode("[sometimes] never").unwrap(),
+            ThpMode::Other("sometimes".into())
+        );
     }
 
     #[test]

@@ -30,7 +30,33 @@ pub struct Zone {
     pub counters: BTreeMap<String, u64>,
 }
 
+/// A zone's kind, from its name in the header. A name this build does
+/// not know is `Other` (the name itself stays in [`Zone::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZoneKind {
+    /// The 16 MiB island legacy ISA devices need.
+    Dma,
+    Dma32,
+    Normal,
+    HighMem,
+    Movable,
+    Device,
+    Other,
+}
+
 impl Zone {
+    pub fn kind(&self) -> ZoneKind {
+        match self.name.as_str() {
+            "DMA" => ZoneKind::Dma,
+            "DMA32" => ZoneKind::Dma32,
+            "Normal" => ZoneKind::Normal,
+            "HighMem" => ZoneKind::HighMem,
+            "Movable" => ZoneKind::Movable,
+            "Device" => ZoneKind::Device,
+            _ => ZoneKind::Other,
+        }
+    }
+
     /// Free pages above the low watermark; negative when below it.
     /// Computed wide and clamped, so absurd counts cannot overflow.
     pub fn headroom_over_low_pages(&self) -> i64 {
@@ -188,7 +214,7 @@ Node 0, zone    DMA32
         let zones = parse(VM).unwrap();
         assert_eq!(zones.len(), 2);
         let dma = &zones[0];
-        assert_eq!((dma.node, dma.name.as_str()), (0, "DMA"));
+        assert_eq!((dma.node, dma.name.as_str(), dma.kind()), (0, "DMA", ZoneKind::Dma));
         assert_eq!(
             (dma.free_pages, dma.min_pages, dma.low_pages, dma.high_pages),
             (3840, 44, 55, 66)

@@ -6,6 +6,7 @@
 //! types and the pure crates depend on the model only.
 
 pub mod catalog;
+pub mod decoded;
 pub mod pmu;
 pub mod sample;
 pub mod watch;

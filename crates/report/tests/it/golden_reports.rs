@@ -156,7 +156,7 @@ fn c2c_document() -> C2cDocument {
         schema: c2c_json::SCHEMA,
         cpus,
         home_node: 0,
-        method: "cas",
+        method: numasleuth_report::c2c_json::C2cMethod::Cas,
         sampling: "node",
         latency_ns,
         transfers_per_sample: 1000,

@@ -9,6 +9,7 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::golden_all;
+use numasleuth_analyze::bisect::VerdictKind;
 use numasleuth_analyze::hotlines::LineSymbolUse;
 use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_kernel::pages::Residency;
@@ -144,7 +145,7 @@ fn bisect_document() -> BisectDocument {
             step("0x55d4c6a20000", 16, &[32_000.0, 32_300.0, 31_700.0], -0.335),
             step("0x55d4c6a2f000", 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
         ],
-        verdict: Some("page".into()),
+        verdict: Some(VerdictKind::Page),
         culprit_pages: vec![CulpritJson {
             address: "0x55d4c6a2f000".into(),
             home_node: 0,
