@@ -13,7 +13,7 @@
 //!
 //! The per-thread files other modules own (`status`, `sched`, `syscall`)
 //! are named from [`thread_dir`], so the `task` layout is spelled here only
-//! (`task_tests.rs` checks that no other source file builds it).
+//! (`task_paths_tests.rs` checks that no other source file builds it).
 
 use crate::error::ReadError;
 use crate::procfs::task::{parse_stat, TaskStat};
@@ -161,3 +161,7 @@ pub fn threads(root: &Root, pid: u32, max_threads: usize) -> Result<Option<Threa
 #[cfg(test)]
 #[path = "task_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "task_paths_tests.rs"]
+mod paths_tests;
