@@ -16,6 +16,7 @@ pub mod irq;
 pub mod lab;
 pub mod latency_check;
 pub mod latency_spikes;
+pub mod latency_summary;
 pub mod lines;
 pub mod mem;
 pub mod meminfo;

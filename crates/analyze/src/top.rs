@@ -7,9 +7,11 @@ use std::collections::BTreeMap;
 
 use numasleuth_kernel::procfs::stat::CpuTicks;
 use numasleuth_kernel::IdList;
-use numasleuth_model::top::{Frame, NodeRow};
+use numasleuth_model::top::{Frame, NodeRow, ProcReading, ProcRow};
 
 use crate::memwatch::{NodeSample, Sample};
+use crate::migrations::refresh::moves_between;
+use numasleuth_model::process::remote_bytes;
 use crate::rates::{cpu_util_percent, per_sec};
 
 /// What one refresh read: each CPU's ticks and, when readable, the memory
@@ -63,6 +65,32 @@ pub fn frame(nodes: &[(u32, IdList)], before: Option<(&Reading, f64)>, now: &Rea
 
 fn node_signal(signals: &Option<Sample>, node: u32) -> Option<&NodeSample> {
     signals.as_ref()?.nodes.iter().find(|n| n.node == node)
+}
+
+/// A process's row: the nodes its threads run on, the threads that moved
+/// since the previous refresh, and its memory on nodes none of them run on.
+/// `cpu_node` maps a CPU to its node; a CPU it lacks has no node.
+pub fn proc_row(reading: &ProcReading, cpu_node: &BTreeMap<u32, u32>) -> ProcRow {
+    let thread_nodes: std::collections::BTreeSet<u32> = reading
+        .thread_cpus
+        .iter()
+        .filter_map(|(_, cpu)| cpu_node.get(cpu).copied())
+        .collect();
+    let (cpu_moves, node_moves) = moves_between(&reading.thread_cpus_before, &reading.thread_cpus, cpu_node);
+    let remote_bytes = reading
+        .bytes_by_node
+        .as_ref()
+        .and_then(|by_node| remote_bytes(by_node, &thread_nodes.iter().copied().collect()));
+    ProcRow {
+        pid: reading.pid,
+        comm: reading.comm.clone(),
+        threads: reading.thread_cpus.len(),
+        thread_nodes,
+        bytes_by_node: reading.bytes_by_node.clone(),
+        remote_bytes,
+        cpu_moves,
+        node_moves,
+    }
 }
 
 #[cfg(test)]
@@ -132,5 +160,34 @@ mod tests {
             (missing.nodes[0].free_bytes, missing.nodes[0].numa_miss_per_sec),
             (None, None)
         );
+    }
+
+    #[test]
+    fn a_process_row_derives_nodes_moves_and_remote_bytes() {
+        let cpu_node: BTreeMap<u32, u32> = [(0, 0), (1, 0), (2, 1), (3, 1)].into_iter().collect();
+        let reading = ProcReading {
+            pid: 7,
+            comm: "w".into(),
+            // 10 moved within node 0, 11 moved to node 1, 12 is new, 13 is
+            // on a CPU with no known node.
+            thread_cpus: vec![(10, 1), (11, 2), (12, 0), (13, 9)],
+            thread_cpus_before: [(10, 0), (11, 0)].into_iter().collect(),
+            bytes_by_node: Some([(0, 4096), (1, 8192), (2, 100)].into_iter().collect()),
+        };
+        let row = proc_row(&reading, &cpu_node);
+        assert_eq!((row.pid, row.threads), (7, 4));
+        assert_eq!(row.thread_nodes, [0, 1].into_iter().collect());
+        assert_eq!((row.cpu_moves, row.node_moves), (2, 1));
+        assert_eq!(row.remote_bytes, Some(100));
+        let unread = ProcReading {
+            bytes_by_node: None,
+            ..reading.clone()
+        };
+        assert_eq!(proc_row(&unread, &cpu_node).remote_bytes, None);
+        let nowhere = ProcReading {
+            thread_cpus: vec![(13, 9)],
+            ..reading
+        };
+        assert_eq!(proc_row(&nowhere, &cpu_node).remote_bytes, None);
     }
 }

@@ -90,7 +90,7 @@ pub fn read_topology(root: &Root) -> Result<TopologyReadings, ReadError> {
     let nodes = node::read(root, &mut gaps);
     let cpus = cpu::read(root, &mut gaps);
     let cpuinfo = gaps.keep(cpuinfo::read(root));
-    let allowed = gaps.keep(required("proc/self/status", status::read_allowed(root, "self")));
+    let allowed = gaps.keep(required("proc/self/status", status::read_allowed(root, "proc/self")));
     let cgroup = gaps.keep(cgroup::read(root));
     let devices = pci::read_devices(root, &mut gaps);
     let first = gaps.first().cloned();

@@ -21,6 +21,7 @@ pub mod root;
 pub mod safe_text;
 pub mod snapshot;
 pub mod sysfs;
+pub mod task;
 mod tree_dirs;
 pub mod unread;
 pub mod untrusted;

@@ -44,3 +44,21 @@ pub struct ProcRow {
     pub cpu_moves: u64,
     pub node_moves: u64,
 }
+
+/// One process as `top`'s process scan read it, before any derivation:
+/// where its threads run now and ran at the previous refresh, and its
+/// memory per node at its last numa_maps reading. `analyze::top` turns it
+/// into a [`ProcRow`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ProcReading {
+    pub pid: u32,
+    pub comm: String,
+    /// `(tid, cpu)` of each thread read, from `stat`'s `processor`.
+    pub thread_cpus: Vec<(u32, u32)>,
+    /// `tid → cpu` at the previous refresh of the same process (empty when
+    /// it is new, or its PID was reused).
+    pub thread_cpus_before: std::collections::HashMap<u32, u32>,
+    /// Resident bytes per node at the last numa_maps reading (which may be
+    /// a few refreshes old; `None` before the first or when unreadable).
+    pub bytes_by_node: Option<BTreeMap<u32, u64>>,
+}

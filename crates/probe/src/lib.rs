@@ -2,7 +2,8 @@
 //! write watchpoints (`watch`) and counts of every event the kernel offers
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
 //! (`damon`, `damon_collect`), with the claim that lets its reaper remove
-//! it after a SIGKILL (`damon_claim`).
+//! it after a SIGKILL (`damon_claim`); and `top`'s periodic process
+//! sampler (`process_scan`).
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -19,9 +20,11 @@ pub mod damon;
 pub mod damon_claim;
 pub mod damon_collect;
 pub mod error;
+mod live_threads;
 pub mod migrate;
 pub mod migrations;
 pub mod pmu;
+pub mod process_scan;
 pub mod readers;
 pub mod sample;
 pub mod tracepoint;

@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 
 use crate::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
 use crate::tracepoint;
-use numasleuth_kernel::procfs::{settings, task};
+use numasleuth_kernel::procfs::settings;
+use numasleuth_kernel::task;
 use numasleuth_kernel::Root;
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_model::stop::Stop;
@@ -113,7 +114,7 @@ impl<'r> Membership<'r> {
         if let Some(known) = self.known.get(&tid) {
             return *known;
         }
-        let member = self.root.exists(&format!("proc/{pid}/task/{tid}"));
+        let member = task::is_thread_of(self.root, pid, tid);
         if self.known.len() < MAX_TASKS {
             self.known.insert(tid, member);
         }
@@ -140,19 +141,15 @@ fn with_still_threads(root: &Root, scope: Scope, mut paths: Vec<ThreadPath>) -> 
     paths
 }
 
-/// Each live thread's id, name and current CPU.
+/// Each live thread's id, name and current CPU; threads whose `stat`
+/// cannot be read are left out of this sampled view.
 fn task_cpus(root: &Root, pid: u32) -> Vec<(u32, String, Option<u32>)> {
-    let Ok(Some(tids)) = root.list(&format!("proc/{pid}/task")) else {
+    let Ok(Some(read)) = task::threads(root, pid, MAX_TASKS) else {
         return Vec::new();
     };
-    tids.iter()
-        .filter_map(|t| t.parse::<u32>().ok())
-        .take(MAX_TASKS)
-        .filter_map(|tid| {
-            let text = root.read(&format!("proc/{pid}/task/{tid}/stat")).ok()?;
-            let stat = task::parse_stat(&text).ok()?;
-            Some((tid, stat.comm, stat.processor))
-        })
+    read.threads
+        .into_iter()
+        .map(|thread| (thread.tid, thread.stat.comm, thread.stat.processor))
         .collect()
 }
 

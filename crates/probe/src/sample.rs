@@ -22,6 +22,7 @@ use perf_event::{Builder, SampleFlag, SampleSkid, Sampler};
 use numasleuth_model::stop::Stop;
 
 use crate::error::{classify, ProbeError};
+use crate::live_threads;
 use crate::pmu::open::SpecEvent;
 use crate::pmu::EventSpec;
 pub use numasleuth_model::perf::sample::{SampleRaw, ThreadSamples};
@@ -140,26 +141,6 @@ impl CodeReader {
     }
 }
 
-/// A zombie (exited, not yet reaped by its parent) still lists its main
-/// thread in `task/`, so its state is what says it has ended.
-fn exited(pid: u32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    let state = stat
-        .rsplit_once(')')
-        .and_then(|(_, rest)| rest.trim_start().chars().next());
-    matches!(state, Some('Z') | Some('X'))
-}
-
-fn list_tids(pid: u32) -> Option<Vec<u32>> {
-    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let tids: Vec<u32> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    (!tids.is_empty()).then_some(tids)
-}
-
 fn builder(spec: &SampleSpec) -> Builder<'_> {
     let mut builder = match &spec.event {
         SampleEvent::CpuClock { period_ns } => {
@@ -275,7 +256,7 @@ impl Sampled {
     /// One rescan: ended threads are drained and closed, new ones attached.
     /// False when the process itself has gone.
     fn rescan(&mut self, spec: &SampleSpec, code: &mut CodeReader, hooks: &mut Hooks<'_>) -> bool {
-        let Some(tids) = list_tids(spec.pid).filter(|_| !exited(spec.pid)) else {
+        let Some(tids) = live_threads::thread_ids(spec.pid).filter(|_| !live_threads::has_ended(spec.pid)) else {
             return false;
         };
         let alive: HashSet<u32> = tids.iter().copied().collect();
@@ -319,7 +300,7 @@ impl Sampled {
 /// drained; what was sampled until then is returned either way.
 pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>, stop: &Stop) -> Result<SampleRaw, ProbeError> {
     let pid = spec.pid;
-    let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
+    let first = live_threads::thread_ids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut code = CodeReader {
         mem: File::open(format!("/proc/{pid}/mem")).ok(),
         cache: HashMap::new(),

@@ -30,6 +30,7 @@ use perf_event::{Builder, Counter, SampleFlag, Sampler};
 use numasleuth_model::stop::Stop;
 
 use crate::error::{classify, ProbeError};
+use crate::live_threads;
 pub use numasleuth_model::perf::watch::{Access, IpHits, ThreadRaw, WatchRaw};
 
 /// How often ring buffers are drained.
@@ -123,15 +124,6 @@ impl Attached {
     }
 }
 
-/// The threads of `pid` now; `None` when the process is gone.
-fn list_tids(pid: u32) -> Option<Vec<u32>> {
-    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let tids: Vec<u32> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    (!tids.is_empty()).then_some(tids)
-}
-
 fn builder(spec: &WatchSpec, tid: u32) -> Builder<'static> {
     let event = match spec.access {
         Access::Write => Breakpoint::write(spec.address, spec.len_bytes),
@@ -190,7 +182,7 @@ impl Watched {
     /// One rescan: threads that left are marked gone and new ones attached.
     /// False when the process itself has gone.
     fn rescan(&mut self, spec: &WatchSpec) -> bool {
-        let Some(tids) = list_tids(spec.pid) else {
+        let Some(tids) = live_threads::thread_ids(spec.pid) else {
             let gone = self.start.elapsed();
             self.threads.iter_mut().for_each(|t| {
                 t.gone_at.get_or_insert(gone);
@@ -250,7 +242,7 @@ impl Watched {
 /// returned either way.
 pub fn watch(spec: &WatchSpec, stop: &Stop) -> Result<WatchRaw, ProbeError> {
     let pid = spec.pid;
-    let first = list_tids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
+    let first = live_threads::thread_ids(pid).ok_or(ProbeError::NoSuchProcess { pid })?;
     let mut watched = Watched {
         start: Instant::now(),
         threads: Vec::new(),

@@ -60,5 +60,6 @@ pub mod table;
 pub mod top_view;
 pub mod topo_json;
 pub mod topo_text;
+pub mod undo_text;
 pub mod watch_json;
 pub mod watch_text;

@@ -17,25 +17,7 @@ pub const JSON_READS: usize = 10_000;
 /// Spikes listed in text, the largest ones.
 const TEXT_SPIKES: usize = 10;
 pub const SCHEMA: &str = "numasleuth.probe_latency/1";
-/// The percentiles reported, as labels and quantiles.
-pub const PERCENTILES: [(&str, f64); 5] = [
-    ("50", 0.5),
-    ("90", 0.9),
-    ("99", 0.99),
-    ("99.9", 0.999),
-    ("99.99", 0.9999),
-];
-
-/// One histogram's summary, in ns.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    /// In the order of [`PERCENTILES`].
-    pub percentiles_ns: Vec<u64>,
-    pub min_ns: u64,
-    pub max_ns: u64,
-    pub mean_ns: f64,
-    pub stdev_ns: f64,
-}
+pub use numasleuth_analyze::latency_summary::{Summary, PERCENTILES};
 
 #[derive(Debug, Clone)]
 pub struct ProbeReport {

@@ -59,7 +59,6 @@ pub mod snapshot;
 mod stop_signal;
 pub mod top;
 pub mod top_data;
-pub mod top_procs;
 pub mod topo;
 pub mod undo;
 pub mod watch;

@@ -5,22 +5,23 @@
 //! lined up against what the memory system did around them.
 //!
 //! Wiring only: the schedule and the operations are in
-//! `measure::probe_latency`, spikes in `analyze::latency_spikes`, output in
+//! `measure::probe_latency`, percentiles in `analyze::latency_summary`,
+//! spikes in `analyze::latency_spikes`, output in
 //! `report::probe_latency`.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use hdrhistogram::Histogram;
 use numasleuth_analyze::latency_spikes::{spikes, Window};
+use numasleuth_analyze::latency_summary::{spike_floors, summary};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::spike_readers::attach;
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_model::Topology;
 use numasleuth_probe::readers::Origin;
-use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport, Summary, PERCENTILES};
+use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport};
 
 use super::node_sampler::Sampler;
 use super::output::Aliases;
@@ -65,13 +66,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
         bail!("no operation completed (interrupted before the first one)");
     }
     let (corrected, uncorrected) = (summary(&recorded.corrected), summary(&recorded.uncorrected));
-    let labels: Vec<(String, u64)> = PERCENTILES
-        .iter()
-        .zip(&corrected.percentiles_ns)
-        // A spike's raw latency reaches a percentile when it is in the
-        // same HDR bucket or above, so compare against the bucket's floor.
-        .map(|((label, _), ns)| (label.to_string(), recorded.corrected.lowest_equivalent(*ns)))
-        .collect();
+    let labels = spike_floors(&recorded.corrected, &corrected);
     let window = Window {
         before_s: 1.0,
         after_s: interval.as_secs_f64(),
@@ -177,15 +172,5 @@ fn pick_node(topology: &Topology, asked: Option<u32>) -> anyhow::Result<u32> {
             .find(|n| n.may_hold_memory())
             .map(|n| n.id)
             .context("no node with memory found"),
-    }
-}
-
-fn summary(h: &Histogram<u64>) -> Summary {
-    Summary {
-        percentiles_ns: PERCENTILES.iter().map(|(_, q)| h.value_at_quantile(*q)).collect(),
-        min_ns: h.min(),
-        max_ns: h.max(),
-        mean_ns: h.mean(),
-        stdev_ns: h.stdev(),
     }
 }

@@ -136,7 +136,7 @@ pub fn captured_processes(root: &Root) -> Vec<u32> {
     let mut pids: Vec<u32> = entries
         .iter()
         .filter_map(|e| e.parse().ok())
-        .filter(|pid| root.exists(&format!("proc/{pid}/stat")))
+        .filter(|pid| numasleuth_kernel::task::process_exists(root, *pid))
         .collect();
     pids.sort_unstable();
     pids

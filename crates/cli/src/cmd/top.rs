@@ -3,7 +3,7 @@
 //! fallback, reclaim) and of the processes with the most remote memory or
 //! the most thread moves; Enter shows the selected process's `inspect`.
 //!
-//! Wiring only: data in `top_data`/`top_procs`, drawing in `report::top_view`.
+//! Wiring only: data in `top_data` (processes from `probe::process_scan`), drawing in `report::top_view`.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;

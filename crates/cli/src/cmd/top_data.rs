@@ -11,9 +11,9 @@ use numasleuth_analyze::top::{self, Reading};
 use numasleuth_kernel::procfs::stat;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::Topology;
+use numasleuth_probe::process_scan::ProcessScan;
 
 use super::node_sampler;
-use super::top_procs::ProcessScan;
 pub use numasleuth_model::top::Frame;
 
 pub struct Collector {
@@ -55,8 +55,8 @@ impl Collector {
         let before = self.previous.as_ref().map(|(t, r)| (r, (now - *t).as_secs_f64()));
         let mut frame = top::frame(&self.nodes, before, &reading, self.page_bytes);
         frame.notes = notes;
-        let (procs, notes) = self.scan.refresh(&self.root, &self.cpu_node, &self.only);
-        frame.procs = procs;
+        let (procs, notes) = self.scan.refresh(&self.root, &self.only);
+        frame.procs = procs.iter().map(|p| top::proc_row(p, &self.cpu_node)).collect();
         frame.notes.extend(notes);
         self.previous = Some((now, reading));
         frame

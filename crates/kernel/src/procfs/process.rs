@@ -73,7 +73,7 @@ pub struct VmaStreamSummary {
 pub fn classify(root: &Root, pid: u32, error: ReadError) -> ProcessError {
     match error {
         ReadError::PermissionDenied { path } => ProcessError::PermissionDenied { pid, path },
-        ReadError::NotFound { .. } if !root.exists(&format!("proc/{pid}/stat")) => ProcessError::Exited { pid },
+        ReadError::NotFound { .. } if !crate::task::process_exists(root, pid) => ProcessError::Exited { pid },
         ReadError::Io {
             errno: Some(libc::ESRCH),
             ..
@@ -85,27 +85,30 @@ pub fn classify(root: &Root, pid: u32, error: ReadError) -> ProcessError {
 /// `proc/PID/stat`, the first read of an inspection: its absence means
 /// there is no such process.
 pub fn read_process_stat(root: &Root, pid: u32) -> Result<TaskStat, ProcessError> {
-    let path = format!("proc/{pid}/stat");
-    let text = match root.read(&path) {
-        Ok(text) => text,
-        Err(ReadError::NotFound { path }) => return Err(ProcessError::NoSuchProcess { pid, path }),
-        Err(e) => return Err(classify(root, pid, e)),
-    };
-    task::parse_stat(&text).map_err(|e| ReadError::malformed(&path, e.0).into())
+    match crate::task::process_stat(root, pid) {
+        Ok(Some(stat)) => Ok(stat),
+        Ok(None) => Err(ProcessError::NoSuchProcess {
+            pid,
+            path: display_path(&crate::task::process_stat_path(pid)),
+        }),
+        Err(e) => Err(classify(root, pid, e)),
+    }
 }
 
 /// Every thread that still exists. Threads that exit while being read are
 /// skipped; if the whole process is gone, that is [`ProcessError::Exited`].
 pub fn read_threads(root: &Root, pid: u32) -> Result<Vec<ThreadReading>, ProcessError> {
-    let tids = root
-        .list(&format!("proc/{pid}/task"))
+    let listed = crate::task::threads(root, pid, crate::task::MAX_THREADS)
         .map_err(|e| classify(root, pid, e))?
         .ok_or(ProcessError::Exited { pid })?;
+    if let Some(error) = listed.first_error {
+        return Err(classify(root, pid, error));
+    }
     let mut threads = Vec::new();
-    for tid in tids.iter().filter_map(|t| t.parse::<u32>().ok()) {
-        match read_thread(root, pid, tid) {
-            Ok(thread) => threads.push(thread),
-            Err(ReadError::NotFound { .. }) => continue,
+    for thread in listed.threads {
+        match read_thread(root, pid, thread) {
+            Ok(Some(thread)) => threads.push(thread),
+            Ok(None) => continue,
             Err(e) => return Err(classify(root, pid, e)),
         }
     }
@@ -115,31 +118,29 @@ pub fn read_threads(root: &Root, pid: u32) -> Result<Vec<ThreadReading>, Process
     Ok(threads)
 }
 
-fn read_thread(root: &Root, pid: u32, tid: u32) -> Result<ThreadReading, ReadError> {
-    let dir = format!("proc/{pid}/task/{tid}");
-    let stat_path = format!("{dir}/stat");
-    let stat = task::parse_stat(&root.read(&stat_path)?).map_err(|e| ReadError::malformed(&stat_path, e.0))?;
-    let allowed = status::read_allowed(root, &format!("{pid}/task/{tid}"))?;
-    if allowed.is_none() {
+/// A thread's placement around its `stat`; `Ok(None)` when it exited
+/// after its `stat` was read.
+fn read_thread(root: &Root, pid: u32, thread: crate::task::Thread) -> Result<Option<ThreadReading>, ReadError> {
+    let dir = crate::task::thread_dir(pid, thread.tid);
+    let allowed = match status::read_allowed(root, &dir) {
         // status vanished after stat: the thread has just exited.
-        return Err(ReadError::NotFound {
-            path: display_path(&format!("{dir}/status")),
-        });
-    }
-    let allowed = allowed.unwrap_or_default();
-    let sched_path = format!("{dir}/sched");
-    let sched = match root.read_optional(&sched_path) {
+        Ok(None) => return Ok(None),
+        Err(e) if crate::task::is_gone(&e) => return Ok(None),
+        Ok(Some(allowed)) => allowed,
+        Err(e) => return Err(e),
+    };
+    let sched = match root.read_optional(&format!("{dir}/sched")) {
         Ok(Some(text)) => task::parse_sched(&text).ok(),
         // sched is debug information: unreadable means "not shown".
         Ok(None) | Err(ReadError::PermissionDenied { .. }) => None,
         Err(e) => return Err(e),
     };
-    Ok(ThreadReading {
-        stat,
+    Ok(Some(ThreadReading {
+        stat: thread.stat,
         allowed_cpus: allowed.cpus,
         allowed_mems: allowed.mems,
         sched,
-    })
+    }))
 }
 
 pub use super::vma_stream::for_each_vma;

@@ -36,9 +36,10 @@ pub fn parse_allowed(text: &str) -> Result<Allowed, ParseError> {
     Ok(allowed)
 }
 
-/// Reads `proc/<pid>/status`, where `pid` is `self` for this process.
-pub fn read_allowed(root: &Root, pid: &str) -> Result<Option<Allowed>, ReadError> {
-    let path = format!("proc/{pid}/status");
+/// Reads `status` in a process's or thread's directory (`proc/self`,
+/// [`crate::task::thread_dir`]).
+pub fn read_allowed(root: &Root, dir: &str) -> Result<Option<Allowed>, ReadError> {
+    let path = format!("{dir}/status");
     root.read_optional(&path)?
         .map(|text| parse_allowed(&text).map_err(|e| ReadError::malformed(&path, e.0)))
         .transpose()

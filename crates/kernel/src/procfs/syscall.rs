@@ -34,7 +34,7 @@ pub fn parse_stack_pointer(text: &str) -> Result<Option<u64>, ParseError> {
 
 /// The stack pointer of thread `tid` of `pid`; `None` while it runs.
 pub fn read_stack_pointer(root: &Root, pid: u32, tid: u32) -> Result<Option<u64>, ReadError> {
-    let relative = format!("proc/{pid}/task/{tid}/syscall");
+    let relative = format!("{}/syscall", crate::task::thread_dir(pid, tid));
     let text = root.read(&relative)?;
     parse_stack_pointer(&text).map_err(|e| ReadError::malformed(&relative, e.0))
 }

@@ -37,7 +37,7 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result
     let mut maps_lines = LineStream::open(root, &maps_path).map_err(|e| classify(root, pid, e))?;
     let numa_file = match root.open(&numa_path) {
         Ok(file) => Some(file),
-        Err(e) if e.is_not_found() && root.exists(&format!("proc/{pid}/stat")) => None,
+        Err(e) if e.is_not_found() && crate::task::process_exists(root, pid) => None,
         Err(e) => return Err(classify(root, pid, e)),
     };
     let mut summary = VmaStreamSummary {

@@ -3,8 +3,8 @@
 //! workload, its exit with resource usage (wait4), and widening every
 //! thread's affinity from outside.
 //!
-//! Live only: this reads `/proc/PID/task` directly, like the watch
-//! collector, because it acts on a process it started itself.
+//! Live only: the thread list comes from `numasleuth_kernel::task` on the
+//! live root, because it acts on a process it started itself.
 
 use std::ffi::OsStr;
 use std::io;
@@ -14,6 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use numasleuth_kernel::{task, Root};
 use serde::Serialize;
 
 use std::sync::mpsc::RecvTimeoutError;
@@ -214,14 +215,14 @@ pub fn widen_threads(pid: u32, cpus: &[u32], after: Duration) -> Release {
         ..Release::default()
     };
     let mut done: Vec<u32> = Vec::new();
+    // The workload is a child of ours on this machine: its threads are the
+    // live system's.
+    let root = Root::live();
     for _pass in 0..4 {
-        let Ok(entries) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        let Ok(Some(listed)) = task::thread_ids(&root, pid) else {
             break;
         };
-        let tids: Vec<u32> = entries
-            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-            .filter(|tid| !done.contains(tid))
-            .collect();
+        let tids: Vec<u32> = listed.into_iter().filter(|tid| !done.contains(tid)).collect();
         if tids.is_empty() {
             break;
         }

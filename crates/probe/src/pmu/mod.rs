@@ -76,27 +76,6 @@ pub fn count(spec: &CountSpec, stop: &Stop) -> Result<PmuRaw, PmuError> {
     }
 }
 
-/// The threads of `pid` now; `None` when the process is gone.
-fn list_tids(pid: u32) -> Option<Vec<u32>> {
-    let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-    let mut tids: Vec<u32> = entries
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-        .collect();
-    tids.sort_unstable();
-    (!tids.is_empty()).then_some(tids)
-}
-
-/// A zombie still has /proc/PID; its state letter says it is done.
-fn has_exited(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.split_whitespace().next())
-            .is_none_or(|state| state == "Z" || state == "X"),
-        Err(_) => true,
-    }
-}
-
 /// Threads attached at most: the caller's cap, and no more than
 /// [`MAX_COUNTERS`] counters in all; always at least one.
 pub fn threads_to_attach(max_threads: usize, events: usize) -> usize {
@@ -109,7 +88,7 @@ fn count_pid(
     (duration, stop): (Option<Duration>, &Stop),
     fd_limit: u64,
 ) -> Result<PmuRaw, PmuError> {
-    let listed = list_tids(pid).ok_or(PmuError::NoSuchProcess { pid })?;
+    let listed = crate::live_threads::thread_ids(pid).ok_or(PmuError::NoSuchProcess { pid })?;
     let attached_tids: Vec<u32> = listed
         .iter()
         .copied()
@@ -127,7 +106,7 @@ fn count_pid(
     if !any_open && all_gone {
         return Err(PmuError::NoSuchProcess { pid });
     }
-    let after = list_tids(pid).unwrap_or_default();
+    let after = crate::live_threads::thread_ids(pid).unwrap_or_default();
     let started_meanwhile = after.iter().filter(|t| listed.binary_search(t).is_err()).count();
     for_each_counter(&mut opened, Counter::enable);
     let start = Instant::now();
@@ -145,7 +124,7 @@ fn count_pid(
         if deadline.is_some_and(|d| now >= d) || stop.requested() {
             break;
         }
-        if has_exited(pid) {
+        if crate::live_threads::has_ended(pid) {
             exited = true;
             break;
         }

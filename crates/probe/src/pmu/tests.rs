@@ -255,7 +255,7 @@ fn threads_of_a_running_process_are_attached_and_new_ones_inherited() {
         .unwrap();
     // Wait until the two sleeping threads are there.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while list_tids(child.id()).map_or(0, |t| t.len()) < 3 && Instant::now() < deadline {
+    while crate::live_threads::thread_ids(child.id()).map_or(0, |t| t.len()) < 3 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     let raw = count(
@@ -291,7 +291,7 @@ fn a_thread_cap_is_applied_and_said() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while list_tids(child.id()).map_or(0, |t| t.len()) < 4 && Instant::now() < deadline {
+    while crate::live_threads::thread_ids(child.id()).map_or(0, |t| t.len()) < 4 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
     let raw = count(
