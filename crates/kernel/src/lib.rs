@@ -20,6 +20,7 @@ pub mod safe_text;
 pub mod snapshot;
 pub mod sysfs;
 mod tree_dirs;
+mod tree_list;
 pub mod unread;
 pub mod untrusted;
 
