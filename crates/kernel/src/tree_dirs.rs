@@ -7,7 +7,10 @@
 //! directory's files are read together, so each directory is opened once
 //! (`openat2` beneath the tree's root, refusing any link, since the
 //! directory path was already resolved inside the root) and its files are
-//! checked and opened relative to it: one component walked per call.
+//! checked and opened relative to it: one component walked per call. A
+//! directory met while resolving a path is opened beneath its parent
+//! (`O_NOFOLLOW`) instead, which also says it is no link, and directories
+//! are opened readable so `Root::list` can list them from the descriptor.
 //!
 //! The checks are those of [`crate::untrusted::open_regular`]: the name must
 //! be a regular file before it is opened (a device is never opened), is
