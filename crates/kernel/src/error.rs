@@ -42,13 +42,18 @@ impl ReadError {
     }
 
     pub(crate) fn from_io(relative: &str, error: &std::io::Error) -> Self {
-        Self::from_io_at(display_path(relative), error)
+        // display_path escapes already, and escaping is idempotent: a second
+        // pass would only cost a scan and a copy per absent file.
+        Self::from_io_escaped(display_path(relative), error)
     }
 
     /// Like `from_io`, for a path the user typed, shown as typed (with
     /// control characters escaped, as everywhere).
     pub(crate) fn from_io_at(path: String, error: &std::io::Error) -> Self {
-        let path = escape(&path);
+        Self::from_io_escaped(escape(&path), error)
+    }
+
+    fn from_io_escaped(path: String, error: &std::io::Error) -> Self {
         match error.kind() {
             std::io::ErrorKind::NotFound => ReadError::NotFound { path },
             std::io::ErrorKind::PermissionDenied => ReadError::PermissionDenied { path },
@@ -77,7 +82,14 @@ impl ParseError {
 /// any byte but `/` and NUL, so control characters are escaped: a path in an
 /// error must never move the cursor or recolour the user's terminal.
 pub fn display_path(relative: &str) -> String {
-    escape(&format!("/{}", relative.trim_start_matches('/')))
+    let relative = relative.trim_start_matches('/');
+    if relative.chars().any(needs_escape) {
+        return escape(&format!("/{relative}"));
+    }
+    let mut shown = String::with_capacity(relative.len() + 1);
+    shown.push('/');
+    shown.push_str(relative);
+    shown
 }
 
 /// How much of a hostile input an error quotes: enough to recognise the

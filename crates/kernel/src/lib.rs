@@ -23,6 +23,7 @@ pub mod snapshot;
 pub mod sysfs;
 pub mod task;
 mod tree_dirs;
+mod tree_list;
 pub mod unread;
 pub mod untrusted;
 

@@ -38,6 +38,9 @@ pub struct Recording {
 #[derive(Debug, Clone)]
 pub struct Root {
     base: PathBuf,
+    /// `base` is `/`, decided once: comparing paths walks their components,
+    /// and every read asks.
+    live: bool,
     recording: Option<Arc<Mutex<Recording>>>,
     /// Directories already resolved, shared by clones: see [`walk::ResolvedDirs`].
     resolved_dirs: Arc<Mutex<walk::ResolvedDirs>>,
@@ -52,6 +55,7 @@ impl Root {
     pub fn live() -> Self {
         Root {
             base: PathBuf::from("/"),
+            live: true,
             recording: None,
             resolved_dirs: Arc::default(),
             tree_dirs: Arc::default(),
@@ -72,6 +76,7 @@ impl Root {
         }
         Ok(Root {
             base: path.to_path_buf(),
+            live: path == Path::new("/"),
             recording: None,
             resolved_dirs: Arc::default(),
             tree_dirs: Arc::default(),
@@ -81,6 +86,7 @@ impl Root {
 
     pub(crate) fn unpacked(dir: crate::snapshot::Unpacked, base: PathBuf) -> Self {
         Root {
+            live: base == Path::new("/"),
             base,
             recording: None,
             resolved_dirs: Arc::default(),
@@ -100,7 +106,7 @@ impl Root {
     }
 
     pub fn is_live(&self) -> bool {
-        self.base == Path::new("/")
+        self.live
     }
 
     pub fn base(&self) -> &Path {
@@ -128,13 +134,13 @@ impl Root {
                 untrusted::read_capped(file, size_hint, MAX_KERNEL_FILE_BYTES)
             }
             .map_err(|e| ReadError::from_io(relative, &e))?;
-            return Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string());
+            return Ok(into_text(bytes));
         }
         if let Some(opened) = self.open_in_tree(relative) {
             let (file, size_bytes) = opened?;
             let bytes = untrusted::read_sized(file, size_bytes, MAX_KERNEL_FILE_BYTES)
                 .map_err(|e| ReadError::from_io(relative, &e))?;
-            return Ok(String::from_utf8_lossy(&bytes).trim_end_matches('\0').to_string());
+            return Ok(into_text(bytes));
         }
         let resolved = self.resolve(relative)?;
         let (file, meta) = self.open_resolved(&resolved, relative)?;
@@ -203,14 +209,22 @@ impl Root {
         if self.recording.is_some() || self.is_live() {
             return None;
         }
-        let mut parts = split(relative);
-        let last = parts.pop()?;
-        let dir = match self.resolved_dir(&parts.join("/"), relative) {
+        let split_parts;
+        let (parent, last) = match plain_parent_and_name(relative) {
+            Some(plain) => plain,
+            None => {
+                let mut parts = split(relative);
+                let last = parts.pop()?;
+                split_parts = (parts.join("/"), last);
+                (split_parts.0.as_str(), split_parts.1.as_str())
+            }
+        };
+        let dir = match self.resolved_dir(parent, relative) {
             Ok(dir) => dir,
             Err(e) => return Some(Err(e)),
         };
         let mut dirs = self.tree_dirs.lock().unwrap_or_else(|p| p.into_inner());
-        let opened = dirs.open_file(&self.base, &dir, &last)?;
+        let opened = dirs.open_file(&self.base, &dir, last)?;
         Some(opened.map_err(|e| ReadError::from_io(relative, &e)))
     }
 
@@ -238,6 +252,17 @@ impl Root {
             Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(e),
         };
+        if let Some(listed) = self.list_in_tree(&resolved) {
+            return match listed {
+                Ok(mut names) if names.len() <= MAX_DIR_ENTRIES => {
+                    names.sort();
+                    Ok(Some(names))
+                }
+                Ok(_) => Err(too_many_entries(relative)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(ReadError::from_io(relative, &e)),
+            };
+        }
         let entries = match fs::read_dir(self.base.join(&resolved)) {
             Ok(entries) => entries,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -246,11 +271,7 @@ impl Root {
         let mut names = Vec::new();
         for entry in entries {
             if names.len() == MAX_DIR_ENTRIES {
-                return Err(ReadError::Io {
-                    errno: None,
-                    path: display_path(relative),
-                    message: format!("more than {MAX_DIR_ENTRIES} entries; refusing to list it"),
-                });
+                return Err(too_many_entries(relative));
             }
             let entry = entry.map_err(|e| ReadError::from_io(relative, &e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
@@ -267,6 +288,17 @@ impl Root {
             r.dirs.insert(resolved, ());
         });
         Ok(Some(names))
+    }
+
+    /// A tree root's resolved directory listed through its descriptor
+    /// ([`TreeDirs`]); `None` when recording (every entry's kind is kept
+    /// then), on the live system, or where descriptors are not used.
+    fn list_in_tree(&self, resolved: &str) -> Option<std::io::Result<Vec<String>>> {
+        if self.recording.is_some() || self.is_live() {
+            return None;
+        }
+        let mut dirs = self.tree_dirs.lock().unwrap_or_else(|p| p.into_inner());
+        dirs.list(&self.base, resolved, crate::snapshot::KEEP, MAX_DIR_ENTRIES)
     }
 
     /// Writes a kernel file (a sysctl, an IRQ affinity) in one `write`, as
@@ -333,6 +365,14 @@ impl Root {
     }
 }
 
+fn too_many_entries(relative: &str) -> ReadError {
+    ReadError::Io {
+        errno: None,
+        path: display_path(relative),
+        message: format!("more than {MAX_DIR_ENTRIES} entries; refusing to list it"),
+    }
+}
+
 /// A device attribute in sysfs (`sys/class/…` and `sys/bus/…` lead into
 /// `sys/devices`), as opposed to cgroup, debug or firmware files mounted
 /// under `sys/` that may stream several records.
@@ -340,6 +380,33 @@ fn is_sysfs_attribute(relative: &str) -> bool {
     ["sys/devices/", "sys/class/", "sys/bus/"]
         .iter()
         .any(|prefix| relative.starts_with(prefix))
+}
+
+/// A file's bytes as text, as `String::from_utf8_lossy` gives them, less
+/// trailing NULs (some kernels end sysfs lists with "\n\0": padding, not
+/// data). Valid UTF-8, nearly every kernel file, keeps its buffer: no copy.
+fn into_text(bytes: Vec<u8>) -> String {
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let kept = text.trim_end_matches('\0').len();
+    text.truncate(kept);
+    text
+}
+
+/// `relative`'s directory and last name, when the path is already plain
+/// (no empty, `.` or `..` component, no leading `/`): what every reader
+/// asks for, split without the allocations of [`split`].
+fn plain_parent_and_name(relative: &str) -> Option<(&str, &str)> {
+    let plain = !relative.is_empty()
+        && relative
+            .split('/')
+            .all(|part| !part.is_empty() && part != "." && part != "..");
+    if !plain {
+        return None;
+    }
+    Some(relative.rsplit_once('/').unwrap_or(("", relative)))
 }
 
 fn split(path: &str) -> Vec<String> {

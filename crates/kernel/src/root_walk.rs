@@ -21,6 +21,12 @@ impl Root {
                     .map_err(|e| ReadError::from_io(relative, &e));
             }
         }
+        if self.recording.is_none() && !self.is_live() && super::plain_parent_and_name(relative).is_some() {
+            // The last name checked through its directory's descriptor,
+            // like every directory above it, instead of an lstat walking
+            // the whole path from the top.
+            return self.resolved_dir(relative, relative);
+        }
         let mut parts = split(relative);
         let last = parts.pop();
         let parent = parts.join("/");

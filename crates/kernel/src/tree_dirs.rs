@@ -7,7 +7,10 @@
 //! directory's files are read together, so each directory is opened once
 //! (`openat2` beneath the tree's root, refusing any link, since the
 //! directory path was already resolved inside the root) and its files are
-//! checked and opened relative to it: one component walked per call.
+//! checked and opened relative to it: one component walked per call. A
+//! directory met while resolving a path is opened beneath its parent
+//! (`O_NOFOLLOW`) instead, which also says it is no link, and directories
+//! are opened readable so `Root::list` can list them from the descriptor.
 //!
 //! The checks are those of [`crate::untrusted::open_regular`]: the name must
 //! be a regular file before it is opened (a device is never opened), is
@@ -33,6 +36,9 @@ pub(crate) struct TreeDirs {
     dirs: HashMap<String, Dir>,
     /// This kernel has no `openat2`: callers take the path-based way.
     unavailable: bool,
+    /// This process's effective user, asked once: every directory opened
+    /// is compared with it.
+    euid: Option<libc::uid_t>,
 }
 
 /// An open directory of the tree.
@@ -44,10 +50,15 @@ struct Dir {
     /// file checked by name cannot be swapped before it is opened, and the
     /// `fstat` after the open can be skipped.
     private: bool,
+    /// Opened for reading (not `O_PATH`), so it can be listed.
+    readable: bool,
+    /// Listed before: the next listing seeks back to the start first.
+    listed: bool,
 }
 
-impl Dir {
-    fn new(fd: OwnedFd) -> io::Result<Dir> {
+impl TreeDirs {
+    /// Wraps a directory just opened, noting whether it is private.
+    fn adopt(&mut self, (fd, readable): (OwnedFd, bool)) -> io::Result<Dir> {
         // SAFETY: stat is plain integers, for which zero is valid.
         let mut stat: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: a valid descriptor and a stat to fill.
@@ -55,9 +66,24 @@ impl Dir {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: geteuid has no preconditions.
-        let euid = unsafe { libc::geteuid() };
+        let euid = *self.euid.get_or_insert_with(|| unsafe { libc::geteuid() });
         let private = (stat.st_uid == euid || stat.st_uid == 0) && stat.st_mode & 0o022 == 0;
-        Ok(Dir { fd, private })
+        Ok(Dir {
+            fd,
+            private,
+            readable,
+            listed: false,
+        })
+    }
+
+    /// Keeps `opened` as the descriptor of `dir`, within [`MAX_OPEN_DIRS`].
+    fn keep(&mut self, dir: String, opened: Dir) -> (RawFd, bool) {
+        if self.dirs.len() >= MAX_OPEN_DIRS {
+            self.dirs.clear();
+        }
+        let found = (opened.fd.as_raw_fd(), opened.private);
+        self.dirs.insert(dir, opened);
+        found
     }
 }
 
@@ -68,6 +94,11 @@ impl TreeDirs {
         if self.unavailable || name.contains('/') {
             return None;
         }
+        let child = join(dir, name);
+        if self.dirs.contains_key(&child) {
+            // Opened without following a link, so it is none.
+            return Some(Ok(false));
+        }
         let (dir_fd, _) = match self.dir(base, dir)? {
             Ok(opened) => opened,
             Err(e) => return Some(Err(e)),
@@ -76,7 +107,47 @@ impl TreeDirs {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
         };
+        // A directory, the usual answer, is opened at once (never through a
+        // link), which both answers and saves opening it from the root when
+        // its files are read. Anything else is told by its lstat.
+        if name != "." && name != ".." {
+            match open_dir_at(dir_fd, &c_name, libc::O_NOFOLLOW).and_then(|fd| self.adopt(fd)) {
+                Ok(opened) => {
+                    self.keep(child, opened);
+                    return Some(Ok(false));
+                }
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Some(Err(e)),
+                Err(_) => {}
+            }
+        }
         Some(fstatat(dir_fd, &c_name, libc::AT_SYMLINK_NOFOLLOW).map(|stat| kind(&stat) == libc::S_IFLNK))
+    }
+
+    /// The names in the link-free directory `dir`, read from its
+    /// descriptor, without `skip`, stopping past `cap` names; `None` when
+    /// descriptors cannot be used here (or this one cannot be listed).
+    pub(crate) fn list(&mut self, base: &Path, dir: &str, skip: &str, cap: usize) -> Option<io::Result<Vec<String>>> {
+        if self.unavailable {
+            return None;
+        }
+        if let Err(e) = self.dir(base, dir)? {
+            return Some(Err(e));
+        }
+        let open = if dir.is_empty() {
+            self.root.as_mut()?
+        } else {
+            self.dirs.get_mut(dir)?
+        };
+        if !open.readable {
+            return None;
+        }
+        let fd = open.fd.as_raw_fd();
+        // SAFETY: a valid descriptor; seeking a directory restarts it.
+        if open.listed && unsafe { libc::lseek(fd, 0, libc::SEEK_SET) } != 0 {
+            return Some(Err(io::Error::last_os_error()));
+        }
+        open.listed = true;
+        Some(crate::tree_list::names(fd, skip, cap))
     }
 
     /// Opens the regular file `name` of the link-free directory `dir` (both
@@ -108,7 +179,7 @@ impl TreeDirs {
     /// it is private (see [`Dir`]).
     fn dir(&mut self, base: &Path, dir: &str) -> Option<io::Result<(RawFd, bool)>> {
         if self.root.is_none() {
-            match open_root(base).and_then(Dir::new) {
+            match open_root(base).and_then(|fd| self.adopt(fd)) {
                 Ok(root) => self.root = Some(root),
                 Err(e) => return Some(Err(e)),
             }
@@ -120,7 +191,7 @@ impl TreeDirs {
         if let Some(open) = self.dirs.get(dir) {
             return Some(Ok((open.fd.as_raw_fd(), open.private)));
         }
-        let opened = match open_beneath(root.fd.as_raw_fd(), dir).and_then(Dir::new) {
+        let opened = match open_beneath(root.fd.as_raw_fd(), dir).and_then(|fd| self.adopt(fd)) {
             Ok(opened) => opened,
             Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
                 self.unavailable = true;
@@ -128,12 +199,7 @@ impl TreeDirs {
             }
             Err(e) => return Some(Err(e)),
         };
-        if self.dirs.len() >= MAX_OPEN_DIRS {
-            self.dirs.clear();
-        }
-        let found = (opened.fd.as_raw_fd(), opened.private);
-        self.dirs.insert(dir.to_string(), opened);
-        Some(Ok(found))
+        Some(Ok(self.keep(dir.to_string(), opened)))
     }
 }
 
@@ -149,28 +215,66 @@ fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
 }
 
-fn open_root(base: &Path) -> io::Result<OwnedFd> {
+/// Flags of a directory opened for reading. `O_DIRECTORY` fails on
+/// anything else before it is opened, so no device is ever opened here.
+const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NONBLOCK | libc::O_CLOEXEC;
+
+/// Opens a directory readable (so it can be listed), or only as a path
+/// when it may be searched but not read (mode `--x`): its files can still
+/// be opened. Returns the descriptor and whether it is readable.
+fn readable_or_path(open: impl Fn(libc::c_int) -> io::Result<OwnedFd>) -> io::Result<(OwnedFd, bool)> {
+    match open(DIR_FLAGS) {
+        Ok(fd) => Ok((fd, true)),
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => {
+            open(libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC).map(|fd| (fd, false))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn open_root(base: &Path) -> io::Result<(OwnedFd, bool)> {
     let path = c_path(base.as_os_str().as_bytes())?;
-    // SAFETY: a NUL-terminated path alive for the call.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
-    owned(fd.into())
+    readable_or_path(|flags| {
+        // SAFETY: a NUL-terminated path alive for the call.
+        owned(unsafe { libc::open(path.as_ptr(), flags) }.into())
+    })
+}
+
+/// The directory `name` (one component) of `dir`; `extra` may add
+/// `O_NOFOLLOW`, which makes a link fail (ENOTDIR, ELOOP).
+fn open_dir_at(dir: RawFd, name: &CString, extra: libc::c_int) -> io::Result<(OwnedFd, bool)> {
+    readable_or_path(|flags| {
+        // SAFETY: a valid descriptor and a NUL-terminated name.
+        owned(unsafe { libc::openat(dir, name.as_ptr(), flags | extra) }.into())
+    })
 }
 
 /// `dir` below `root` with no link anywhere on the way (it was resolved
 /// already, so a link there now was swapped in) and never above `root`.
 /// ENOSYS when this kernel (or a seccomp filter) refuses `openat2`.
-fn open_beneath(root: RawFd, dir: &str) -> io::Result<OwnedFd> {
+fn open_beneath(root: RawFd, dir: &str) -> io::Result<(OwnedFd, bool)> {
     let path = c_path(dir.as_bytes())?;
-    // SAFETY: open_how is plain integers, for which zero is valid.
-    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
-    how.flags = (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64;
-    how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
-    let fd = crate::live_open::openat2(root, &path, &how);
-    match owned(fd) {
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::E2BIG)) => {
-            Err(io::Error::from_raw_os_error(libc::ENOSYS))
+    readable_or_path(|flags| {
+        // SAFETY: open_how is plain integers, for which zero is valid.
+        let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+        how.flags = flags as u64;
+        how.resolve = libc::RESOLVE_IN_ROOT | libc::RESOLVE_NO_SYMLINKS | libc::RESOLVE_NO_MAGICLINKS;
+        let fd = crate::live_open::openat2(root, &path, &how);
+        match owned(fd) {
+            Err(e) if matches!(e.raw_os_error(), Some(libc::EPERM | libc::E2BIG)) => {
+                Err(io::Error::from_raw_os_error(libc::ENOSYS))
+            }
+            other => other,
         }
-        other => other,
+    })
+}
+
+/// `dir/name`, or `name` at the top.
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
     }
 }
 
@@ -274,6 +378,23 @@ mod tests {
             .unwrap()
             .unwrap_err();
         assert_eq!(escaped.kind(), io::ErrorKind::NotFound, "{escaped}");
+    }
+
+    #[test]
+    fn tells_links_from_directories_and_lists_a_directory_twice() {
+        let dir = tree();
+        std::os::unix::fs::symlink("a", dir.path().join("sys/to_a")).unwrap();
+        let mut dirs = TreeDirs::default();
+        assert!(!dirs.is_link(dir.path(), "sys", "a").unwrap().unwrap());
+        assert!(dirs.is_link(dir.path(), "sys", "to_a").unwrap().unwrap());
+        assert!(dirs.is_link(dir.path(), "sys/a", "link").unwrap().unwrap());
+        let absent = dirs.is_link(dir.path(), "sys", "absent").unwrap().unwrap_err();
+        assert_eq!(absent.kind(), io::ErrorKind::NotFound);
+        for _ in 0..2 {
+            let mut names = dirs.list(dir.path(), "sys/a", "", 100).unwrap().unwrap();
+            names.sort();
+            assert_eq!(names, ["fifo", "file", "link"]);
+        }
     }
 
     #[test]
