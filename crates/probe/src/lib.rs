@@ -26,6 +26,7 @@ pub mod migrations;
 pub mod pmu;
 pub mod process_scan;
 pub mod readers;
+pub mod ring;
 pub mod sample;
 pub mod tracepoint;
 pub mod watch;

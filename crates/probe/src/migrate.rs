@@ -18,6 +18,7 @@ use perf_event::data::Record;
 use perf_event::{SampleFlag, Sampler};
 use serde::Serialize;
 
+use crate::ring;
 use crate::tracepoint::{self, Format};
 
 /// Distinct tasks tracked (a whole machine's worth for `--all`).
@@ -132,20 +133,26 @@ pub fn collect(
     loop {
         let done = start.elapsed() >= duration || stop.requested();
         for sampler in samplers.iter_mut() {
-            while let Some(record) = sampler.next_record() {
-                match record.parse_record() {
-                    Ok(Record::Sample(sample)) => {
-                        let Some(m) = sample.raw().and_then(|raw| layout.decode(raw)) else {
-                            continue;
-                        };
-                        if keep(m.tid) {
-                            add(&mut tasks, m, &mut dropped, &mut kept);
-                        }
+            let each = |record: perf_event::Record<'_>| match record.parse_record() {
+                Ok(Record::Sample(sample)) => {
+                    let Some(m) = sample.raw().and_then(|raw| layout.decode(raw)) else {
+                        return;
+                    };
+                    if keep(m.tid) {
+                        add(&mut tasks, m, &mut dropped, &mut kept);
                     }
-                    Ok(Record::Lost(l)) => lost = lost.saturating_add(l.lost),
-                    Ok(Record::LostSamples(l)) => lost = lost.saturating_add(l.lost),
-                    _ => {}
                 }
+                Ok(Record::Lost(l)) => lost = lost.saturating_add(l.lost),
+                Ok(Record::LostSamples(l)) => lost = lost.saturating_add(l.lost),
+                _ => {}
+            };
+            // The last pass empties the ring of an event it could disable;
+            // the others are bounded (`ring`), so the deadline and a stop
+            // are seen however fast moves come.
+            if done && sampler.disable().is_ok() {
+                ring::drain_stopped(sampler, each);
+            } else {
+                ring::drain_pass(sampler, each);
             }
         }
         if done {

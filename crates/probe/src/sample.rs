@@ -25,6 +25,7 @@ use crate::error::{classify, ProbeError};
 use crate::live_threads;
 use crate::pmu::open::SpecEvent;
 use crate::pmu::EventSpec;
+use crate::ring;
 pub use numasleuth_model::perf::sample::{SampleRaw, ThreadSamples};
 
 const POLL: Duration = Duration::from_millis(10);
@@ -189,46 +190,53 @@ fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
 }
 
 impl Attached {
-    fn drain(&mut self, code: &mut CodeReader, hooks: &mut Hooks<'_>, regs_mask: u64) {
-        while let Some(record) = self.sampler.next_record() {
-            match record.parse_record() {
-                Ok(Record::Sample(sample)) => {
-                    let Some(ip) = sample.ip() else { continue };
-                    self.samples += 1;
-                    let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
-                    let addr = sample.addr();
-                    let is_store = sample.data_src().and_then(|d| {
-                        let op = d.mem_op();
-                        if op.contains(MemOp::STORE) {
-                            Some(true)
-                        } else if op.contains(MemOp::LOAD) {
-                            Some(false)
-                        } else {
-                            None
-                        }
-                    });
-                    // A precise sample carries its address: no code to read.
-                    let bytes = if addr.is_some() {
-                        None
+    /// One bounded pass over the ring (`ring::drain_pass`); `stopped`:
+    /// the thread ended or its event is disabled, so the ring is emptied.
+    fn drain(&mut self, stopped: bool, code: &mut CodeReader, hooks: &mut Hooks<'_>, regs_mask: u64) {
+        let tid = self.tid;
+        let (samples, lost) = (&mut self.samples, &mut self.lost);
+        let each = |record: perf_event::Record<'_>| match record.parse_record() {
+            Ok(Record::Sample(sample)) => {
+                let Some(ip) = sample.ip() else { return };
+                *samples += 1;
+                let regs: &[u64] = sample.regs_user().map_or(&[], |r| &r.regs);
+                let addr = sample.addr();
+                let is_store = sample.data_src().and_then(|d| {
+                    let op = d.mem_op();
+                    if op.contains(MemOp::STORE) {
+                        Some(true)
+                    } else if op.contains(MemOp::LOAD) {
+                        Some(false)
                     } else {
-                        code.bytes(ip, hooks.function_start)
-                    };
-                    (hooks.on_sample)(&RegSample {
-                        tid: sample.tid().unwrap_or(self.tid),
-                        cpu: sample.cpu(),
-                        ip,
-                        regs,
-                        regs_mask,
-                        code: bytes.map(|(_, b)| b),
-                        code_back: bytes.map_or(0, |(back, _)| back),
-                        addr,
-                        is_store,
-                    });
-                }
-                Ok(Record::Lost(lost)) => self.lost = self.lost.saturating_add(lost.lost),
-                Ok(Record::LostSamples(lost)) => self.lost = self.lost.saturating_add(lost.lost),
-                _ => {}
+                        None
+                    }
+                });
+                // A precise sample carries its address: no code to read.
+                let bytes = if addr.is_some() {
+                    None
+                } else {
+                    code.bytes(ip, hooks.function_start)
+                };
+                (hooks.on_sample)(&RegSample {
+                    tid: sample.tid().unwrap_or(tid),
+                    cpu: sample.cpu(),
+                    ip,
+                    regs,
+                    regs_mask,
+                    code: bytes.map(|(_, b)| b),
+                    code_back: bytes.map_or(0, |(back, _)| back),
+                    addr,
+                    is_store,
+                });
             }
+            Ok(Record::Lost(l)) => *lost = lost.saturating_add(l.lost),
+            Ok(Record::LostSamples(l)) => *lost = lost.saturating_add(l.lost),
+            _ => {}
+        };
+        if stopped {
+            ring::drain_stopped(&mut self.sampler, each);
+        } else {
+            ring::drain_pass(&mut self.sampler, each);
         }
     }
 }
@@ -265,7 +273,7 @@ impl Sampled {
             if alive.contains(&thread.tid) {
                 return true;
             }
-            thread.drain(code, hooks, spec.regs_mask);
+            thread.drain(true, code, hooks, spec.regs_mask);
             ended.push(summary(thread, true));
             false
         });
@@ -331,7 +339,7 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>, stop: &Stop) -> Result<S
     let mut process_exited = false;
     while Instant::now() < deadline && !stop.requested() {
         for thread in sampled.threads.iter_mut() {
-            thread.drain(&mut code, hooks, spec.regs_mask);
+            thread.drain(false, &mut code, hooks, spec.regs_mask);
         }
         if Instant::now() >= next_rescan {
             next_rescan = Instant::now().checked_add(spec.rescan_interval).ok_or_else(too_long)?;
@@ -342,8 +350,11 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>, stop: &Stop) -> Result<S
         }
         std::thread::sleep(POLL.min(deadline.saturating_duration_since(Instant::now())));
     }
+    // Disabled first, so the last drain ends; a ring whose event could not
+    // be disabled gets one more bounded pass.
     for thread in sampled.threads.iter_mut() {
-        thread.drain(&mut code, hooks, spec.regs_mask);
+        let stopped = thread.sampler.disable().is_ok();
+        thread.drain(stopped, &mut code, hooks, spec.regs_mask);
     }
     let duration_s = start.elapsed().as_secs_f64();
     let (threads, problems) = sampled.finish(process_exited);

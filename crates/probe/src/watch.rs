@@ -31,6 +31,7 @@ use numasleuth_model::stop::Stop;
 
 use crate::error::{classify, ProbeError};
 use crate::live_threads;
+use crate::ring;
 pub use numasleuth_model::perf::watch::{Access, IpHits, ThreadRaw, WatchRaw};
 
 /// How often ring buffers are drained.
@@ -68,27 +69,40 @@ struct Attached {
 }
 
 impl Attached {
-    fn drain(&mut self) {
+    /// One bounded pass over the ring (`ring::drain_pass`); `stopped`:
+    /// the event is disabled, so the ring is emptied.
+    fn drain(&mut self, stopped: bool) {
         let Event::Sampled(sampler) = &mut self.event else {
             return;
         };
-        while let Some(record) = sampler.next_record() {
-            match record.parse_record() {
-                Ok(Record::Sample(sample)) => {
-                    if let Some(ip) = sample.ip() {
-                        *self.ips.entry(ip).or_insert(0) += 1;
-                    }
+        let (ips, lost, throttles) = (&mut self.ips, &mut self.lost, &mut self.throttles);
+        let each = |record: perf_event::Record<'_>| match record.parse_record() {
+            Ok(Record::Sample(sample)) => {
+                if let Some(ip) = sample.ip() {
+                    *ips.entry(ip).or_insert(0) += 1;
                 }
-                Ok(Record::Lost(lost)) => self.lost += lost.lost,
-                Ok(Record::LostSamples(lost)) => self.lost += lost.lost,
-                Ok(Record::Throttle(_)) => self.throttles += 1,
-                _ => {}
             }
+            Ok(Record::Lost(l)) => *lost += l.lost,
+            Ok(Record::LostSamples(l)) => *lost += l.lost,
+            Ok(Record::Throttle(_)) => *throttles += 1,
+            _ => {}
+        };
+        if stopped {
+            ring::drain_stopped(sampler, each);
+        } else {
+            ring::drain_pass(sampler, each);
         }
     }
 
     fn finish(mut self, end: Duration) -> Result<ThreadRaw, String> {
-        self.drain();
+        // Disabled first, so the last drain ends; the count stays readable.
+        let stopped = match &mut self.event {
+            Event::Sampled(sampler) => sampler.disable().is_ok(),
+            Event::Counted(_) => true,
+        };
+        // Not disabled: one more bounded pass; what it leaves is counted
+        // as lost below, against the exact count.
+        self.drain(stopped);
         let (hits, sampled) = match &mut self.event {
             Event::Sampled(sampler) => (sampler.read(), true),
             Event::Counted(counter) => (counter.read(), false),
@@ -281,7 +295,7 @@ pub fn watch(spec: &WatchSpec, stop: &Stop) -> Result<WatchRaw, ProbeError> {
         if deadline.is_some_and(|d| now >= d) || stop.requested() {
             break;
         }
-        watched.threads.iter_mut().for_each(Attached::drain);
+        watched.threads.iter_mut().for_each(|t| t.drain(false));
         if now >= next_rescan {
             next_rescan = now.checked_add(spec.rescan_interval).ok_or_else(too_long)?;
             rescans += 1;

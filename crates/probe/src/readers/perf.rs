@@ -24,7 +24,7 @@ use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 use super::kprobe;
 use super::syscall::{self, Layout};
 use super::tasks::Tasks;
-use crate::tracepoint;
+use crate::{ring, tracepoint};
 
 /// Ring buffer per CPU, shared by all its events: 256 KiB holds a dozen
 /// samples with their 16 KiB stack copies between two reads.
@@ -245,46 +245,48 @@ impl PerfSource {
     /// Reads every ring: task records go to `tasks` at once, samples to
     /// `hits` (names read from the stack copy where they lie).
     pub fn drain(&mut self, tasks: &mut Tasks, hits: &mut Vec<Hit>) {
+        let lost_records = &mut self.lost_records;
         for ring in &mut self.rings {
-            while let Some(record) = ring.sampler.next_record() {
-                match record.parse_record() {
-                    Ok(Record::Sample(sample)) => {
-                        let decoder = sample.id().and_then(|id| ring.decoders.get(&id));
-                        let (Some(decoder), Some(pid), Some(tid), Some(t_ns)) =
-                            (decoder, sample.pid(), sample.tid(), sample.time())
-                        else {
-                            continue;
-                        };
-                        let (file, name) = match decoder {
-                            Decoder::Kprobe(file) => (*file, None),
-                            Decoder::Syscall(layout, file) => {
-                                let Some((pointer, dfd)) = sample.raw().and_then(|raw| layout.decode(raw)) else {
-                                    continue;
-                                };
-                                let sp = sample.regs_user().and_then(|r| r.regs.first().copied());
-                                let text = match (sp, sample.stack_user()) {
-                                    (Some(sp), Some(stack)) => syscall::string_in_stack(pointer, sp, stack),
-                                    _ => None,
-                                };
-                                (*file, Some(Name { text, pointer, dfd }))
-                            }
-                        };
-                        hits.push(Hit {
-                            t_ns,
-                            pid,
-                            tid,
-                            file,
-                            name,
-                        });
-                    }
-                    Ok(Record::Comm(comm)) => tasks.on_comm(comm.pid, comm.tid, &comm.comm),
-                    Ok(Record::Fork(fork)) => tasks.on_fork(fork.pid, fork.ppid, fork.tid, fork.time),
-                    Ok(Record::Exit(exit)) => tasks.on_exit(exit.pid, exit.tid, exit.time),
-                    Ok(Record::Lost(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
-                    Ok(Record::LostSamples(l)) => self.lost_records = self.lost_records.saturating_add(l.lost),
-                    _ => {}
+            let decoders = &ring.decoders;
+            // A bounded pass (`ring::drain_pass`): what is left is read on
+            // the next poll, so a flood of records cannot hold the loop.
+            ring::drain_pass(&mut ring.sampler, |record| match record.parse_record() {
+                Ok(Record::Sample(sample)) => {
+                    let decoder = sample.id().and_then(|id| decoders.get(&id));
+                    let (Some(decoder), Some(pid), Some(tid), Some(t_ns)) =
+                        (decoder, sample.pid(), sample.tid(), sample.time())
+                    else {
+                        return;
+                    };
+                    let (file, name) = match decoder {
+                        Decoder::Kprobe(file) => (*file, None),
+                        Decoder::Syscall(layout, file) => {
+                            let Some((pointer, dfd)) = sample.raw().and_then(|raw| layout.decode(raw)) else {
+                                return;
+                            };
+                            let sp = sample.regs_user().and_then(|r| r.regs.first().copied());
+                            let text = match (sp, sample.stack_user()) {
+                                (Some(sp), Some(stack)) => syscall::string_in_stack(pointer, sp, stack),
+                                _ => None,
+                            };
+                            (*file, Some(Name { text, pointer, dfd }))
+                        }
+                    };
+                    hits.push(Hit {
+                        t_ns,
+                        pid,
+                        tid,
+                        file,
+                        name,
+                    });
                 }
-            }
+                Ok(Record::Comm(comm)) => tasks.on_comm(comm.pid, comm.tid, &comm.comm),
+                Ok(Record::Fork(fork)) => tasks.on_fork(fork.pid, fork.ppid, fork.tid, fork.time),
+                Ok(Record::Exit(exit)) => tasks.on_exit(exit.pid, exit.tid, exit.time),
+                Ok(Record::Lost(l)) => *lost_records = lost_records.saturating_add(l.lost),
+                Ok(Record::LostSamples(l)) => *lost_records = lost_records.saturating_add(l.lost),
+                _ => {}
+            });
         }
     }
 }
