@@ -2,7 +2,9 @@
 //! write watchpoints (`watch`) and counts of every event the kernel offers
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
 //! (`damon`, `damon_collect`), with the claim that lets its reaper remove
-//! it after a SIGKILL (`damon_claim`).
+//! it after a SIGKILL (`damon_claim`); and the periodic sampler of the
+//! per-node memory signals (`memory_signals`) for memwatch and
+//! probe-latency.
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -19,6 +21,7 @@ pub mod damon;
 pub mod damon_claim;
 pub mod damon_collect;
 pub mod error;
+pub mod memory_signals;
 pub mod migrate;
 pub mod migrations;
 pub mod pmu;
