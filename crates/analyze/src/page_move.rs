@@ -103,6 +103,15 @@ pub fn page_count(range: &Range<u64>, page_bytes: u64) -> u64 {
     (range.end - 1) / page - range.start / page + 1
 }
 
+/// The bytes `ranges` ask for, summed as given (overlaps count twice, an
+/// empty or backwards range counts 0): what `move` compares with the
+/// mapped bytes to say how much of the request is not mapped.
+pub fn asked_bytes(ranges: &[Range<u64>]) -> u64 {
+    ranges
+        .iter()
+        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)))
+}
+
 /// The distinct pages covering `ranges`, in address order. Callers bound
 /// the ranges first ([`clip`] to the mappings, [`MAX_PAGES`]): this lists
 /// every page.

@@ -174,3 +174,13 @@ fn numa_maps_check_counts_only_the_target_node() {
     );
     assert_eq!(numa_maps_check(&before, &after, 0, 0).gained, -5);
 }
+
+#[test]
+fn asked_bytes_sum_the_ranges_and_never_overflow() {
+    assert_eq!(asked_bytes(&[0x1000..0x3000, 0x8000..0x9000]), 0x3000);
+    // A backwards range, as a hostile caller could build it.
+    let (high, low) = (0x3000u64, 0x1000u64);
+    assert_eq!(asked_bytes(&[high..low, low..low]), 0);
+    assert_eq!(asked_bytes(&[]), 0);
+    assert_eq!(asked_bytes(&[0..u64::MAX, 0..u64::MAX]), u64::MAX);
+}

@@ -26,6 +26,7 @@ use serde::Serialize;
 use crate::cpu_sample::core_key;
 use crate::evidence::Evidence;
 use crate::findings::{Finding, Severity};
+use crate::stats::Summary;
 
 /// A pair faster than this share of its kind's median is suspected.
 pub const SIBLING_RATIO: f64 = 0.4;
@@ -96,6 +97,16 @@ pub struct SiblingCheck {
     /// Fast pairs that share a CPU with another fast pair, so are not
     /// hyperthread siblings; a sentence for people when there are any.
     pub left_out: Option<String>,
+}
+
+/// Each pair's median latency from a c2c matrix of summaries, the grid
+/// [`suspected`] and [`check`] compare (`None` where a pair has none):
+/// `c2c` and `doctor --measure` derive it the same way.
+pub fn pair_medians(matrix: &[Vec<Option<Summary>>]) -> Vec<Vec<Option<f64>>> {
+    matrix
+        .iter()
+        .map(|row| row.iter().map(|c| c.map(|s| s.median)).collect())
+        .collect()
 }
 
 /// Every suspected pair of a measured matrix: `cpus[i]` against `cpus[j]`

@@ -181,3 +181,16 @@ fn fast_pairs_that_do_not_pair_off_are_not_siblings() {
     let issue = check(&topo, &cpus, &parse_matrix(ISSUE_MATRIX));
     assert_eq!((issue.pairs.len(), issue.left_out), (2, None));
 }
+
+#[test]
+fn pair_medians_keep_each_median_and_each_gap() {
+    let summary = |median: f64| crate::stats::Summary {
+        median,
+        p10: median - 1.0,
+        p90: median + 1.0,
+        samples: 9,
+    };
+    let matrix = vec![vec![None, Some(summary(40.0))], vec![Some(summary(42.5)), None]];
+    assert_eq!(pair_medians(&matrix), [vec![None, Some(40.0)], vec![Some(42.5), None]]);
+    assert!(pair_medians(&[]).is_empty());
+}

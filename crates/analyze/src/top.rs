@@ -11,8 +11,8 @@ use numasleuth_model::top::{Frame, NodeRow, ProcReading, ProcRow};
 
 use crate::memwatch::{NodeSample, Sample};
 use crate::migrations::refresh::moves_between;
-use numasleuth_model::process::remote_bytes;
 use crate::rates::{cpu_util_percent, per_sec};
+use numasleuth_model::process::remote_bytes;
 
 /// What one refresh read: each CPU's ticks and, when readable, the memory
 /// signals.

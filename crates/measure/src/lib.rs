@@ -20,6 +20,7 @@ mod gate;
 pub mod lab;
 pub mod latency;
 pub mod loaded;
+pub mod metric_series;
 pub mod probe_latency;
 pub mod rng;
 mod runner;

@@ -18,6 +18,7 @@ pub mod perf;
 pub mod process;
 mod process_build;
 pub mod readers;
+pub mod runs;
 pub mod stop;
 pub mod symbol;
 pub mod top;

@@ -2,8 +2,9 @@
 //! write watchpoints (`watch`) and counts of every event the kernel offers
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
 //! (`damon`, `damon_collect`), with the claim that lets its reaper remove
-//! it after a SIGKILL (`damon_claim`); and `top`'s periodic process
-//! sampler (`process_scan`).
+//! it after a SIGKILL (`damon_claim`); `top`'s periodic process sampler
+//! (`process_scan`); and the periodic sampler of the per-node memory
+//! signals (`memory_signals`) for memwatch and probe-latency.
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -21,6 +22,7 @@ pub mod damon_claim;
 pub mod damon_collect;
 pub mod error;
 mod live_threads;
+pub mod memory_signals;
 pub mod migrate;
 pub mod migrations;
 pub mod pmu;

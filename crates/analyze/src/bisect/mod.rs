@@ -29,7 +29,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 pub use plan::{candidates, Candidates};
-pub use readings::{changed, period_ns, quantised, Change, Readings, DEFAULT_MIN_CHANGE};
+pub use readings::{changed, period_ns, quantised, Change, MetricPeriod, Readings, DEFAULT_MIN_CHANGE, SPACING_MAX};
 
 /// What the search needs from the world.
 pub trait Experiment {

@@ -14,6 +14,8 @@
 //! often its value changed while the baseline settled), and
 //! [`quantised`] says when they still repeat each other exactly.
 
+use std::time::Duration;
+
 use serde::Serialize;
 
 /// The smallest relative change of the median that counts by default.
@@ -99,6 +101,38 @@ pub fn period_ns(samples: &[(u64, f64)]) -> Option<u64> {
     }
     intervals.sort_unstable();
     Some(intervals[intervals.len() / 2])
+}
+
+/// Readings are never spaced further apart than this, whatever the period.
+pub const SPACING_MAX: Duration = Duration::from_secs(60);
+
+/// What the metric did while the baseline settled: how many readings were
+/// taken over how long, and its period ([`period_ns`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MetricPeriod {
+    pub readings: usize,
+    pub over: Duration,
+    /// The median time between changes of its value; `None` when it
+    /// changed fewer than twice.
+    pub period: Option<Duration>,
+}
+
+impl MetricPeriod {
+    /// From the settle's readings (`(ns since the start, value)`, in time
+    /// order), as `measure::metric_series` takes them.
+    pub fn of(samples: &[(u64, f64)]) -> MetricPeriod {
+        MetricPeriod {
+            readings: samples.len(),
+            over: Duration::from_nanos(samples.last().map_or(0, |s| s.0)),
+            period: period_ns(samples).map(Duration::from_nanos),
+        }
+    }
+
+    /// How far apart a step's readings are taken: one period (at most
+    /// [`SPACING_MAX`]), so each reading can see a new value.
+    pub fn spacing(&self) -> Duration {
+        self.period.unwrap_or(Duration::ZERO).min(SPACING_MAX)
+    }
 }
 
 /// When the readings look quantised: more than half of the consecutive

@@ -297,6 +297,24 @@ fn the_period_is_the_median_time_between_changes() {
 }
 
 #[test]
+fn the_settle_readings_give_the_period_and_a_capped_spacing() {
+    let ms = 1_000_000;
+    let samples: Vec<(u64, f64)> = (0..35).map(|i| (i * 100 * ms, (i / 10) as f64)).collect();
+    let period = MetricPeriod::of(&samples);
+    assert_eq!(period.readings, 35);
+    assert_eq!(period.over, std::time::Duration::from_millis(3400));
+    assert_eq!(period.period, Some(std::time::Duration::from_secs(1)));
+    assert_eq!(period.spacing(), std::time::Duration::from_secs(1));
+    // A metric that never changed is read back to back.
+    let still = MetricPeriod::of(&[(0, 1.0), (ms, 1.0)]);
+    assert_eq!((still.period, still.spacing()), (None, std::time::Duration::ZERO));
+    assert_eq!(MetricPeriod::of(&[]).over, std::time::Duration::ZERO);
+    // A slow metric is still read at least every SPACING_MAX.
+    let slow: Vec<(u64, f64)> = (0..4).map(|i| (i * 120_000 * ms, i as f64)).collect();
+    assert_eq!(MetricPeriod::of(&slow).spacing(), SPACING_MAX);
+}
+
+#[test]
 fn repeated_readings_are_called_quantised() {
     let repeats = Readings::new(vec![90.0, 90.0, 90.0]).unwrap();
     let varied = Readings::new(vec![100.0, 94.0, 97.0]).unwrap();

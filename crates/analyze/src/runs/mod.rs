@@ -2,13 +2,14 @@
 //! attribute of a run (start node, where .bss landed, …) explains the modes.
 //!
 //! Pure: the collector (`numasleuth-measure`) hands over one metric and a
-//! map of categorical attributes per run; this decides the clusters and
-//! ranks the attributes.
+//! map of categorical attributes per run; this derives each run's row
+//! (`row`), decides the clusters and ranks the attributes.
 
 pub mod attributes;
 pub mod bimodal;
 pub mod explain;
 pub mod metric;
+pub mod row;
 pub mod verdict;
 pub mod welch;
 

@@ -20,9 +20,12 @@ use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, RestoreJson, 
 use numasleuth_report::bisect_text;
 
 use super::bisect_args::BisectArgs;
-use super::bisect_live::{culprits, read_metric, Live, Probe, Stop};
+use super::bisect_live::{culprits, Live, Stop};
 use super::output::Plan;
 use super::page_targets::{mapped, residencies, targets, Asked};
+use numasleuth_analyze::bisect::MetricPeriod;
+use numasleuth_analyze::runs::metric::first_number;
+use numasleuth_measure::metric_series::read_metric;
 use numasleuth_report::export::TextJson;
 
 /// Nodes a page can live on: those with memory.
@@ -78,7 +81,7 @@ fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) 
 }
 
 /// How far apart the readings were, and whether they look quantised.
-fn record_noise(doc: &mut BisectDocument, search: &Search, probe: Option<Probe>, args: &BisectArgs) {
+fn record_noise(doc: &mut BisectDocument, search: &Search, probe: Option<MetricPeriod>, args: &BisectArgs) {
     let Some(probe) = probe else { return };
     doc.metric_period_ms = probe.period.map(|p| p.as_millis() as u64);
     doc.reading_spacing_ms = Some(probe.spacing().as_millis() as u64);
@@ -188,7 +191,8 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     if !args.apply {
         // The dry run proves the metric command works before anything moves.
         let never = std::sync::atomic::AtomicBool::new(false);
-        let value = read_metric(&args.metric_cmd, args.metric_timeout, &never).map_err(Stop::into_error)?;
+        let value = read_metric(&args.metric_cmd, args.metric_timeout, first_number, &never)
+            .map_err(|e| Stop::from(e).into_error())?;
         doc.baseline = Readings::new(vec![value]).as_ref().map(ReadingsJson::from);
         print(root, &doc, &outputs)?;
         return Ok(ExitCode::SUCCESS);

@@ -1,35 +1,26 @@
 //! The live side of `bisect`: moving real pages through the journalled
-//! session, reading the user's metric command, Ctrl-C, and naming the
-//! symbols on the culprit page.
+//! session, reading the user's metric command (on measure's
+//! `metric_series` schedule), Ctrl-C, and naming the symbols on the
+//! culprit page.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::ops::Range;
-use std::sync::atomic::AtomicBool;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use numasleuth_analyze::bisect::{Candidates, Experiment, Readings, Verdict};
+use numasleuth_analyze::bisect::{Candidates, Experiment, MetricPeriod, Readings, Verdict};
 use numasleuth_analyze::lines::data_symbols;
 use numasleuth_analyze::runs::metric::first_number;
 use numasleuth_change::{ChangeError, PageSession};
 use numasleuth_kernel::Root;
-use numasleuth_measure::shell_metric::run_shell;
+use numasleuth_measure::metric_series::{MetricCommand, MetricStop};
 use numasleuth_report::bisect_json::CulpritJson;
 use numasleuth_symbols::ProcessObjects;
 
-/// How often a settle wait checks for an interrupt.
-const SETTLE_CHECK: Duration = Duration::from_millis(50);
 /// Culprit pages listed one by one (a `together` verdict may hold many).
 const CULPRITS_LISTED: usize = 64;
 /// Symbols named per page; the count says how many more.
 const SYMBOLS_LISTED: usize = 32;
-/// While the baseline settles, the metric is read this often to time how
-/// often its value changes (its period).
-const PROBE_INTERVAL: Duration = Duration::from_millis(100);
-/// Readings kept to time the period (a long --settle reads no more).
-const PROBE_READINGS_MAX: usize = 600;
-/// Readings are never spaced further apart than this, whatever the period.
-const SPACING_MAX: Duration = Duration::from_secs(60);
 
 /// Why the search stopped.
 #[derive(Debug)]
@@ -55,45 +46,13 @@ impl Stop {
     }
 }
 
-fn last_lines(tail: &[String]) -> String {
-    let shown: Vec<&str> = tail.iter().rev().take(3).rev().map(String::as_str).collect();
-    if shown.is_empty() {
-        "it printed nothing".into()
-    } else {
-        format!("its last lines: {}", shown.join(" | "))
+impl From<MetricStop> for Stop {
+    fn from(stop: MetricStop) -> Stop {
+        match stop {
+            MetricStop::Interrupted => Stop::Interrupted,
+            MetricStop::Failed(why) => Stop::Metric(why),
+        }
     }
-}
-
-/// One reading: the first number of the last line of output holding one.
-pub fn read_metric(command: &str, timeout: Duration, cancel: &AtomicBool) -> Result<f64, Stop> {
-    let has_number = |line: &str| first_number(line).is_some();
-    let run = run_shell(command, timeout, cancel, &has_number).map_err(|e| Stop::Metric(e.to_string()))?;
-    if run.cancelled {
-        return Err(Stop::Interrupted);
-    }
-    let shown = format!("the metric command `{command}`");
-    if run.timed_out {
-        return Err(Stop::Metric(format!(
-            "{shown} did not finish within {} ms (--metric-timeout) and was killed",
-            timeout.as_millis()
-        )));
-    }
-    if run.exit.code != Some(0) {
-        let how = match (run.exit.code, run.exit.signal) {
-            (Some(code), _) => format!("exit status {code}"),
-            (None, Some(signal)) => format!("signal {signal}"),
-            (None, None) => "an unknown status".into(),
-        };
-        return Err(Stop::Metric(format!(
-            "{shown} failed ({how}); {}",
-            last_lines(&run.output.tail)
-        )));
-    }
-    run.output
-        .last_match
-        .as_ref()
-        .and_then(|(_, line)| first_number(line))
-        .ok_or_else(|| Stop::Metric(format!("{shown} printed no number; {}", last_lines(&run.output.tail))))
 }
 
 /// The real experiment: pages of a live process, the user's metric.
@@ -111,50 +70,20 @@ pub struct Live<'a> {
     /// From `stop_on_signals_until_undone`.
     pub interrupt: numasleuth_model::stop::Stop,
     /// What the metric did while the baseline settled; `None` until then.
-    pub probe: Option<Probe>,
-}
-
-/// The metric read every [`PROBE_INTERVAL`] while the baseline settled.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Probe {
-    pub readings: usize,
-    pub over: Duration,
-    /// The median time between changes of its value; `None` when it
-    /// changed fewer than twice.
-    pub period: Option<Duration>,
-}
-
-impl Probe {
-    /// How far apart a step's readings are taken: one period, so each
-    /// reading can see a new value.
-    pub fn spacing(&self) -> Duration {
-        self.period.unwrap_or(Duration::ZERO).min(SPACING_MAX)
-    }
+    pub probe: Option<MetricPeriod>,
 }
 
 impl Live<'_> {
-    /// Ctrl-C, SIGTERM or SIGHUP (the shared stop token, set so that no
-    /// signal exits before every page is back) ends the search here.
-    fn check_interrupt(&self) -> Result<(), Stop> {
-        if self.interrupt.requested() {
-            return Err(Stop::Interrupted);
+    /// The metric command under the shared stop token (set so that no
+    /// signal exits before every page is back): an interrupt ends the
+    /// search at its next wait or reading.
+    fn metric(&self) -> MetricCommand<'_> {
+        MetricCommand {
+            command: self.metric_cmd,
+            timeout: self.metric_timeout,
+            number: first_number,
+            stop: &self.interrupt,
         }
-        Ok(())
-    }
-
-    /// Waits `duration`, checking for an interrupt every [`SETTLE_CHECK`].
-    fn wait(&self, duration: Duration) -> Result<(), Stop> {
-        let start = Instant::now();
-        while start.elapsed() < duration {
-            self.check_interrupt()?;
-            std::thread::sleep(SETTLE_CHECK.min(duration.saturating_sub(start.elapsed())));
-        }
-        Ok(())
-    }
-
-    /// One reading of the metric command, cancelled by an interrupt.
-    fn read(&self) -> Result<f64, Stop> {
-        read_metric(self.metric_cmd, self.metric_timeout, &self.interrupt.flag())
     }
 }
 
@@ -162,7 +91,7 @@ impl Experiment for Live<'_> {
     type Error = Stop;
 
     fn move_away(&mut self, pages: Range<usize>) -> Result<u64, Stop> {
-        self.check_interrupt()?;
+        self.metric().check_interrupt()?;
         self.sets_moved += 1;
         let moved = self
             .session
@@ -181,48 +110,20 @@ impl Experiment for Live<'_> {
 
     fn measure(&mut self) -> Result<Readings, Stop> {
         let spacing = match self.probe {
-            Some(probe) => {
-                self.wait(self.settle)?;
-                probe.spacing()
+            Some(period) => {
+                self.metric().wait(self.settle)?;
+                period.spacing()
             }
             None => {
-                let probe = self.probe_period()?;
-                self.probe = Some(probe);
-                probe.spacing()
+                // The baseline's settle is spent timing the metric's period.
+                let period = MetricPeriod::of(&self.metric().readings_while_settling(self.settle)?);
+                self.probe = Some(period);
+                period.spacing()
             }
         };
-        let mut values = Vec::with_capacity(self.rounds as usize);
-        for round in 0..self.rounds {
-            if round > 0 {
-                self.wait(spacing)?;
-            }
-            self.check_interrupt()?;
-            values.push(self.read()?);
-        }
+        let values = self.metric().rounds(self.rounds, spacing)?;
         Readings::new(values)
             .ok_or_else(|| Stop::Metric("the metric command printed a number that is not finite".into()))
-    }
-}
-
-impl Live<'_> {
-    /// The baseline's settle, spent reading the metric every
-    /// [`PROBE_INTERVAL`] to time how often its value changes.
-    fn probe_period(&self) -> Result<Probe, Stop> {
-        let start = Instant::now();
-        let mut samples: Vec<(u64, f64)> = Vec::new();
-        while start.elapsed() + PROBE_INTERVAL <= self.settle && samples.len() < PROBE_READINGS_MAX {
-            self.check_interrupt()?;
-            let value = self.read()?;
-            samples.push((start.elapsed().as_nanos() as u64, value));
-            let next = PROBE_INTERVAL.saturating_mul(samples.len() as u32);
-            self.wait(next.saturating_sub(start.elapsed()))?;
-        }
-        self.wait(self.settle.saturating_sub(start.elapsed()))?;
-        Ok(Probe {
-            readings: samples.len(),
-            over: Duration::from_nanos(samples.last().map_or(0, |s| s.0)),
-            period: numasleuth_analyze::bisect::period_ns(&samples).map(Duration::from_nanos),
-        })
     }
 }
 

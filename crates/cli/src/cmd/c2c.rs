@@ -69,7 +69,7 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     if !line.placement().verified {
         warnings.push(format!("the line could not be verified to be on node {home_node}"));
     }
-    let siblings = siblings::check(&machine.topo, &cpus, &medians(&matrix));
+    let siblings = siblings::check(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
     warnings.extend(siblings.left_out);
     let suspected_siblings = siblings.pairs;
     let doc = C2cDocument {
@@ -97,14 +97,6 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
 }
 
 type Grid<T> = Vec<Vec<Option<T>>>;
-
-/// Each pair's median, as the sibling check compares them.
-pub fn medians(matrix: &Grid<numasleuth_analyze::stats::Summary>) -> Grid<f64> {
-    matrix
-        .iter()
-        .map(|row| row.iter().map(|c| c.map(|s| s.median)).collect())
-        .collect()
-}
 
 /// Every pair of `cpus` with a line homed on `home_node`, quick sampling
 /// and no raw samples kept: what `doctor --measure` compares with the

@@ -111,7 +111,7 @@ fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
         let home = machine.cpu_home_node(cpus[0])?;
         machine.check_node(home)?;
         let matrix = super::c2c::quick_matrix(&cpus, home)?;
-        let pairs = siblings::suspected(&machine.topo, &cpus, &super::c2c::medians(&matrix));
+        let pairs = siblings::suspected(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
         anyhow::Ok(Ok(siblings::finding(&pairs)))
     })();
     match outcome {

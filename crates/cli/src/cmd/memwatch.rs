@@ -2,15 +2,18 @@
 //! node's numastat on a fixed schedule and prints rates and watermark
 //! events as they happen. It reads nothing that takes allocator locks (no
 //! /proc/slabinfo), bounds its sample count, and measures its own cost.
+//!
+//! Wiring: the schedule is `probe::memory_signals::follow`, the rates and
+//! events analyze's; this file prints each sample as it comes.
 
 use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::memwatch::{cost_of, machine_row, rows, EventTracker, Sample};
-use numasleuth_kernel::gather::{memory_sample, MemoryParts};
-use numasleuth_kernel::{pages, ReadError, Root};
+use numasleuth_kernel::{pages, Root};
 use numasleuth_model::stop::RunSpan;
+use numasleuth_probe::memory_signals::{follow, watch_sample, Schedule};
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
     first_record, header, render_sample, sample_json, summary_json, summary_text, InstantReport, MemwatchReport,
@@ -47,34 +50,31 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     }
     let stop = super::stop_signal::stop_on_signals();
     let start = Instant::now();
-    let mut previous = sample(root, 0.0).context("cannot take the first memwatch sample")?;
+    let first = watch_sample(root, 0.0).context("cannot take the first memwatch sample")?;
     let page_bytes = pages::page_size_bytes();
     let mut out = Stream::new(root, &outputs);
-    out.text(&header(previous.nodes.len(), args.interval, args.duration, page_bytes))?;
-    out.sampled(&previous);
-    let mut cost = Vec::new();
+    out.text(&header(first.nodes.len(), args.interval, args.duration, page_bytes))?;
+    out.sampled(&first);
     let mut tracker = EventTracker::new(page_bytes);
-    for i in 1..=count {
-        // Bounded by MAX_SAMPLES and the parser's limits, so neither the
-        // product nor the sum can overflow; checked all the same.
-        let due = u32::try_from(i)
-            .ok()
-            .and_then(|i| args.interval.checked_mul(i))
-            .and_then(|offset| start.checked_add(offset))
-            .context("memwatch schedule out of range")?;
-        if stop.sleep_until(due) {
-            break;
-        }
-        let began = Instant::now();
-        let current = sample(root, start.elapsed().as_secs_f64())?;
-        cost.push(began.elapsed().as_secs_f64() * 1e6);
-        let (rows, machine) = (rows(&previous, &current), machine_row(&previous, &current));
-        let events = tracker.events(&previous, &current);
-        out.text(&render_sample(&rows, &machine, &events, page_bytes))?;
-        out.record(sample_json(&rows, &machine, &events))?;
-        out.sampled(&current);
-        previous = current;
-    }
+    let schedule = Schedule {
+        start,
+        interval: args.interval,
+        count,
+    };
+    let cost = follow(
+        root,
+        first,
+        schedule,
+        &stop,
+        |previous, current| -> anyhow::Result<()> {
+            let (rows, machine) = (rows(previous, current), machine_row(previous, current));
+            let events = tracker.events(previous, current);
+            out.text(&render_sample(&rows, &machine, &events, page_bytes))?;
+            out.record(sample_json(&rows, &machine, &events))?;
+            out.sampled(current);
+            Ok(())
+        },
+    )?;
     let span = RunSpan::timed(start, Some(args.duration), &stop);
     let cost_summary = cost_of(&cost, args.interval.as_secs_f64() * 1e6);
     out.record(summary_json(cost.len(), cost_summary, &span))?;
@@ -95,7 +95,7 @@ fn instant(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         .plan_text_json(args.json)
         .context("a snapshot (--root) holds one instant, shown as text or JSON")?;
     let report = InstantReport {
-        sample: sample(root, 0.0).context("cannot read the snapshot's memory state")?,
+        sample: watch_sample(root, 0.0).context("cannot read the snapshot's memory state")?,
         page_bytes: pages::base_page_bytes(root),
     };
     super::output::emit(root, &outputs, &report)?;
@@ -179,14 +179,4 @@ impl<'a> Stream<'a> {
         }
         Ok(())
     }
-}
-
-/// One memwatch sample: zoneinfo, each node's numastat and vmstat,
-/// /proc/vmstat and the zone-reclaim mode. Only cheap files; never
-/// /proc/slabinfo.
-pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
-    Ok(Sample::from_reading(
-        t_s,
-        &memory_sample(root, MemoryParts::WATCH).complete()?,
-    ))
 }

@@ -36,7 +36,6 @@ pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;
 pub mod moves;
-pub mod node_sampler;
 pub mod output;
 pub mod page_targets;
 pub mod pid_arg;
@@ -62,6 +61,10 @@ pub mod top_data;
 pub mod topo;
 pub mod undo;
 pub mod watch;
+
+// The memory-signal sampler (top, probe-latency) lives in probe; the old
+// module name is kept so their wiring reads as before.
+pub use numasleuth_probe::memory_signals as node_sampler;
 
 use std::path::Path;
 

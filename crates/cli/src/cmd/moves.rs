@@ -181,9 +181,7 @@ fn situation_notes(
 ) -> Vec<String> {
     let pid = args.pid();
     let mut out = Vec::new();
-    let asked_bytes = ranges
-        .iter()
-        .fold(0u64, |sum, r| sum.saturating_add(r.end.saturating_sub(r.start)));
+    let asked_bytes = page_move::asked_bytes(ranges);
     if asked_bytes > mapped_bytes {
         out.push(format!(
             "{} of what was asked for is not mapped by process {pid}, so it has no pages and was left out",

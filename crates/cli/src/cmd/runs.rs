@@ -4,7 +4,8 @@
 //! bimodal and which observation explains the modes.
 //!
 //! Wiring only: resolve the start CPUs against this process's affinity,
-//! collect raw runs (measure), turn them into rows, analyse, report.
+//! collect raw runs (measure's series), turn them into rows and analyse
+//! them (analyze), report.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -14,10 +15,11 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use numasleuth_analyze::runs::attributes::{placement, Placement};
 use numasleuth_analyze::runs::metric::MetricPattern;
+use numasleuth_analyze::runs::row::{metric, run_row, spread, MetricMissing, RawRun};
 use numasleuth_analyze::runs::{analyze, RunRow};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_measure::affinity::allowed_cpus;
-use numasleuth_measure::runs::{run_once, RunRecord, RunSpec};
+use numasleuth_measure::runs::{run_series, RunRecord, Series};
 use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 use numasleuth_report::runs_text::RunsReport;
@@ -118,51 +120,43 @@ struct Done {
     stopped_in: Option<usize>,
 }
 
-/// Runs the command `--runs` times, each started on the next start CPU,
-/// until a stop: the run under way is then ended and left out (it is not a
-/// whole run), and the runs done so far are the result.
+/// Runs the command `--runs` times through measure's series, each started
+/// on the next start CPU, until a stop: the run under way is then ended
+/// and left out (it is not a whole run), and the runs done so far are the
+/// result. Each run's row is derived in analyze.
 fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyhow::Result<Done> {
     let matches = |line: &str| setup.pattern.is_some_and(|p| p.matches(line));
     let (program, rest) = args.command.split_first().context("no command given after --")?;
     let rest: Vec<&OsStr> = rest.iter().map(|a| a.as_os_str()).collect();
+    let series = Series {
+        program,
+        args: &rest,
+        start_cpus: setup.start_cpus,
+        runs: args.runs,
+        release: args.release_after.map(|d| (d, setup.allowed)),
+        settle: args.settle,
+        matches: &matches,
+        timeout: args.timeout,
+        stop,
+    };
     let mut rows = Vec::new();
     let mut program_path = None;
     let mut perf_refusals: BTreeMap<String, usize> = BTreeMap::new();
-    let mut stopped_in = None;
-    for index in 0..args.runs as usize {
-        if stop.requested() {
-            break;
-        }
-        let number = index + 1;
-        let cpu = setup.start_cpus[index % setup.start_cpus.len()];
+    let starting = |number: usize, cpu: u32| {
         let node = setup.topology.node_of_cpu(cpu);
         say!(
             "numasleuth: run {number}/{} on CPU {cpu} (node {})…",
             args.runs,
             node.map_or("?".into(), |n| n.to_string())
         );
-        let spec = RunSpec {
-            program,
-            args: &rest,
-            start_cpu: cpu,
-            release: args.release_after.map(|d| (d, setup.allowed)),
-            settle: args.settle,
-            matches: &matches,
-            timeout: args.timeout,
-            stop,
-        };
-        let record = run_once(&spec, |pid| sample(root, pid, setup.topology))?;
-        if record.stopped || stop.requested() {
-            // The workload's group is gone; report the runs that finished
-            // (this one is not a whole run, so it is left out).
-            say!("numasleuth: run {number} was stopped before it finished; it is left out");
-            stopped_in = Some(number);
-            break;
-        }
+    };
+    let finished = |index: usize, record: RunRecord<Sample>| -> anyhow::Result<()> {
+        let number = index + 1;
         if record.timed_out {
             bail!(
-                "run {number} (of {}, on CPU {cpu}) did not finish within --timeout {} ms and was killed",
+                "run {number} (of {}, on CPU {}) did not finish within --timeout {} ms and was killed",
                 args.runs,
+                record.start_cpu,
                 args.timeout.map_or(0, |t| t.as_millis())
             );
         }
@@ -173,15 +167,21 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         }
         let metric = metric_of(&record, setup.pattern, number, args.runs)?;
         if let Some(Ok(p)) = &record.sample {
-            program_path = program_path.or(p.program.clone());
+            program_path = program_path.take().or(p.program.clone());
         }
         if let Err(why) = &record.cpu_migrations {
             *perf_refusals.entry(why.clone()).or_default() += 1;
         }
-        rows.push(row(index, node, metric, record));
-    }
-    if let (Some(number), true) = (stopped_in, rows.is_empty()) {
-        bail!("stopped by a signal during run {number}, before any run finished; its process group was killed");
+        rows.push(run_row(raw_run(index, setup.topology, record), metric));
+        Ok(())
+    };
+    let stopped_in = run_series(&series, |pid| sample(root, pid, setup.topology), starting, finished)?;
+    if let Some(number) = stopped_in {
+        // The workload's group is gone; the runs that finished are reported.
+        say!("numasleuth: run {number} was stopped before it finished; it is left out");
+        if rows.is_empty() {
+            bail!("stopped by a signal during run {number}, before any run finished; its process group was killed");
+        }
     }
     Ok(Done {
         rows,
@@ -189,6 +189,21 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
         perf_refusals,
         stopped_in,
     })
+}
+
+/// The parts of a run's record its row is derived from.
+fn raw_run(index: usize, topology: &Topology, record: RunRecord<Sample>) -> RawRun {
+    RawRun {
+        index,
+        start_cpu: record.start_cpu,
+        start_node: topology.node_of_cpu(record.start_cpu),
+        wall_ns: record.wall_ns,
+        exit: record.exit,
+        cpu_migrations: record.cpu_migrations,
+        placement: record.sample,
+        release_failures: record.release.map(|r| r.failed).unwrap_or_default(),
+        output_note: record.output.note,
+    }
 }
 
 /// The start CPUs in the order runs take them. `spread` deals the allowed
@@ -205,17 +220,6 @@ fn resolve_start_cpus(wanted: &StartCpus, allowed: &[u32], topology: &Topology) 
         }
         StartCpus::Spread => Ok(spread(allowed, |cpu| topology.node_of_cpu(cpu))),
     }
-}
-
-fn spread(allowed: &[u32], node_of: impl Fn(u32) -> Option<u32>) -> Vec<u32> {
-    let mut by_node: BTreeMap<Option<u32>, Vec<u32>> = BTreeMap::new();
-    for cpu in allowed {
-        by_node.entry(node_of(*cpu)).or_default().push(*cpu);
-    }
-    let deepest = by_node.values().map(Vec::len).max().unwrap_or(0);
-    (0..deepest)
-        .flat_map(|i| by_node.values().filter_map(move |cpus| cpus.get(i).copied()))
-        .collect()
 }
 
 /// Where the workload's memory and threads are, from the same model
@@ -241,109 +245,30 @@ fn show_tail(record: &RunRecord<Sample>) -> String {
     )
 }
 
-/// The run's metric; `number` is the run's number as shown (from 1).
+/// The run's metric (analyze's), or an error naming the run, how it
+/// ended and what it printed; `number` is the run's number as shown (from 1).
 fn metric_of(
     record: &RunRecord<Sample>,
     pattern: Option<&MetricPattern>,
     number: usize,
     runs: u32,
 ) -> anyhow::Result<f64> {
-    let Some(pattern) = pattern else {
-        return Ok(record.wall_ns as f64 / 1e9);
+    let missing = match metric(pattern, record.wall_ns, record.output.last_match.as_ref()) {
+        Ok(value) => return Ok(value),
+        Err(missing) => missing,
     };
     let exit = match (record.exit.code, record.exit.signal) {
         (Some(code), _) => format!("exit code {code}"),
         (_, Some(signal)) => format!("killed by signal {signal}"),
         _ => "unknown exit".into(),
     };
-    match &record.output.last_match {
-        None => {
+    match missing {
+        MetricMissing::NoMatch => {
             let where_ = show_tail(record);
             bail!("run {number} (of {runs}, {exit}) printed no line matching --metric; {where_}")
         }
-        Some((line_number, line)) => match pattern.value(line) {
-            Some(value) => Ok(value),
-            None => {
-                bail!("run {number} ({exit}): output line {line_number} matches --metric but holds no number: `{line}`")
-            }
-        },
-    }
-}
-
-fn row(index: usize, start_node: Option<u32>, metric: f64, record: RunRecord<Sample>) -> RunRow {
-    let usage = record.exit.usage;
-    let mut counters: BTreeMap<String, u64> = [
-        ("minor_faults", usage.minor_faults),
-        ("major_faults", usage.major_faults),
-        ("voluntary_switches", usage.voluntary_switches),
-        ("involuntary_switches", usage.involuntary_switches),
-        (
-            "context_switches",
-            usage.voluntary_switches + usage.involuntary_switches,
-        ),
-        ("user_us", usage.user_us),
-        ("system_us", usage.system_us),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    if let Ok(m) = record.cpu_migrations {
-        counters.insert("cpu_migrations".into(), m);
-    }
-    let mut attributes = BTreeMap::from([("start_cpu".to_string(), record.start_cpu.to_string())]);
-    if let Some(node) = start_node {
-        attributes.insert("start_node".into(), node.to_string());
-    }
-    if let Some(code) = record.exit.code {
-        attributes.insert("exit_code".into(), code.to_string());
-    }
-    let mut notes = Vec::new();
-    let placement_sampled = match record.sample {
-        Some(Ok(p)) => {
-            attributes.extend(p.attributes);
-            if let Some(m) = p.cpu_migrations {
-                counters.insert("cpu_migrations_at_settle".into(), m);
-            }
-            notes.extend(p.notes);
-            true
+        MetricMissing::NoNumber { line_number, line } => {
+            bail!("run {number} ({exit}): output line {line_number} matches --metric but holds no number: `{line}`")
         }
-        Some(Err(why)) => {
-            notes.push(why);
-            false
-        }
-        None => {
-            notes.push("exited before the settle time: placement not sampled".into());
-            false
-        }
-    };
-    if let Some(release) = &record.release {
-        notes.extend(release.failed.iter().map(|f| format!("release: {f}")));
-    }
-    notes.extend(record.output.note.clone());
-    RunRow {
-        index,
-        start_cpu: record.start_cpu,
-        start_node,
-        metric,
-        exit_code: record.exit.code,
-        signal: record.exit.signal,
-        wall_s: record.wall_ns as f64 / 1e9,
-        attributes,
-        counters,
-        placement_sampled,
-        notes,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spread_alternates_nodes_and_keeps_every_cpu() {
-        let node = |cpu: u32| Some(if cpu < 4 { 0 } else { 1 });
-        assert_eq!(spread(&[0, 1, 2, 3, 4, 5], node), [0, 4, 1, 5, 2, 3]);
-        assert_eq!(spread(&[0, 1], |_| None), [0, 1]);
-        assert_eq!(spread(&[1, 6], node), [1, 6]);
     }
 }

@@ -66,24 +66,8 @@ pub fn spawn_pinned(program: &OsStr, args: &[&OsStr], cpu: u32, output: OwnedFd)
     command.spawn()
 }
 
-/// Resource usage of the finished child and its waited-for descendants.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct Usage {
-    pub minor_faults: u64,
-    pub major_faults: u64,
-    pub voluntary_switches: u64,
-    pub involuntary_switches: u64,
-    pub user_us: u64,
-    pub system_us: u64,
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub struct Exit {
-    pub code: Option<i32>,
-    pub signal: Option<i32>,
-    pub usage: Usage,
-}
+// The exit types live in model, where analyze reads them.
+pub use numasleuth_model::runs::{Exit, Usage};
 
 fn micros(t: libc::timeval) -> u64 {
     (t.tv_sec.max(0) as u64).saturating_mul(1_000_000) + t.tv_usec.max(0) as u64

@@ -9,6 +9,7 @@
 pub mod child;
 pub mod migrations;
 pub mod output;
+pub mod series;
 
 use std::ffi::OsStr;
 use std::time::{Duration, Instant};
@@ -18,6 +19,7 @@ use serde::Serialize;
 
 pub use child::{Exit, Release, Usage};
 pub use output::Output;
+pub use series::{run_series, Series};
 
 use crate::error::MeasureError;
 

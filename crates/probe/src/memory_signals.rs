@@ -1,0 +1,192 @@
+//! The periodic sampler of the per-node memory signals: `memwatch`'s
+//! schedule ([`follow`]) and `probe-latency`'s background thread
+//! ([`Sampler`]). Both read through the one reader,
+//! `kernel::gather::memory_sample`, and find events with analyze's one
+//! detector; they return raw samples, events and timings and never print.
+//!
+//! Why here: sampling /proc on a schedule is watching the machine, which
+//! is this crate's room; the CLI only says how often and what to do with
+//! each sample.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use numasleuth_analyze::memwatch::{conditions, Event, Sample};
+use numasleuth_kernel::gather::{memory_sample, MemoryParts};
+use numasleuth_kernel::{ReadError, Root};
+use numasleuth_model::stop::Stop;
+
+/// Events kept at most over one run; later ones are counted, not kept.
+pub const MAX_EVENTS: usize = 50_000;
+
+/// One sample of `parts`, timed `t_s` into the run, or the first part that
+/// could not be read (a watching command stops there).
+pub fn sample_parts(root: &Root, parts: MemoryParts, t_s: f64) -> Result<Sample, ReadError> {
+    Ok(Sample::from_reading(t_s, &memory_sample(root, parts).complete()?))
+}
+
+/// The fewest files (zoneinfo, numastat, /proc/vmstat), for `top` and
+/// `probe-latency`: read beside a measurement, so kept cheap.
+pub fn sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
+    sample_parts(root, MemoryParts::SIGNALS, t_s)
+}
+
+/// `memwatch`'s sample: zoneinfo, each node's numastat and vmstat,
+/// /proc/vmstat and the zone-reclaim mode. Only cheap files; never
+/// /proc/slabinfo.
+pub fn watch_sample(root: &Root, t_s: f64) -> Result<Sample, ReadError> {
+    sample_parts(root, MemoryParts::WATCH, t_s)
+}
+
+/// When [`follow`] samples: `count` more samples after the first, the
+/// i-th due `i × interval` after `start` (so a slow sample does not push
+/// the later ones back).
+#[derive(Debug, Clone, Copy)]
+pub struct Schedule {
+    pub start: Instant,
+    pub interval: Duration,
+    pub count: u128,
+}
+
+/// The schedule's times do not fit an `Instant` (never with the CLI's
+/// bounds, which keep it to 100,000 samples over at most 7 days).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScheduleOutOfRange;
+
+impl std::fmt::Display for ScheduleOutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("memwatch schedule out of range")
+    }
+}
+
+impl std::error::Error for ScheduleOutOfRange {}
+
+/// Takes `memwatch`'s samples on `schedule` after `first`, handing each
+/// (previous, current) pair to `each` as it comes, until the schedule ends
+/// or `stop` is requested. Returns what each sample cost to read, in µs,
+/// so the caller can say what watching cost (analyze's `cost_of`).
+///
+/// Why a callback: memwatch prints as it samples, and printing stays in
+/// the CLI. A read error or an error of `each` ends the run.
+pub fn follow<E>(
+    root: &Root,
+    first: Sample,
+    schedule: Schedule,
+    stop: &Stop,
+    mut each: impl FnMut(&Sample, &Sample) -> Result<(), E>,
+) -> Result<Vec<f64>, E>
+where
+    E: From<ReadError> + From<ScheduleOutOfRange>,
+{
+    let mut previous = first;
+    let mut cost_us = Vec::new();
+    for i in 1..=schedule.count {
+        // Bounded by the caller's limits, so neither the product nor the
+        // sum can overflow; checked all the same.
+        let due = u32::try_from(i)
+            .ok()
+            .and_then(|i| schedule.interval.checked_mul(i))
+            .and_then(|offset| schedule.start.checked_add(offset))
+            .ok_or(ScheduleOutOfRange)?;
+        if stop.sleep_until(due) {
+            break;
+        }
+        let began = Instant::now();
+        let current = watch_sample(root, schedule.start.elapsed().as_secs_f64())?;
+        cost_us.push(began.elapsed().as_secs_f64() * 1e6);
+        each(&previous, &current)?;
+        previous = current;
+    }
+    Ok(cost_us)
+}
+
+/// What the background sampler saw.
+#[derive(Debug, Default)]
+pub struct Record {
+    pub samples: u64,
+    pub events: Vec<Event>,
+    pub events_dropped: u64,
+    /// The first read error, after which sampling stopped.
+    pub error: Option<String>,
+}
+
+/// `probe-latency`'s memory-signal sampler: a thread that samples beside
+/// the probe so latency spikes can be set against the memory events of
+/// the same moments.
+pub struct Sampler {
+    stop: Arc<AtomicBool>,
+    handle: JoinHandle<Record>,
+}
+
+impl Sampler {
+    /// Samples every `interval`, timing events from `start` (the probe's
+    /// own time origin, so spikes and events share one clock).
+    /// Fails, rather than panicking, when the system refuses a thread.
+    pub fn start(root: Root, start: Instant, interval: Duration) -> std::io::Result<Sampler> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let handle = std::thread::Builder::new()
+            .name("memory signals".into())
+            .spawn(move || run(&root, start, interval, &flag))?;
+        Ok(Sampler { stop, handle })
+    }
+
+    /// Stops the thread and returns what it saw.
+    pub fn finish(self) -> Record {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_else(|_| Record {
+            error: Some("the memory-signal sampler thread failed".into()),
+            ..Record::default()
+        })
+    }
+}
+
+fn run(root: &Root, start: Instant, interval: Duration, stop: &AtomicBool) -> Record {
+    let mut record = Record::default();
+    let mut previous = match sample(root, start.elapsed().as_secs_f64()) {
+        Ok(s) => s,
+        Err(e) => {
+            record.error = Some(e.to_string());
+            return record;
+        }
+    };
+    record.samples = 1;
+    let mut due = Instant::now() + interval;
+    while !stop.load(Ordering::Relaxed) {
+        // Short naps so `finish` returns promptly whatever the interval.
+        let now = Instant::now();
+        if now < due {
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
+        }
+        due += interval;
+        let current = match sample(root, start.elapsed().as_secs_f64()) {
+            Ok(s) => s,
+            Err(e) => {
+                record.error = Some(e.to_string());
+                break;
+            }
+        };
+        record.samples += 1;
+        keep(&mut record, conditions(&previous, &current));
+        previous = current;
+    }
+    record
+}
+
+/// Keeps events up to [`MAX_EVENTS`] and counts the rest.
+fn keep(record: &mut Record, events: Vec<Event>) {
+    for event in events {
+        if record.events.len() < MAX_EVENTS {
+            record.events.push(event);
+        } else {
+            record.events_dropped += 1;
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "memory_signals_tests.rs"]
+mod tests;
