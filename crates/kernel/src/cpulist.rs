@@ -40,7 +40,10 @@ pub const MAX_MASK_WORDS: usize = (MAX_CPU_IDS / 32) as usize;
 const MAX_LIST_PARTS: usize = MAX_CPU_IDS as usize;
 
 /// Ids seen while parsing, one bit each, so overlapping or repeated ranges
-/// cost nothing extra and the whole parse is bounded by the id cap.
+/// cost nothing extra and the whole parse is bounded by the id cap. The
+/// words grow to the highest id set, never past `limit`: zeroing and
+/// scanning all 1,024 words of the 65,536-id cap for every `0-3` was most
+/// of a list's parse on hwloc's 128-CPU capture.
 struct Bits {
     words: Vec<u64>,
     limit: u32,
@@ -49,14 +52,18 @@ struct Bits {
 impl Bits {
     fn new(limit: u32) -> Self {
         Bits {
-            words: vec![0; limit.div_ceil(64) as usize],
+            words: Vec::new(),
             limit,
         }
     }
 
     /// Sets `first..=last`, a word at a time; both are below `limit`.
     fn set_range(&mut self, first: u32, last: u32) {
+        debug_assert!(first <= last && last < self.limit);
         let (first, last) = (first as usize, last as usize);
+        if self.words.len() <= last / 64 {
+            self.words.resize(last / 64 + 1, 0);
+        }
         for word in first / 64..=last / 64 {
             let low = if word == first / 64 { first % 64 } else { 0 };
             let high = if word == last / 64 { last % 64 } else { 63 };
@@ -66,7 +73,8 @@ impl Bits {
     }
 
     fn into_list(self) -> IdList {
-        let mut ids = Vec::new();
+        let count: u32 = self.words.iter().map(|w| w.count_ones()).sum();
+        let mut ids = Vec::with_capacity(count as usize);
         for (index, &word) in self.words.iter().enumerate() {
             let mut rest = word;
             while rest != 0 {

@@ -279,3 +279,47 @@ fn a_cache_an_earlier_cpu_shares_is_not_read_again() {
         assert_eq!(!gaps.is_empty(), read_again, "list {list}: {:?}", gaps.first());
     }
 }
+
+#[test]
+fn a_thread_sibling_takes_the_lowest_cpus_list() {
+    // CPU 1's own list is garbage: read, it would be noted as malformed.
+    // CPU 0's list names CPU 1, so CPU 1 takes that list without reading
+    // its own; when CPU 0 leaves it out, CPU 1's file is read (and noted).
+    for (list, read_again) in [("0-1", false), ("0", true)] {
+        let dir = tree();
+        let base = dir.path().join("sys/devices/system/cpu");
+        for (cpu, siblings) in [(0, list), (1, "one")] {
+            let topology = base.join(format!("cpu{cpu}/topology"));
+            fs::create_dir_all(&topology).unwrap();
+            fs::write(topology.join("core_id"), format!("{cpu}\n")).unwrap();
+            fs::write(topology.join("thread_siblings_list"), format!("{siblings}\n")).unwrap();
+        }
+        let root = Root::directory(dir.path()).unwrap();
+        let mut gaps = crate::unread::Gaps::default();
+        let cpus = crate::sysfs::cpu::read(&root, &mut gaps).unwrap();
+        let siblings = |at: usize| cpus.cpus[at].thread_siblings.as_ref().map(|l| l.to_string());
+        assert_eq!(siblings(0).as_deref(), Some(list));
+        assert_eq!(siblings(1).as_deref(), (!read_again).then_some(list), "list {list}");
+        // The ids are still each CPU's own.
+        assert_eq!((cpus.cpus[0].core, cpus.cpus[1].core), (Some(0), Some(1)));
+        assert_eq!(!gaps.is_empty(), read_again, "list {list}: {:?}", gaps.first());
+    }
+}
+
+#[test]
+fn names_a_cpu_directory_lacks_are_unknown() {
+    // CPU 1 is offline with no `topology` or `cache`; CPU 0 has no `online`.
+    let dir = tree();
+    let base = dir.path().join("sys/devices/system/cpu");
+    fs::create_dir_all(base.join("cpu0/topology")).unwrap();
+    fs::write(base.join("cpu0/topology/core_id"), "7\n").unwrap();
+    fs::create_dir_all(base.join("cpu1")).unwrap();
+    fs::write(base.join("cpu1/online"), "0\n").unwrap();
+    let root = Root::directory(dir.path()).unwrap();
+    let mut gaps = crate::unread::Gaps::default();
+    let cpus = crate::sysfs::cpu::read(&root, &mut gaps).unwrap();
+    assert_eq!((cpus.cpus[0].online, cpus.cpus[0].core), (None, Some(7)));
+    assert_eq!((cpus.cpus[1].online, cpus.cpus[1].core), (Some(false), None));
+    assert!(cpus.cpus[1].caches.is_empty() && cpus.cpus[1].thread_siblings.is_none());
+    assert!(gaps.is_empty(), "{:?}", gaps.first());
+}

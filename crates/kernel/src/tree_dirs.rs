@@ -39,6 +39,8 @@ pub(crate) struct TreeDirs {
     /// This process's effective user, asked once: every directory opened
     /// is compared with it.
     euid: Option<libc::uid_t>,
+    /// `getdents64`'s buffer, reused by every listing.
+    dirent_buffer: Vec<u8>,
 }
 
 /// An open directory of the tree.
@@ -147,7 +149,7 @@ impl TreeDirs {
             return Some(Err(io::Error::last_os_error()));
         }
         open.listed = true;
-        Some(crate::tree_list::names(fd, skip, cap))
+        Some(crate::tree_list::names(fd, skip, cap, &mut self.dirent_buffer))
     }
 
     /// Opens the regular file `name` of the link-free directory `dir` (both

@@ -16,9 +16,13 @@ const NAME_OFFSET: usize = 19;
 /// The names in the directory open at `fd` (read from its current
 /// position to its end), without `.`, `..` and `skip`. Stops once it holds
 /// more than `cap` names, so a hostile directory cannot fill memory; the
-/// caller refuses such a list.
-pub(crate) fn names(fd: RawFd, skip: &str, cap: usize) -> io::Result<Vec<String>> {
-    let mut buffer = vec![0u8; DIRENT_BUFFER_BYTES];
+/// caller refuses such a list. `buffer` is the caller's, kept between
+/// listings: zeroing 32 KiB for each of the ~260 directories a 128-CPU
+/// tree lists was 1% of `topo`.
+pub(crate) fn names(fd: RawFd, skip: &str, cap: usize, buffer: &mut Vec<u8>) -> io::Result<Vec<String>> {
+    if buffer.len() < DIRENT_BUFFER_BYTES {
+        buffer.resize(DIRENT_BUFFER_BYTES, 0);
+    }
     let mut names = Vec::new();
     loop {
         // SAFETY: a valid descriptor and a buffer of the length given.
@@ -82,7 +86,7 @@ mod tests {
             std::fs::write(dir.path().join(name), "").unwrap();
         }
         let fd = std::fs::File::open(dir.path()).unwrap();
-        let mut got = names(fd.as_raw_fd(), ".keep", 100).unwrap();
+        let mut got = names(fd.as_raw_fd(), ".keep", 100, &mut Vec::new()).unwrap();
         got.sort();
         assert_eq!(got, ["a", "b\u{1b}c", "nested"]);
     }

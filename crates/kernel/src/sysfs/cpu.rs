@@ -5,7 +5,7 @@
 //! Offline CPUs usually have no `topology/` or `cache/` directory, and many
 //! architectures leave ids at -1, so every per-CPU field is optional.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cpulist::{IdList, MAX_CPU_IDS};
 use crate::error::{quote, ParseError, ReadError};
@@ -141,10 +141,20 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<CpuSysfs> {
         to_read: ids.iter().copied().collect(),
         known: BTreeSet::new(),
     };
-    let cpus = ids
-        .into_iter()
-        .map(|id| read_cpu(root, id, gaps, &mut budget, &mut shared))
-        .collect();
+    let mut cpus: Vec<CpuFiles> = Vec::with_capacity(ids.len());
+    // CPU id -> position in `cpus` of an earlier CPU that named it a
+    // thread sibling: see `read_cpu`.
+    let mut sibling_of: BTreeMap<u32, usize> = BTreeMap::new();
+    for id in ids {
+        let described = sibling_of.get(&id).map(|at| &cpus[*at]);
+        let cpu = read_cpu(root, (id, described), gaps, &mut budget, &mut shared);
+        for other in cpu.thread_siblings.iter().flat_map(IdList::iter) {
+            if other > id && shared.to_read.contains(&other) {
+                sibling_of.entry(other).or_insert(cpus.len());
+            }
+        }
+        cpus.push(cpu);
+    }
     Some(CpuSysfs { states, cpus })
 }
 
@@ -160,18 +170,69 @@ struct SharedCaches {
     known: BTreeSet<(String, u32)>,
 }
 
-fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps, budget: &mut ListBudget, shared: &mut SharedCaches) -> CpuFiles {
+/// Reads one CPU. `sibling` is an earlier CPU whose `thread_siblings_list`
+/// named this one: the same core, so the same list, which is taken from
+/// it rather than read again (one file fewer per SMT thread). In a hostile
+/// tree whose siblings disagree, the lowest-numbered CPU's list wins, as it
+/// does for a shared cache ([`SharedCaches`]).
+fn read_cpu(
+    root: &Root,
+    (id, sibling): (u32, Option<&CpuFiles>),
+    gaps: &mut Gaps,
+    budget: &mut ListBudget,
+    shared: &mut SharedCaches,
+) -> CpuFiles {
     let dir = format!("{CPU_DIR}/cpu{id}");
-    let topo = format!("{dir}/topology");
+    // The CPU's directory is listed anyway (for its node link); a name it
+    // lacks is not probed: `online` is absent on most CPU 0s and whole
+    // architectures, `topology` and `cache` on offline CPUs. A listing
+    // that fails says nothing, and every name is tried as before.
+    let names = gaps.keep(root.list(&dir));
+    let has = |name: &str| names.as_ref().is_none_or(|names| names.iter().any(|n| n == name));
     // Some kernels (ia64) leave the file empty: unknown, read as online.
-    let online = gaps
-        .keep(read::parsed(root, &format!("{dir}/online"), |t| match t.trim() {
-            "0" => Ok(Some(false)),
-            "1" => Ok(Some(true)),
-            "" => Ok(None),
-            other => Err(ParseError::new(format!("`{}` is not 0 or 1", quote(other)))),
-        }))
-        .flatten();
+    let online = if has("online") {
+        read_online(root, &dir, gaps)
+    } else {
+        None
+    };
+    let mut cpu = if has("topology") {
+        read_topology(root, (id, &dir), sibling, gaps, budget)
+    } else {
+        CpuFiles {
+            id,
+            ..CpuFiles::default()
+        }
+    };
+    cpu.online = online;
+    cpu.node = names
+        .iter()
+        .flatten()
+        .find_map(|n| n.strip_prefix("node")?.parse().ok());
+    if has("cache") {
+        cpu.caches = read_caches(root, (id, &dir), gaps, budget, shared);
+    }
+    cpu
+}
+
+fn read_online(root: &Root, dir: &str, gaps: &mut Gaps) -> Option<bool> {
+    gaps.keep(read::parsed(root, &format!("{dir}/online"), |t| match t.trim() {
+        "0" => Ok(Some(false)),
+        "1" => Ok(Some(true)),
+        "" => Ok(None),
+        other => Err(ParseError::new(format!("`{}` is not 0 or 1", quote(other)))),
+    }))
+    .flatten()
+}
+
+/// `cpuN/topology`: ids and thread siblings (see [`read_cpu`] for `sibling`).
+fn read_topology(
+    root: &Root,
+    (id, dir): (u32, &str),
+    sibling: Option<&CpuFiles>,
+    gaps: &mut Gaps,
+    budget: &mut ListBudget,
+) -> CpuFiles {
+    let topo = format!("{dir}/topology");
     let mut id_of = |name: &str| gaps.keep(read::id(root, &format!("{topo}/{name}")));
     let (package, die, cluster, core) = (
         id_of("physical_package_id"),
@@ -182,25 +243,23 @@ fn read_cpu(root: &Root, id: u32, gaps: &mut Gaps, budget: &mut ListBudget, shar
         id_of("core_id"),
     );
     let siblings_path = format!("{topo}/thread_siblings_list");
-    let siblings = gaps.keep(read::list_or_mask(
-        root,
-        &siblings_path,
-        &format!("{topo}/thread_siblings"),
-    ));
+    let siblings = match sibling {
+        Some(earlier) => earlier.thread_siblings.clone(),
+        None => gaps.keep(read::list_or_mask(
+            root,
+            &siblings_path,
+            &format!("{topo}/thread_siblings"),
+        )),
+    };
     CpuFiles {
         id,
-        online,
         package,
         die,
         cluster,
         core,
+        // A copied list counts again: it is held twice.
         thread_siblings: budget.admit(&siblings_path, siblings, gaps),
-        node: gaps
-            .keep(root.list(&dir))
-            .unwrap_or_default()
-            .iter()
-            .find_map(|n| n.strip_prefix("node")?.parse().ok()),
-        caches: read_caches(root, (id, &dir), gaps, budget, shared),
+        ..CpuFiles::default()
     }
 }
 
