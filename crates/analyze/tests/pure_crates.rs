@@ -1,87 +1,113 @@
-//! The pure crates (model, analyze, report) must not link a collector or
-//! an object-file reader: `../shared/DESIGN.md` keeps side effects and
-//! their heavy dependencies out of parse, analyze and report, and issue 11
-//! moved the shared data types into `model` so that holds.
+//! The pure crates (model, analyze, report) link only what is allowed:
+//! `../shared/DESIGN.md` keeps side effects and their heavy dependencies out
+//! of parse, analyze and report.
 //!
-//! This walks the normal (not dev) dependencies of each pure crate: our own
-//! crates through their Cargo.toml, registry crates through Cargo.lock (a
-//! registry package's lock entry lists only what it links). A dependency on
-//! probe, symbols, perf-event2, object or addr2line, direct or indirect,
-//! fails the test and names the path to it.
+//! Two checks on the graph `cargo metadata` resolves (normal dependencies,
+//! not dev or build, for this host):
+//! - each pure crate's direct dependencies are an allow-list: a new one
+//!   fails until it is added to [`ALLOWED`] with its reason;
+//! - no collector, object-file reader or terminal backend is reachable from
+//!   a pure crate, however indirectly ([`FORBIDDEN`]), and the failure names
+//!   the path to it.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
 
 const PURE: [&str; 3] = ["numasleuth-model", "numasleuth-analyze", "numasleuth-report"];
-const FORBIDDEN: [&str; 6] = [
+
+/// (pure crate, direct dependency, why it may link it).
+const ALLOWED: &[(&str, &str, &str)] = &[
+    ("numasleuth-model", "numasleuth-kernel", "the readings it types"),
+    ("numasleuth-model", "serde", "serialisable data types"),
+    ("numasleuth-model", "serde_json", "JSON values in evidence"),
+    ("numasleuth-model", "thiserror", "typed errors"),
+    ("numasleuth-analyze", "numasleuth-kernel", "the readings it judges"),
+    ("numasleuth-analyze", "numasleuth-model", "the types it judges"),
+    ("numasleuth-analyze", "serde", "serialisable findings"),
+    ("numasleuth-analyze", "serde_json", "JSON evidence"),
+    ("numasleuth-analyze", "regex", "`runs --metric` patterns"),
+    ("numasleuth-analyze", "hdrhistogram", "probe-latency percentiles"),
+    (
+        "numasleuth-report",
+        "numasleuth-kernel",
+        "escaping untrusted text for terminals",
+    ),
+    ("numasleuth-report", "numasleuth-model", "the types it renders"),
+    ("numasleuth-report", "numasleuth-analyze", "the findings it renders"),
+    ("numasleuth-report", "serde", "JSON documents"),
+    ("numasleuth-report", "serde_json", "JSON documents"),
+    ("numasleuth-report", "plotters", "SVG charts"),
+    ("numasleuth-report", "ratatui-core", "top's view, drawn on any backend"),
+    ("numasleuth-report", "ratatui-widgets", "top's tables and text"),
+    ("numasleuth-report", "prometheus-client", "OpenMetrics text"),
+    ("numasleuth-report", "unicode-width", "column widths of wide characters"),
+];
+
+/// Never reachable from a pure crate.
+const FORBIDDEN: &[&str] = &[
     "numasleuth-probe",
+    "numasleuth-measure",
     "numasleuth-symbols",
+    "numasleuth-change",
     "perf-event2",
     "perf-event-open-sys2",
     "object",
     "addr2line",
+    "crossterm",
+    "ratatui-crossterm",
+    "mio",
+    "signal-hook",
 ];
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+/// Package name -> the names of its normal dependencies, for this host.
+fn normal_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let manifest = concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.toml");
+    let host = host_triple().expect("the host's target triple (rustc -vV)");
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--locked", "--offline"])
+        .args(["--filter-platform", &host, "--manifest-path", manifest])
+        .output()
+        .expect("cargo metadata runs");
+    assert!(
+        out.status.success(),
+        "cargo metadata: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("cargo metadata prints JSON");
+    graph_of(&doc)
 }
 
-/// Names in the `[dependencies]` table of a manifest (not dev, not build).
-fn normal_dependencies(manifest: &str) -> Vec<String> {
-    let mut in_table = false;
-    let mut names = Vec::new();
-    for line in manifest.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_table = line == "[dependencies]";
-            continue;
-        }
-        if !in_table || line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let key = line.split(['=', ' ']).next().unwrap_or("");
-        let name = key.split('.').next().unwrap_or("");
-        if !name.is_empty() {
-            names.push(name.to_string());
-        }
-    }
-    names
+fn host_triple() -> Option<String> {
+    let out = Command::new("rustc").arg("-vV").output().ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    text.lines().find_map(|l| l.strip_prefix("host: ")).map(str::to_string)
 }
 
-/// Every package in Cargo.lock with the names it depends on.
-fn lock_graph(lock: &str) -> BTreeMap<String, BTreeSet<String>> {
+fn graph_of(doc: &Value) -> BTreeMap<String, BTreeSet<String>> {
+    let names: BTreeMap<&str, &str> = doc["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut current: Option<String> = None;
-    let mut in_deps = false;
-    for line in lock.lines().map(str::trim) {
-        if line == "[[package]]" {
-            current = None;
-            in_deps = false;
-        } else if let Some(name) = line.strip_prefix("name = ") {
-            let name = name.trim_matches('"').to_string();
-            graph.entry(name.clone()).or_default();
-            current = Some(name);
-        } else if line.starts_with("dependencies = [") {
-            in_deps = !line.ends_with(']');
-        } else if in_deps && line == "]" {
-            in_deps = false;
-        } else if in_deps {
-            let dep = line
-                .trim_matches([',', '"'])
-                .split(' ')
-                .next()
-                .unwrap_or("")
-                .to_string();
-            if let Some(pkg) = &current {
-                graph.entry(pkg.clone()).or_default().insert(dep);
-            }
-        }
+    for node in doc["resolve"]["nodes"].as_array().expect("resolve.nodes") {
+        let name = names[node["id"].as_str().unwrap()].to_string();
+        let deps = node["deps"].as_array().expect("deps").iter().filter(|d| {
+            let kinds = d["dep_kinds"].as_array().map(Vec::as_slice).unwrap_or_default();
+            kinds.iter().any(|k| k["kind"].is_null())
+        });
+        let entry = graph.entry(name).or_default();
+        entry.extend(deps.map(|d| names[d["pkg"].as_str().unwrap()].to_string()));
     }
     graph
 }
 
-/// The path to the first forbidden package reachable from `start`, if any.
-fn forbidden_path(start: &str, lock: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
-    let root = workspace();
+/// The path from `start` to the first forbidden package reachable, if any.
+fn forbidden_path(start: &str, graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     let mut stack = vec![vec![start.to_string()]];
     let mut seen = BTreeSet::new();
     while let Some(path) = stack.pop() {
@@ -89,52 +115,44 @@ fn forbidden_path(start: &str, lock: &BTreeMap<String, BTreeSet<String>>) -> Opt
         if FORBIDDEN.contains(&name.as_str()) {
             return Some(path);
         }
-        if !seen.insert(name.clone()) {
-            continue;
-        }
-        let deps: Vec<String> = match name.strip_prefix("numasleuth-") {
-            Some(dir) => {
-                let manifest = root.join("crates").join(dir).join("Cargo.toml");
-                let text = std::fs::read_to_string(&manifest).unwrap_or_else(|e| panic!("{}: {e}", manifest.display()));
-                normal_dependencies(&text)
+        if seen.insert(name.clone()) {
+            for dep in graph.get(&name).into_iter().flatten() {
+                stack.push(path.iter().cloned().chain([dep.clone()]).collect());
             }
-            None => lock.get(&name).map(|d| d.iter().cloned().collect()).unwrap_or_default(),
-        };
-        for dep in deps {
-            let mut next = path.clone();
-            next.push(dep);
-            stack.push(next);
         }
     }
     None
 }
 
 #[test]
-fn pure_crates_link_no_collector_or_object_reader() {
-    let lock_text = std::fs::read_to_string(workspace().join("Cargo.lock")).expect("Cargo.lock");
-    let lock = lock_graph(&lock_text);
-    assert!(lock.contains_key("perf-event2"), "the lock parser finds packages");
+fn pure_crates_link_only_their_allowed_dependencies() {
+    let graph = normal_graph();
     for pure in PURE {
-        if let Some(path) = forbidden_path(pure, &lock) {
+        let allowed: BTreeSet<&str> = ALLOWED.iter().filter(|a| a.0 == pure).map(|a| a.1).collect();
+        let direct = graph.get(pure).unwrap_or_else(|| panic!("{pure} is in the workspace"));
+        let extra: Vec<&String> = direct.iter().filter(|d| !allowed.contains(d.as_str())).collect();
+        assert!(
+            extra.is_empty(),
+            "{pure} links {extra:?}: add each to ALLOWED with why, or drop it"
+        );
+        if let Some(path) = forbidden_path(pure, &graph) {
             panic!("{pure} must stay pure but links {}", path.join(" -> "));
         }
     }
 }
 
 #[test]
-fn the_walk_finds_a_forbidden_dependency_where_there_is_one() {
-    let lock_text = std::fs::read_to_string(workspace().join("Cargo.lock")).expect("Cargo.lock");
-    let lock = lock_graph(&lock_text);
-    // The collectors themselves do link these: the check can fail.
-    let probe = forbidden_path("numasleuth-probe", &lock).expect("probe links perf");
-    assert_eq!(probe.first().map(String::as_str), Some("numasleuth-probe"));
-    let symbols = forbidden_path("numasleuth-cli", &lock).expect("cli links symbols");
-    assert!(symbols.len() >= 2, "{symbols:?}");
-}
-
-#[test]
-fn only_the_dependencies_table_counts() {
-    let manifest = "[package]\nname = \"x\"\n\n[dependencies]\nfoo.workspace = true\nbar = \"1\"\n# baz = 1\n\
-                    baz = { version = \"2\" }\n\n[dev-dependencies]\nobject = \"0.40\"\n";
-    assert_eq!(normal_dependencies(manifest), ["foo", "bar", "baz"]);
+fn the_checks_fail_where_they_should() {
+    let graph = normal_graph();
+    // The collectors and the CLI do link these: the walk can fail.
+    let probe = forbidden_path("numasleuth-probe", &graph).expect("probe is forbidden itself");
+    assert_eq!(probe, ["numasleuth-probe"]);
+    let cli = forbidden_path("numasleuth", &graph).expect("the CLI links collectors");
+    assert!(cli.len() >= 2, "{cli:?}");
+    // cli's direct dependencies are not all on any pure crate's list.
+    let cli_direct = &graph["numasleuth"];
+    assert!(
+        cli_direct.iter().any(|d| !ALLOWED.iter().any(|a| a.1 == d)),
+        "{cli_direct:?}"
+    );
 }

@@ -5,10 +5,13 @@
 //! one-line message instead of a garbled table.
 
 use crate::format::{bytes, optional_bytes};
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::Line;
-use ratatui::widgets::{Paragraph, Row, Table, TableState, Wrap};
+use ratatui_core::layout::{Constraint, Layout, Rect};
+use ratatui_core::style::{Color, Modifier, Style};
+use ratatui_core::text::Line;
+use ratatui_widgets::{
+    paragraph::{Paragraph, Wrap},
+    table::{Row, Table, TableState},
+};
 
 use numasleuth_model::top::{Frame, NodeRow, ProcRow};
 
@@ -71,7 +74,7 @@ pub struct ViewState {
     pub inspect: Option<Inspect>,
 }
 
-pub fn draw(f: &mut ratatui::Frame, frame: &Frame, state: &ViewState) {
+pub fn draw(f: &mut ratatui_core::terminal::Frame, frame: &Frame, state: &ViewState) {
     let area = f.area();
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let text = format!(
@@ -283,7 +286,7 @@ fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
 }
 
-fn draw_inspect(f: &mut ratatui::Frame, area: Rect, inspect: &Inspect) {
+fn draw_inspect(f: &mut ratatui_core::terminal::Frame, area: Rect, inspect: &Inspect) {
     let [title, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let heading = format!("inspect {} — ↑↓ PgUp PgDn: scroll  Esc: back  q: quit", inspect.pid);
     f.render_widget(

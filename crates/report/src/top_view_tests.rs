@@ -1,8 +1,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
-use ratatui::backend::TestBackend;
-use ratatui::style::Color;
-use ratatui::Terminal;
+use ratatui_core::backend::TestBackend;
+use ratatui_core::style::Color;
+use ratatui_core::terminal::Terminal;
 
 use super::*;
 
