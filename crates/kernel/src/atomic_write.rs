@@ -36,8 +36,13 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     // On failure, `persist` hands the temporary file back; dropping it
     // removes it.
     temporary.persist(path).map_err(|e| e.error)?;
-    // The rename itself is durable only once the directory is.
-    File::open(dir)?.sync_all()
+    // The rename itself is durable only once the directory is. Some file
+    // systems refuse fsync on a directory (EINVAL): the file is in place,
+    // which is what the caller asked, so that refusal is not an error.
+    match File::open(dir)?.sync_all() {
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        other => other,
+    }
 }
 
 #[cfg(test)]

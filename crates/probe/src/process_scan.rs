@@ -142,6 +142,9 @@ fn all_pids(root: &Root, notes: &mut Vec<String>) -> Vec<u32> {
             Vec::new()
         }
     };
+    // The listing is sorted as text ("10000" before "2"); the cap keeps
+    // the lowest PIDs.
+    all.sort_unstable();
     if all.len() > MAX_PROCESSES {
         notes.push(format!(
             "{} processes; showing the first {MAX_PROCESSES} by PID",

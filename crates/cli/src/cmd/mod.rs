@@ -62,10 +62,6 @@ pub mod topo;
 pub mod undo;
 pub mod watch;
 
-// The memory-signal sampler (top, probe-latency) lives in probe; the old
-// module name is kept so their wiring reads as before.
-pub use numasleuth_probe::memory_signals as node_sampler;
-
 use std::path::Path;
 
 use anyhow::Context;

@@ -23,13 +23,13 @@ use numasleuth_model::Topology;
 use numasleuth_probe::readers::Origin;
 use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport};
 
-use super::node_sampler::Sampler;
 use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
 use super::readers_thread::{Recorder, Want};
 use super::stop_signal::stop_on_signals;
 use numasleuth_measure::probe_latency::ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
 use numasleuth_measure::probe_latency::schedule::drive;
+use numasleuth_probe::memory_signals::{Record, Sampler};
 
 /// The signal sampler takes at most ~3000 samples a run, at least 200 ms
 /// apart (zoneinfo is read whole each time) and at most 30 s.
@@ -112,7 +112,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What limited the memory-signal sampler, if anything.
-fn signal_notes(signals: &super::node_sampler::Record) -> Vec<String> {
+fn signal_notes(signals: &Record) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(error) = &signals.error {
         notes.push(format!("memory signals stopped: {error}"));

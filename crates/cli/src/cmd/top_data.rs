@@ -13,8 +13,8 @@ use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::Topology;
 use numasleuth_probe::process_scan::ProcessScan;
 
-use super::node_sampler;
 pub use numasleuth_model::top::Frame;
+use numasleuth_probe::memory_signals;
 
 pub struct Collector {
     root: Root,
@@ -48,7 +48,7 @@ impl Collector {
             notes.push(format!("CPU utilisation unavailable: {e}"));
             BTreeMap::new()
         });
-        let signals = node_sampler::sample(&self.root, 0.0)
+        let signals = memory_signals::sample(&self.root, 0.0)
             .map_err(|e| notes.push(format!("memory signals unavailable: {e}")))
             .ok();
         let reading = Reading { ticks, signals };

@@ -404,6 +404,12 @@ impl Session {
         let (mut opens, mut dropped) = (Vec::new(), 0u64);
         loop {
             let ended = stop.requested() || Instant::now() >= deadline;
+            if ended {
+                // The last polls read the rings to the end.
+                if let Source::Perf(perf) = &mut self.source {
+                    perf.stop();
+                }
+            }
             let mut seen = self.poll();
             if ended {
                 seen.extend(self.poll());

@@ -68,6 +68,8 @@ struct Ring {
 pub struct PerfSource {
     rings: Vec<Ring>,
     pub lost_records: u64,
+    /// Every event is disabled (`stop`): a drain empties the rings.
+    stopped: bool,
 }
 
 /// What a refused `perf_event_open` means, in one line.
@@ -210,7 +212,11 @@ impl PerfSource {
                 });
             }
         }
-        let mut source = PerfSource { rings, lost_records: 0 };
+        let mut source = PerfSource {
+            rings,
+            lost_records: 0,
+            stopped: false,
+        };
         source.enable().map_err(|e| refused(root, "the events", &e))?;
         Ok(source)
     }
@@ -245,12 +251,13 @@ impl PerfSource {
     /// Reads every ring: task records go to `tasks` at once, samples to
     /// `hits` (names read from the stack copy where they lie).
     pub fn drain(&mut self, tasks: &mut Tasks, hits: &mut Vec<Hit>) {
-        let lost_records = &mut self.lost_records;
+        let (lost_records, stopped) = (&mut self.lost_records, self.stopped);
         for ring in &mut self.rings {
             let decoders = &ring.decoders;
             // A bounded pass (`ring::drain_pass`): what is left is read on
             // the next poll, so a flood of records cannot hold the loop.
-            ring::drain_pass(&mut ring.sampler, |record| match record.parse_record() {
+            // Once every event is disabled nothing more comes: empty it.
+            let each = |record: perf_event::Record<'_>| match record.parse_record() {
                 Ok(Record::Sample(sample)) => {
                     let decoder = sample.id().and_then(|id| decoders.get(&id));
                     let (Some(decoder), Some(pid), Some(tid), Some(t_ns)) =
@@ -286,8 +293,26 @@ impl PerfSource {
                 Ok(Record::Lost(l)) => *lost_records = lost_records.saturating_add(l.lost),
                 Ok(Record::LostSamples(l)) => *lost_records = lost_records.saturating_add(l.lost),
                 _ => {}
-            });
+            };
+            if stopped {
+                ring::drain_stopped(&mut ring.sampler, each);
+            } else {
+                ring::drain_pass(&mut ring.sampler, each);
+            }
         }
+    }
+}
+
+impl PerfSource {
+    /// Disables every event, so the next drain reads the rings to the end
+    /// (without this the last pass could leave records unread). An event
+    /// that cannot be disabled leaves the drains bounded.
+    pub fn stop(&mut self) {
+        let all_disabled = self.rings.iter_mut().all(|ring| {
+            let others = ring.others.iter_mut().all(|c| c.disable().is_ok());
+            ring.sampler.disable().is_ok() && others
+        });
+        self.stopped = all_disabled;
     }
 }
 
