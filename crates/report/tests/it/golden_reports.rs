@@ -1,6 +1,6 @@
 //! Golden tests of the measuring reports (`mem`, `c2c`, `probe-latency`):
 //! one hand-built two-node document each, in every format its exporter
-//! offers, text at 80 and 200 columns. A renderer change shows up as a
+//! offers, text at 60, 80 and 120 columns. A renderer change shows up as a
 //! reviewable diff; `INSTA_UPDATE=always cargo test -p numasleuth-report
 //! --test it golden_reports::` rewrites them after a deliberate change.
 
@@ -40,7 +40,7 @@ fn rule_set(threads: u64) -> WorkingSet {
 
 /// Local ~92 ns / 18 GiB/s, remote ~141 ns / 9 GiB/s, every buffer verified
 /// on its node, and one noisy remote bandwidth cell warned about.
-fn mem_document() -> MemDocument {
+pub(crate) fn mem_document() -> MemDocument {
     let mut doc = MemDocument::new();
     doc.latency_ns = Some(LatencyMatrix {
         nodes: vec![0, 1],

@@ -9,3 +9,4 @@ mod golden_reports;
 mod golden_reports_lab;
 mod golden_reports_pages;
 mod golden_reports_process;
+mod parallel_widths;
