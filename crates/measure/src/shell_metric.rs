@@ -87,6 +87,7 @@ pub fn run_shell(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use numasleuth_kernel::test_support::running_with;
 
     fn has_digit(line: &str) -> bool {
         line.bytes().any(|b| b.is_ascii_digit())
@@ -125,7 +126,7 @@ mod tests {
         assert!(run.timed_out);
         assert_eq!(run.exit.signal, Some(libc::SIGKILL));
         assert!(run.wall < Duration::from_secs(20), "{:?}", run.wall);
-        assert_eq!(crate::runs::tests::running_with("30.0606"), Vec::<String>::new());
+        assert_eq!(running_with("30.0606", &[]), Vec::<String>::new());
     }
 
     #[test]
@@ -134,7 +135,7 @@ mod tests {
         let run = run_shell("sleep 30.0707 & echo 5", Duration::from_secs(20), &never, &has_digit).unwrap();
         assert_eq!(run.exit.code, Some(0));
         assert_eq!(run.output.note, None, "the output was left open");
-        assert_eq!(crate::runs::tests::running_with("30.0707"), Vec::<String>::new());
+        assert_eq!(running_with("30.0707", &[]), Vec::<String>::new());
     }
 
     #[test]
@@ -148,7 +149,7 @@ mod tests {
         )
         .unwrap();
         assert!(run.cancelled && !run.timed_out);
-        assert_eq!(crate::runs::tests::running_with("30.0808"), Vec::<String>::new());
+        assert_eq!(running_with("30.0808", &[]), Vec::<String>::new());
     }
 
     #[test]
