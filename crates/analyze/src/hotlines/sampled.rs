@@ -176,6 +176,8 @@ mod tests {
         assert_eq!(t.tally.lines[&0x2040].samples, 1);
         let unknown: u64 = t.tally.unknown.values().sum();
         assert_eq!(unknown, 3);
+        // 6 samples, 1 at no memory, 3 unknown: 2 accesses found.
+        assert_eq!(t.tally.accesses(), 2);
         assert_eq!(t.stack_pointers[&9], 0x7009);
         let (skid, dropped) = t.notes();
         assert!(skid.is_some_and(|s| s.starts_with("1 of 6 samples")));

@@ -1,50 +1,87 @@
-//! `probe-latency --readers`: the opens of lock-taking kernel files
-//! recorded on a thread of their own while the probe runs, on the probe's
-//! clock, so each spike can be put next to the reads before it.
+//! A readers session on a thread of its own, for the commands that watch
+//! the lock-file readers beside other work: `probe-latency --readers`
+//! records them on the probe's clock ([`Recorder`]), and `serve` counts
+//! them for as long as it exports (through [`spawn`]).
+//!
+//! Why a thread that opens its own session: perf's ring buffers are not
+//! `Send`, so the session is opened on the thread that reads it, and the
+//! starter waits for the answer (the method, or why none could start).
 
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use numasleuth_kernel::Root;
-use numasleuth_model::readers::{Method, ReadersRaw};
+use numasleuth_model::readers::{LockFile, Method, ReadersRaw};
 use numasleuth_model::stop::Stop;
-use numasleuth_probe::readers::{Origin, Session, Setup};
 
+use super::{Origin, Session, Setup};
+
+/// A session started on its own thread: the thread, the method it uses
+/// and the files it watches.
+pub struct Started<T> {
+    pub handle: JoinHandle<T>,
+    pub method: Method,
+    pub files: Vec<LockFile>,
+}
+
+/// Starts a thread named `name` that opens a session with `open` and then
+/// runs `work` on it. Returns once the session is open, or with why it
+/// could not be (one line); `work`'s result is the thread's.
+pub fn spawn<T, O, W>(name: &str, open: O, work: W) -> Result<Started<Option<T>>, String>
+where
+    T: Send + 'static,
+    O: FnOnce() -> Result<Session, String> + Send + 'static,
+    W: FnOnce(Session) -> T + Send + 'static,
+{
+    let (tell, told) = mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || match open() {
+            Ok(session) => {
+                let _ = tell.send(Ok((session.method().clone(), session.files().to_vec())));
+                Some(work(session))
+            }
+            Err(e) => {
+                let _ = tell.send(Err(e));
+                None
+            }
+        })
+        .map_err(|e| format!("cannot start the {name} thread: {e}"))?;
+    match told.recv() {
+        Ok(Ok((method, files))) => Ok(Started { handle, method, files }),
+        Ok(Err(why)) => {
+            let _ = handle.join();
+            Err(why)
+        }
+        Err(_) => Err(format!("the {name} thread ended before it started")),
+    }
+}
+
+/// `probe-latency --readers`: the opens recorded while the probe runs.
 pub struct Recorder {
     stop: Stop,
     handle: JoinHandle<Option<ReadersRaw>>,
 }
 
 impl Recorder {
-    /// Starts recording, timed from `origin`; the error is why nothing can
-    /// be recorded (one line). perf's ring buffers are not `Send`, so the
-    /// session is opened on the thread that reads it.
+    /// Starts recording, timed from `origin`, for at most `longest`; the
+    /// error is why nothing can be recorded (one line).
     pub fn start(root: Root, setup: Setup, origin: Origin, longest: Duration) -> Result<(Recorder, Method), String> {
         let stop = Stop::new();
         let token = stop.clone();
-        let (tell, told) = mpsc::channel();
-        let handle = std::thread::Builder::new()
-            .name("lock readers".into())
-            .spawn(move || match Session::start(&root, &setup, origin) {
-                Ok(session) => {
-                    let _ = tell.send(Ok(session.method().clone()));
-                    Some(session.record(longest, &token))
-                }
-                Err(e) => {
-                    let _ = tell.send(Err(e));
-                    None
-                }
-            })
-            .map_err(|e| format!("cannot start the readers thread: {e}"))?;
-        match told.recv() {
-            Ok(Ok(method)) => Ok((Recorder { stop, handle }, method)),
-            Ok(Err(why)) => {
-                let _ = handle.join();
-                Err(why)
-            }
-            Err(_) => Err("the readers thread ended before it started".into()),
-        }
+        let started = spawn(
+            "lock readers",
+            move || Session::start(&root, &setup, origin),
+            move |session| session.record(longest, &token),
+        )?;
+        Ok((
+            Recorder {
+                stop,
+                handle: started.handle,
+            },
+            started.method,
+        ))
     }
 
     /// Stops recording and returns what was seen.
@@ -54,53 +91,21 @@ impl Recorder {
     }
 }
 
-/// Whether `probe-latency` records readers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Want {
-    /// `--readers`: fail when it cannot.
-    Required,
-    /// The default as root: record when possible, else say why.
-    IfPossible,
-    /// `--no-readers`, or not root.
-    No,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-impl Want {
-    pub fn from_flags(readers: bool, no_readers: bool) -> Want {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let root = unsafe { libc::geteuid() } == 0;
-        match (readers, no_readers) {
-            (_, true) => Want::No,
-            (true, false) => Want::Required,
-            (false, false) if root => Want::IfPossible,
-            (false, false) => Want::No,
-        }
-    }
-}
-
-/// Starts recording for a probe of `duration` from `origin`: the recorder,
-/// or why none runs (`Err` only when `--readers` insisted).
-pub fn for_probe(
-    root: &Root,
-    want: Want,
-    origin: Origin,
-    duration: Duration,
-) -> anyhow::Result<(Option<Recorder>, Option<String>)> {
-    if want == Want::No {
-        return Ok((
-            None,
-            Some("not recorded (--no-readers, or not root; --readers asks for it)".into()),
-        ));
-    }
-    let files = numasleuth_model::readers::LockFile::ALL.to_vec();
-    let setup = super::readers::setup(root, files, super::readers_args::ReadersMethod::Auto)?;
-    // The probe may overrun its duration while the last operations finish.
-    match Recorder::start(root.clone(), setup, origin, duration + Duration::from_secs(60)) {
-        Ok((recorder, method)) => {
-            say!("numasleuth: recording lock-file readers by {}", method.name());
-            Ok((Some(recorder), None))
-        }
-        Err(why) if want == Want::Required => anyhow::bail!("--readers: {why}"),
-        Err(why) => Ok((None, Some(format!("not recorded: {why}")))),
+    #[test]
+    fn a_session_that_cannot_open_is_one_line_and_no_thread_is_left() {
+        let called = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = std::sync::Arc::clone(&called);
+        let started = spawn(
+            "test readers",
+            || Err::<Session, _>("no kprobes here".to_string()),
+            move |_| flag.store(true, std::sync::atomic::Ordering::Relaxed),
+        );
+        assert_eq!(started.err().as_deref(), Some("no kprobes here"));
+        // The work never ran: there was no session to run it on.
+        assert!(!called.load(std::sync::atomic::Ordering::Relaxed));
     }
 }
