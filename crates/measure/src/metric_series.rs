@@ -14,8 +14,6 @@ use numasleuth_model::stop::Stop;
 
 use crate::shell_metric::run_shell;
 
-/// How often a wait checks for an interrupt.
-const SETTLE_CHECK: Duration = Duration::from_millis(50);
 /// While a placement settles, the metric is read this often to time how
 /// often its value changes (its period).
 pub const PROBE_INTERVAL: Duration = Duration::from_millis(100);
@@ -56,13 +54,11 @@ impl MetricCommand<'_> {
         Ok(())
     }
 
-    /// Waits `duration`, checking for an interrupt every 50 ms (not at all
-    /// for a zero wait).
+    /// Waits `duration` with the stop token's own sleep, which an interrupt
+    /// cuts short (a zero wait does not look at the token at all).
     pub fn wait(&self, duration: Duration) -> Result<(), MetricStop> {
-        let start = Instant::now();
-        while start.elapsed() < duration {
-            self.check_interrupt()?;
-            std::thread::sleep(SETTLE_CHECK.min(duration.saturating_sub(start.elapsed())));
+        if !duration.is_zero() && self.stop.sleep(duration) {
+            return Err(MetricStop::Interrupted);
         }
         Ok(())
     }

@@ -53,6 +53,16 @@ fn a_failing_silent_or_slow_command_says_why() {
 }
 
 #[test]
+fn a_wait_without_a_request_runs_its_course() {
+    // The token's sleep (tested with requests in model::stop) does the
+    // waiting; with no request it sleeps the whole time.
+    let calm = Stop::new();
+    let began = Instant::now();
+    assert_eq!(command("echo 1", &calm).wait(Duration::from_millis(20)), Ok(()));
+    assert!(began.elapsed() >= Duration::from_millis(20));
+}
+
+#[test]
 fn an_interrupt_ends_readings_and_waits() {
     let stop = Stop::new();
     stop.request();
