@@ -7,7 +7,6 @@
 //! `runs`; the stop token comes from the CLI's one signal mechanism and
 //! is only polled here. The period and the verdict are derived in analyze.
 
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use numasleuth_model::stop::Stop;
@@ -43,7 +42,7 @@ pub struct MetricCommand<'a> {
 impl MetricCommand<'_> {
     /// One reading, cancelled by the stop token.
     pub fn read(&self) -> Result<f64, MetricStop> {
-        read_metric(self.command, self.timeout, self.number, &self.stop.flag())
+        read_metric(self.command, self.timeout, self.number, self.stop)
     }
 
     /// Ends with [`MetricStop::Interrupted`] once a stop is requested.
@@ -106,12 +105,13 @@ fn last_lines(tail: &[String]) -> String {
 
 /// One reading of `command`: `number` of the last line of output holding
 /// one. A failed, timed-out or silent command is an error saying which,
-/// with its last lines; `cancel` set meanwhile ends it as interrupted.
+/// with its last lines; a stop requested of `cancel` meanwhile ends it as
+/// interrupted.
 pub fn read_metric(
     command: &str,
     timeout: Duration,
     number: fn(&str) -> Option<f64>,
-    cancel: &AtomicBool,
+    cancel: &Stop,
 ) -> Result<f64, MetricStop> {
     let has_number = |line: &str| number(line).is_some();
     let run = run_shell(command, timeout, cancel, &has_number).map_err(|e| MetricStop::Failed(e.to_string()))?;

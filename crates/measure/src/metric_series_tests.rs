@@ -1,7 +1,6 @@
 //! Real `sh -c` commands; no timing is asserted beyond "did not wait for
 //! what is not coming".
 
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use numasleuth_model::stop::Stop;
@@ -30,7 +29,7 @@ fn a_reading_is_the_number_of_the_last_line_holding_one() {
 
 #[test]
 fn a_failing_silent_or_slow_command_says_why() {
-    let never = AtomicBool::new(false);
+    let never = Stop::new();
     let failed = read_metric("echo oops; exit 3", Duration::from_secs(10), first_word_number, &never);
     assert_eq!(
         failed,
