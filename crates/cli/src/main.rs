@@ -82,7 +82,7 @@ fn run(cli: &mut Cli) -> anyhow::Result<ExitCode> {
         Command::Hotlines(args) => cmd::hotlines::run(&root, args),
         Command::Readers(args) => cmd::readers::run(&root, args),
         Command::Hotpages(args) => cmd::hotpages::run(&root, args),
-        Command::DamonReaper(args) => cmd::hotpages_reaper::run(&root, args),
+        Command::DamonReaper(args) => cmd::hotpages::reaper(&root, args),
         Command::Completions(args) => cmd::docs_gen::completions(args),
         Command::Man(args) => cmd::docs_gen::man(args),
     }

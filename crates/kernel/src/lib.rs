@@ -22,6 +22,8 @@ pub mod safe_text;
 pub mod snapshot;
 pub mod sysfs;
 pub mod task;
+#[cfg(any(test, feature = "test-support"))]
+pub mod test_support;
 mod tree_dirs;
 mod tree_list;
 pub mod unread;

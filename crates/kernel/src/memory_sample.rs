@@ -144,16 +144,8 @@ fn keep<T>(unread: &mut Vec<(String, ReadError)>, name: String, result: Result<T
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
-    fn fixture(name: &str) -> Root {
-        Root::directory(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use crate::test_support::fixture;
 
     #[test]
     fn a_tree_without_numa_gives_node_zero_the_machine_meminfo() {

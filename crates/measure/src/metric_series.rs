@@ -7,15 +7,12 @@
 //! `runs`; the stop token comes from the CLI's one signal mechanism and
 //! is only polled here. The period and the verdict are derived in analyze.
 
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use numasleuth_model::stop::Stop;
 
 use crate::shell_metric::run_shell;
 
-/// How often a wait checks for an interrupt.
-const SETTLE_CHECK: Duration = Duration::from_millis(50);
 /// While a placement settles, the metric is read this often to time how
 /// often its value changes (its period).
 pub const PROBE_INTERVAL: Duration = Duration::from_millis(100);
@@ -45,7 +42,7 @@ pub struct MetricCommand<'a> {
 impl MetricCommand<'_> {
     /// One reading, cancelled by the stop token.
     pub fn read(&self) -> Result<f64, MetricStop> {
-        read_metric(self.command, self.timeout, self.number, &self.stop.flag())
+        read_metric(self.command, self.timeout, self.number, self.stop)
     }
 
     /// Ends with [`MetricStop::Interrupted`] once a stop is requested.
@@ -56,13 +53,11 @@ impl MetricCommand<'_> {
         Ok(())
     }
 
-    /// Waits `duration`, checking for an interrupt every 50 ms (not at all
-    /// for a zero wait).
+    /// Waits `duration` with the stop token's own sleep, which an interrupt
+    /// cuts short (a zero wait does not look at the token at all).
     pub fn wait(&self, duration: Duration) -> Result<(), MetricStop> {
-        let start = Instant::now();
-        while start.elapsed() < duration {
-            self.check_interrupt()?;
-            std::thread::sleep(SETTLE_CHECK.min(duration.saturating_sub(start.elapsed())));
+        if !duration.is_zero() && self.stop.sleep(duration) {
+            return Err(MetricStop::Interrupted);
         }
         Ok(())
     }
@@ -110,12 +105,13 @@ fn last_lines(tail: &[String]) -> String {
 
 /// One reading of `command`: `number` of the last line of output holding
 /// one. A failed, timed-out or silent command is an error saying which,
-/// with its last lines; `cancel` set meanwhile ends it as interrupted.
+/// with its last lines; a stop requested of `cancel` meanwhile ends it as
+/// interrupted.
 pub fn read_metric(
     command: &str,
     timeout: Duration,
     number: fn(&str) -> Option<f64>,
-    cancel: &AtomicBool,
+    cancel: &Stop,
 ) -> Result<f64, MetricStop> {
     let has_number = |line: &str| number(line).is_some();
     let run = run_shell(command, timeout, cancel, &has_number).map_err(|e| MetricStop::Failed(e.to_string()))?;

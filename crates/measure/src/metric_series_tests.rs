@@ -1,7 +1,6 @@
 //! Real `sh -c` commands; no timing is asserted beyond "did not wait for
 //! what is not coming".
 
-use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use numasleuth_model::stop::Stop;
@@ -30,7 +29,7 @@ fn a_reading_is_the_number_of_the_last_line_holding_one() {
 
 #[test]
 fn a_failing_silent_or_slow_command_says_why() {
-    let never = AtomicBool::new(false);
+    let never = Stop::new();
     let failed = read_metric("echo oops; exit 3", Duration::from_secs(10), first_word_number, &never);
     assert_eq!(
         failed,
@@ -50,6 +49,16 @@ fn a_failing_silent_or_slow_command_says_why() {
         matches!(&slow, Err(MetricStop::Failed(why)) if why.contains("did not finish within 100 ms")),
         "{slow:?}"
     );
+}
+
+#[test]
+fn a_wait_without_a_request_runs_its_course() {
+    // The token's sleep (tested with requests in model::stop) does the
+    // waiting; with no request it sleeps the whole time.
+    let calm = Stop::new();
+    let began = Instant::now();
+    assert_eq!(command("echo 1", &calm).wait(Duration::from_millis(20)), Ok(()));
+    assert!(began.elapsed() >= Duration::from_millis(20));
 }
 
 #[test]

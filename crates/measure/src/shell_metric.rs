@@ -11,8 +11,9 @@
 
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use numasleuth_model::stop::Stop;
 
 use crate::error::MeasureError;
 use crate::runs::child::{self, Exit};
@@ -28,7 +29,7 @@ pub struct ShellRun {
     pub output: Output,
     /// Killed at the timeout.
     pub timed_out: bool,
-    /// Killed because `cancel` was set.
+    /// Killed because a stop was requested of `cancel`.
     pub cancelled: bool,
     pub wall: Duration,
 }
@@ -37,7 +38,7 @@ pub struct ShellRun {
 pub fn run_shell(
     shell_command: &str,
     timeout: Duration,
-    cancel: &AtomicBool,
+    cancel: &Stop,
     matches: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<ShellRun, MeasureError> {
     let spawn_error = |reason: String| MeasureError::Spawn {
@@ -63,7 +64,7 @@ pub fn run_shell(
     let (mut timed_out, mut cancelled) = (false, false);
     let (waited, output) = child::supervise(&group, &read, matches, |fired| {
         let late = start.elapsed() > timeout;
-        let stop = cancel.load(Ordering::Relaxed);
+        let stop = cancel.requested();
         if fired && (late || stop) && !(timed_out || cancelled) {
             timed_out = late && !stop;
             cancelled = stop;
@@ -87,6 +88,7 @@ pub fn run_shell(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use numasleuth_kernel::test_support::running_with;
 
     fn has_digit(line: &str) -> bool {
         line.bytes().any(|b| b.is_ascii_digit())
@@ -94,7 +96,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_line_with_a_number_and_the_exit_code() {
-        let never = AtomicBool::new(false);
+        let never = Stop::new();
         let run = run_shell(
             "echo rate 10; echo; echo rate 42 ops; echo done >&2; exit 3",
             Duration::from_secs(20),
@@ -113,7 +115,7 @@ mod tests {
 
     #[test]
     fn a_command_that_hangs_is_killed_with_its_children_at_the_timeout() {
-        let never = AtomicBool::new(false);
+        let never = Stop::new();
         // The background sleep keeps the pipe open: the group kill ends it.
         let run = run_shell(
             "sleep 30.0606 & sleep 30.0606",
@@ -125,21 +127,22 @@ mod tests {
         assert!(run.timed_out);
         assert_eq!(run.exit.signal, Some(libc::SIGKILL));
         assert!(run.wall < Duration::from_secs(20), "{:?}", run.wall);
-        assert_eq!(crate::runs::tests::running_with("30.0606"), Vec::<String>::new());
+        assert_eq!(running_with("30.0606", &[]), Vec::<String>::new());
     }
 
     #[test]
     fn what_the_command_left_in_the_background_ends_with_it() {
-        let never = AtomicBool::new(false);
+        let never = Stop::new();
         let run = run_shell("sleep 30.0707 & echo 5", Duration::from_secs(20), &never, &has_digit).unwrap();
         assert_eq!(run.exit.code, Some(0));
         assert_eq!(run.output.note, None, "the output was left open");
-        assert_eq!(crate::runs::tests::running_with("30.0707"), Vec::<String>::new());
+        assert_eq!(running_with("30.0707", &[]), Vec::<String>::new());
     }
 
     #[test]
     fn cancelling_kills_the_command() {
-        let cancel = AtomicBool::new(true);
+        let cancel = Stop::new();
+        cancel.request();
         let run = run_shell(
             "sleep 30.0808 & sleep 30.0808",
             Duration::from_secs(60),
@@ -148,12 +151,12 @@ mod tests {
         )
         .unwrap();
         assert!(run.cancelled && !run.timed_out);
-        assert_eq!(crate::runs::tests::running_with("30.0808"), Vec::<String>::new());
+        assert_eq!(running_with("30.0808", &[]), Vec::<String>::new());
     }
 
     #[test]
     fn endless_output_stays_bounded() {
-        let never = AtomicBool::new(false);
+        let never = Stop::new();
         let run = run_shell(
             "yes 123456789 | head -c 50000000",
             Duration::from_secs(60),

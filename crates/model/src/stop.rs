@@ -25,11 +25,6 @@ impl Stop {
         Stop::default()
     }
 
-    /// The flag itself, for a signal handler to set.
-    pub fn flag(&self) -> Arc<AtomicBool> {
-        Arc::clone(&self.0)
-    }
-
     pub fn request(&self) {
         self.0.store(true, Ordering::Relaxed);
     }

@@ -7,12 +7,17 @@
 //! `analyze::hotpages` averages the second half of the run. The number of
 //! snapshots is capped, so memory stays bounded by `MAX_SNAPSHOTS ×
 //! max_regions` regions however long the run.
+//!
+//! Also here, the two reads around the run: the mappings the kdamond
+//! starts from, and where a sample of a hot region's pages lives.
 
 use std::time::{Duration, Instant};
 
-use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::pages::{self, PagesError, Residency};
+use numasleuth_kernel::procfs::process::{classify, read_process_stat, LineStream, ProcessError};
+use numasleuth_kernel::procfs::{maps, pagemap};
 use numasleuth_kernel::Root;
-use numasleuth_model::hotpages::{DamonSnapshot, HotpagesRaw};
+use numasleuth_model::hotpages::{DamonSnapshot, HotpagesRaw, PagePlacement};
 use numasleuth_model::stop::{RunSpan, Stop};
 
 use crate::damon::{DamonError, Session};
@@ -86,6 +91,54 @@ pub fn collect(root: &Root, session: &mut Session, duration: Duration, stop: &St
     })
 }
 
+/// Mappings read for DAMON's initial regions; a process with more gets
+/// the first ones as regions and DAMON's adjustment for the rest.
+pub const MAX_MAPPINGS: usize = 65_536;
+
+/// The process's mappings (`start..end`), at most [`MAX_MAPPINGS`]: the
+/// regions a kdamond starts from.
+pub fn mappings(root: &Root, pid: u32) -> Result<Vec<(u64, u64)>, ProcessError> {
+    let path = format!("proc/{pid}/maps");
+    let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
+    let mut out = Vec::new();
+    while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
+        if out.len() >= MAX_MAPPINGS {
+            break;
+        }
+        if let Ok(m) = maps::parse_line(line) {
+            out.push((m.start, m.end));
+        }
+    }
+    Ok(out)
+}
+
+/// Where the pages at `addresses` of `pid` live, counted: move_pages for
+/// the node, pagemap to tell a page between hinting faults from an
+/// untouched one; `is_mapped` says whether an address lies in a mapping.
+pub fn place_pages(
+    root: &Root,
+    pid: u32,
+    addresses: &[u64],
+    page_bytes: u64,
+    is_mapped: impl Fn(u64) -> bool,
+) -> Result<PagePlacement, PagesError> {
+    let statuses = pages::query(pid, addresses)?;
+    let entries = pagemap::read(root, pid, addresses, page_bytes).ok();
+    let mut placement = PagePlacement {
+        sampled_pages: addresses.len() as u64,
+        ..PagePlacement::default()
+    };
+    for (i, status) in statuses.into_iter().enumerate() {
+        let mapped = is_mapped(addresses[i]);
+        match pages::residency(status, entries.as_ref().map(|e| e[i]), mapped) {
+            Residency::Node(node) => *placement.pages_by_node.entry(node).or_default() += 1,
+            Residency::HintingFault => placement.hinting_fault_pages += 1,
+            _ => placement.other_pages += 1,
+        }
+    }
+    Ok(placement)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +153,22 @@ mod tests {
             let d = Duration::from_secs(secs);
             assert!(d.as_secs_f64() / interval(d).as_secs_f64() <= MAX_SNAPSHOTS as f64 + 1e-9);
         }
+    }
+
+    #[test]
+    fn this_process_maps_its_own_code_and_places_a_touched_page() {
+        let root = Root::live();
+        let pid = std::process::id();
+        let mapped = mappings(&root, pid).unwrap();
+        let here = this_process_maps_its_own_code_and_places_a_touched_page as fn() as usize as u64;
+        assert!(mapped.iter().any(|(start, end)| (*start..*end).contains(&here)));
+        let page_bytes = pages::page_size_bytes();
+        let page = vec![1u8; 4 * page_bytes as usize];
+        // A whole page inside the buffer, touched above.
+        let address = (page.as_ptr() as u64).next_multiple_of(page_bytes);
+        let placed = place_pages(&root, pid, &[address], page_bytes, |_| true).unwrap();
+        assert_eq!(placed.sampled_pages, 1);
+        assert_eq!(placed.pages_by_node.values().sum::<u64>(), 1, "{placed:?}");
+        assert!(matches!(mappings(&root, u32::MAX), Err(ProcessError::Exited { .. })));
     }
 }

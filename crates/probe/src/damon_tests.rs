@@ -4,7 +4,6 @@
 //! tested in the 6.12 guest (crates/testbed/tests/it/hotpages_guest.rs).
 
 use std::fs;
-use std::path::Path;
 
 use numasleuth_kernel::sysfs::damon::{ADMIN, KDAMONDS};
 use numasleuth_kernel::Root;
@@ -12,12 +11,7 @@ use numasleuth_kernel::Root;
 use super::*;
 use crate::damon_claim::{self, decide, read_claim, Claim, Decision, FILE_NAME};
 
-fn fixture(name: &str) -> Root {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/partial-trees")
-        .join(name);
-    Root::directory(&dir).unwrap()
-}
+use numasleuth_kernel::test_support::partial_tree as fixture;
 
 /// A tree as the kernel shows it once kdamond 0 exists, with `nr_kdamonds`
 /// and kdamond 0's state as given, and two tried regions.

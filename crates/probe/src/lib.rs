@@ -1,10 +1,11 @@
 //! Collectors that watch another process: built on `perf_event_open(2)`,
 //! write watchpoints (`watch`) and counts of every event the kernel offers
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
-//! (`damon`, `damon_collect`), with the claim that lets its reaper remove
-//! it after a SIGKILL (`damon_claim`); `top`'s periodic process sampler
-//! (`process_scan`); and the periodic sampler of the per-node memory
-//! signals (`memory_signals`) for memwatch and probe-latency.
+//! (`damon`, `damon_collect`), with the claim and the reaper process that
+//! remove it after a SIGKILL (`damon_claim`, `damon_reaper`); `top`'s
+//! frames (`top_sampler`, over its process sampler `process_scan`); and
+//! the periodic sampler of the per-node memory signals (`memory_signals`)
+//! for memwatch and probe-latency.
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -20,6 +21,7 @@
 pub mod damon;
 pub mod damon_claim;
 pub mod damon_collect;
+pub mod damon_reaper;
 pub mod error;
 mod live_threads;
 pub mod memory_signals;
@@ -30,6 +32,7 @@ pub mod process_scan;
 pub mod readers;
 pub mod ring;
 pub mod sample;
+pub mod top_sampler;
 pub mod tracepoint;
 pub mod watch;
 

@@ -8,8 +8,6 @@
 //! is this crate's room; the CLI only says how often and what to do with
 //! each sample.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -116,7 +114,8 @@ pub struct Record {
 /// the probe so latency spikes can be set against the memory events of
 /// the same moments.
 pub struct Sampler {
-    stop: Arc<AtomicBool>,
+    /// The thread's own token: `finish` ends this sampler, not the run.
+    stop: Stop,
     handle: JoinHandle<Record>,
 }
 
@@ -125,17 +124,17 @@ impl Sampler {
     /// own time origin, so spikes and events share one clock).
     /// Fails, rather than panicking, when the system refuses a thread.
     pub fn start(root: Root, start: Instant, interval: Duration) -> std::io::Result<Sampler> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
+        let stop = Stop::new();
+        let token = stop.clone();
         let handle = std::thread::Builder::new()
             .name("memory signals".into())
-            .spawn(move || run(&root, start, interval, &flag))?;
+            .spawn(move || run(&root, start, interval, &token))?;
         Ok(Sampler { stop, handle })
     }
 
     /// Stops the thread and returns what it saw.
     pub fn finish(self) -> Record {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.request();
         self.handle.join().unwrap_or_else(|_| Record {
             error: Some("the memory-signal sampler thread failed".into()),
             ..Record::default()
@@ -143,7 +142,7 @@ impl Sampler {
     }
 }
 
-fn run(root: &Root, start: Instant, interval: Duration, stop: &AtomicBool) -> Record {
+fn run(root: &Root, start: Instant, interval: Duration, stop: &Stop) -> Record {
     let mut record = Record::default();
     let mut previous = match sample(root, start.elapsed().as_secs_f64()) {
         Ok(s) => s,
@@ -154,13 +153,9 @@ fn run(root: &Root, start: Instant, interval: Duration, stop: &AtomicBool) -> Re
     };
     record.samples = 1;
     let mut due = Instant::now() + interval;
-    while !stop.load(Ordering::Relaxed) {
-        // Short naps so `finish` returns promptly whatever the interval.
-        let now = Instant::now();
-        if now < due {
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
-            continue;
-        }
+    // The token's sleep looks at it often, so `finish` returns promptly
+    // whatever the interval.
+    while !stop.sleep_until(due) {
         due += interval;
         let current = match sample(root, start.elapsed().as_secs_f64()) {
             Ok(s) => s,

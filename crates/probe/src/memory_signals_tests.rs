@@ -1,4 +1,3 @@
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use numasleuth_kernel::{ReadError, Root};
@@ -6,14 +5,7 @@ use numasleuth_model::stop::Stop;
 
 use super::*;
 
-fn fixture(name: &str) -> Root {
-    Root::directory(
-        &Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/fixtures")
-            .join(name),
-    )
-    .unwrap()
-}
+use numasleuth_kernel::test_support::fixture;
 
 /// Both ways `follow` can fail, kept apart so a test can tell them.
 #[derive(Debug)]

@@ -23,6 +23,7 @@ use numasleuth_kernel::gather::read_topology;
 use numasleuth_kernel::gather::{memory_sample, MemoryParts, MemorySample};
 use numasleuth_kernel::Root;
 use numasleuth_model::process::ProcessModel;
+use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
 use numasleuth_report::openmetrics::{
     encode_text, BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark,
@@ -77,9 +78,9 @@ impl Collector {
     }
 
     /// Also counts opens of lock-taking kernel files on `cpus` (see
-    /// `lock_opens`).
-    pub fn with_lock_opens(mut self, cpus: Result<Vec<u32>, String>) -> Self {
-        self.lock_opens = Some(crate::lock_opens::LockOpens::start(&self.root, cpus));
+    /// `lock_opens`), until `stop` is requested.
+    pub fn with_lock_opens(mut self, cpus: Result<Vec<u32>, String>, stop: &Stop) -> Self {
+        self.lock_opens = Some(crate::lock_opens::LockOpens::start(&self.root, cpus, stop));
         self
     }
 

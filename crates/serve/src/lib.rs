@@ -17,6 +17,7 @@ pub mod lock_opens;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -66,7 +67,7 @@ pub fn run(
 ) -> anyhow::Result<Ended> {
     let mut collector = Collector::new(root.clone(), options.pids.clone(), options.build.clone(), process);
     if let Some(cpus) = &options.lock_open_cpus {
-        collector = collector.with_lock_opens(cpus.clone());
+        collector = collector.with_lock_opens(cpus.clone(), stop);
     }
     let collector = Arc::new(collector);
     if let Some(dir) = &options.textfile {
@@ -75,15 +76,10 @@ pub fn run(
     let listener = TcpListener::bind(options.listen).with_context(|| format!("cannot listen on {}", options.listen))?;
     let bound = listener.local_addr().context("cannot read the bound address")?;
     collector.refresh();
-    let refresher = Arc::clone(&collector);
     let interval = options.interval;
-    std::thread::Builder::new()
-        .name("serve-refresh".into())
-        .spawn(move || loop {
-            std::thread::sleep(interval);
-            refresher.refresh();
-        })
-        .context("cannot start the refresh thread")?;
+    // Not joined: a refresh under way (a large --pid's numa_maps walk) must
+    // not hold up the exit; the thread ends at its next look at `stop`.
+    let _refresher = refresh_every(Arc::clone(&collector), interval, stop.clone())?;
     let handler = Arc::clone(&collector);
     let server = http::Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
         .context("cannot start the HTTP workers")?;
@@ -101,6 +97,19 @@ pub fn run(
     while !stop.sleep(Duration::from_secs(3600)) {}
     server.stop();
     Ok(Ended::Stopped)
+}
+
+/// Refreshes `collector`'s expensive parts every `interval` on a thread of
+/// its own, until `stop` is requested.
+fn refresh_every(collector: Arc<Collector>, interval: Duration, stop: Stop) -> anyhow::Result<JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("serve-refresh".into())
+        .spawn(move || {
+            while !stop.sleep(interval) {
+                collector.refresh();
+            }
+        })
+        .context("cannot start the refresh thread")
 }
 
 fn textfile(
@@ -174,14 +183,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    fn fixture(name: &str) -> Root {
-        Root::directory(
-            &Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../tests/fixtures")
-                .join(name),
-        )
-        .unwrap()
-    }
+    use numasleuth_kernel::test_support::fixture;
 
     fn no_processes() -> Arc<ProcessReader> {
         Arc::new(|_: &Root, pid, _: &_| anyhow::bail!("process {pid} not read here"))
@@ -227,6 +229,28 @@ mod tests {
         assert!(text.contains("numasleuth_node_numa_hit_total{node=\"1\"}"), "{text}");
         // Nothing but the file is left in the directory.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn the_refresh_thread_refreshes_until_stopped_and_then_ends() {
+        let collector = Arc::new(Collector::new(
+            fixture("qemu-two-nodes"),
+            vec![],
+            BuildInfo::default(),
+            no_processes(),
+        ));
+        let stop = Stop::new();
+        let thread = refresh_every(Arc::clone(&collector), Duration::from_millis(10), stop.clone()).unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while collector.scrape().refresh_age_seconds.is_none() {
+            assert!(std::time::Instant::now() < deadline, "never refreshed");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        stop.request();
+        let asked = std::time::Instant::now();
+        thread.join().unwrap();
+        // Ended by the request, within a look at the token, not left looping.
+        assert!(asked.elapsed() < Duration::from_secs(10));
     }
 
     #[test]

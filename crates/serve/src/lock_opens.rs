@@ -15,7 +15,8 @@ use std::time::Duration;
 
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::LockFile;
-use numasleuth_probe::readers::{Choice, Origin, Session, Setup, DRAIN};
+use numasleuth_model::stop::Stop;
+use numasleuth_probe::readers::{on_thread, Choice, Origin, Session, Setup, DRAIN};
 
 /// (file, command) series at most.
 pub const MAX_SERIES: usize = 256;
@@ -33,29 +34,22 @@ pub type Status = Result<LockOpens, String>;
 
 impl LockOpens {
     /// Starts counting on `cpus` (the online CPUs, or why they are not
-    /// known), or says why the metric is left out.
-    pub fn start(root: &Root, cpus: Result<Vec<u32>, String>) -> Status {
+    /// known) until `stop` is requested, or says why the metric is left out.
+    pub fn start(root: &Root, cpus: Result<Vec<u32>, String>, stop: &Stop) -> Status {
         let cpus = cpus?;
         let counts: Counts = Arc::default();
         let shared = Arc::clone(&counts);
-        let (tell, told) = std::sync::mpsc::channel();
-        let root = root.clone();
-        let spawned = std::thread::Builder::new()
-            .name("lock-file opens".into())
-            .spawn(move || match cheap_session(&root, cpus) {
-                Ok(session) => {
-                    let _ = tell.send(Ok((session.method().name(), session.files().to_vec())));
-                    count(session, &shared);
-                }
-                Err(why) => {
-                    let _ = tell.send(Err(why));
-                }
-            });
-        let answer = match spawned {
-            Ok(_) => told.recv().unwrap_or_else(|_| Err("the counting thread ended".into())),
-            Err(e) => Err(format!("cannot start its thread: {e}")),
-        };
-        answer.map(|(method, files)| LockOpens { counts, method, files })
+        let (root, stop) = (root.clone(), stop.clone());
+        let started = on_thread::spawn(
+            "lock-file opens",
+            move || cheap_session(&root, cpus),
+            move |session| count(session, &shared, &stop),
+        )?;
+        Ok(LockOpens {
+            counts,
+            method: started.method.name(),
+            files: started.files,
+        })
     }
 
     /// The line `serve` prints about the metric.
@@ -102,8 +96,8 @@ fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, String> {
 }
 
 /// Counts for as long as the exporter runs.
-fn count(mut session: Session, counts: &Counts) {
-    loop {
+fn count(mut session: Session, counts: &Counts, stop: &Stop) {
+    while !stop.requested() {
         session.wait(DRAIN);
         for open in session.poll() {
             let comm = numasleuth_kernel::error::quote(&session.comm(open.pid));

@@ -125,6 +125,13 @@ impl Tally {
         tally.untracked += u64::from(!tracked);
     }
 
+    /// Samples at a memory access whose address was found: every sample
+    /// less those at no memory and those whose access is unknown.
+    pub fn accesses(&self) -> u64 {
+        let unknown: u64 = self.unknown.values().sum();
+        self.samples.saturating_sub(self.no_memory).saturating_sub(unknown)
+    }
+
     /// Share of samples whose access could not be computed.
     pub fn unknown_share(&self) -> f64 {
         if self.samples == 0 {

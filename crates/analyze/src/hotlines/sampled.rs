@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_model::perf::decoded::{AccessKind, Attributed, Decoded, Unknown};
+use numasleuth_model::perf::sample::SampleRaw;
 
 use super::{Tally, Touch};
 
@@ -125,6 +126,32 @@ impl SampleTally {
         });
         (skid, dropped)
     }
+
+    /// What the reader must know about how complete the run was, in the
+    /// order shown: skid, then `naming`'s notes (the caller's, about
+    /// naming lines), the process's exit, lost samples, the collector's
+    /// problems, and lines past the tracked maximum.
+    pub fn run_notes(&self, raw: &SampleRaw, naming: &[String]) -> Vec<String> {
+        let (skid, dropped) = self.notes();
+        let mut notes: Vec<String> = skid.into_iter().collect();
+        notes.extend(naming.iter().cloned());
+        if raw.process_exited {
+            notes.push(format!(
+                "process {} exited after {:.1} s: showing what was sampled until then",
+                raw.pid, raw.duration_s
+            ));
+        }
+        let lost = raw
+            .threads
+            .iter()
+            .fold(0u64, |sum, t| sum.saturating_add(t.lost_samples));
+        if lost > 0 {
+            notes.push(format!("{lost} samples lost (full ring buffer)"));
+        }
+        notes.extend(raw.problems.iter().cloned());
+        notes.extend(dropped);
+        notes
+    }
 }
 
 #[cfg(test)]
@@ -176,6 +203,8 @@ mod tests {
         assert_eq!(t.tally.lines[&0x2040].samples, 1);
         let unknown: u64 = t.tally.unknown.values().sum();
         assert_eq!(unknown, 3);
+        // 6 samples, 1 at no memory, 3 unknown: 2 accesses found.
+        assert_eq!(t.tally.accesses(), 2);
         assert_eq!(t.stack_pointers[&9], 0x7009);
         let (skid, dropped) = t.notes();
         assert!(skid.is_some_and(|s| s.starts_with("1 of 6 samples")));
@@ -195,5 +224,37 @@ mod tests {
         assert_eq!((line.reads, line.writes), (1, 0));
         // Only precise samples: no skid note.
         assert_eq!(t.notes().0, None);
+    }
+
+    #[test]
+    fn run_notes_say_exit_losses_and_problems_in_order() {
+        use numasleuth_model::perf::sample::ThreadSamples;
+        let thread = |tid, lost_samples| ThreadSamples {
+            tid,
+            samples: 10,
+            lost_samples,
+            exited: false,
+        };
+        let mut raw = SampleRaw {
+            pid: 42,
+            duration_s: 1.26,
+            threads: vec![thread(1, 3), thread(2, u64::MAX)],
+            process_exited: true,
+            problems: vec!["thread 7 not attached".into()],
+        };
+        let t = SampleTally::new(BTreeMap::new());
+        assert_eq!(
+            t.run_notes(&raw, &["names: maps unreadable".into()]),
+            [
+                "names: maps unreadable",
+                "process 42 exited after 1.3 s: showing what was sampled until then",
+                "18446744073709551615 samples lost (full ring buffer)",
+                "thread 7 not attached",
+            ]
+        );
+        raw.process_exited = false;
+        raw.threads = vec![thread(1, 0)];
+        raw.problems.clear();
+        assert!(t.run_notes(&raw, &[]).is_empty());
     }
 }

@@ -326,8 +326,7 @@ fn every_kind_serializes_as_its_name() {
 
 #[test]
 fn a_sample_from_a_reading_sums_zones_and_reads_the_machine_counters() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/fixtures/zone-reclaim-incident");
-    let root = numasleuth_kernel::Root::directory(&dir).unwrap();
+    let root = numasleuth_kernel::test_support::fixture("zone-reclaim-incident");
     let reading = numasleuth_kernel::gather::memory_sample(&root, numasleuth_kernel::gather::MemoryParts::WATCH)
         .complete()
         .unwrap();

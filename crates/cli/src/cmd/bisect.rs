@@ -190,7 +190,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     }
     if !args.apply {
         // The dry run proves the metric command works before anything moves.
-        let never = std::sync::atomic::AtomicBool::new(false);
+        let never = numasleuth_model::stop::Stop::new();
         let value = read_metric(&args.metric_cmd, args.metric_timeout, first_number, &never)
             .map_err(|e| Stop::from(e).into_error())?;
         doc.baseline = Readings::new(vec![value]).as_ref().map(ReadingsJson::from);

@@ -119,17 +119,10 @@ fn cache_lines(t: &Target<'_>) -> anyhow::Result<Vec<Finding>> {
         method: HotMethod::Auto,
     };
     let sampled = sample_process(t.root, (t.pid, t.topology), &how, t.stop, false)?;
-    // Samples at a memory access whose address was found.
-    let unknown: u64 = sampled.tally.unknown.values().sum();
-    let accesses = sampled
-        .tally
-        .samples
-        .saturating_sub(sampled.tally.no_memory)
-        .saturating_sub(unknown);
     Ok(numasleuth_analyze::hotlines::findings(
         t.pid,
         &sampled.lines,
-        accesses,
+        sampled.tally.accesses(),
         sampled.raw.duration_s,
     ))
 }

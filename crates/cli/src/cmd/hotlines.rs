@@ -193,7 +193,7 @@ pub fn sample_process(
     )
     .map_err(|e| sampling_error(e, &method))?;
     let mut notes = vec![method_note];
-    notes.extend(sampling_notes(pid, &raw, &collector, &namer));
+    notes.extend(collector.run_notes(&raw, &namer.notes));
     let lines = name_lines(&collector, &namer, how.top);
     Ok(Sampled {
         method,
@@ -218,29 +218,6 @@ fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
         }
         other => anyhow::Error::from(other),
     }
-}
-
-/// What the reader must know about how complete the sampling was.
-fn sampling_notes(pid: u32, raw: &SampleRaw, collector: &SampleTally, namer: &Namer) -> Vec<String> {
-    let (skid, dropped) = collector.notes();
-    let mut notes: Vec<String> = skid.into_iter().collect();
-    notes.extend(namer.notes.iter().cloned());
-    if raw.process_exited {
-        notes.push(format!(
-            "process {pid} exited after {:.1} s: showing what was sampled until then",
-            raw.duration_s
-        ));
-    }
-    let lost = raw
-        .threads
-        .iter()
-        .fold(0u64, |sum, t| sum.saturating_add(t.lost_samples));
-    if lost > 0 {
-        notes.push(format!("{lost} samples lost (full ring buffer)"));
-    }
-    notes.extend(raw.problems.iter().cloned());
-    notes.extend(dropped);
-    notes
 }
 
 /// The `top` ranked lines with their symbols, region and false sharing.

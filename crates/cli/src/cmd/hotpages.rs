@@ -3,13 +3,15 @@
 //! threads that use it.
 //!
 //! Wiring only: leftovers of an earlier run are reaped and DAMON is checked
-//! (`probe::damon`), a reaper process is started (`hotpages_reaper`), a
+//! (`probe::damon`), a reaper process is started (`probe::damon_reaper`,
+//! running this binary's hidden `damon-reaper`), a
 //! kdamond of numasleuth's own watches the process (`probe::damon_collect`)
 //! and is removed, then the regions are heated and ranked
 //! (`analyze::hotpages`), a sample of each hot region's pages is placed
-//! with move_pages and pagemap, the regions are named (`hotpages_names`)
+//! with move_pages and pagemap (`probe::damon_collect`), the regions are named (`hotpages_names`)
 //! and printed (`report`). See docs/hotpages.md.
 
+use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -17,21 +19,20 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::hotpages::{self as judge, HOT_PERCENT};
-use numasleuth_kernel::pages::{self, Residency};
-use numasleuth_kernel::procfs::maps;
-use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::{classify, read_process_stat, read_threads, LineStream};
+use numasleuth_kernel::pages;
+use numasleuth_kernel::procfs::process::{read_process_stat, read_threads};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::hotpages::{HotRegion, HotpagesRaw, PagePlacement};
 use numasleuth_model::process::{thread_nodes, ThreadPlacement};
 use numasleuth_model::Topology;
 use numasleuth_probe::damon::{self, Session, DEFAULT_ATTRS};
+use numasleuth_probe::damon_reaper::{self, Reaper};
 use numasleuth_probe::{damon_claim, damon_collect};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotpages_json::{self, Parts};
 use numasleuth_report::hotpages_text;
 
-use super::hotpages_args::HotpagesArgs;
+use super::hotpages_args::{DamonReaperArgs, HotpagesArgs};
 use super::hotpages_names::Namer;
 
 /// Hot regions whose pages are placed and named: the hottest, several
@@ -39,9 +40,6 @@ use super::hotpages_names::Namer;
 const MAX_CANDIDATES: usize = 256;
 /// Pages asked about per region (all of a smaller one).
 const SAMPLE_PAGES: u64 = 256;
-/// Mappings read for DAMON's initial regions; a process with more gets
-/// the first ones as regions and DAMON's adjustment for the rest.
-const MAX_MAPPINGS: usize = 65_536;
 
 /// One observation, judged.
 pub struct Observed {
@@ -102,10 +100,10 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     }
     let admin = damon::admin(root)?;
     damon::check_available(&admin)?;
-    let reaper = super::hotpages_reaper::spawn(&claims).map_err(anyhow::Error::msg)?;
+    let reaper = spawn_reaper(&claims)?;
     let stop = super::stop_signal::stop_on_signals();
     let regions = judge::initial_regions(
-        &mappings(root, pid)?,
+        &damon_collect::mappings(root, pid)?,
         (DEFAULT_ATTRS.max_regions / 2) as usize,
         pages::page_size_bytes(),
     );
@@ -121,20 +119,18 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     Ok(judge_run(root, topology, raw, top, stat.comm, notes))
 }
 
-/// The process's mappings (`start..end`), at most [`MAX_MAPPINGS`].
-fn mappings(root: &Root, pid: u32) -> anyhow::Result<Vec<(u64, u64)>> {
-    let path = format!("proc/{pid}/maps");
-    let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
-    let mut out = Vec::new();
-    while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
-        if out.len() >= MAX_MAPPINGS {
-            break;
-        }
-        if let Ok(m) = maps::parse_line(line) {
-            out.push((m.start, m.end));
-        }
-    }
-    Ok(out)
+/// Starts this binary's `damon-reaper` for claims in `claims`.
+fn spawn_reaper(claims: &std::path::Path) -> anyhow::Result<Reaper> {
+    let exe = std::env::current_exe().context("cannot find numasleuth's own binary")?;
+    let args = [OsStr::new("damon-reaper"), OsStr::new("--claims"), claims.as_os_str()];
+    Reaper::spawn(&exe, args).map_err(anyhow::Error::msg)
+}
+
+/// `numasleuth damon-reaper`: waits for the `hotpages` that started it to
+/// end (its stdin closes), then reaps.
+pub fn reaper(root: &Root, args: &DamonReaperArgs) -> anyhow::Result<ExitCode> {
+    damon_reaper::wait_then_reap(root, &args.claims, std::io::stdin().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn judge_run(
@@ -197,23 +193,8 @@ fn judge_run(
     }
 }
 
-/// Where a sample of the region's pages lives: move_pages for the node,
-/// pagemap to tell a page between hinting faults from an untouched one.
+/// Where a sample of the region's pages lives.
 fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
     let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
-    let statuses = pages::query(pid, &addresses).context("move_pages query")?;
-    let entries = pagemap::read(root, pid, &addresses, page_bytes).ok();
-    let mut placement = PagePlacement {
-        sampled_pages: addresses.len() as u64,
-        ..PagePlacement::default()
-    };
-    for (i, status) in statuses.into_iter().enumerate() {
-        let mapped = namer.is_mapped(addresses[i]);
-        match pages::residency(status, entries.as_ref().map(|e| e[i]), mapped) {
-            Residency::Node(node) => *placement.pages_by_node.entry(node).or_default() += 1,
-            Residency::HintingFault => placement.hinting_fault_pages += 1,
-            _ => placement.other_pages += 1,
-        }
-    }
-    Ok(placement)
+    damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a)).context("move_pages query")
 }

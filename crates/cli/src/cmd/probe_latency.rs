@@ -5,7 +5,9 @@
 //! lined up against what the memory system did around them.
 //!
 //! Wiring only: the schedule and the operations are in
-//! `measure::probe_latency`, percentiles in `analyze::latency_summary`,
+//! `measure::probe_latency`, the memory signals and the lock-file readers on
+//! threads of their own (`probe::memory_signals`, `probe::readers::on_thread`),
+//! percentiles in `analyze::latency_summary`,
 //! spikes in `analyze::latency_spikes`, output in
 //! `report::probe_latency`.
 
@@ -20,12 +22,12 @@ use numasleuth_analyze::spike_readers::attach;
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_model::Topology;
+use numasleuth_probe::readers::on_thread::Recorder;
 use numasleuth_probe::readers::Origin;
 use numasleuth_report::probe_latency::{ProbeReaders, ProbeReport};
 
 use super::output::Aliases;
 use super::probe_args::{Op, ProbeLatencyArgs};
-use super::readers_thread::{Recorder, Want};
 use super::stop_signal::stop_on_signals;
 use numasleuth_measure::probe_latency::ops::{AllocTouch, FileWrites, Operation, ALLOC_BYTES};
 use numasleuth_measure::probe_latency::schedule::drive;
@@ -54,7 +56,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     let origin = Origin::now();
     let start = origin.instant;
     let want = Want::from_flags(args.readers, args.no_readers);
-    let (recorder, readers_note) = super::readers_thread::for_probe(root, want, origin, args.duration)?;
+    let (recorder, readers_note) = readers_for_probe(root, want, origin, args.duration)?;
     let sampler = Sampler::start(root.clone(), start, interval).context("cannot start the memory-signal sampler")?;
     let recorded = drive(op.as_mut(), args.rate, args.duration, start, &stop);
     let signals = sampler.finish();
@@ -172,5 +174,56 @@ fn pick_node(topology: &Topology, asked: Option<u32>) -> anyhow::Result<u32> {
             .find(|n| n.may_hold_memory())
             .map(|n| n.id)
             .context("no node with memory found"),
+    }
+}
+
+/// Whether `probe-latency` records readers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Want {
+    /// `--readers`: fail when it cannot.
+    Required,
+    /// The default as root: record when possible, else say why.
+    IfPossible,
+    /// `--no-readers`, or not root.
+    No,
+}
+
+impl Want {
+    fn from_flags(readers: bool, no_readers: bool) -> Want {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let root = unsafe { libc::geteuid() } == 0;
+        match (readers, no_readers) {
+            (_, true) => Want::No,
+            (true, false) => Want::Required,
+            (false, false) if root => Want::IfPossible,
+            (false, false) => Want::No,
+        }
+    }
+}
+
+/// Starts recording for a probe of `duration` from `origin`: the recorder,
+/// or why none runs (`Err` only when `--readers` insisted).
+fn readers_for_probe(
+    root: &Root,
+    want: Want,
+    origin: Origin,
+    duration: Duration,
+) -> anyhow::Result<(Option<Recorder>, Option<String>)> {
+    if want == Want::No {
+        return Ok((
+            None,
+            Some("not recorded (--no-readers, or not root; --readers asks for it)".into()),
+        ));
+    }
+    let files = numasleuth_model::readers::LockFile::ALL.to_vec();
+    let setup = super::readers::setup(root, files, super::readers_args::ReadersMethod::Auto)?;
+    // The probe may overrun its duration while the last operations finish.
+    match Recorder::start(root.clone(), setup, origin, duration + Duration::from_secs(60)) {
+        Ok((recorder, method)) => {
+            say!("numasleuth: recording lock-file readers by {}", method.name());
+            Ok((Some(recorder), None))
+        }
+        Err(why) if want == Want::Required => anyhow::bail!("--readers: {why}"),
+        Err(why) => Ok((None, Some(format!("not recorded: {why}")))),
     }
 }

@@ -3,7 +3,9 @@
 //! fallback, reclaim) and of the processes with the most remote memory or
 //! the most thread moves; Enter shows the selected process's `inspect`.
 //!
-//! Wiring only: data in `top_data` (processes from `probe::process_scan`), drawing in `report::top_view`.
+//! Wiring only: the frames come from `probe::top_sampler`, the drawing from
+//! `report::top_view`; this file holds the terminal loop (keys, and a new
+//! frame when one is due).
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -17,7 +19,7 @@ use numasleuth_model::Topology;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::DefaultTerminal;
 
-use super::top_data::{Collector, Frame};
+use numasleuth_probe::top_sampler::{Collector, Frame};
 use numasleuth_report::top_view::{draw, sort, Inspect, SortKey, ViewState};
 
 /// Processes `--pid` may name.

@@ -8,44 +8,18 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use numasleuth_kernel::test_support::{running_with, surviving};
+
 use crate::common::{numasleuth, stderr};
 
-/// Processes whose command line holds `marker`, zombies aside.
-fn running_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if cmdline.contains(marker) && !stat.contains(") Z ") && !cmdline.contains("numasleuth") {
-            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
-}
-
-/// What still runs with `marker` once a kill has had time to land: a
-/// SIGKILLed process is not gone the instant `kill` returns (on a loaded
-/// machine it may not have run its exit yet), so this waits up to 2 s for
-/// the list to empty, and returns what is left.
-fn surviving(marker: &str) -> Vec<String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let found = running_with(marker);
-        if found.is_empty() || std::time::Instant::now() >= deadline {
-            return found;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
+/// numasleuth itself is handed the marker as an argument: not a survivor.
+const BESIDES: &[&str] = &["numasleuth"];
 
 /// Waits (bounded) until a process with `marker` runs: the workload has
 /// started and forked.
 fn wait_for(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(30);
-    while running_with(marker).is_empty() {
+    while running_with(marker, BESIDES).is_empty() {
         assert!(Instant::now() < deadline, "the workload with {marker} never started");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -74,7 +48,7 @@ fn runs_timeout_leaves_no_descendant() {
         "{}",
         stderr(&out)
     );
-    assert_eq!(surviving(".1111"), Vec::<String>::new());
+    assert_eq!(surviving(".1111", BESIDES), Vec::<String>::new());
 }
 
 #[test]
@@ -103,7 +77,7 @@ fn runs_ctrl_c_kills_the_workloads_group_and_reports_what_finished() {
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["runs"].as_array().map(Vec::len), Some(1), "{doc:#}");
     assert!(doc.to_string().contains("stopped by a signal"), "{doc:#}");
-    assert_eq!(surviving(".2222"), Vec::<String>::new());
+    assert_eq!(surviving(".2222", BESIDES), Vec::<String>::new());
 }
 
 #[test]
@@ -114,5 +88,5 @@ fn pmu_command_leaves_no_descendant() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    assert_eq!(surviving("77.3333"), Vec::<String>::new());
+    assert_eq!(surviving("77.3333", BESIDES), Vec::<String>::new());
 }

@@ -1,16 +1,10 @@
 use std::fs;
-use std::path::Path;
 
 use proptest::prelude::*;
 
 use super::*;
 
-fn fixture(name: &str) -> Root {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/partial-trees")
-        .join(name);
-    Root::directory(&dir).unwrap()
-}
+use crate::test_support::partial_tree as fixture;
 
 /// Writes `files` (path relative to the admin dir, contents) into a fresh
 /// tree.

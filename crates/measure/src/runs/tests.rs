@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::affinity::allowed_cpus;
+use numasleuth_kernel::test_support::surviving;
 
 fn has_value(line: &str) -> bool {
     line.starts_with("value")
@@ -25,38 +26,6 @@ fn spec<'a>(args: &'a [&'a OsStr], cpu: u32) -> RunSpec<'a> {
     }
 }
 
-/// Processes whose command line holds `marker` (a unique sleep length).
-pub(crate) fn running_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let state = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // A zombie is gone but for its parent's wait: not running.
-        if cmdline.contains(marker) && !state.contains(") Z ") {
-            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
-}
-
-/// What still runs with `marker` once a kill has had time to land: a
-/// SIGKILLed process is not gone the instant `kill` returns (on a loaded
-/// machine it may not have run its exit yet), so this waits up to 2 s for
-/// the list to empty, and returns what is left.
-fn surviving(marker: &str) -> Vec<String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let found = running_with(marker);
-        if found.is_empty() || std::time::Instant::now() >= deadline {
-            return found;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// A workload that forks: at the timeout, on a stop request and at its
 /// own exit, nothing it started survives the run.
 #[test]
@@ -66,7 +35,7 @@ fn nothing_a_workload_started_survives_its_run() {
     let mut run = spec(&timed, cpu);
     run.timeout = Some(Duration::from_millis(300));
     assert!(run_once(&run, |_| ()).unwrap().timed_out);
-    assert_eq!(surviving("7.0101"), Vec::<String>::new());
+    assert_eq!(surviving("7.0101", &[]), Vec::<String>::new());
 
     let stop = Stop::new();
     stop.request();
@@ -75,7 +44,7 @@ fn nothing_a_workload_started_survives_its_run() {
     run.stop = &stop;
     let record = run_once(&run, |_| ()).unwrap();
     assert!(record.stopped && !record.timed_out);
-    assert_eq!(surviving("7.0202"), Vec::<String>::new());
+    assert_eq!(surviving("7.0202", &[]), Vec::<String>::new());
 
     // The command exits at once, leaving a background child holding the
     // output open: the child goes with it, and the output closes at once.
@@ -83,7 +52,7 @@ fn nothing_a_workload_started_survives_its_run() {
     let record = run_once(&spec(&exits, cpu), |_| ()).unwrap();
     assert_eq!(record.exit.code, Some(0));
     assert_eq!(record.output.note, None, "the output was not left open");
-    assert_eq!(surviving("77.0303"), Vec::<String>::new());
+    assert_eq!(surviving("77.0303", &[]), Vec::<String>::new());
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use numasleuth_kernel::test_support::surviving;
 
 fn software() -> Vec<EventSpec> {
     catalog::generic_events()
@@ -328,38 +329,6 @@ fn counters_are_capped_by_events_times_threads() {
     assert_eq!(threads_to_attach(0, 1), 1);
 }
 
-/// Processes whose command line holds `marker` (a unique sleep length),
-/// zombies aside.
-fn running_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        if cmdline.contains(marker) && !stat.contains(") Z ") {
-            found.push(format!("{}: {cmdline}", entry.file_name().to_string_lossy()));
-        }
-    }
-    found
-}
-
-/// What still runs with `marker` once the kill has had time to land: a
-/// SIGKILLed process is not gone the instant `kill` returns (on a loaded
-/// machine it may not have run its exit yet), so this waits up to 2 s for
-/// the list to empty, and returns what is left.
-fn surviving(marker: &str) -> Vec<String> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let found = running_with(marker);
-        if found.is_empty() || std::time::Instant::now() >= deadline {
-            return found;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// A command that forks: what it leaves in the background goes with it,
 /// and a stop request (Ctrl-C) ends the whole group.
 #[test]
@@ -377,7 +346,7 @@ fn nothing_a_counted_command_started_survives_it() {
         "{:?}",
         raw.target
     );
-    assert_eq!(surviving("77.0404"), Vec::<String>::new());
+    assert_eq!(surviving("77.0404", &[]), Vec::<String>::new());
     let stop = Stop::new();
     stop.request();
     let raw = count(&spec("sleep 78.0505 & sleep 79.0505"), &stop).unwrap();
@@ -386,5 +355,5 @@ fn nothing_a_counted_command_started_survives_it() {
         "{:?}",
         raw.target
     );
-    assert_eq!(surviving(".0505"), Vec::<String>::new());
+    assert_eq!(surviving(".0505", &[]), Vec::<String>::new());
 }

@@ -11,6 +11,7 @@
 mod choose;
 pub mod fdscan;
 pub mod kprobe;
+pub mod on_thread;
 pub mod perf;
 pub mod syscall;
 pub mod tasks;

@@ -1,0 +1,124 @@
+//! `top`'s sampler, one frame per refresh: per node CPU utilisation (from
+//! /proc/stat over the node's CPUs), free memory against the watermarks,
+//! numa_miss/numa_foreign rates, machine-wide reclaim rates, and the
+//! process list. Rates are over the time between two refreshes; the first
+//! frame has none.
+//!
+//! Why here: reading /proc on every refresh is watching the machine, this
+//! crate's room. The CLI keeps the terminal loop (keys, drawing) and only
+//! asks for a frame when one is due; the rates and rows are analyze's.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use numasleuth_analyze::top::{self, Reading};
+use numasleuth_kernel::procfs::stat;
+use numasleuth_kernel::{IdList, Root};
+use numasleuth_model::Topology;
+
+use crate::memory_signals;
+use crate::process_scan::ProcessScan;
+pub use numasleuth_model::top::Frame;
+
+/// What `top` keeps between refreshes: the machine's nodes, the last
+/// reading (for rates) and the process scan's state.
+pub struct Collector {
+    root: Root,
+    nodes: Vec<(u32, IdList)>,
+    cpu_node: BTreeMap<u32, u32>,
+    page_bytes: u64,
+    only: Vec<u32>,
+    previous: Option<(Instant, Reading)>,
+    scan: ProcessScan,
+}
+
+impl Collector {
+    /// A sampler of `root`; `only` limits the process list to these PIDs
+    /// (empty: every process).
+    pub fn new(root: Root, topology: &Topology, page_bytes: u64, only: Vec<u32>) -> Collector {
+        let nodes: Vec<(u32, IdList)> = topology.nodes.iter().map(|n| (n.id, n.cpus.clone())).collect();
+        let cpu_node = topology.cpu_nodes();
+        Collector {
+            root,
+            nodes,
+            cpu_node,
+            page_bytes,
+            only,
+            previous: None,
+            scan: ProcessScan::default(),
+        }
+    }
+
+    /// Reads everything once and returns the frame; what could not be
+    /// read is a note in the frame, never an error.
+    pub fn refresh(&mut self) -> Frame {
+        let now = Instant::now();
+        let mut notes = Vec::new();
+        let ticks = stat::read(&self.root).unwrap_or_else(|e| {
+            notes.push(format!("CPU utilisation unavailable: {e}"));
+            BTreeMap::new()
+        });
+        let signals = memory_signals::sample(&self.root, 0.0)
+            .map_err(|e| notes.push(format!("memory signals unavailable: {e}")))
+            .ok();
+        let reading = Reading { ticks, signals };
+        let before = self.previous.as_ref().map(|(t, r)| (r, (now - *t).as_secs_f64()));
+        let mut frame = top::frame(&self.nodes, before, &reading, self.page_bytes);
+        frame.notes = notes;
+        let (procs, notes) = self.scan.refresh(&self.root, &self.only);
+        frame.procs = procs.iter().map(|p| top::proc_row(p, &self.cpu_node)).collect();
+        frame.notes.extend(notes);
+        self.previous = Some((now, reading));
+        frame
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numasleuth_kernel::test_support::fixture;
+
+    fn topology(root: &Root) -> Topology {
+        let readings = numasleuth_kernel::gather::read_topology(root).unwrap();
+        Topology::build_degraded(&readings).0
+    }
+
+    #[test]
+    fn the_first_frame_has_no_rates_and_the_second_has_them() {
+        let root = fixture("qemu-two-nodes");
+        let topology = topology(&root);
+        let mut collector = Collector::new(root, &topology, 4096, vec![]);
+        let first = collector.refresh();
+        assert_eq!(first.nodes.iter().map(|n| n.node).collect::<Vec<_>>(), [0, 1]);
+        assert!(first.nodes.iter().all(|n| n.free_bytes.is_some()), "{:?}", first.notes);
+        assert!(first.nodes.iter().all(|n| n.numa_miss_per_sec.is_none()));
+        assert!(first.kswapd_scan_per_sec.is_none());
+        // The same snapshot read again: every counter stood still.
+        let second = collector.refresh();
+        assert!(
+            second.nodes.iter().all(|n| n.numa_miss_per_sec == Some(0.0)),
+            "{:?}",
+            second.nodes
+        );
+        assert_eq!(second.kswapd_scan_per_sec, Some(0.0));
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_a_note_not_an_error() {
+        let empty = tempfile::tempdir().unwrap();
+        let root = Root::directory(empty.path()).unwrap();
+        let topology = topology(&fixture("qemu-two-nodes"));
+        let frame = Collector::new(root, &topology, 4096, vec![]).refresh();
+        assert!(
+            frame.notes.iter().any(|n| n.starts_with("CPU utilisation unavailable")),
+            "{:?}",
+            frame.notes
+        );
+        assert!(
+            frame.notes.iter().any(|n| n.starts_with("memory signals unavailable")),
+            "{:?}",
+            frame.notes
+        );
+        assert!(frame.nodes.iter().all(|n| n.free_bytes.is_none()));
+    }
+}
