@@ -111,7 +111,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
         fs::remove_dir_all(workdir).map_err(|e| format!("clearing {}: {e}", workdir.display()))?;
     }
     fs::create_dir_all(workdir).map_err(|e| format!("creating {}: {e}", workdir.display()))?;
-    let initrd = workdir.join("initramfs.cpio.gz");
+    let initrd = workdir.join("initramfs.cpio");
     let console_log = workdir.join("console.log");
     initramfs::build(host, spec, &initrd)?;
     fs::write(workdir.join("init"), initramfs::init_script(spec)).map_err(|e| e.to_string())?;
