@@ -1,7 +1,9 @@
 //! [`super`] is the only place the `task` and `stat` paths of a process
-//! are built: this scans the workspace's sources and fails, naming file
-//! and line, where another one lists `/proc/PID/task` or builds a path to
-//! a process's or thread's `stat` (issue 22 found seven copies).
+//! are built, and `procfs/maps_read.rs` the only place `maps` is: this
+//! scans the workspace's sources and fails, naming file and line, where
+//! another one lists `/proc/PID/task`, builds a path to a process's or
+//! thread's `stat` (issue 22 found seven copies), or to its `maps` (five
+//! readers, each with its own caps and its own idea of a bad line).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -61,15 +63,30 @@ fn builds_task_path(before: &str, literal: &str) -> bool {
         || (parts.len() >= 2 && parts[parts.len() - 1] == "stat" && per_task(parts[parts.len() - 2]))
 }
 
-/// Where task paths are built outside this module, as `file:line`.
+/// Whether a literal builds a path to a process's `maps` (`numa_maps`,
+/// `smaps` and `map_files` are other files). As above, sentences and globs
+/// only name it.
+fn builds_maps_path(before: &str, literal: &str) -> bool {
+    if before.trim_end().ends_with("join(") && literal == "maps" {
+        return true;
+    }
+    if literal.contains(char::is_whitespace) || literal.contains('*') || !literal.contains('/') {
+        return false;
+    }
+    let parts: Vec<&str> = literal.split('/').collect();
+    let per_process = |p: &str| p.starts_with('{') || p == "self" || p.parse::<u32>().is_ok();
+    parts.len() >= 2 && parts[parts.len() - 1] == "maps" && per_process(parts[parts.len() - 2])
+}
+
+/// Where `builds` finds a path built outside `own`, as `file:line`.
 /// Test code is left out (it may look at a process from outside), and so
 /// are the crates that make trees or guest commands rather than read, and
 /// the pure crates, which name these files in evidence but do no I/O
 /// (`crates/analyze/tests/pure_crates.rs`).
-fn task_paths_elsewhere(workspace: &Path) -> Vec<String> {
+fn paths_elsewhere(workspace: &Path, own: &str, builds: fn(&str, &str) -> bool) -> Vec<String> {
     let mut files = Vec::new();
     sources(&workspace.join("crates"), &mut files);
-    let own = workspace.join("crates/kernel/src/task.rs");
+    let own = workspace.join(own);
     let makers = ["fuzzing", "testbed", "analyze", "report"].map(|c| workspace.join("crates").join(c));
     let mut found = Vec::new();
     for file in files {
@@ -81,7 +98,7 @@ fn task_paths_elsewhere(workspace: &Path) -> Vec<String> {
             if line.trim_start().starts_with("#[cfg(test)]") {
                 break;
             }
-            if literals(line).iter().any(|(b, l)| builds_task_path(b, l)) {
+            if literals(line).iter().any(|(b, l)| builds(b, l)) {
                 let shown = file.strip_prefix(workspace).unwrap_or(&file).display();
                 found.push(format!("{shown}:{}: {}", n + 1, line.trim()));
             }
@@ -122,10 +139,49 @@ fn the_pattern_finds_each_way_a_task_path_was_built() {
 #[test]
 fn task_and_stat_paths_are_built_here_only() {
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let found = task_paths_elsewhere(&workspace);
+    let found = paths_elsewhere(&workspace, "crates/kernel/src/task.rs", builds_task_path);
     assert!(
         found.is_empty(),
         "read threads and their stat through numasleuth_kernel::task, not by hand:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_pattern_finds_each_way_a_maps_path_was_built() {
+    for line in [
+        r#"LineStream::open(root, &format!("proc/{pid}/maps"))"#,
+        r#"let path = format!("proc/{}/maps", pid);"#,
+        r#"std::fs::read_to_string("/proc/self/maps")"#,
+        r#"fs::read(format!("/proc/{pid}/task/{tid}/maps"))"#,
+        r#"let text = fs::read(dir.join("maps"));"#,
+    ] {
+        assert!(
+            literals(line).iter().any(|(b, l)| builds_maps_path(b, l)),
+            "missed {line}"
+        );
+    }
+    for line in [
+        r#"LineStream::open(root, &format!("proc/{pid}/numa_maps"))"#,
+        r#"format!("/proc/{pid}/map_files/{:x}-{:x}", start, end)"#,
+        r#"bail!("no mapping in /proc/{pid}/maps holds it")"#,
+        r#"LockFile::Smaps => "/proc/PID/smaps","#,
+        r#"("maps", maps::run),"#,
+    ] {
+        assert!(
+            !literals(line).iter().any(|(b, l)| builds_maps_path(b, l)),
+            "flagged {line}"
+        );
+    }
+}
+
+#[test]
+fn maps_paths_are_built_in_the_maps_reader_only() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = paths_elsewhere(&workspace, "crates/kernel/src/procfs/maps_read.rs", builds_maps_path);
+    assert!(
+        found.is_empty(),
+        "read /proc/PID/maps through numasleuth_kernel::procfs::maps::{{read, MapsStream}}, not by hand:\n{}",
         found.join("\n")
     );
 }

@@ -14,8 +14,9 @@
 use std::time::{Duration, Instant};
 
 use numasleuth_kernel::pages::{self, PagesError, Residency};
-use numasleuth_kernel::procfs::process::{classify, read_process_stat, LineStream, ProcessError};
-use numasleuth_kernel::procfs::{maps, pagemap};
+use numasleuth_kernel::procfs::maps::{self, CapHit, MapsCap};
+use numasleuth_kernel::procfs::pagemap;
+use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::{DamonSnapshot, HotpagesRaw, PagePlacement};
 use numasleuth_model::stop::{RunSpan, Stop};
@@ -91,25 +92,23 @@ pub fn collect(root: &Root, session: &mut Session, duration: Duration, stop: &St
     })
 }
 
-/// Mappings read for DAMON's initial regions; a process with more gets
-/// the first ones as regions and DAMON's adjustment for the rest.
-pub const MAX_MAPPINGS: usize = 65_536;
+/// The mappings a kdamond starts from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitialMappings {
+    /// `start..end` of each, in address order.
+    pub ranges: Vec<(u64, u64)>,
+    /// Set when the process has more than [`MapsCap::KEPT`] lets in: it
+    /// gets the first ones as regions and DAMON's adjustment for the rest.
+    pub cap_hit: Option<CapHit>,
+}
 
-/// The process's mappings (`start..end`), at most [`MAX_MAPPINGS`]: the
-/// regions a kdamond starts from.
-pub fn mappings(root: &Root, pid: u32) -> Result<Vec<(u64, u64)>, ProcessError> {
-    let path = format!("proc/{pid}/maps");
-    let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
-    let mut out = Vec::new();
-    while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
-        if out.len() >= MAX_MAPPINGS {
-            break;
-        }
-        if let Ok(m) = maps::parse_line(line) {
-            out.push((m.start, m.end));
-        }
-    }
-    Ok(out)
+/// The process's mappings, at most [`MapsCap::KEPT`] of them.
+pub fn mappings(root: &Root, pid: u32) -> Result<InitialMappings, ProcessError> {
+    let maps = maps::read(root, pid, MapsCap::KEPT)?;
+    Ok(InitialMappings {
+        ranges: maps.mappings.iter().map(|m| (m.start, m.end)).collect(),
+        cap_hit: maps.cap_hit,
+    })
 }
 
 /// Where the pages at `addresses` of `pid` live, counted: move_pages for
@@ -159,7 +158,11 @@ mod tests {
     fn this_process_maps_its_own_code_and_places_a_touched_page() {
         let root = Root::live();
         let pid = std::process::id();
-        let mapped = mappings(&root, pid).unwrap();
+        let InitialMappings {
+            ranges: mapped,
+            cap_hit,
+        } = mappings(&root, pid).unwrap();
+        assert_eq!(cap_hit, None);
         let here = this_process_maps_its_own_code_and_places_a_touched_page as fn() as usize as u64;
         assert!(mapped.iter().any(|(start, end)| (*start..*end).contains(&here)));
         let page_bytes = pages::page_size_bytes();

@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 
-use numasleuth_kernel::procfs::maps::{self, Backing, Mapping};
-use numasleuth_kernel::procfs::process::{classify, LineStream, ProcessError};
-use numasleuth_kernel::{ReadError, Root};
+use numasleuth_kernel::procfs::maps::{Backing, Mapping, MapsCap, MapsStream};
+use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::Root;
 use serde::Serialize;
 
 use crate::error::SymbolError;
@@ -59,14 +59,23 @@ pub struct SectionLocation {
 impl ProcessObjects {
     /// Streams `proc/PID/maps` and places every mapped ELF object.
     pub fn load(root: &Root, pid: u32) -> Result<Self, ProcessError> {
-        let path = format!("proc/{pid}/maps");
-        let mut lines = LineStream::open(root, &path).map_err(|e| classify(root, pid, e))?;
+        // Uncapped: the placer keeps objects, not mappings.
+        let mut maps = MapsStream::open(root, pid, MapsCap::STREAMED)?;
         let mut placer = ObjectPlacer::new(root, pid);
-        while let Some(line) = lines.next_line().map_err(|e| classify(root, pid, e))? {
-            let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&path, e.0))?;
+        while let Some(mapping) = maps.next_mapping()? {
             placer.add(&mapping);
         }
         Ok(placer.finish())
+    }
+
+    /// Places the objects of mappings a caller has already read (and keeps
+    /// for its own use), so the maps are not read a second time.
+    pub fn place(root: &Root, pid: u32, mappings: &[Mapping]) -> Self {
+        let mut placer = ObjectPlacer::new(root, pid);
+        for mapping in mappings {
+            placer.add(mapping);
+        }
+        placer.finish()
     }
 
     pub fn main_object(&self) -> Option<&PlacedObject> {

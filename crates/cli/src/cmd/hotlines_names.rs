@@ -9,14 +9,11 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
-use numasleuth_kernel::procfs::maps::{self, Backing, Mapping};
-use numasleuth_kernel::procfs::process::{classify, LineStream, ProcessError};
-use numasleuth_kernel::{ReadError, Root};
+use numasleuth_kernel::procfs::maps::{self, Backing, Mapping, MapsCap};
+use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::Root;
 use numasleuth_symbols::code::FunctionIndex;
-use numasleuth_symbols::{ObjectPlacer, ProcessObjects};
-
-/// Mappings kept for naming (a process with more is named in part).
-const MAX_MAPPINGS: usize = 65_536;
+use numasleuth_symbols::ProcessObjects;
 
 pub struct Namer {
     pid: u32,
@@ -107,50 +104,20 @@ impl Namer {
     }
 }
 
-/// One pass over `proc/PID/maps`: the first [`MAX_MAPPINGS`] mappings
-/// (for regions; a malformed line is skipped), and every mapping placed as
-/// `ProcessObjects::load` would (a malformed line or a read error leaves
-/// the objects unread, as there).
+/// One read of `proc/PID/maps`, capped: the mappings name regions, and the
+/// same mappings place the objects. A read that fails leaves both unread.
 fn read_maps(root: &Root, pid: u32, notes: &mut Vec<String>) -> (Vec<Mapping>, Result<ProcessObjects, ProcessError>) {
-    let path = format!("proc/{pid}/maps");
-    let mut lines = match LineStream::open(root, &path) {
-        Ok(lines) => lines,
+    match maps::read(root, pid, MapsCap::KEPT) {
+        Ok(maps) => {
+            if let Some(hit) = maps.cap_hit {
+                notes.push(format!("{hit}: later ones are not named"));
+            }
+            let objects = ProcessObjects::place(root, pid, &maps.mappings);
+            (maps.mappings, Ok(objects))
+        }
         Err(e) => {
             notes.push(format!("lines not named by region: {e}"));
-            return (Vec::new(), Err(classify(root, pid, e)));
-        }
-    };
-    let mut mappings = Vec::new();
-    let mut placer = ObjectPlacer::new(root, pid);
-    let mut objects_failed = None;
-    let mut capped = false;
-    loop {
-        let line = match lines.next_line() {
-            Ok(Some(line)) => line,
-            Ok(None) => break,
-            Err(e) => {
-                objects_failed.get_or_insert(classify(root, pid, e));
-                break;
-            }
-        };
-        match maps::parse_line(line) {
-            Ok(mapping) => {
-                if mappings.len() < MAX_MAPPINGS {
-                    mappings.push(mapping.clone());
-                } else if !capped {
-                    capped = true;
-                    notes.push(format!("more than {MAX_MAPPINGS} mappings: later ones are not named"));
-                }
-                placer.add(&mapping);
-            }
-            Err(e) => {
-                objects_failed.get_or_insert(ReadError::malformed(&path, e.0).into());
-            }
+            (Vec::new(), Err(e))
         }
     }
-    let objects = match objects_failed {
-        Some(e) => Err(e),
-        None => Ok(placer.finish()),
-    };
-    (mappings, objects)
 }

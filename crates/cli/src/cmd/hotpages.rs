@@ -102,8 +102,14 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     damon::check_available(&admin)?;
     let reaper = spawn_reaper(&claims)?;
     let stop = super::stop_signal::stop_on_signals();
+    let mappings = damon_collect::mappings(root, pid)?;
+    if let Some(hit) = mappings.cap_hit {
+        notes.push(format!(
+            "{hit}: DAMON starts from the first ones and finds the rest itself"
+        ));
+    }
     let regions = judge::initial_regions(
-        &damon_collect::mappings(root, pid)?,
+        &mappings.ranges,
         (DEFAULT_ATTRS.max_regions / 2) as usize,
         pages::page_size_bytes(),
     );

@@ -2,23 +2,21 @@
 //! with the data symbols in it (as `bisect` names a page), or the mapping
 //! it lies in: heap, the stack of a thread, anonymous memory, a file.
 //!
-//! Read once, after monitoring: the mappings (capped), the objects'
-//! sections and symbols, and the stack pointers of threads that are
-//! blocked (a running thread has none to read).
+//! Read once, after monitoring: the mappings (capped; the objects are
+//! placed from the same read), the objects' sections and symbols, and the
+//! stack pointers of threads that are blocked (a running thread has none
+//! to read).
 
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
-use numasleuth_kernel::procfs::maps::{self, Backing, Mapping};
-use numasleuth_kernel::procfs::process::LineStream;
+use numasleuth_kernel::procfs::maps::{self, Backing, Mapping, MapsCap};
 use numasleuth_kernel::procfs::syscall::read_stack_pointer;
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::RegionName;
 use numasleuth_model::process::MemoryKind;
 use numasleuth_symbols::ProcessObjects;
 
-/// Mappings kept for naming (a process with more is named in part).
-const MAX_MAPPINGS: usize = 65_536;
 /// Threads whose stack pointer is read.
 const MAX_THREADS: usize = 4096;
 /// Symbols named per region; the count says how many more.
@@ -34,33 +32,25 @@ pub struct Namer {
     pub notes: Vec<String>,
 }
 
-fn read_mappings(root: &Root, pid: u32, notes: &mut Vec<String>) -> Vec<Mapping> {
-    let mut mappings = Vec::new();
-    match LineStream::open(root, &format!("proc/{pid}/maps")) {
-        Ok(mut lines) => {
-            while let Ok(Some(line)) = lines.next_line() {
-                if mappings.len() >= MAX_MAPPINGS {
-                    notes.push(format!(
-                        "more than {MAX_MAPPINGS} mappings: regions past them are not named"
-                    ));
-                    break;
-                }
-                if let Ok(m) = maps::parse_line(line) {
-                    mappings.push(m);
-                }
-            }
-        }
-        Err(e) => notes.push(format!("regions not named by mapping: {e}")),
-    }
-    mappings
-}
-
 impl Namer {
     pub fn load(root: &Root, pid: u32, tids: &[u32]) -> Self {
         let mut notes = Vec::new();
-        let mappings = read_mappings(root, pid, &mut notes);
+        // One read names regions by mapping and places the objects.
+        let (mappings, objects) = match maps::read(root, pid, MapsCap::KEPT) {
+            Ok(maps) => {
+                if let Some(hit) = maps.cap_hit {
+                    notes.push(format!("{hit}: regions past them are not named"));
+                }
+                let objects = ProcessObjects::place(root, pid, &maps.mappings);
+                (maps.mappings, Ok(objects))
+            }
+            Err(e) => {
+                notes.push(format!("regions not named by mapping: {e}"));
+                (Vec::new(), Err(e))
+            }
+        };
         let mut symbols = BTreeMap::new();
-        let objects = match ProcessObjects::load(root, pid) {
+        let objects = match objects {
             Ok(objects) => {
                 for object in &objects.objects {
                     if let Ok((_, table)) = object.source.image_and_symbols() {

@@ -13,6 +13,9 @@
 
 use crate::error::{quote, ParseError};
 
+/// The file's one reader: streamed, or kept up to a cap.
+pub use super::maps_read::{read, CapHit, Maps, MapsCap, MapsStream};
+
 /// Permissions of a mapping, as the four `rwxp`/`rwxs` letters say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Perms {

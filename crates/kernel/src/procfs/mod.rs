@@ -4,6 +4,7 @@ pub mod cpuinfo;
 pub mod fd;
 pub mod interrupts;
 pub mod maps;
+mod maps_read;
 pub mod meminfo;
 pub mod numa_maps;
 pub mod pagemap;

@@ -215,14 +215,12 @@ impl<R: BufRead> LineStream<R> {
 
 /// The mapping of process `pid` that holds `address`, streamed from its
 /// maps (memory stays flat however many mappings); `None` when no mapping
-/// holds it. A line that does not parse is skipped.
-pub fn mapping_at(root: &Root, pid: u32, address: u64) -> Result<Option<Mapping>, ReadError> {
-    let mut lines = LineStream::open(root, &format!("proc/{pid}/maps"))?;
-    while let Some(line) = lines.next_line()? {
-        if let Ok(mapping) = maps::parse_line(line) {
-            if (mapping.start..mapping.end).contains(&address) {
-                return Ok(Some(mapping));
-            }
+/// holds it.
+pub fn mapping_at(root: &Root, pid: u32, address: u64) -> Result<Option<Mapping>, ProcessError> {
+    let mut maps = maps::MapsStream::open(root, pid, maps::MapsCap::STREAMED)?;
+    while let Some(mapping) = maps.next_mapping()? {
+        if (mapping.start..mapping.end).contains(&address) {
+            return Ok(Some(mapping));
         }
     }
     Ok(None)

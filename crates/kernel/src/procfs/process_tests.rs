@@ -232,7 +232,6 @@ fn resident_bytes_sum_each_node_at_its_page_size() {
 #[test]
 fn the_mapping_at_an_address_or_none() {
     let maps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/app\n\
-                garbage line\n\
                 7f0000000000-7f0000002000 rw-p 00000000 00:00 0\n";
     let (_dir, root) = tree(&[("proc/9/maps", maps)]);
     let found = mapping_at(&root, 9, 0x7f0000001fff).unwrap().unwrap();
@@ -241,5 +240,19 @@ fn the_mapping_at_an_address_or_none() {
     // The end is one past the last byte; below and between are unmapped.
     assert_eq!(mapping_at(&root, 9, 0x401000).unwrap(), None);
     assert_eq!(mapping_at(&root, 9, 0x1).unwrap(), None);
-    assert!(mapping_at(&root, 10, 0x1).is_err());
+    assert_eq!(
+        mapping_at(&root, 10, 0x1).unwrap_err(),
+        ProcessError::Exited { pid: 10 }
+    );
+}
+
+#[test]
+fn a_bad_line_before_the_address_is_an_error_not_a_gap() {
+    let maps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/app\n\
+                garbage line\n\
+                7f0000000000-7f0000002000 rw-p 00000000 00:00 0\n";
+    let (_dir, root) = tree(&[("proc/9/maps", maps)]);
+    assert_eq!(mapping_at(&root, 9, 0x400000).unwrap().unwrap().start, 0x400000);
+    let err = mapping_at(&root, 9, 0x7f0000000000).unwrap_err();
+    assert!(err.to_string().starts_with("/proc/9/maps: malformed"), "{err}");
 }

@@ -15,7 +15,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::error::ReadError;
-use crate::procfs::maps;
+use crate::procfs::maps::{MapsCap, MapsStream};
 use crate::procfs::numa_maps::{self, NumaMapsEntry};
 use crate::procfs::process::{classify, LineStream, ProcessError, Vma, VmaStreamSummary};
 use crate::root::Root;
@@ -32,9 +32,9 @@ const CHUNKS_IN_FLIGHT: usize = 8;
 /// Streams the mappings of process `pid` in address order, each with its
 /// numa_maps line when there is one.
 pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
-    let maps_path = format!("proc/{pid}/maps");
     let numa_path = format!("proc/{pid}/numa_maps");
-    let mut maps_lines = LineStream::open(root, &maps_path).map_err(|e| classify(root, pid, e))?;
+    // Streamed uncapped: one mapping at a time is held, however many.
+    let mut maps = MapsStream::open(root, pid, MapsCap::STREAMED)?;
     let numa_file = match root.open(&numa_path) {
         Ok(file) => Some(file),
         Err(e) if e.is_not_found() && crate::task::process_exists(root, pid) => None,
@@ -51,8 +51,7 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result
             Some(lines) => lines.next_entry().map_err(|e| classify(root, pid, e)),
             None => Ok(None),
         };
-        while let Some(line) = maps_lines.next_line().map_err(|e| classify(root, pid, e))? {
-            let mapping = maps::parse_line(line).map_err(|e| ReadError::malformed(&maps_path, e.0))?;
+        while let Some(mapping) = maps.next_mapping()? {
             let mut joined = None;
             loop {
                 if pending.is_none() {
