@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::row_warnings::{timed_rows, RowChecks};
+use numasleuth_analyze::row_warnings::timed_rows;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::grids::{self, SweepPlan};
 use numasleuth_measure::loaded::{self, LoadedConfig};
@@ -170,28 +170,36 @@ pub fn loaded(
     Ok(span)
 }
 
-/// Each delay's latency and load bandwidth, derived from the raw samples,
-/// with the warnings they call for (and the raw samples for `--raw`).
+/// Each delay's latency and load bandwidth, derived from the raw samples
+/// in analyze, with the warnings they call for (and the raw samples for
+/// `--raw`).
 fn loaded_points(samples: &loaded::LoadedSamples, doc: &mut MemDocument) -> Vec<LoadedPoint> {
-    let mut points = Vec::with_capacity(samples.points.len());
-    let mut checks = RowChecks::new("load delays");
-    for p in &samples.points {
-        let (chase, load) = measure_raw::loaded_point(samples, p);
-        let latency_ns = chase.summary();
-        checks.add(format!("delay {} ns", p.delay_ns), &chase, latency_ns.as_ref());
-        points.push(LoadedPoint {
+    let (chases, loads): (Vec<_>, Vec<_>) = samples
+        .points
+        .iter()
+        .map(|p| measure_raw::loaded_point(samples, p))
+        .unzip();
+    let names = samples.points.iter().map(|p| format!("delay {} ns", p.delay_ns));
+    let (latencies, warnings) = timed_rows("load delays", names.zip(&chases));
+    doc.warnings.extend(warnings);
+    let points = samples
+        .points
+        .iter()
+        .zip(latencies)
+        .zip(&loads)
+        .map(|((p, latency_ns), load)| LoadedPoint {
             delay_ns: p.delay_ns,
             bandwidth_bytes_per_sec: load.summary(),
             latency_ns,
-        });
-        if let Some(raw) = doc.raw.as_mut() {
-            raw.loaded.push(RawLoaded {
-                delay_ns: p.delay_ns,
-                chase,
-                load,
-            });
-        }
+        })
+        .collect();
+    if let Some(raw) = doc.raw.as_mut() {
+        let delays = samples.points.iter().map(|p| p.delay_ns);
+        raw.loaded.extend(
+            delays
+                .zip(chases.into_iter().zip(loads))
+                .map(|(delay_ns, (chase, load))| RawLoaded { delay_ns, chase, load }),
+        );
     }
-    doc.warnings.extend(checks.warnings());
     points
 }
