@@ -5,6 +5,7 @@
 #![forbid(unsafe_code)]
 
 pub mod bisect;
+pub mod c2c;
 pub mod cpu_sample;
 pub mod doctor;
 pub mod evidence;

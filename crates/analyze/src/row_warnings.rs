@@ -9,6 +9,24 @@
 use crate::stats::{rows_spread_warning, Summary};
 use crate::timing::TimedSamples;
 
+/// Each row's summary, derived from its timed samples, and the warnings
+/// the rows call for, one line per kind (`noun` names the rows).
+pub fn timed_rows<'a>(
+    noun: &'static str,
+    rows: impl IntoIterator<Item = (String, &'a TimedSamples)>,
+) -> (Vec<Option<Summary>>, Vec<String>) {
+    let mut checks = RowChecks::new(noun);
+    let summaries = rows
+        .into_iter()
+        .map(|(name, samples)| {
+            let summary = samples.summary();
+            checks.add(name, samples, summary.as_ref());
+            summary
+        })
+        .collect();
+    (summaries, checks.warnings())
+}
+
 /// Rows checked so far, for one table (`noun`: "sizes", "cells").
 #[derive(Debug, Clone)]
 pub struct RowChecks {

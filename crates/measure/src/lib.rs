@@ -17,6 +17,7 @@ pub mod chase;
 pub mod clock;
 pub mod error;
 mod gate;
+pub mod grids;
 pub mod lab;
 pub mod latency;
 pub mod loaded;
@@ -26,6 +27,7 @@ pub mod rng;
 mod runner;
 pub mod runs;
 pub mod shell_metric;
+pub mod steps;
 pub mod stream;
 mod sys;
 

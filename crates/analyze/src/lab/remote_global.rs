@@ -11,6 +11,7 @@ pub use warnings::{warnings, RunShape};
 
 use super::{factor, rate, slowdown, throughput, Ratio, Raw};
 use crate::stats::Summary;
+use crate::timing::TimedSamples;
 
 /// The incident's figures: ~3 writes per query, ~2,000 cycles per remote
 /// invalidation at 3 GHz, a ceiling of ~500k queries/s.
@@ -56,6 +57,19 @@ pub struct Transfer {
     pub home_node: u32,
     pub cpus: [u32; 2],
     pub ns: Summary,
+}
+
+impl Transfer {
+    /// The transfer's figure from its raw timing; `None` when no sample
+    /// gave one.
+    pub fn from_timing(global: Global, home_node: u32, cpus: [u32; 2], timing: &TimedSamples) -> Option<Transfer> {
+        timing.summary().map(|ns| Transfer {
+            global,
+            home_node,
+            cpus,
+            ns,
+        })
+    }
 }
 
 /// The bottleneck model for one shared placement.

@@ -8,18 +8,19 @@
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
+use numasleuth_analyze::c2c;
 use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
 use numasleuth_analyze::siblings;
 use numasleuth_analyze::stats::rows_spread_warning;
-use numasleuth_analyze::timing::TimedSamples;
 use numasleuth_kernel::Root;
-use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
+use numasleuth_measure::c2c::{HomeLine, Method};
+use numasleuth_measure::grids::{self, PairTiming};
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::c2c_json::{C2cDocument, C2cMethod, SCHEMA};
 use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
-use super::measure_plan::{self, Machine, Progress};
+use super::measure_plan::{self, step_error, Machine, Progress};
 use super::measure_raw;
 use super::output::Aliases;
 
@@ -47,14 +48,14 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     };
     let n = cpus.len();
     let measured = measure_all(&line, &cpus, (method, samples, transfers), args.raw)?;
-    let Measured {
-        matrix,
-        raw,
+    let Measured { matrix, span } = measured;
+    let c2c::Matrix {
+        latency_ns: matrix,
+        raw_ns: raw,
         raw_timing,
-        overhead,
+        timer_overhead_ns: overhead,
         short_samples,
-        span,
-    } = measured;
+    } = matrix;
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let mut warnings = Vec::new();
     let pairs = (0..n).flat_map(|a| (a + 1..n).map(move |b| (a, b)));
@@ -92,78 +93,55 @@ pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
         raw_latency_ns: args.raw.then_some(raw),
         raw_timing: args.raw.then_some(raw_timing),
     };
-    super::output::emit_run(root, &outputs, &C2cReport(&doc), span)?;
+    super::output::emit_run(root, &outputs, &C2cReport(&doc), Some(span))?;
     Ok(ExitCode::SUCCESS)
 }
-
-type Grid<T> = Vec<Vec<Option<T>>>;
 
 /// Every pair of `cpus` with a line homed on `home_node`, quick sampling
 /// and no raw samples kept: what `doctor --measure` compares with the
 /// declared topology.
-pub fn quick_matrix(cpus: &[u32], home_node: u32) -> anyhow::Result<Grid<numasleuth_analyze::stats::Summary>> {
+pub fn quick_matrix(cpus: &[u32], home_node: u32) -> anyhow::Result<c2c::Grid<numasleuth_analyze::stats::Summary>> {
     let line = HomeLine::allocate(home_node).with_context(|| format!("cannot place the line on node {home_node}"))?;
-    Ok(measure_all(&line, cpus, (Method::Cas, 5, 200), false)?.matrix)
+    Ok(measure_all(&line, cpus, (Method::Cas, 5, 200), false)?
+        .matrix
+        .latency_ns)
 }
 
-/// Every pair's figures, and what the warnings need.
+/// The matrix derived from every pair measured, and how far it got.
 struct Measured {
-    matrix: Grid<numasleuth_analyze::stats::Summary>,
-    raw: Grid<Vec<f64>>,
-    raw_timing: Grid<TimedSamples>,
-    overhead: Option<f64>,
-    short_samples: usize,
-    /// How far it got: Ctrl-C ends it after the pair under way.
-    span: Option<RunSpan>,
+    matrix: c2c::Matrix,
+    /// Ctrl-C ends the run after the pair under way.
+    span: RunSpan,
 }
 
-/// Measures every pair once (the matrix is symmetric), deriving each
-/// cell from the raw timing; `keep_raw` keeps those for `--raw`.
+/// Measures every pair once (the matrix is symmetric) until Ctrl-C; the
+/// analysis mirrors and summarises them, keeping the raw timing for
+/// `--raw` when `keep_raw`.
 fn measure_all(
     line: &HomeLine,
     cpus: &[u32],
     (method, samples, transfers): (Method, usize, usize),
     keep_raw: bool,
 ) -> anyhow::Result<Measured> {
-    let n = cpus.len();
-    let mut m = Measured {
-        matrix: vec![vec![None; n]; n],
-        raw: vec![vec![None; n]; n],
-        raw_timing: vec![vec![None; n]; n],
-        overhead: None,
-        short_samples: 0,
-        span: None,
+    let timing = PairTiming {
+        method,
+        samples,
+        transfers_per_sample: transfers,
     };
-    let mut progress = Progress::new((n * (n - 1) / 2) as u64, "c2c");
-    'pairs: for a in 0..n {
-        for b in a + 1..n {
-            if progress.stopped() {
-                break 'pairs;
-            }
-            progress.step(&format!("CPU {}↔{}", cpus[a], cpus[b]));
-            let config = PairConfig {
-                method,
-                cpu_a: cpus[a],
-                cpu_b: cpus[b],
-                samples,
-                transfers_per_sample: transfers,
-            };
-            let pair = measure_pair(line, config).with_context(|| format!("CPUs {} and {}", cpus[a], cpus[b]))?;
-            m.overhead = Some(pair.timer_overhead_ns);
-            let timing = measure_raw::pair(&pair);
-            let summary = timing.summary();
-            m.short_samples += timing.at_or_below_overhead();
-            (m.matrix[a][b], m.matrix[b][a]) = (summary, summary);
-            if keep_raw {
-                let latency_ns = timing.ns_per_op();
-                (m.raw[a][b], m.raw[b][a]) = (Some(latency_ns.clone()), Some(latency_ns));
-                (m.raw_timing[a][b], m.raw_timing[b][a]) = (Some(timing.clone()), Some(timing));
-            }
-        }
-    }
+    let mut progress = Progress::new(grids::pairs(cpus.len()).len() as u64, "c2c");
+    let done = grids::c2c_pairs(line, cpus, timing, &progress.stop_token(), &mut |p| {
+        progress.step(&format!("CPU {}↔{}", cpus[p.a], cpus[p.b]));
+    })
+    .map_err(|e| step_error(e, |p| format!("CPUs {} and {}", cpus[p.a], cpus[p.b])))?;
     progress.finish();
-    m.span = Some(progress.span("CPU pairs"));
-    Ok(m)
+    let timed = done
+        .iter()
+        .map(|(p, samples)| (p.a, p.b, measure_raw::pair(samples)))
+        .collect();
+    Ok(Measured {
+        matrix: c2c::matrix(cpus.len(), timed, keep_raw),
+        span: progress.span("CPU pairs"),
+    })
 }
 
 /// The CPUs asked for (all this process may use by default), thinned by

@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::bail;
 use numasleuth_analyze::lab::Raw;
 use numasleuth_kernel::Root;
+use numasleuth_measure::lab::grid::Sampling;
 use numasleuth_measure::lab::{Budget, RunSample};
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::lab_charts::LabReport;
@@ -137,14 +138,12 @@ pub fn cpu_order(machine: &Machine, placement: PlacementArg) -> Vec<u32> {
     order
 }
 
-/// The CPUs `threads` workers run on, worker `i` on entry `i`
-/// (repeating when oversubscribed).
-pub fn cpus_for(order: &[u32], threads: usize) -> Vec<u32> {
-    order.iter().copied().cycle().take(threads).collect()
-}
-
-pub fn budget(common: &CommonArgs) -> Budget {
-    Budget::Time(Duration::from_millis(common.sample_ms))
+/// How long and how often each configuration is sampled.
+pub fn sampling(common: &CommonArgs) -> Sampling {
+    Sampling {
+        budget: Budget::Time(Duration::from_millis(common.sample_ms)),
+        samples: common.samples as usize,
+    }
 }
 
 pub fn raw(samples: Vec<RunSample>) -> Vec<Raw> {

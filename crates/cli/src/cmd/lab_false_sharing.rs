@@ -4,16 +4,15 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use numasleuth_analyze::lab::{self as verdict, false_sharing as fs};
 use numasleuth_kernel::Root;
-use numasleuth_measure::lab::false_sharing::{self as workload, Layout, Op};
+use numasleuth_measure::lab::grid::{FalseSharingGrid, FalseSharingStep};
 use numasleuth_report::lab_json::{FalseSharingDocument, FALSE_SHARING_SCHEMA};
 use numasleuth_report::{lab_charts, lab_text};
 
 use super::lab;
 use super::lab_args::{CommonArgs, FalseSharingArgs, PlacementArg};
-use super::measure_plan::{Machine, Progress};
+use super::measure_plan::{step_error, Machine, Progress};
 use numasleuth_model::stop::RunSpan;
 
 pub fn run(root: &Root, args: &FalseSharingArgs) -> anyhow::Result<ExitCode> {
@@ -72,45 +71,34 @@ fn measure_all(
     (placements, counts): (&[PlacementArg], &[usize]),
     counters_node: u32,
 ) -> anyhow::Result<(Vec<fs::Measured>, bool, RunSpan)> {
-    let total = placements.len() * Op::ALL.len() * Layout::ALL.len() * counts.len();
-    let mut progress = Progress::new(total as u64, "lab false-sharing");
-    let mut measured = Vec::with_capacity(total);
-    let mut placement_verified = true;
-    'grid: for &placement in placements {
-        let order = lab::cpu_order(machine, placement);
-        for op in Op::ALL {
-            for layout in Layout::ALL {
-                for &threads in counts {
-                    if progress.stopped() {
-                        break 'grid;
-                    }
-                    let label = format!("{} {} {threads} threads", op.name(), layout.name());
-                    progress.step(&label);
-                    let cpus = lab::cpus_for(&order, threads);
-                    let config = workload::Config {
-                        layout,
-                        op,
-                        cpus: cpus.clone(),
-                        threads,
-                        budget: lab::budget(common),
-                        samples: common.samples as usize,
-                        node: counters_node,
-                    };
-                    let outcome = workload::run(&config).with_context(|| format!("false sharing, {label}"))?;
-                    placement_verified &= outcome.placement.verified;
-                    measured.push(fs::Measured {
-                        layout,
-                        op,
-                        placement: placement.into(),
-                        threads,
-                        cpus,
-                        counts_verified: true,
-                        raw: lab::raw(outcome.samples),
-                    });
-                }
-            }
-        }
-    }
+    let orders: Vec<_> = placements
+        .iter()
+        .map(|&p| (p.into(), lab::cpu_order(machine, p)))
+        .collect();
+    let plan = FalseSharingGrid {
+        orders: &orders,
+        counts,
+        node: counters_node,
+        sampling: lab::sampling(common),
+    };
+    let mut progress = Progress::new(plan.steps().len() as u64, "lab false-sharing");
+    let label = |s: &FalseSharingStep| format!("{} {} {} threads", s.op.name(), s.layout.name(), s.threads);
+    let done = plan
+        .run(&progress.stop_token(), &mut |s| progress.step(&label(s)))
+        .map_err(|e| step_error(e, |s| format!("false sharing, {}", label(s))))?;
     progress.finish();
+    let placement_verified = done.iter().all(|(_, outcome)| outcome.placement.verified);
+    let measured = done
+        .into_iter()
+        .map(|(step, outcome)| fs::Measured {
+            layout: step.layout,
+            op: step.op,
+            placement: step.placement,
+            threads: step.threads,
+            cpus: step.cpus,
+            counts_verified: true,
+            raw: lab::raw(outcome.samples),
+        })
+        .collect();
     Ok((measured, placement_verified, progress.span("configurations")))
 }

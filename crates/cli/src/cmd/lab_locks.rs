@@ -4,16 +4,16 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use numasleuth_analyze::lab::{self as verdict, locks};
 use numasleuth_kernel::Root;
-use numasleuth_measure::lab::lock_bench::{self as workload, Load, LockKind};
+use numasleuth_measure::lab::grid::{LockGrid, LockStep};
+use numasleuth_measure::lab::lock_bench::LockKind;
 use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
 use numasleuth_report::{lab_charts, lab_text};
 
 use super::lab;
 use super::lab_args::{CommonArgs, LockArg, LocksArgs, PlacementArg};
-use super::measure_plan::{Machine, Progress};
+use super::measure_plan::{step_error, Machine, Progress};
 use numasleuth_model::stop::RunSpan;
 
 pub fn run(root: &Root, args: &LocksArgs) -> anyhow::Result<ExitCode> {
@@ -74,46 +74,37 @@ fn measure_all(
     common: &CommonArgs,
     grid: &Grid<'_>,
 ) -> anyhow::Result<(Vec<locks::Measured>, bool, RunSpan)> {
-    let total = grid.placements.len() * Load::ALL.len() * grid.kinds.len() * grid.counts.len();
-    let mut progress = Progress::new(total as u64, "lab locks");
-    let mut measured = Vec::with_capacity(total);
-    let mut placement_verified = true;
-    'grid: for &placement in grid.placements {
-        let order = lab::cpu_order(machine, placement);
-        for load in Load::ALL {
-            for &lock in grid.kinds {
-                for &threads in grid.counts {
-                    if progress.stopped() {
-                        break 'grid;
-                    }
-                    let label = format!("{} {} {threads} threads", lock.name(), load.name());
-                    progress.step(&label);
-                    let cpus = lab::cpus_for(&order, threads);
-                    let config = workload::Config {
-                        lock,
-                        load,
-                        cpus: cpus.clone(),
-                        threads,
-                        budget: lab::budget(common),
-                        samples: common.samples as usize,
-                        node: grid.lock_node,
-                    };
-                    let outcome = workload::run(&config).with_context(|| format!("locks, {label}"))?;
-                    placement_verified &= outcome.placement.verified;
-                    measured.push(locks::Measured {
-                        lock,
-                        load,
-                        placement: placement.into(),
-                        threads,
-                        cpus,
-                        count_verified: outcome.count_verified,
-                        raw: lab::raw(outcome.samples),
-                    });
-                }
-            }
-        }
-    }
+    let orders: Vec<_> = grid
+        .placements
+        .iter()
+        .map(|&p| (p.into(), lab::cpu_order(machine, p)))
+        .collect();
+    let plan = LockGrid {
+        orders: &orders,
+        kinds: grid.kinds,
+        counts: grid.counts,
+        node: grid.lock_node,
+        sampling: lab::sampling(common),
+    };
+    let mut progress = Progress::new(plan.steps().len() as u64, "lab locks");
+    let label = |s: &LockStep| format!("{} {} {} threads", s.lock.name(), s.load.name(), s.threads);
+    let done = plan
+        .run(&progress.stop_token(), &mut |s| progress.step(&label(s)))
+        .map_err(|e| step_error(e, |s| format!("locks, {}", label(s))))?;
     progress.finish();
+    let placement_verified = done.iter().all(|(_, outcome)| outcome.placement.verified);
+    let measured = done
+        .into_iter()
+        .map(|(step, outcome)| locks::Measured {
+            lock: step.lock,
+            load: step.load,
+            placement: step.placement,
+            threads: step.threads,
+            cpus: step.cpus,
+            count_verified: outcome.count_verified,
+            raw: lab::raw(outcome.samples),
+        })
+        .collect();
     Ok((measured, placement_verified, progress.span("configurations")))
 }
 

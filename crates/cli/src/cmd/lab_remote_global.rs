@@ -9,14 +9,15 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use numasleuth_analyze::lab::remote_global as rg;
 use numasleuth_kernel::Root;
-use numasleuth_measure::c2c::{measure_pair, HomeLine, Method, PairConfig};
-use numasleuth_measure::lab::remote_global::{self as workload, Global, LOCAL_WORDS_PER_OP};
+use numasleuth_measure::lab::grid::{cpus_for, time_transfers, RemoteGlobalGrid, RemoteGlobalStep, TransferStep};
+use numasleuth_measure::lab::remote_global::{Global, LOCAL_WORDS_PER_OP};
+use numasleuth_measure::steps::PhaseError;
 use numasleuth_report::lab_json::{RemoteGlobalDocument, REMOTE_GLOBAL_SCHEMA};
 use numasleuth_report::{lab_charts, lab_text};
 
 use super::lab;
 use super::lab_args::RemoteGlobalArgs;
-use super::measure_plan::{self, Machine, Progress};
+use super::measure_plan::{self, step_error, Machine, Progress};
 
 /// Round trips averaged into one transfer sample.
 const TRANSFERS_PER_SAMPLE: usize = 2000;
@@ -30,34 +31,28 @@ pub fn run(root: &Root, args: &RemoteGlobalArgs) -> anyhow::Result<ExitCode> {
     let mut placements = vec![Global::Local];
     placements.extend(remote_node.map(|_| Global::Remote));
     placements.push(Global::PerThread);
-    let shared: Vec<(Global, u32)> = placements
-        .iter()
-        .filter_map(|g| match g {
-            Global::Local => Some((*g, node)),
-            Global::Remote => remote_node.map(|b| (*g, b)),
-            Global::PerThread => None,
-        })
-        .collect();
     let pair = (cpus.len() >= 2).then(|| [cpus[0], cpus[1]]);
-    let total = placements.len() * counts.len() + pair.map_or(0, |_| shared.len());
-    let mut progress = Progress::new(total as u64, "lab remote-global");
-    let plan = Plan {
-        node,
-        remote_node,
+    // A transfer is timed only where two of the workers' CPUs can ping-pong.
+    let homes = match pair {
+        Some(_) => transfer_homes(&placements, node, remote_node),
+        None => Vec::new(),
+    };
+    let grid = RemoteGlobalGrid {
+        placements: &placements,
         cpus: &cpus,
         counts: &counts,
+        local_node: node,
+        remote_node,
+        writes_per_op: args.writes_per_op,
+        sampling: lab::sampling(common),
     };
-    let measured = measure_placements(args, &plan, &placements, &mut progress)?;
-    let mut transfers = Vec::new();
-    if let Some(pair) = pair {
-        for &(global, home) in &shared {
-            if progress.stopped() {
-                break;
-            }
-            progress.step(&format!("line transfer, line on node {home}"));
-            transfers.extend(transfer(global, home, pair, common.samples as usize)?);
-        }
-    }
+    let total = grid.steps().len() + homes.len();
+    let mut progress = Progress::new(total as u64, "lab remote-global");
+    let measured = measure_placements(&grid, &mut progress)?;
+    let transfers = match pair {
+        Some(pair) => transfers(&homes, pair, common.samples as usize, &mut progress)?,
+        None => Vec::new(),
+    };
     progress.finish();
     let (cycles_per_ns, cycles_note) = measure_plan::cycles();
     let rows = rg::rows(measured);
@@ -129,67 +124,71 @@ fn nodes(machine: &Machine, args: &RemoteGlobalArgs) -> anyhow::Result<(u32, Vec
     Ok((node, cpus, remote_node))
 }
 
-/// Where the workers run and which thread counts to measure.
-struct Plan<'a> {
-    node: u32,
-    remote_node: Option<u32>,
-    cpus: &'a [u32],
-    counts: &'a [usize],
-}
-
-/// The workload at every placement and thread count.
-fn measure_placements(
-    args: &RemoteGlobalArgs,
-    plan: &Plan<'_>,
-    placements: &[Global],
-    progress: &mut Progress,
-) -> anyhow::Result<Vec<rg::Measured>> {
-    let mut measured = Vec::new();
-    'grid: for &global in placements {
-        for &threads in plan.counts {
-            if progress.stopped() {
-                break 'grid;
+/// Where a line transfer is timed: each shared placement of the global,
+/// with the line on the node that global sits on.
+fn transfer_homes(placements: &[Global], node: u32, remote_node: Option<u32>) -> Vec<TransferStep> {
+    placements
+        .iter()
+        .filter_map(|&global| {
+            match global {
+                Global::Local => Some(node),
+                Global::Remote => remote_node,
+                Global::PerThread => None,
             }
-            let label = format!("{} global, {threads} threads", global.name());
-            progress.step(&label);
-            let config = workload::Config {
-                global,
-                cpus: plan.cpus.to_vec(),
-                threads,
-                local_node: plan.node,
-                remote_node: plan.remote_node,
-                writes_per_op: args.writes_per_op,
-                budget: lab::budget(&args.common),
-                samples: args.common.samples as usize,
-            };
-            let outcome = workload::run(&config).with_context(|| format!("remote global, {label}"))?;
-            measured.push(rg::Measured {
-                global,
-                threads,
-                cpus: lab::cpus_for(plan.cpus, threads),
-                global_node: outcome.placement.requested_node,
-                placement_verified: outcome.placement.verified,
-                raw: lab::raw(outcome.samples),
-            });
-        }
-    }
-    Ok(measured)
+            .map(|home_node| TransferStep { global, home_node })
+        })
+        .collect()
 }
 
-fn transfer(global: Global, home: u32, cpus: [u32; 2], samples: usize) -> anyhow::Result<Option<rg::Transfer>> {
-    let line = HomeLine::allocate(home).with_context(|| format!("cannot place a line on node {home}"))?;
-    let config = PairConfig {
-        method: Method::Cas,
-        cpu_a: cpus[0],
-        cpu_b: cpus[1],
-        samples,
-        transfers_per_sample: TRANSFERS_PER_SAMPLE,
-    };
-    let pair = measure_pair(&line, config).with_context(|| format!("timing a line transfer on node {home}"))?;
-    Ok(super::measure_raw::pair(&pair).summary().map(|ns| rg::Transfer {
-        global,
-        home_node: home,
+/// The workload at every placement and thread count, until Ctrl-C.
+fn measure_placements(grid: &RemoteGlobalGrid<'_>, progress: &mut Progress) -> anyhow::Result<Vec<rg::Measured>> {
+    let label = |s: &RemoteGlobalStep| format!("{} global, {} threads", s.global.name(), s.threads);
+    let done = grid
+        .run(&progress.stop_token(), &mut |s| progress.step(&label(s)))
+        .map_err(|e| step_error(e, |s| format!("remote global, {}", label(s))))?;
+    Ok(done
+        .into_iter()
+        .map(|(step, outcome)| rg::Measured {
+            global: step.global,
+            threads: step.threads,
+            cpus: cpus_for(grid.cpus, step.threads),
+            global_node: outcome.placement.requested_node,
+            placement_verified: outcome.placement.verified,
+            raw: lab::raw(outcome.samples),
+        })
+        .collect())
+}
+
+/// A line transfer timed between `cpus` with the line on each home in
+/// turn, until Ctrl-C; a transfer with no usable sample is left out.
+fn transfers(
+    homes: &[TransferStep],
+    cpus: [u32; 2],
+    samples: usize,
+    progress: &mut Progress,
+) -> anyhow::Result<Vec<rg::Transfer>> {
+    let done = time_transfers(
+        homes,
         cpus,
-        ns,
-    }))
+        (samples, TRANSFERS_PER_SAMPLE),
+        &progress.stop_token(),
+        &mut |s| progress.step(&format!("line transfer, line on node {}", s.home_node)),
+    )
+    .map_err(|e| {
+        let home = e.step.home_node;
+        match e.error {
+            PhaseError::Setup(cause) => {
+                anyhow::Error::new(cause).context(format!("cannot place a line on node {home}"))
+            }
+            PhaseError::Run(cause) => {
+                anyhow::Error::new(cause).context(format!("timing a line transfer on node {home}"))
+            }
+        }
+    })?;
+    Ok(done
+        .iter()
+        .filter_map(|(step, pair)| {
+            rg::Transfer::from_timing(step.global, step.home_node, cpus, &super::measure_raw::pair(pair))
+        })
+        .collect())
 }

@@ -13,6 +13,7 @@ use numasleuth_analyze::memwatch::node_samples;
 use numasleuth_analyze::working_set::NodeRoom;
 use numasleuth_kernel::procfs::zoneinfo;
 use numasleuth_kernel::{IdList, Root};
+use numasleuth_measure::steps::StepError;
 use numasleuth_measure::{affinity, clock, PageKind, Placement};
 use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
@@ -259,6 +260,12 @@ pub fn placement_check(what: String, placement: &Placement) -> PlacementCheck {
     }
 }
 
+/// A grid step that failed, as the one-line error `numasleuth` prints:
+/// `what` names the step ("CPUs 0 and 1"), the cause follows.
+pub fn step_error<S>(failed: StepError<S>, what: impl FnOnce(&S) -> String) -> anyhow::Error {
+    anyhow::Error::new(failed.error).context(what(&failed.step))
+}
+
 /// Reference cycles per ns when known, and what they are or why not.
 pub fn cycles() -> (Option<f64>, String) {
     match clock::cycle_clock(20) {
@@ -325,6 +332,11 @@ impl Progress {
     /// before its next step.
     pub fn stopped(&self) -> bool {
         self.stop.requested()
+    }
+
+    /// The stop token for a measure grid to look at between its steps.
+    pub fn stop_token(&self) -> Stop {
+        self.stop.clone()
     }
 
     /// How the run went: the steps begun (each finishes before the loop

@@ -5,10 +5,11 @@
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::row_warnings::RowChecks;
+use numasleuth_analyze::row_warnings::timed_rows;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
-use numasleuth_measure::latency::ChaseBuffer;
+use numasleuth_measure::grids::{self, SweepPlan};
 use numasleuth_measure::loaded::{self, LoadedConfig};
+use numasleuth_measure::steps::PhaseError;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::format;
 use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
@@ -52,39 +53,50 @@ pub fn sweep(
         machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
     }
     let mut progress = Progress::new(sizes.len() as u64, "mem latency");
-    let mut points = Vec::with_capacity(sizes.len());
-    let mut checks = RowChecks::new("sizes");
-    for &size in sizes {
-        if progress.stopped() {
-            break;
+    let plan = SweepPlan {
+        cpu,
+        node,
+        pages: settings.pages,
+        sampling: settings.sampling,
+    };
+    let size_name = |size: usize| format::bytes(size as u64);
+    let done = grids::latency_sizes(plan, sizes, &progress.stop_token(), &mut |&size| {
+        progress.step(&size_name(size));
+    })
+    .map_err(|e| match e.error {
+        PhaseError::Setup(cause) => {
+            anyhow::Error::new(cause).context(format!("cannot set up a {} buffer on node {node}", size_name(e.step)))
         }
-        progress.step(&format::bytes(size as u64));
-        let buffer = ChaseBuffer::allocate(size, node, settings.pages, 0x5eed ^ size as u64)
-            .with_context(|| format!("cannot set up a {} buffer on node {node}", format::bytes(size as u64)))?;
-        doc.placements.push(placement_check(
-            format!("{} buffer on node {node}", format::bytes(size as u64)),
-            buffer.placement(),
-        ));
-        let samples = buffer.measure(cpu, settings.sampling)?;
-        doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-        let chase = measure_raw::chase(&samples);
-        let summary = chase.summary();
-        checks.add(format::bytes(size as u64), &chase, summary.as_ref());
-        points.push(SweepPoint {
-            size_bytes: size,
-            latency_ns: summary,
-        });
-        if let Some(raw) = doc.raw.as_mut() {
-            raw.latency.push(RawLatency {
+        PhaseError::Run(cause) => anyhow::Error::new(cause),
+    })?;
+    progress.finish();
+    let chases: Vec<_> = done.iter().map(|(_, s)| measure_raw::chase(&s.samples)).collect();
+    let (summaries, warnings) = timed_rows("sizes", done.iter().map(|d| size_name(d.0)).zip(&chases));
+    doc.placements.extend(
+        done.iter()
+            .map(|(size, s)| placement_check(format!("{} buffer on node {node}", size_name(*size)), &s.placement)),
+    );
+    if let Some((_, last)) = done.last() {
+        doc.timer_overhead_ns = Some(last.samples.timer_overhead_ns);
+    }
+    let points = done
+        .iter()
+        .zip(summaries)
+        .map(|((size, _), latency_ns)| SweepPoint {
+            size_bytes: *size,
+            latency_ns,
+        })
+        .collect();
+    if let Some(raw) = doc.raw.as_mut() {
+        raw.latency
+            .extend(done.iter().zip(chases).map(|((size, _), chase)| RawLatency {
                 cpu,
                 node,
-                size_bytes: size,
+                size_bytes: *size,
                 chase,
-            });
-        }
+            }));
     }
-    progress.finish();
-    doc.warnings.extend(checks.warnings());
+    doc.warnings.extend(warnings);
     doc.latency_sweep = Some(Sweep { cpu, node, points });
     Ok(progress.span("sizes"))
 }
@@ -158,28 +170,36 @@ pub fn loaded(
     Ok(span)
 }
 
-/// Each delay's latency and load bandwidth, derived from the raw samples,
-/// with the warnings they call for (and the raw samples for `--raw`).
+/// Each delay's latency and load bandwidth, derived from the raw samples
+/// in analyze, with the warnings they call for (and the raw samples for
+/// `--raw`).
 fn loaded_points(samples: &loaded::LoadedSamples, doc: &mut MemDocument) -> Vec<LoadedPoint> {
-    let mut points = Vec::with_capacity(samples.points.len());
-    let mut checks = RowChecks::new("load delays");
-    for p in &samples.points {
-        let (chase, load) = measure_raw::loaded_point(samples, p);
-        let latency_ns = chase.summary();
-        checks.add(format!("delay {} ns", p.delay_ns), &chase, latency_ns.as_ref());
-        points.push(LoadedPoint {
+    let (chases, loads): (Vec<_>, Vec<_>) = samples
+        .points
+        .iter()
+        .map(|p| measure_raw::loaded_point(samples, p))
+        .unzip();
+    let names = samples.points.iter().map(|p| format!("delay {} ns", p.delay_ns));
+    let (latencies, warnings) = timed_rows("load delays", names.zip(&chases));
+    doc.warnings.extend(warnings);
+    let points = samples
+        .points
+        .iter()
+        .zip(latencies)
+        .zip(&loads)
+        .map(|((p, latency_ns), load)| LoadedPoint {
             delay_ns: p.delay_ns,
             bandwidth_bytes_per_sec: load.summary(),
             latency_ns,
-        });
-        if let Some(raw) = doc.raw.as_mut() {
-            raw.loaded.push(RawLoaded {
-                delay_ns: p.delay_ns,
-                chase,
-                load,
-            });
-        }
+        })
+        .collect();
+    if let Some(raw) = doc.raw.as_mut() {
+        let delays = samples.points.iter().map(|p| p.delay_ns);
+        raw.loaded.extend(
+            delays
+                .zip(chases.into_iter().zip(loads))
+                .map(|(delay_ns, (chase, load))| RawLoaded { delay_ns, chase, load }),
+        );
     }
-    doc.warnings.extend(checks.warnings());
     points
 }

@@ -13,6 +13,7 @@
 //! time slice the lock holder needs, and the run would crawl.
 
 pub mod false_sharing;
+pub mod grid;
 pub mod lock_bench;
 pub mod locks;
 pub mod remote_global;
