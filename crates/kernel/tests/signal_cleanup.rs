@@ -29,11 +29,16 @@ fn main() {
 }
 
 fn victim(archive: &Path) {
-    if std::env::var_os(IGNORE_SIGINT).is_some() {
-        // SAFETY: setting a signal's disposition to ignore, before any
-        // other thread exists.
-        unsafe { libc::signal(libc::SIGINT, libc::SIG_IGN) };
-    }
+    // Either way explicitly: a test run started in the background of a
+    // non-interactive shell inherits SIGINT ignored.
+    let disposition = if std::env::var_os(IGNORE_SIGINT).is_some() {
+        libc::SIG_IGN
+    } else {
+        libc::SIG_DFL
+    };
+    // SAFETY: setting a signal's disposition, before any other thread
+    // exists.
+    unsafe { libc::signal(libc::SIGINT, disposition) };
     let root = snapshot::open(archive).unwrap();
     println!("{}", root.base().display());
     loop {

@@ -335,3 +335,21 @@ pub fn provenance_and_report(text: &str) -> (String, &str) {
     }
     (joined, rest)
 }
+
+/// Gives `command`'s child the default SIGINT, as a terminal's foreground
+/// job has it. A test run started in the background of a non-interactive
+/// shell (a CI runner may start it so, as `cmd &` in a script does) inherits
+/// SIGINT ignored, and numasleuth, like any program, keeps an ignored
+/// signal ignored: a Ctrl-C test would then wait for a handler that never
+/// comes.
+pub fn default_sigint(command: &mut std::process::Command) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // calls signal(2), which is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        })
+    }
+}

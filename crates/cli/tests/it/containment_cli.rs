@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use numasleuth_kernel::test_support::{running_with, surviving};
 
-use crate::common::{numasleuth, stderr};
+use crate::common::{self, numasleuth, stderr};
 
 /// numasleuth itself is handed the marker as an argument: not a survivor.
 const BESIDES: &[&str] = &["numasleuth"];
@@ -57,7 +57,7 @@ fn runs_ctrl_c_kills_the_workloads_group_and_reports_what_finished() {
     // The first run ends by itself; the second forks and hangs.
     let script = "if [ -e \"$0\" ]; then sleep 77.2222 & sleep 78.2222; else : > \"$0\"; fi";
     let flag = tempfile::tempdir().unwrap();
-    let mut child = Command::new(bin)
+    let mut child = common::default_sigint(&mut Command::new(bin))
         .args(["runs", "-n", "4", "--json", "--", "sh", "-c", script])
         .arg(flag.path().join("ran-once"))
         .stdout(Stdio::piped())

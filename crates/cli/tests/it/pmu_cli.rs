@@ -211,13 +211,15 @@ fn ctrl_c_stops_the_command_and_the_report_still_comes() {
     use std::os::unix::process::CommandExt;
     // Its own process group, like a shell's foreground job, so the SIGINT
     // reaches numasleuth and the command both, as Ctrl-C would.
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("numasleuth"))
-        .args(["pmu", "--json", "--events", "task-clock", "--", "sleep", "30"])
-        .process_group(0)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = common::default_sigint(&mut std::process::Command::new(assert_cmd::cargo::cargo_bin(
+        "numasleuth",
+    )))
+    .args(["pmu", "--json", "--events", "task-clock", "--", "sleep", "30"])
+    .process_group(0)
+    .stdout(std::process::Stdio::piped())
+    .stderr(std::process::Stdio::piped())
+    .spawn()
+    .unwrap();
     let group = child.id() as libc::pid_t;
     // Wait until the command is running under numasleuth.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);

@@ -170,7 +170,7 @@ fn bad_input_is_one_clear_line_and_exit_2() {
 fn sigint_stops_the_probe_which_reports_and_removes_its_file() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("probe.dat");
-    let mut child = Command::new(bin())
+    let mut child = common::default_sigint(&mut Command::new(bin()))
         .args(["probe-latency", "--rate", "100/s", "--duration", "1h", "--op", "write"])
         .arg(&file)
         .stdout(Stdio::piped())

@@ -18,7 +18,7 @@ use serde_json::Value;
 
 /// Starts numasleuth in its own process group, in `dir`.
 fn start(dir: &Path, args: &[&str]) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_numasleuth"))
+    common::default_sigint(&mut Command::new(env!("CARGO_BIN_EXE_numasleuth")))
         .args(args)
         .current_dir(dir)
         .process_group(0)
