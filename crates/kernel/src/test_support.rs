@@ -81,6 +81,12 @@ mod tests {
     #[test]
     fn a_sleeper_is_found_until_it_is_killed() {
         let mut child = std::process::Command::new("sleep").arg("91.0606").spawn().unwrap();
+        // Until it has exec'd, the child's command line is still this
+        // test's (a clean CI run once looked too soon).
+        let started = Instant::now();
+        while running_with("91.0606", &[]).is_empty() && started.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         assert_eq!(running_with("91.0606", &[]).len(), 1);
         assert!(running_with("91.0606", &["sleep"]).is_empty());
         child.kill().unwrap();
