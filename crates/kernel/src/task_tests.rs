@@ -2,24 +2,16 @@
 //! process that is gone, hostile names and files) and over this process.
 
 use super::*;
-use std::fs;
 
 const STAT: &str =
     "4242 (victim) S 1 4242 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 777 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0";
 
+/// `String` pairs, so `.into()` in the tests has one type to become.
+fn tree(files: &[(String, String)]) -> (tempfile::TempDir, Root) {
+    crate::test_support::temp_tree(files)
+}
 fn stat_of(tid: u32, state: &str) -> String {
     STAT.replacen("4242 (victim) S", &format!("{tid} (victim) {state}"), 1)
-}
-
-fn tree(files: &[(String, String)]) -> (tempfile::TempDir, Root) {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, contents) in files {
-        let at = dir.path().join(path);
-        fs::create_dir_all(at.parent().unwrap()).unwrap();
-        fs::write(at, contents).unwrap();
-    }
-    let root = Root::directory(dir.path()).unwrap();
-    (dir, root)
 }
 
 fn process(tids: &[u32]) -> Vec<(String, String)> {

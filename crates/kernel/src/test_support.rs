@@ -32,6 +32,20 @@ pub fn partial_tree(name: &str) -> Root {
     Root::directory(&tests_dir().join("partial-trees").join(name)).unwrap()
 }
 
+/// A tree in a temporary directory holding `files` (path inside the tree,
+/// contents), opened as a [`Root`]; the directory lives as long as the
+/// `TempDir` returned.
+pub fn temp_tree<P: AsRef<Path>, C: AsRef<[u8]>>(files: &[(P, C)]) -> (tempfile::TempDir, Root) {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, contents) in files {
+        let at = dir.path().join(path);
+        std::fs::create_dir_all(at.parent().unwrap()).unwrap();
+        std::fs::write(at, contents).unwrap();
+    }
+    let root = Root::directory(dir.path()).unwrap();
+    (dir, root)
+}
+
 /// Processes whose command line holds `marker` (a unique sleep length),
 /// zombies aside (a zombie is gone but for its parent's wait), and those
 /// whose command line also holds one of `besides` (the numasleuth that was

@@ -3,7 +3,6 @@
 
 use super::*;
 use crate::error::ReadError;
-use std::fs;
 
 const THREE: &str = "\
 00400000-00401000 r-xp 00000000 08:01 12 /bin/app
@@ -11,24 +10,13 @@ const THREE: &str = "\
 7f0000000000-7f0000002000 rw-p 00000000 00:00 0
 ";
 
-fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, contents) in files {
-        let at = dir.path().join(path);
-        fs::create_dir_all(at.parent().unwrap()).unwrap();
-        fs::write(at, contents).unwrap();
-    }
-    let root = Root::directory(dir.path()).unwrap();
-    (dir, root)
-}
-
 fn starts(maps: &Maps) -> Vec<u64> {
     maps.mappings.iter().map(|m| m.start).collect()
 }
 
 #[test]
 fn every_mapping_in_order_when_under_the_caps() {
-    let (_dir, root) = tree(&[("proc/7/maps", THREE)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/7/maps", THREE)]);
     let maps = read(&root, 7, MapsCap::KEPT).unwrap();
     assert_eq!(starts(&maps), [0x400000, 0x600000, 0x7f0000000000]);
     assert_eq!(maps.cap_hit, None);
@@ -37,7 +25,7 @@ fn every_mapping_in_order_when_under_the_caps() {
 
 #[test]
 fn the_mapping_cap_keeps_the_first_and_says_so() {
-    let (_dir, root) = tree(&[("proc/7/maps", THREE)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/7/maps", THREE)]);
     let cap = |mappings| MapsCap {
         mappings,
         bytes: u64::MAX,
@@ -55,7 +43,7 @@ fn the_mapping_cap_keeps_the_first_and_says_so() {
 
 #[test]
 fn the_byte_cap_stops_before_the_line_that_crosses_it() {
-    let (_dir, root) = tree(&[("proc/7/maps", THREE)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/7/maps", THREE)]);
     let two_lines = THREE.lines().take(2).map(|l| l.len() as u64 + 1).sum::<u64>();
     let cap = |bytes| MapsCap {
         mappings: u64::MAX,
@@ -80,7 +68,7 @@ fn the_byte_cap_stops_before_the_line_that_crosses_it() {
 
 #[test]
 fn a_stream_stays_stopped_at_its_cap() {
-    let (_dir, root) = tree(&[("proc/7/maps", THREE)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/7/maps", THREE)]);
     let cap = MapsCap {
         mappings: 1,
         bytes: u64::MAX,
@@ -96,7 +84,7 @@ fn a_stream_stays_stopped_at_its_cap() {
 #[test]
 fn a_bad_line_is_an_error_naming_the_file() {
     let text = THREE.replace("rw-p 00000000 08:01", "rw-q 00000000 08:01");
-    let (_dir, root) = tree(&[("proc/7/maps", &text)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/7/maps", &text)]);
     let err = read(&root, 7, MapsCap::KEPT).unwrap_err();
     assert!(
         matches!(err, ProcessError::Read(ReadError::Malformed { .. })),
@@ -113,7 +101,7 @@ fn a_bad_line_is_an_error_naming_the_file() {
 
 #[test]
 fn a_process_that_is_gone_exited_one_that_is_there_lacks_the_file() {
-    let (_dir, root) = tree(&[("proc/8/stat", "8 (x) S 1")]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/8/stat", "8 (x) S 1")]);
     assert_eq!(
         read(&root, 9, MapsCap::KEPT).unwrap_err(),
         ProcessError::Exited { pid: 9 }

@@ -2,22 +2,10 @@
 //! processes, the maps/numa_maps join, kernels without numa_maps.
 
 use super::*;
-use std::fs;
 
 const STAT: &str =
     "4242 (victim) S 1 4242 1 0 -1 4194304 0 0 0 0 0 0 0 0 20 0 2 0 777 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0";
 const STATUS: &str = "Name:\tvictim\nCpus_allowed_list:\t0-3\nMems_allowed_list:\t0-1\n";
-
-fn tree(files: &[(&str, &str)]) -> (tempfile::TempDir, Root) {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, contents) in files {
-        let at = dir.path().join(path);
-        fs::create_dir_all(at.parent().unwrap()).unwrap();
-        fs::write(at, contents).unwrap();
-    }
-    let root = Root::directory(dir.path()).unwrap();
-    (dir, root)
-}
 
 fn process_files() -> Vec<(&'static str, String)> {
     vec![
@@ -35,7 +23,7 @@ fn process_files() -> Vec<(&'static str, String)> {
 
 fn with(files: &[(&'static str, String)]) -> (tempfile::TempDir, Root) {
     let borrowed: Vec<(&str, &str)> = files.iter().map(|(p, c)| (*p, c.as_str())).collect();
-    tree(&borrowed)
+    crate::test_support::temp_tree(&borrowed)
 }
 
 #[test]
@@ -65,7 +53,7 @@ fn a_thread_that_vanished_is_skipped() {
 fn a_process_that_vanished_mid_read_is_a_clear_error() {
     // The task directory lists threads whose files are gone, and the
     // process's own stat is gone too: it exited after we started.
-    let (_dir, root) = tree(&[("proc/4242/task/4242/comm", "victim\n")]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/4242/task/4242/comm", "victim\n")]);
     let err = read_threads(&root, 4242).unwrap_err();
     assert_eq!(err, ProcessError::Exited { pid: 4242 });
     assert_eq!(err.to_string(), "process 4242 exited while being inspected");
@@ -75,7 +63,7 @@ fn a_process_that_vanished_mid_read_is_a_clear_error() {
 
 #[test]
 fn no_such_process() {
-    let (_dir, root) = tree(&[("proc/1/stat", STAT)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/1/stat", STAT)]);
     let err = read_process_stat(&root, 99999).unwrap_err();
     assert!(matches!(err, ProcessError::NoSuchProcess { pid: 99999, .. }));
     assert!(err.to_string().starts_with("no such process: 99999"), "{err}");
@@ -220,7 +208,7 @@ fn resident_bytes_sum_each_node_at_its_page_size() {
                      7f10 default huge N1=1 kernelpagesize_kB=2048\n\
                      not a numa_maps line at all\n\
                      7f20 default anon=1 N0=1 kernelpagesize_kB=4\n";
-    let (_dir, root) = tree(&[("proc/4242/numa_maps", numa_maps)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/4242/numa_maps", numa_maps)]);
     let by_node = resident_bytes_by_node(&root, 4242, 100).unwrap();
     assert_eq!(by_node, [(0, 3 * 4096), (1, 4096 + (2 << 20))].into_iter().collect());
     // The line cap: only the first mapping.
@@ -233,7 +221,7 @@ fn resident_bytes_sum_each_node_at_its_page_size() {
 fn the_mapping_at_an_address_or_none() {
     let maps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/app\n\
                 7f0000000000-7f0000002000 rw-p 00000000 00:00 0\n";
-    let (_dir, root) = tree(&[("proc/9/maps", maps)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/9/maps", maps)]);
     let found = mapping_at(&root, 9, 0x7f0000001fff).unwrap().unwrap();
     assert_eq!((found.start, found.end), (0x7f0000000000, 0x7f0000002000));
     assert_eq!(mapping_at(&root, 9, 0x400000).unwrap().unwrap().start, 0x400000);
@@ -251,7 +239,7 @@ fn a_bad_line_before_the_address_is_an_error_not_a_gap() {
     let maps = "00400000-00401000 r-xp 00000000 08:01 12 /bin/app\n\
                 garbage line\n\
                 7f0000000000-7f0000002000 rw-p 00000000 00:00 0\n";
-    let (_dir, root) = tree(&[("proc/9/maps", maps)]);
+    let (_dir, root) = crate::test_support::temp_tree(&[("proc/9/maps", maps)]);
     assert_eq!(mapping_at(&root, 9, 0x400000).unwrap().unwrap().start, 0x400000);
     let err = mapping_at(&root, 9, 0x7f0000000000).unwrap_err();
     assert!(err.to_string().starts_with("/proc/9/maps: malformed"), "{err}");
