@@ -1,11 +1,12 @@
 //! What each fuzz target does with its input, and what it checks.
 //!
-//! The targets under `fuzz/` (cargo-fuzz, outside the workspace) are
+//! The targets under `fuzz/` (a cargo-fuzz-layout crate outside the
+//! workspace, built by scripts/fuzz) are
 //! one-line wrappers around these functions. Keeping the bodies here, in a
 //! workspace crate, means the ordinary `cargo test` replays every saved
 //! crasher (`fuzz/regressions/TARGET/*`) and seed (`fuzz/seeds/TARGET/*`)
 //! through exactly the code libFuzzer ran, on the stable compiler and
-//! without cargo-fuzz installed.
+//! without a fuzzing build.
 //!
 //! A harness never returns an error: inputs the parsers reject are fine.
 //! It panics only when a parser panics or breaks an invariant that is cheap
