@@ -17,6 +17,8 @@ pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
 pub const ENV_INIT_TIMEOUT: &str = "NUMASLEUTH_QEMU_INIT_TIMEOUT_SECS";
 pub const ENV_UPDATE_FIXTURES: &str = "NUMASLEUTH_UPDATE_FIXTURES";
+/// How many guests may run at once (default 1; see crate::lock).
+pub const ENV_GUEST_SLOTS: &str = "NUMASLEUTH_QEMU_GUESTS_AT_ONCE";
 
 /// Default limit for one guest from spawn to power-off. Guests take about
 /// 10-20 s under TCG; the margin covers a loaded CI machine.
@@ -52,6 +54,8 @@ pub struct HostEnv {
     pub timeout_secs: u64,
     /// From spawn to /init's first line; see [`DEFAULT_INIT_TIMEOUT_SECS`].
     pub init_timeout_secs: u64,
+    /// Guests that may run at once, from [`ENV_GUEST_SLOTS`] (default 1).
+    pub guest_slots: usize,
     pub update_fixtures: bool,
 }
 
@@ -167,6 +171,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
     let seconds = |name: &str, default: u64| env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let timeout_secs = seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT_SECS);
     let init_timeout_secs = seconds(ENV_INIT_TIMEOUT, DEFAULT_INIT_TIMEOUT_SECS);
+    let guest_slots = seconds(ENV_GUEST_SLOTS, 1).max(1) as usize;
     let update_fixtures = env::var(ENV_UPDATE_FIXTURES).is_ok_and(|v| v == "1");
 
     match (static_bin, kernel_dir, qemu) {
@@ -177,6 +182,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
             qemu,
             timeout_secs,
             init_timeout_secs,
+            guest_slots,
             update_fixtures,
         }),
         _ => Err(problems),

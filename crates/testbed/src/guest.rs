@@ -123,7 +123,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
         .join(" ");
     fs::write(workdir.join("qemu-cmdline.sh"), format!("{cmdline}\n")).map_err(|e| e.to_string())?;
 
-    let _lock = GuestLock::acquire()?;
+    let _lock = GuestLock::acquire(host.guest_slots)?;
     let limit = Duration::from_secs(host.timeout_secs);
     let boot = boot_once_more_if_hung(host, spec, &args, workdir, &console_log)?;
     let (started, status) = match boot {
