@@ -7,7 +7,7 @@
 //! figures, so nothing is lost by saying it once.
 
 use crate::stats::{rows_spread_warning, Summary};
-use crate::timing::TimedSamples;
+use crate::timing::{ByteSamples, TimedSamples};
 
 /// Each row's summary, derived from its timed samples, and the warnings
 /// the rows call for, one line per kind (`noun` names the rows).
@@ -21,6 +21,24 @@ pub fn timed_rows<'a>(
         .map(|(name, samples)| {
             let summary = samples.summary();
             checks.add(name, samples, summary.as_ref());
+            summary
+        })
+        .collect();
+    (summaries, checks.warnings())
+}
+
+/// Each row's rate summary (bytes per second), derived from its byte
+/// samples, and the warnings the rows call for, one line per kind.
+pub fn rate_rows<'a>(
+    noun: &'static str,
+    rows: impl IntoIterator<Item = (String, &'a ByteSamples)>,
+) -> (Vec<Option<Summary>>, Vec<String>) {
+    let mut checks = RowChecks::new(noun);
+    let summaries = rows
+        .into_iter()
+        .map(|(name, samples)| {
+            let summary = samples.summary();
+            checks.add_summary(name, summary.as_ref());
             summary
         })
         .collect();
