@@ -1,9 +1,10 @@
 //! [`super`] is the only place the `task` and `stat` paths of a process
-//! are built, and `procfs/maps_read.rs` the only place `maps` is: this
-//! scans the workspace's sources and fails, naming file and line, where
-//! another one lists `/proc/PID/task`, builds a path to a process's or
-//! thread's `stat` (issue 22 found seven copies), or to its `maps` (five
-//! readers, each with its own caps and its own idea of a bad line).
+//! are built, `procfs/maps_read.rs` the only place `maps` is, and
+//! `procfs/numa_maps_read.rs` the only place `numa_maps` is: this scans the
+//! workspace's sources and fails, naming file and line, where another one
+//! lists `/proc/PID/task`, builds a path to a process's or thread's `stat`
+//! (issue 22 found seven copies), to its `maps` (five readers, each with its
+//! own caps and its own idea of a bad line) or to its `numa_maps` (two).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -76,6 +77,20 @@ fn builds_maps_path(before: &str, literal: &str) -> bool {
     let parts: Vec<&str> = literal.split('/').collect();
     let per_process = |p: &str| p.starts_with('{') || p == "self" || p.parse::<u32>().is_ok();
     parts.len() >= 2 && parts[parts.len() - 1] == "maps" && per_process(parts[parts.len() - 2])
+}
+
+/// Whether a literal builds a path to a process's `numa_maps`. As above,
+/// sentences and globs only name it.
+fn builds_numa_maps_path(before: &str, literal: &str) -> bool {
+    if before.trim_end().ends_with("join(") && literal == "numa_maps" {
+        return true;
+    }
+    if literal.contains(char::is_whitespace) || literal.contains('*') || !literal.contains('/') {
+        return false;
+    }
+    let parts: Vec<&str> = literal.split('/').collect();
+    let per_process = |p: &str| p.starts_with('{') || p == "self" || p.parse::<u32>().is_ok();
+    parts.len() >= 2 && parts[parts.len() - 1] == "numa_maps" && per_process(parts[parts.len() - 2])
 }
 
 /// Where `builds` finds a path built outside `own`, as `file:line`.
@@ -182,6 +197,50 @@ fn maps_paths_are_built_in_the_maps_reader_only() {
     assert!(
         found.is_empty(),
         "read /proc/PID/maps through numasleuth_kernel::procfs::maps::{{read, MapsStream}}, not by hand:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_pattern_finds_each_way_a_numa_maps_path_was_built() {
+    for line in [
+        r#"LineStream::open(root, &format!("proc/{pid}/numa_maps"))"#,
+        r#"let numa_path = format!("proc/{}/numa_maps", pid);"#,
+        r#"std::fs::read_to_string("/proc/self/numa_maps")"#,
+        r#"fs::read(format!("/proc/{pid}/task/{tid}/numa_maps"))"#,
+        r#"let text = fs::read(dir.join("numa_maps"));"#,
+    ] {
+        assert!(
+            literals(line).iter().any(|(b, l)| builds_numa_maps_path(b, l)),
+            "missed {line}"
+        );
+    }
+    for line in [
+        r#"LineStream::open(root, &format!("proc/{pid}/maps"))"#,
+        r#"Evidence::new(format!("/proc/{}/numa_maps walk", pid), text)"#,
+        r#"bail!("no line in /proc/{pid}/numa_maps holds it")"#,
+        r#"LockFile::NumaMaps => "/proc/PID/numa_maps","#,
+        r#"("numa_maps", numa_maps::run),"#,
+        r#".name("numa_maps".into())"#,
+    ] {
+        assert!(
+            !literals(line).iter().any(|(b, l)| builds_numa_maps_path(b, l)),
+            "flagged {line}"
+        );
+    }
+}
+
+#[test]
+fn numa_maps_paths_are_built_in_the_numa_maps_reader_only() {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = paths_elsewhere(
+        &workspace,
+        "crates/kernel/src/procfs/numa_maps_read.rs",
+        builds_numa_maps_path,
+    );
+    assert!(
+        found.is_empty(),
+        "read /proc/PID/numa_maps through numasleuth_kernel::procfs::numa_maps::NumaMapsFile, not by hand:\n{}",
         found.join("\n")
     );
 }
