@@ -2,7 +2,7 @@
 //! buffers sat where they were asked to be: one verdict over every
 //! placement check, and a note per check that failed.
 
-use crate::row_warnings::{rate_rows, timed_rows};
+use crate::row_warnings::{timed_rows, RowSamples};
 use crate::stats::Summary;
 use crate::timing::{ByteSamples, TimedSamples};
 
@@ -17,9 +17,7 @@ pub fn latency_grid<'a>(
     shape: (usize, usize),
     cells: impl IntoIterator<Item = ((usize, usize), String, &'a TimedSamples)>,
 ) -> (NodeGrid, Vec<String>) {
-    let (at, rows): (Vec<_>, Vec<_>) = cells.into_iter().map(|(at, name, s)| (at, (name, s))).unzip();
-    let (summaries, warnings) = timed_rows("latency cells", rows);
-    (place(shape, &at, summaries), warnings)
+    grid("latency cells", shape, cells)
 }
 
 /// The bandwidth matrix (bytes per second) of `shape` from the cells
@@ -28,8 +26,18 @@ pub fn bandwidth_grid<'a>(
     shape: (usize, usize),
     cells: impl IntoIterator<Item = ((usize, usize), String, &'a ByteSamples)>,
 ) -> (NodeGrid, Vec<String>) {
+    grid("bandwidth cells", shape, cells)
+}
+
+/// Each cell's summary put in its place, and the warnings the cells
+/// (`noun`) call for.
+fn grid<'a, S: RowSamples + 'a>(
+    noun: &'static str,
+    shape: (usize, usize),
+    cells: impl IntoIterator<Item = ((usize, usize), String, &'a S)>,
+) -> (NodeGrid, Vec<String>) {
     let (at, rows): (Vec<_>, Vec<_>) = cells.into_iter().map(|(at, name, s)| (at, (name, s))).unzip();
-    let (summaries, warnings) = rate_rows("bandwidth cells", rows);
+    let (summaries, warnings) = timed_rows(noun, rows);
     (place(shape, &at, summaries), warnings)
 }
 

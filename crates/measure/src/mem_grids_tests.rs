@@ -11,6 +11,26 @@ fn cells(list: &[(usize, usize)]) -> Vec<Cell> {
     list.iter().map(|&(row, column)| Cell { row, column }).collect()
 }
 
+/// Runs `grid` with a stop requested while its `n`th cell runs (a Ctrl-C
+/// then), and checks that it measured exactly the cells it observed.
+/// Returns those cells and what the grid gave.
+fn stopped_after<T>(
+    n: usize,
+    grid: impl FnOnce(&Stop, &mut dyn FnMut(&Cell)) -> T,
+    measured: impl Fn(&T) -> Vec<Cell>,
+) -> (Vec<Cell>, T) {
+    let stop = Stop::new();
+    let mut seen = Vec::new();
+    let done = grid(&stop, &mut |cell| {
+        seen.push(*cell);
+        if seen.len() == n {
+            stop.request();
+        }
+    });
+    assert_eq!(measured(&done), seen, "the cells measured are the cells begun");
+    (seen, done)
+}
+
 #[test]
 fn latency_goes_by_column_and_bandwidth_by_row() {
     assert_eq!(
@@ -34,19 +54,12 @@ fn a_stopped_latency_grid_keeps_the_cells_chased_and_their_buffers() {
         pages: PageKind::Small,
         sampling: QUICK,
     };
-    let stop = Stop::new();
-    let mut seen = Vec::new();
-    let done = latency_cells(plan, &stop, &mut |cell| {
-        seen.push(*cell);
-        if seen.len() == 3 {
-            // Ctrl-C while the third cell runs: it still finishes.
-            stop.request();
-        }
-    })
-    .unwrap();
+    let (seen, done) = stopped_after(
+        3,
+        |stop, observe| latency_cells(plan, stop, observe).unwrap(),
+        |done| done.cells.iter().map(|(cell, _)| *cell).collect(),
+    );
     assert_eq!(seen, cells(&[(0, 0), (1, 0), (0, 1)]));
-    let measured: Vec<Cell> = done.cells.iter().map(|(cell, _)| *cell).collect();
-    assert_eq!(measured, seen);
     assert!(done
         .cells
         .iter()
@@ -82,18 +95,12 @@ fn a_stopped_bandwidth_grid_keeps_the_cells_streamed() {
         pages: PageKind::Small,
         sampling: QUICK,
     };
-    let stop = Stop::new();
-    let mut seen = Vec::new();
-    let done = bandwidth_cells(plan, &stop, &mut |cell| {
-        seen.push(*cell);
-        if seen.len() == 2 {
-            stop.request();
-        }
-    })
-    .unwrap();
+    let (seen, done) = stopped_after(
+        2,
+        |stop, observe| bandwidth_cells(plan, stop, observe).unwrap(),
+        |done| done.iter().map(|(cell, _)| *cell).collect(),
+    );
     assert_eq!(seen, cells(&[(0, 0), (0, 1)]));
-    let measured: Vec<Cell> = done.iter().map(|(cell, _)| *cell).collect();
-    assert_eq!(measured, seen);
     assert!(done
         .iter()
         .all(|(_, s)| s.cpus == [cpu] && s.node == 0 && s.bytes.len() == 2 && s.placements.len() == 1));

@@ -28,6 +28,15 @@ impl MappedObjects {
         Self::read_capped(root, pid, MapsCap::KEPT)
     }
 
+    /// What a person should know of the read, in the caller's words: the
+    /// cap hit ("{hit}: {past_cap}") and an unreadable maps ("{unread}:
+    /// {error}").
+    pub fn notes(&self, past_cap: &str, unread: &str) -> Vec<String> {
+        let cap = self.cap_hit.map(|hit| format!("{hit}: {past_cap}"));
+        let error = self.objects.as_ref().err().map(|e| format!("{unread}: {e}"));
+        cap.into_iter().chain(error).collect()
+    }
+
     fn read_capped(root: &Root, pid: u32, cap: MapsCap) -> Self {
         match maps::read(root, pid, cap) {
             Ok(read) => MappedObjects {
@@ -69,7 +78,7 @@ mod tests {
         let all = MappedObjects::read(&root, 7);
         assert_eq!(all.mappings.len(), 3);
         assert_eq!(all.cap_hit, None);
-        assert!(all.objects.unwrap().objects.is_empty());
+        assert!(all.objects.as_ref().unwrap().objects.is_empty());
         let cap = MapsCap {
             mappings: 2,
             bytes: u64::MAX,
@@ -79,6 +88,11 @@ mod tests {
         assert_eq!(starts, [0x7f00_0000_0000, 0x7f00_0000_3000]);
         assert_eq!(capped.cap_hit, Some(CapHit::Mappings { pid: 7, cap: 2 }));
         assert!(capped.objects.is_ok());
+        assert_eq!(
+            capped.notes("later ones are not named", "not named"),
+            ["/proc/7/maps has more than 2 mappings: later ones are not named"]
+        );
+        assert!(all.notes("past", "unread").is_empty());
     }
 
     #[test]
@@ -86,6 +100,9 @@ mod tests {
         let (_dir, root) = tree(ANON);
         let gone = MappedObjects::read(&root, 8);
         assert!(gone.mappings.is_empty() && gone.cap_hit.is_none());
+        let notes = gone.notes("past", "regions not named");
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("regions not named: "), "{notes:?}");
         let err = gone.objects.unwrap_err();
         assert!(
             matches!(

@@ -28,18 +28,9 @@ impl Namer {
     /// Reads `/proc/PID/maps` once: the mappings name regions, and the
     /// same lines place the ELF objects whose symbols name static data.
     pub fn load(root: &Root, pid: u32) -> Self {
-        let mut notes = Vec::new();
-        let MappedObjects {
-            mappings,
-            cap_hit,
-            objects,
-        } = MappedObjects::read(root, pid);
-        if let Some(hit) = cap_hit {
-            notes.push(format!("{hit}: later ones are not named"));
-        }
-        if let Err(e) = &objects {
-            notes.push(format!("lines not named by region: {e}"));
-        }
+        let mapped = MappedObjects::read(root, pid);
+        let mut notes = mapped.notes("later ones are not named", "lines not named by region");
+        let MappedObjects { mappings, objects, .. } = mapped;
         let mut symbols = Vec::new();
         let mut functions = Vec::new();
         match objects {

@@ -34,19 +34,10 @@ pub struct Namer {
 
 impl Namer {
     pub fn load(root: &Root, pid: u32, tids: &[u32]) -> Self {
-        let mut notes = Vec::new();
         // One read names regions by mapping and places the objects.
-        let MappedObjects {
-            mappings,
-            cap_hit,
-            objects,
-        } = MappedObjects::read(root, pid);
-        if let Some(hit) = cap_hit {
-            notes.push(format!("{hit}: regions past them are not named"));
-        }
-        if let Err(e) = &objects {
-            notes.push(format!("regions not named by mapping: {e}"));
-        }
+        let mapped = MappedObjects::read(root, pid);
+        let mut notes = mapped.notes("regions past them are not named", "regions not named by mapping");
+        let MappedObjects { mappings, objects, .. } = mapped;
         let mut symbols = BTreeMap::new();
         let objects = match objects {
             Ok(objects) => {
