@@ -7,20 +7,48 @@
 //! figures, so nothing is lost by saying it once.
 
 use crate::stats::{rows_spread_warning, Summary};
-use crate::timing::TimedSamples;
+use crate::timing::{ByteSamples, TimedSamples};
+
+/// The samples a row's figure is derived from: a chase's timings (ns per
+/// operation) or a stream's bytes over time (bytes per second).
+pub trait RowSamples {
+    fn summary(&self) -> Option<Summary>;
+    /// Tells `checks` of this row, whose figure is `summary`.
+    fn check(&self, checks: &mut RowChecks, name: String, summary: Option<&Summary>);
+}
+
+impl RowSamples for TimedSamples {
+    fn summary(&self) -> Option<Summary> {
+        TimedSamples::summary(self)
+    }
+
+    fn check(&self, checks: &mut RowChecks, name: String, summary: Option<&Summary>) {
+        checks.add(name, self, summary);
+    }
+}
+
+impl RowSamples for ByteSamples {
+    fn summary(&self) -> Option<Summary> {
+        ByteSamples::summary(self)
+    }
+
+    fn check(&self, checks: &mut RowChecks, name: String, summary: Option<&Summary>) {
+        checks.add_summary(name, summary);
+    }
+}
 
 /// Each row's summary, derived from its timed samples, and the warnings
 /// the rows call for, one line per kind (`noun` names the rows).
-pub fn timed_rows<'a>(
+pub fn timed_rows<'a, S: RowSamples + 'a>(
     noun: &'static str,
-    rows: impl IntoIterator<Item = (String, &'a TimedSamples)>,
+    rows: impl IntoIterator<Item = (String, &'a S)>,
 ) -> (Vec<Option<Summary>>, Vec<String>) {
     let mut checks = RowChecks::new(noun);
     let summaries = rows
         .into_iter()
         .map(|(name, samples)| {
             let summary = samples.summary();
-            checks.add(name, samples, summary.as_ref());
+            samples.check(&mut checks, name, summary.as_ref());
             summary
         })
         .collect();

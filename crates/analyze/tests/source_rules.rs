@@ -136,8 +136,14 @@ fn hotlines_reads_the_maps_once() {
     assert!(!in_hotlines.is_empty(), "the hotlines sources moved: update this test");
     let maps = |needle: &str| in_hotlines.iter().filter(|(_, _, l)| l.contains(needle)).count();
     // The path itself is built in the kernel's one maps reader only
-    // (crates/kernel/src/task_paths_tests.rs).
-    assert_eq!(maps("maps::read("), 1, "hotlines reads /proc/PID/maps in one place");
+    // (crates/kernel/src/task_paths_tests.rs); hotlines takes the mappings
+    // and the objects they place from one read, symbols::MappedObjects.
+    assert_eq!(
+        maps("MappedObjects::read("),
+        1,
+        "hotlines reads /proc/PID/maps in one place"
+    );
+    assert_eq!(maps("maps::read("), 0, "hotlines reads /proc/PID/maps by hand");
     assert_eq!(
         maps("ProcessObjects::load("),
         0,

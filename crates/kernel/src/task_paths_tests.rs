@@ -1,9 +1,10 @@
 //! [`super`] is the only place the `task` and `stat` paths of a process
-//! are built, and `procfs/maps_read.rs` the only place `maps` is: this
-//! scans the workspace's sources and fails, naming file and line, where
-//! another one lists `/proc/PID/task`, builds a path to a process's or
-//! thread's `stat` (issue 22 found seven copies), or to its `maps` (five
-//! readers, each with its own caps and its own idea of a bad line).
+//! are built, `procfs/maps_read.rs` the only place `maps` is, and
+//! `procfs/numa_maps_read.rs` the only place `numa_maps` is: this scans the
+//! workspace's sources and fails, naming file and line, where another one
+//! lists `/proc/PID/task`, builds a path to a process's or thread's `stat`
+//! (issue 22 found seven copies), to its `maps` (five readers, each with its
+//! own caps and its own idea of a bad line) or to its `numa_maps` (two).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,11 +64,11 @@ fn builds_task_path(before: &str, literal: &str) -> bool {
         || (parts.len() >= 2 && parts[parts.len() - 1] == "stat" && per_task(parts[parts.len() - 2]))
 }
 
-/// Whether a literal builds a path to a process's `maps` (`numa_maps`,
-/// `smaps` and `map_files` are other files). As above, sentences and globs
-/// only name it.
-fn builds_maps_path(before: &str, literal: &str) -> bool {
-    if before.trim_end().ends_with("join(") && literal == "maps" {
+/// Whether a literal builds a path to a process's `file` (`maps` and
+/// `numa_maps` are different files, as are `smaps` and `map_files`). As
+/// above, sentences and globs only name it.
+fn builds_process_file_path(before: &str, literal: &str, file: &str) -> bool {
+    if before.trim_end().ends_with("join(") && literal == file {
         return true;
     }
     if literal.contains(char::is_whitespace) || literal.contains('*') || !literal.contains('/') {
@@ -75,7 +76,36 @@ fn builds_maps_path(before: &str, literal: &str) -> bool {
     }
     let parts: Vec<&str> = literal.split('/').collect();
     let per_process = |p: &str| p.starts_with('{') || p == "self" || p.parse::<u32>().is_ok();
-    parts.len() >= 2 && parts[parts.len() - 1] == "maps" && per_process(parts[parts.len() - 2])
+    parts.len() >= 2 && parts[parts.len() - 1] == file && per_process(parts[parts.len() - 2])
+}
+
+fn builds_maps_path(before: &str, literal: &str) -> bool {
+    builds_process_file_path(before, literal, "maps")
+}
+
+fn builds_numa_maps_path(before: &str, literal: &str) -> bool {
+    builds_process_file_path(before, literal, "numa_maps")
+}
+
+/// A test of whether a literal (with the code before it) builds a path.
+type Builds = fn(&str, &str) -> bool;
+
+/// `builds` finds a path in every line of `hits` and in none of `misses`.
+fn assert_pattern(builds: Builds, hits: &[&str], misses: &[&str]) {
+    for line in hits {
+        assert!(literals(line).iter().any(|(b, l)| builds(b, l)), "missed {line}");
+    }
+    for line in misses {
+        assert!(!literals(line).iter().any(|(b, l)| builds(b, l)), "flagged {line}");
+    }
+}
+
+/// No source but `own` builds a path `builds` finds; `hint` says which
+/// reader to use instead.
+fn assert_built_only_in(own: &str, builds: Builds, hint: &str) {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let found = paths_elsewhere(&workspace, own, builds);
+    assert!(found.is_empty(), "{hint}, not by hand:\n{}", found.join("\n"));
 }
 
 /// Where `builds` finds a path built outside `own`, as `file:line`.
@@ -109,79 +139,84 @@ fn paths_elsewhere(workspace: &Path, own: &str, builds: fn(&str, &str) -> bool) 
 
 #[test]
 fn the_pattern_finds_each_way_a_task_path_was_built() {
-    for line in [
-        r#"let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;"#,
-        r#"root.read(&format!("proc/{pid}/task/{tid}/stat"))"#,
-        r#"std::fs::read_to_string(format!("/proc/{pid}/stat"))"#,
-        r#"self.root.exists(&format!("proc/{pid}/task/{tid}"))"#,
-        r#"let stat = fs::read(entry.path().join("stat"));"#,
-        r#"fs::read("/proc/self/stat")"#,
-    ] {
-        assert!(
-            literals(line).iter().any(|(b, l)| builds_task_path(b, l)),
-            "missed {line}"
-        );
-    }
-    for line in [
-        r#"stat::read(root, "proc/stat")"#,
-        r#"format!("/proc/{}/task/*/stat", model.pid)"#,
-        r#"say!("sampling /proc/PID/task/*/stat instead") // "proc/{pid}/task""#,
-        r#"[who, "task", _] => owner(who, opener)?,"#,
-        r#"format!("{ctx}/0/schemes/0/action"), "stat".into()"#,
-    ] {
-        assert!(
-            !literals(line).iter().any(|(b, l)| builds_task_path(b, l)),
-            "flagged {line}"
-        );
-    }
-}
-
-#[test]
-fn task_and_stat_paths_are_built_here_only() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let found = paths_elsewhere(&workspace, "crates/kernel/src/task.rs", builds_task_path);
-    assert!(
-        found.is_empty(),
-        "read threads and their stat through numasleuth_kernel::task, not by hand:\n{}",
-        found.join("\n")
+    assert_pattern(
+        builds_task_path,
+        &[
+            r#"let entries = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;"#,
+            r#"root.read(&format!("proc/{pid}/task/{tid}/stat"))"#,
+            r#"std::fs::read_to_string(format!("/proc/{pid}/stat"))"#,
+            r#"self.root.exists(&format!("proc/{pid}/task/{tid}"))"#,
+            r#"let stat = fs::read(entry.path().join("stat"));"#,
+            r#"fs::read("/proc/self/stat")"#,
+        ],
+        &[
+            r#"stat::read(root, "proc/stat")"#,
+            r#"format!("/proc/{}/task/*/stat", model.pid)"#,
+            r#"say!("sampling /proc/PID/task/*/stat instead") // "proc/{pid}/task""#,
+            r#"[who, "task", _] => owner(who, opener)?,"#,
+            r#"format!("{ctx}/0/schemes/0/action"), "stat".into()"#,
+        ],
     );
 }
 
 #[test]
-fn the_pattern_finds_each_way_a_maps_path_was_built() {
-    for line in [
-        r#"LineStream::open(root, &format!("proc/{pid}/maps"))"#,
-        r#"let path = format!("proc/{}/maps", pid);"#,
-        r#"std::fs::read_to_string("/proc/self/maps")"#,
-        r#"fs::read(format!("/proc/{pid}/task/{tid}/maps"))"#,
-        r#"let text = fs::read(dir.join("maps"));"#,
-    ] {
-        assert!(
-            literals(line).iter().any(|(b, l)| builds_maps_path(b, l)),
-            "missed {line}"
-        );
-    }
-    for line in [
-        r#"LineStream::open(root, &format!("proc/{pid}/numa_maps"))"#,
-        r#"format!("/proc/{pid}/map_files/{:x}-{:x}", start, end)"#,
-        r#"bail!("no mapping in /proc/{pid}/maps holds it")"#,
-        r#"LockFile::Smaps => "/proc/PID/smaps","#,
-        r#"("maps", maps::run),"#,
-    ] {
-        assert!(
-            !literals(line).iter().any(|(b, l)| builds_maps_path(b, l)),
-            "flagged {line}"
-        );
+fn task_and_stat_paths_are_built_here_only() {
+    assert_built_only_in(
+        "crates/kernel/src/task.rs",
+        builds_task_path,
+        "read threads and their stat through numasleuth_kernel::task",
+    );
+}
+
+/// Ways a path to a process's `FILE` was built, for `maps` and `numa_maps`.
+const PROCESS_FILE_PATHS: [&str; 5] = [
+    r#"LineStream::open(root, &format!("proc/{pid}/FILE"))"#,
+    r#"let path = format!("proc/{}/FILE", pid);"#,
+    r#"std::fs::read_to_string("/proc/self/FILE")"#,
+    r#"fs::read(format!("/proc/{pid}/task/{tid}/FILE"))"#,
+    r#"let text = fs::read(dir.join("FILE"));"#,
+];
+
+/// Lines that only name `FILE`, or build a path to another file.
+const PROCESS_FILE_NAMES: [&str; 6] = [
+    r#"format!("/proc/{pid}/map_files/{:x}-{:x}", start, end)"#,
+    r#"bail!("no mapping in /proc/{pid}/FILE holds it")"#,
+    r#"LockFile::Smaps => "/proc/PID/smaps","#,
+    r#"LockFile::NumaMaps => "/proc/PID/FILE","#,
+    r#"("FILE", FILE::run),"#,
+    r#".name("FILE".into())"#,
+];
+
+#[test]
+fn the_pattern_finds_each_way_a_maps_or_numa_maps_path_was_built() {
+    let cases: [(Builds, &str, &str); 2] = [
+        (builds_maps_path, "maps", "numa_maps"),
+        (builds_numa_maps_path, "numa_maps", "maps"),
+    ];
+    for (builds, file, other) in cases {
+        let hits = PROCESS_FILE_PATHS.map(|line| line.replace("FILE", file));
+        let other_paths = PROCESS_FILE_PATHS.map(|line| line.replace("FILE", other));
+        let names = PROCESS_FILE_NAMES.map(|line| line.replace("FILE", file));
+        let hits: Vec<&str> = hits.iter().map(String::as_str).collect();
+        let misses: Vec<&str> = other_paths.iter().chain(&names).map(String::as_str).collect();
+        assert_pattern(builds, &hits, &misses);
     }
 }
 
 #[test]
 fn maps_paths_are_built_in_the_maps_reader_only() {
-    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let found = paths_elsewhere(&workspace, "crates/kernel/src/procfs/maps_read.rs", builds_maps_path);
-    assert!(
-        found.is_empty(),
-        "read /proc/PID/maps through numasleuth_kernel::procfs::maps::{{read, MapsStream}}, not by hand:\n{}",
-        found.join("\n")
+    assert_built_only_in(
+        "crates/kernel/src/procfs/maps_read.rs",
+        builds_maps_path,
+        "read /proc/PID/maps through numasleuth_kernel::procfs::maps::{read, MapsStream}",
+    );
+}
+
+#[test]
+fn numa_maps_paths_are_built_in_the_numa_maps_reader_only() {
+    assert_built_only_in(
+        "crates/kernel/src/procfs/numa_maps_read.rs",
+        builds_numa_maps_path,
+        "read /proc/PID/numa_maps through numasleuth_kernel::procfs::numa_maps::NumaMapsFile",
     );
 }

@@ -21,6 +21,7 @@ pub mod grids;
 pub mod lab;
 pub mod latency;
 pub mod loaded;
+pub mod mem_grids;
 pub mod metric_series;
 pub mod probe_latency;
 pub mod rng;

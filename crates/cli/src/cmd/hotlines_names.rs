@@ -9,11 +9,10 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
-use numasleuth_kernel::procfs::maps::{self, Backing, Mapping, MapsCap};
-use numasleuth_kernel::procfs::process::ProcessError;
+use numasleuth_kernel::procfs::maps::{Backing, Mapping};
 use numasleuth_kernel::Root;
 use numasleuth_symbols::code::FunctionIndex;
-use numasleuth_symbols::ProcessObjects;
+use numasleuth_symbols::MappedObjects;
 
 pub struct Namer {
     pid: u32,
@@ -29,8 +28,9 @@ impl Namer {
     /// Reads `/proc/PID/maps` once: the mappings name regions, and the
     /// same lines place the ELF objects whose symbols name static data.
     pub fn load(root: &Root, pid: u32) -> Self {
-        let mut notes = Vec::new();
-        let (mappings, objects) = read_maps(root, pid, &mut notes);
+        let mapped = MappedObjects::read(root, pid);
+        let mut notes = mapped.notes("later ones are not named", "lines not named by region");
+        let MappedObjects { mappings, objects, .. } = mapped;
         let mut symbols = Vec::new();
         let mut functions = Vec::new();
         match objects {
@@ -100,24 +100,6 @@ impl Namer {
             Backing::Special(name) => name.clone(),
             Backing::Anonymous => stack_of().unwrap_or_else(|| "anon".into()),
             Backing::File { path, .. } => path.clone(),
-        }
-    }
-}
-
-/// One read of `proc/PID/maps`, capped: the mappings name regions, and the
-/// same mappings place the objects. A read that fails leaves both unread.
-fn read_maps(root: &Root, pid: u32, notes: &mut Vec<String>) -> (Vec<Mapping>, Result<ProcessObjects, ProcessError>) {
-    match maps::read(root, pid, MapsCap::KEPT) {
-        Ok(maps) => {
-            if let Some(hit) = maps.cap_hit {
-                notes.push(format!("{hit}: later ones are not named"));
-            }
-            let objects = ProcessObjects::place(root, pid, &maps.mappings);
-            (maps.mappings, Ok(objects))
-        }
-        Err(e) => {
-            notes.push(format!("lines not named by region: {e}"));
-            (Vec::new(), Err(e))
         }
     }
 }

@@ -10,12 +10,12 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
-use numasleuth_kernel::procfs::maps::{self, Backing, Mapping, MapsCap};
+use numasleuth_kernel::procfs::maps::{Backing, Mapping};
 use numasleuth_kernel::procfs::syscall::read_stack_pointer;
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::RegionName;
 use numasleuth_model::process::MemoryKind;
-use numasleuth_symbols::ProcessObjects;
+use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
 /// Threads whose stack pointer is read.
 const MAX_THREADS: usize = 4096;
@@ -34,21 +34,10 @@ pub struct Namer {
 
 impl Namer {
     pub fn load(root: &Root, pid: u32, tids: &[u32]) -> Self {
-        let mut notes = Vec::new();
         // One read names regions by mapping and places the objects.
-        let (mappings, objects) = match maps::read(root, pid, MapsCap::KEPT) {
-            Ok(maps) => {
-                if let Some(hit) = maps.cap_hit {
-                    notes.push(format!("{hit}: regions past them are not named"));
-                }
-                let objects = ProcessObjects::place(root, pid, &maps.mappings);
-                (maps.mappings, Ok(objects))
-            }
-            Err(e) => {
-                notes.push(format!("regions not named by mapping: {e}"));
-                (Vec::new(), Err(e))
-            }
-        };
+        let mapped = MappedObjects::read(root, pid);
+        let mut notes = mapped.notes("regions past them are not named", "regions not named by mapping");
+        let MappedObjects { mappings, objects, .. } = mapped;
         let mut symbols = BTreeMap::new();
         let objects = match objects {
             Ok(objects) => {

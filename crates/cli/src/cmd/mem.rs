@@ -7,24 +7,24 @@
 
 use std::process::ExitCode;
 
-use anyhow::Context;
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
 use numasleuth_analyze::latency_check::CurveCheck;
-use numasleuth_analyze::mem::placement_verdict;
-use numasleuth_analyze::row_warnings::RowChecks;
+use numasleuth_analyze::mem::{bandwidth_grid, latency_grid, placement_verdict, NodeGrid};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
 use numasleuth_analyze::working_set::WorkingSet;
 use numasleuth_kernel::Root;
-use numasleuth_measure::bandwidth::{self, BandwidthConfig};
-use numasleuth_measure::latency::{ChaseBuffer, Sampling};
+use numasleuth_measure::bandwidth::BandwidthSamples;
+use numasleuth_measure::latency::Sampling;
+use numasleuth_measure::mem_grids::{self, Cell, ChaseCells, ChasePlan, StreamPlan};
+use numasleuth_measure::steps::{PhaseError, StepError};
 use numasleuth_measure::stream::Mix;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::measure_export::MemReport;
 use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
-use super::measure_plan::{self, placement_check, Machine, Progress};
+use super::measure_plan::{self, placement_check, step_error, Machine, Progress};
 use super::output::Aliases;
 use super::{measure_raw, mem_curves, mem_sizing};
 
@@ -196,43 +196,18 @@ fn latency_matrix(
     for &target in targets {
         machine.check_fits(target, buffer_bytes, "the latency buffer")?;
     }
-    let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
-    let mut checks = RowChecks::new("latency cells");
-    'targets: for (t, &target) in targets.iter().enumerate() {
-        if progress.stopped() {
-            break;
-        }
-        // One buffer and one cycle per target, chased from every initiator.
-        let buffer = ChaseBuffer::allocate(buffer_bytes, target, settings.pages, 0x5eed + u64::from(target))
-            .with_context(|| format!("cannot set up the latency buffer on node {target}"))?;
-        doc.placements.push(placement_check(
-            format!("latency buffer on node {target}"),
-            buffer.placement(),
-        ));
-        for (i, &initiator) in initiators.iter().enumerate() {
-            if progress.stopped() {
-                break 'targets;
-            }
-            progress.step(&format!("latency {initiator}→{target}"));
-            let samples = buffer
-                .measure(cpus[i], settings.sampling)
-                .with_context(|| format!("latency from CPU {} to node {target}", cpus[i]))?;
-            doc.timer_overhead_ns = Some(samples.timer_overhead_ns);
-            let chase = measure_raw::chase(&samples);
-            let summary = chase.summary();
-            checks.add(format!("node {initiator} → node {target}"), &chase, summary.as_ref());
-            matrix[i][t] = summary;
-            if let Some(raw) = doc.raw.as_mut() {
-                raw.latency.push(RawLatency {
-                    cpu: cpus[i],
-                    node: target,
-                    size_bytes: samples.size_bytes,
-                    chase,
-                });
-            }
-        }
-    }
-    doc.warnings.extend(checks.warnings());
+    let plan = ChasePlan {
+        cpus: &cpus,
+        targets,
+        buffer_bytes,
+        pages: settings.pages,
+        sampling: settings.sampling,
+    };
+    let done = mem_grids::latency_cells(plan, &progress.stop_token(), &mut |c| {
+        progress.step(&format!("latency {}→{}", initiators[c.row], targets[c.column]));
+    })
+    .map_err(|e| chase_error(e, &cpus, targets))?;
+    let matrix = record_chases(doc, (initiators, targets, &cpus), &done);
     let (self_check, self_check_skipped) = if progress.stopped() {
         (None, Some("stopped before the self-check".to_string()))
     } else {
@@ -249,6 +224,54 @@ fn latency_matrix(
         self_check_skipped,
     });
     Ok(())
+}
+
+/// A failed latency cell as a one-line error: setting up its column's
+/// buffer, or chasing it from its row's CPU.
+fn chase_error(failed: StepError<Cell, PhaseError>, cpus: &[u32], targets: &[u32]) -> anyhow::Error {
+    let (cpu, target) = (cpus[failed.step.row], targets[failed.step.column]);
+    match failed.error {
+        PhaseError::Setup(cause) => {
+            anyhow::Error::new(cause).context(format!("cannot set up the latency buffer on node {target}"))
+        }
+        PhaseError::Run(cause) => anyhow::Error::new(cause).context(format!("latency from CPU {cpu} to node {target}")),
+    }
+}
+
+/// What the latency cells chased add to the document (buffer placements,
+/// the clock's overhead, warnings, raw samples), and their matrix.
+fn record_chases(
+    doc: &mut MemDocument,
+    (initiators, targets, cpus): (&[u32], &[u32], &[u32]),
+    done: &ChaseCells,
+) -> NodeGrid {
+    doc.placements.extend(
+        done.buffers.iter().map(|(column, placement)| {
+            placement_check(format!("latency buffer on node {}", targets[*column]), placement)
+        }),
+    );
+    if let Some((_, last)) = done.cells.last() {
+        doc.timer_overhead_ns = Some(last.timer_overhead_ns);
+    }
+    let chases: Vec<_> = done.cells.iter().map(|(_, s)| measure_raw::chase(s)).collect();
+    let (matrix, warnings) = latency_grid(
+        (initiators.len(), targets.len()),
+        done.cells.iter().zip(&chases).map(|((c, _), chase)| {
+            let name = format!("node {} → node {}", initiators[c.row], targets[c.column]);
+            ((c.row, c.column), name, chase)
+        }),
+    );
+    if let Some(raw) = doc.raw.as_mut() {
+        raw.latency
+            .extend(done.cells.iter().zip(chases).map(|((c, samples), chase)| RawLatency {
+                cpu: cpus[c.row],
+                node: targets[c.column],
+                size_bytes: samples.size_bytes,
+                chase,
+            }));
+    }
+    doc.warnings.extend(warnings);
+    matrix
 }
 
 /// The self-check of the latency figure: a chase at twice the working set
@@ -287,6 +310,7 @@ fn bandwidth_matrix(
     doc: &mut MemDocument,
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
+    // Stopped during the latency matrix: no bandwidth matrix at all.
     if progress.stopped() {
         return Ok(());
     }
@@ -298,44 +322,29 @@ fn bandwidth_matrix(
     for &target in targets {
         machine.check_fits(target, total_bytes, "the bandwidth buffers")?;
     }
-    let mut matrix = vec![vec![None; targets.len()]; initiators.len()];
-    let mut checks = RowChecks::new("bandwidth cells");
-    let (mut per_thread, mut non_temporal) = (0, false);
-    'rows: for (i, &initiator) in initiators.iter().enumerate() {
-        for (t, &target) in targets.iter().enumerate() {
-            if progress.stopped() {
-                break 'rows;
-            }
-            progress.step(&format!("bandwidth {initiator}→{target}"));
-            let config = BandwidthConfig {
-                mix,
-                cpus: cpus_by_row[i].clone(),
-                node: target,
-                total_bytes,
-                pages: settings.pages,
-                sampling: settings.sampling,
-            };
-            let samples = bandwidth::measure(&config)
-                .with_context(|| format!("bandwidth from node {initiator} to node {target}"))?;
-            for (k, placement) in samples.placements.iter().enumerate() {
-                let what = format!("bandwidth buffer {k} of node {initiator} → node {target}");
-                doc.placements.push(placement_check(what, placement));
-            }
-            (per_thread, non_temporal) = (samples.buffer_bytes_per_thread, samples.non_temporal_stores);
-            let rates = measure_raw::bandwidth(&samples);
-            let summary = rates.summary();
-            checks.add_summary(format!("node {initiator} → node {target}"), summary.as_ref());
-            matrix[i][t] = summary;
-            if let Some(raw) = doc.raw.as_mut() {
-                raw.bandwidth.push(RawBandwidth {
-                    cpus: samples.cpus.clone(),
-                    node: target,
-                    samples: rates,
-                });
-            }
-        }
-    }
-    doc.warnings.extend(checks.warnings());
+    let plan = StreamPlan {
+        cpus_by_row: &cpus_by_row,
+        targets,
+        mix,
+        total_bytes,
+        pages: settings.pages,
+        sampling: settings.sampling,
+    };
+    let cell_name = |c: &Cell| (initiators[c.row], targets[c.column]);
+    let done = mem_grids::bandwidth_cells(plan, &progress.stop_token(), &mut |c| {
+        let (initiator, target) = cell_name(c);
+        progress.step(&format!("bandwidth {initiator}→{target}"));
+    })
+    .map_err(|e| {
+        step_error(e, |c| {
+            let (initiator, target) = cell_name(c);
+            format!("bandwidth from node {initiator} to node {target}")
+        })
+    })?;
+    let (per_thread, non_temporal) = done
+        .last()
+        .map_or((0, false), |(_, s)| (s.buffer_bytes_per_thread, s.non_temporal_stores));
+    let matrix = record_streams(doc, (initiators, targets), &done);
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {
         nodes: targets.to_vec(),
         initiators: initiators.to_vec(),
@@ -347,6 +356,44 @@ fn bandwidth_matrix(
         matrix,
     });
     Ok(())
+}
+
+/// What the bandwidth cells streamed add to the document (each thread's
+/// buffer placement, warnings, raw samples), and their matrix.
+fn record_streams(
+    doc: &mut MemDocument,
+    (initiators, targets): (&[u32], &[u32]),
+    done: &[(Cell, BandwidthSamples)],
+) -> NodeGrid {
+    let cell_name = |c: &Cell| (initiators[c.row], targets[c.column]);
+    for (c, samples) in done {
+        let (initiator, target) = cell_name(c);
+        doc.placements
+            .extend(samples.placements.iter().enumerate().map(|(k, placement)| {
+                placement_check(
+                    format!("bandwidth buffer {k} of node {initiator} → node {target}"),
+                    placement,
+                )
+            }));
+    }
+    let rates: Vec<_> = done.iter().map(|(_, s)| measure_raw::bandwidth(s)).collect();
+    let (matrix, warnings) = bandwidth_grid(
+        (initiators.len(), targets.len()),
+        done.iter().zip(&rates).map(|((c, _), rates)| {
+            let (initiator, target) = cell_name(c);
+            ((c.row, c.column), format!("node {initiator} → node {target}"), rates)
+        }),
+    );
+    if let Some(raw) = doc.raw.as_mut() {
+        raw.bandwidth
+            .extend(done.iter().zip(rates).map(|((c, samples), rates)| RawBandwidth {
+                cpus: samples.cpus.clone(),
+                node: targets[c.column],
+                samples: rates,
+            }));
+    }
+    doc.warnings.extend(warnings);
+    matrix
 }
 
 /// The CPUs whose threads make each initiator node's bandwidth: all it

@@ -7,6 +7,7 @@ pub mod maps;
 mod maps_read;
 pub mod meminfo;
 pub mod numa_maps;
+mod numa_maps_read;
 pub mod pagemap;
 pub mod process;
 pub mod processes;

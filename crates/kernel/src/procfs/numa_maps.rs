@@ -17,6 +17,9 @@
 
 use serde::Serialize;
 
+/// The file's one reader: opened once, then entries up to a cap.
+pub use super::numa_maps_read::{NumaMapsEntries, NumaMapsFile};
+
 use crate::cpulist::IdList;
 use crate::error::{quote, ParseError};
 

@@ -232,12 +232,13 @@ pub fn mapping_at(root: &Root, pid: u32, address: u64) -> Result<Option<Mapping>
 /// kernel without NUMA). Malformed lines are skipped, a read error ends
 /// the sum: callers show this as a refreshing estimate.
 pub fn resident_bytes_by_node(root: &Root, pid: u32, max_lines: usize) -> Option<BTreeMap<u32, u64>> {
-    let mut stream = LineStream::open(root, &format!("proc/{pid}/numa_maps")).ok()?;
+    let mut entries = numa_maps::NumaMapsFile::open(root, pid).ok()?.entries(max_lines as u64);
     let mut by_node = BTreeMap::new();
-    for _ in 0..max_lines {
-        let Ok(Some(line)) = stream.next_line() else { break };
-        let Ok(entry) = numa_maps::parse_line(line) else {
-            continue;
+    loop {
+        let entry = match entries.next_entry() {
+            Ok(Some(entry)) => entry,
+            Err(ReadError::Malformed { .. }) => continue,
+            Ok(None) | Err(_) => break,
         };
         let page_bytes = entry.page_size_bytes();
         for (node, pages) in &entry.pages_by_node {

@@ -14,10 +14,9 @@ use std::io::{self, BufRead, Read};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
-use crate::error::ReadError;
 use crate::procfs::maps::{MapsCap, MapsStream};
-use crate::procfs::numa_maps::{self, NumaMapsEntry};
-use crate::procfs::process::{classify, LineStream, ProcessError, Vma, VmaStreamSummary};
+use crate::procfs::numa_maps::{NumaMapsEntries, NumaMapsEntry, NumaMapsFile};
+use crate::procfs::process::{classify, ProcessError, Vma, VmaStreamSummary};
 use crate::root::Root;
 
 /// Bytes per chunk the reader hands over. The kernel returns at most a
@@ -32,10 +31,9 @@ const CHUNKS_IN_FLIGHT: usize = 8;
 /// Streams the mappings of process `pid` in address order, each with its
 /// numa_maps line when there is one.
 pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
-    let numa_path = format!("proc/{pid}/numa_maps");
     // Streamed uncapped: one mapping at a time is held, however many.
     let mut maps = MapsStream::open(root, pid, MapsCap::STREAMED)?;
-    let numa_file = match root.open(&numa_path) {
+    let numa_file = match NumaMapsFile::open(root, pid) {
         Ok(file) => Some(file),
         Err(e) if e.is_not_found() && crate::task::process_exists(root, pid) => None,
         Err(e) => return Err(classify(root, pid, e)),
@@ -45,10 +43,10 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result
         ..VmaStreamSummary::default()
     };
     std::thread::scope(|scope| {
-        let mut numa = numa_file.map(|file| NumaLines::start(scope, file, &numa_path));
+        let mut numa = numa_file.map(|file| file.entries_through(|file| chunks(scope, file), u64::MAX));
         let mut pending: Option<NumaMapsEntry> = None;
-        let next_numa = |numa: &mut Option<NumaLines>| match numa {
-            Some(lines) => lines.next_entry().map_err(|e| classify(root, pid, e)),
+        let next_numa = |numa: &mut Option<NumaMapsEntries<Chunks>>| match numa {
+            Some(entries) => entries.next_entry().map_err(|e| classify(root, pid, e)),
             None => Ok(None),
         };
         while let Some(mapping) = maps.next_mapping()? {
@@ -80,47 +78,25 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result
     })
 }
 
-/// numa_maps parsed line by line from what the reader thread hands over.
-struct NumaLines {
-    lines: LineStream<Chunks>,
-    path: String,
-}
-
-impl NumaLines {
-    /// Starts the reader thread; if the system refuses a thread, the file
-    /// is read on this one instead (slower, same result).
-    fn start<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, file: File, path: &str) -> Self {
-        let file = Arc::new(file);
-        let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(CHUNKS_IN_FLIGHT);
-        let (recycle, recycled) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 2);
-        let shared = file.clone();
-        let source = match std::thread::Builder::new()
-            .name("numa_maps".into())
-            .spawn_scoped(scope, move || read_chunks(&shared, &sender, &recycled))
-        {
-            Ok(_) => Source::Thread { receiver, recycle },
-            Err(_) => Source::Inline(file),
-        };
-        NumaLines {
-            lines: LineStream::new(
-                Chunks {
-                    source,
-                    chunk: Vec::new(),
-                    consumed: 0,
-                },
-                path,
-            ),
-            path: path.to_string(),
-        }
-    }
-
-    fn next_entry(&mut self) -> Result<Option<NumaMapsEntry>, ReadError> {
-        match self.lines.next_line()? {
-            Some(text) => numa_maps::parse_line(text)
-                .map(Some)
-                .map_err(|e| ReadError::malformed(&self.path, e.0)),
-            None => Ok(None),
-        }
+/// numa_maps' bytes as the reader thread hands them over; if the system
+/// refuses a thread, the file is read on this one instead (slower, same
+/// result).
+fn chunks<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, file: File) -> Chunks {
+    let file = Arc::new(file);
+    let (sender, receiver) = sync_channel::<io::Result<Vec<u8>>>(CHUNKS_IN_FLIGHT);
+    let (recycle, recycled) = sync_channel::<Vec<u8>>(CHUNKS_IN_FLIGHT + 2);
+    let shared = file.clone();
+    let source = match std::thread::Builder::new()
+        .name("numa_maps".into())
+        .spawn_scoped(scope, move || read_chunks(&shared, &sender, &recycled))
+    {
+        Ok(_) => Source::Thread { receiver, recycle },
+        Err(_) => Source::Inline(file),
+    };
+    Chunks {
+        source,
+        chunk: Vec::new(),
+        consumed: 0,
     }
 }
 
@@ -221,6 +197,7 @@ impl BufRead for Chunks {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::procfs::process::LineStream;
 
     /// `lines` numa_maps-like lines, each a different length, so lines
     /// straddle the chunk borders at every offset.
@@ -259,7 +236,7 @@ mod tests {
         assert!(contents.len() > (CHUNKS_IN_FLIGHT + 4) * CHUNK_BYTES);
         let (_temp, file) = file_with(&contents);
         let expected: Vec<String> = contents.lines().map(str::to_string).collect();
-        let got = std::thread::scope(|scope| read_all(NumaLines::start(scope, file, "proc/1/numa_maps").lines));
+        let got = std::thread::scope(|scope| read_all(LineStream::new(chunks(scope, file), "proc/1/numa_maps")));
         assert_eq!(got, expected);
     }
 
@@ -280,8 +257,8 @@ mod tests {
     fn a_receiver_that_stops_early_does_not_hang_the_reader() {
         let (_temp, file) = file_with(&text(12_000));
         std::thread::scope(|scope| {
-            let mut numa = NumaLines::start(scope, file, "proc/1/numa_maps");
-            assert!(numa.next_entry().unwrap().is_some());
+            let mut numa = LineStream::new(chunks(scope, file), "proc/1/numa_maps");
+            assert!(numa.next_line().unwrap().is_some());
             // Dropped here with most of the file unread: the scope only
             // ends if the reader notices and stops.
         });
