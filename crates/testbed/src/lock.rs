@@ -67,7 +67,10 @@ fn take_a_slot(slots: usize) -> Result<GuestLock, String> {
         }
         if !warned {
             let first = slot_dir(0);
-            crate::env::report(&format!("[testbed] waiting for another QEMU guest ({})", first.display()));
+            crate::env::report(&format!(
+                "[testbed] waiting for another QEMU guest ({})",
+                first.display()
+            ));
             warned = true;
         }
         sleep(Duration::from_millis(250));
