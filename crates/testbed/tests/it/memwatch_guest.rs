@@ -22,11 +22,18 @@ use numasleuth_testbed::{env, guests, program};
 use serde_json::Value;
 
 /// memwatch in the background, the pressure in the foreground: node 1 has
-/// 512 MiB, so 640 MiB preferring it must spill onto node 0.
-const SCENARIO: &str = "numasleuth memwatch --interval 200ms --duration 14s FORMAT > /tmp/mw.out 2>/tmp/mw.err &
+/// 512 MiB, so 640 MiB preferring it must spill onto node 0. memwatch is
+/// stopped (SIGTERM: a script's background job has SIGINT ignored) once it
+/// has printed node 1's recovery, or 30 s after the pressure ended, not
+/// after a fixed time: on a starved host (three guests at once on two CPUs)
+/// the recovery came after a 14 s window had closed.
+const SCENARIO: &str = "numasleuth memwatch --interval 200ms --duration 120s FORMAT > /tmp/mw.out 2>/tmp/mw.err &
 mw=$!
 usleep 1000000
 /pressure 640 1 1000 >&2
+n=0; until grep -q recovered /tmp/mw.out || [ $n -ge 150 ]; do usleep 200000; n=$((n+1)); done
+usleep 1000000
+kill -TERM $mw
 wait $mw
 rc=$?
 cat /tmp/mw.out

@@ -114,13 +114,17 @@ fn run(kernel: Kernel) {
             "format",
             "cat /sys/kernel/tracing/events/sched/sched_migrate_task/format".into(),
         ),
-        // 20 flips take 2 s unloaded; on a loaded CI host each `taskset`
-        // under TCG takes far longer (19 of 20 were seen in a 6 s window),
-        // so the window leaves room for all of them.
+        // 20 flips take 2 s unloaded; on a starved host each `taskset`
+        // under TCG takes far longer (19 of 20 were seen in a 6 s window,
+        // and again in a 10 s one with three guests on two CPUs). So the
+        // recording ends when the flips have: `taskset` returns once the
+        // thread has moved, and SIGTERM stops migrations, which reports
+        // what it counted (SIGINT: ignored in a script's background job).
         sh(
             "migrations",
             format!(
-                "(sleep 1; {}) & numasleuth migrations {PID} --method tracepoint --duration 10s --json",
+                "numasleuth migrations {PID} --method tracepoint --duration 120s --json & m=$!; \
+                 sleep 1; {}; usleep 500000; kill -TERM $m; wait $m",
                 flips(20)
             ),
         ),
