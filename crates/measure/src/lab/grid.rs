@@ -17,6 +17,29 @@ pub fn cpus_for(order: &[u32], threads: usize) -> Vec<u32> {
     order.iter().copied().cycle().take(threads).collect()
 }
 
+/// Every placement × first × second × thread count, nested in that order
+/// (the last varies fastest), each made into a step with its CPUs: the
+/// lock grid's loads and locks, the false-sharing grid's operations and
+/// layouts.
+fn placements_by<A: Copy, B: Copy, S>(
+    orders: &[(Placement, Vec<u32>)],
+    (first, second): (&[A], &[B]),
+    counts: &[usize],
+    step: impl Fn(Placement, (A, B), usize, Vec<u32>) -> S,
+) -> Vec<S> {
+    let mut steps = Vec::new();
+    for (placement, order) in orders {
+        for &a in first {
+            for &b in second {
+                for &threads in counts {
+                    steps.push(step(*placement, (a, b), threads, cpus_for(order, threads)));
+                }
+            }
+        }
+    }
+    steps
+}
+
 /// What every lab configuration shares.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Sampling {
@@ -48,24 +71,18 @@ pub struct LockStep {
 
 impl LockGrid<'_> {
     pub fn steps(&self) -> Vec<LockStep> {
-        let mut steps = Vec::new();
-        for (placement, order) in self.orders {
-            for load in Load::ALL {
-                for &lock in self.kinds {
-                    for &threads in self.counts {
-                        let cpus = cpus_for(order, threads);
-                        steps.push(LockStep {
-                            placement: *placement,
-                            load,
-                            lock,
-                            threads,
-                            cpus,
-                        });
-                    }
-                }
-            }
-        }
-        steps
+        placements_by(
+            self.orders,
+            (&Load::ALL, self.kinds),
+            self.counts,
+            |placement, (load, lock), threads, cpus| LockStep {
+                placement,
+                load,
+                lock,
+                threads,
+                cpus,
+            },
+        )
     }
 
     /// Each configuration in turn until `stop`; `observe` sees each before
@@ -113,24 +130,18 @@ pub struct FalseSharingStep {
 
 impl FalseSharingGrid<'_> {
     pub fn steps(&self) -> Vec<FalseSharingStep> {
-        let mut steps = Vec::new();
-        for (placement, order) in self.orders {
-            for op in Op::ALL {
-                for layout in Layout::ALL {
-                    for &threads in self.counts {
-                        let cpus = cpus_for(order, threads);
-                        steps.push(FalseSharingStep {
-                            placement: *placement,
-                            op,
-                            layout,
-                            threads,
-                            cpus,
-                        });
-                    }
-                }
-            }
-        }
-        steps
+        placements_by(
+            self.orders,
+            (&Op::ALL, &Layout::ALL),
+            self.counts,
+            |placement, (op, layout), threads, cpus| FalseSharingStep {
+                placement,
+                op,
+                layout,
+                threads,
+                cpus,
+            },
+        )
     }
 
     /// Each configuration in turn until `stop`; `observe` sees each before
