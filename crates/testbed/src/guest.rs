@@ -57,7 +57,7 @@ impl GuestSpec {
 
     /// The full qemu argument list (without the program name).
     pub fn qemu_args(&self, host: &HostEnv, initrd: &Path, console_log: &Path) -> Result<Vec<String>, String> {
-        let vmlinuz = host.vmlinuz(self.kernel)?;
+        let kernel_image = host.kernel_image(self.kernel)?;
         let mut a: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
         // KVM is not available on our machines; TCG works everywhere.
@@ -67,7 +67,7 @@ impl GuestSpec {
         // second NIC with no NUMA node in every guest.
         push(&["-nodefaults", "-no-reboot", "-display", "none"]);
         push(&["-serial", &format!("file:{}", console_log.display())]);
-        push(&["-kernel", &vmlinuz.display().to_string()]);
+        push(&["-kernel", &kernel_image.display().to_string()]);
         push(&["-initrd", &initrd.display().to_string()]);
         // panic=-1 turns a kernel panic (e.g. /init exiting) into an
         // immediate reboot, which -no-reboot turns into qemu exiting.

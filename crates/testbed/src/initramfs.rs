@@ -33,8 +33,9 @@ run() {
     local name=$1 rc
     shift
     # Output is framed only once the command ends: this line says which one
-    # was running when a guest times out.
-    echo "@@NSTB:RUNNING:$name@@"
+    # was running when a guest times out, and the uptime where each of a
+    # guest's commands begins (docs/testing.md times the slow ones).
+    echo "@@NSTB:RUNNING:$name@@ uptime_s=$(cut -d" " -f1 /proc/uptime)"
     "$@" >/tmp/out 2>/tmp/err
     rc=$?
     frame "$name" "$rc" /tmp/out

@@ -120,10 +120,16 @@ fn run(kernel: Kernel) {
         // recording ends when the flips have: `taskset` returns once the
         // thread has moved, and SIGTERM stops migrations, which reports
         // what it counted (SIGINT: ignored in a script's background job).
+        // The flips begin a second after migrations holds its tracepoint's
+        // perf events (opened disabled, then enabled together): a fixed
+        // second from its start was too short for a slower build, which
+        // saw 16 of 20.
         sh(
             "migrations",
             format!(
                 "numasleuth migrations {PID} --method tracepoint --duration 120s --json & m=$!; \
+                 n=0; until ls -l /proc/$m/fd 2>/dev/null | grep -q perf_event; do \
+                 n=$((n+1)); [ $n -lt 300 ] || break; usleep 100000; done; \
                  sleep 1; {}; usleep 500000; kill -TERM $m; wait $m",
                 flips(20)
             ),
