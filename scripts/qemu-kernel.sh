@@ -196,7 +196,7 @@ for magic, inflate in ((b"\xfd7zXZ\x00", unxz), (b"\x28\xb5\x2f\xfd", unzstd), (
 sys.exit(1)
 PY
         mv "$out.tmp" "$out"
-        log "vmlinux:  $out (PVH boot)"
+        log "vmlinux:  unpacked from $image (PVH boot)"
     else
         rm -f "$out.tmp"
         log "no PVH-bootable ELF in $image: the guests boot the bzImage"
