@@ -15,13 +15,15 @@
 # `--profile guest` (Cargo.toml: release without ThinLTO, a quicker build).
 set -euo pipefail
 
+usage="usage: scripts/build-static.sh [--profile NAME]"
 profile=release
-case "${1:-}" in
-    "") ;;
-    --profile) profile=${2:?--profile needs a name} ;;
-    --profile=*) profile=${1#*=} ;;
-    *) echo "build-static: unknown argument $1 (usage: scripts/build-static.sh [--profile NAME])" >&2; exit 2 ;;
+case "$#:${1:-}" in
+    0:) ;;
+    2:--profile) profile=$2 ;;
+    1:--profile=*) profile=${1#*=} ;;
+    *) echo "build-static: unexpected arguments: $* ($usage)" >&2; exit 2 ;;
 esac
+[ -n "$profile" ] || { echo "build-static: --profile needs a name ($usage)" >&2; exit 2; }
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
