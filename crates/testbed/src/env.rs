@@ -16,6 +16,7 @@ pub const ENV_KERNEL_612_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_612_DIR";
 pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
 pub const ENV_INIT_TIMEOUT: &str = "NUMASLEUTH_QEMU_INIT_TIMEOUT_SECS";
+pub const ENV_FREEZE: &str = "NUMASLEUTH_QEMU_FREEZE_SECS";
 pub const ENV_UPDATE_FIXTURES: &str = "NUMASLEUTH_UPDATE_FIXTURES";
 /// How many guests may run at once (default 1; see crate::lock).
 pub const ENV_GUEST_SLOTS: &str = "NUMASLEUTH_QEMU_GUESTS_AT_ONCE";
@@ -29,6 +30,13 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 120;
 /// nothing, and waiting the whole timeout would not change that (guest.rs
 /// boots it once more).
 pub const DEFAULT_INIT_TIMEOUT_SECS: u64 = 60;
+
+/// Default limit for a silent heartbeat once /init runs. /init writes one a
+/// second on the second serial port; a guest whose kernel no longer
+/// schedules even that has frozen (guest.rs), which no command can cause by
+/// being slow or hung. The busiest guests leave it at most a few seconds
+/// late; the margin covers a loaded CI machine.
+pub const DEFAULT_FREEZE_SECS: u64 = 40;
 
 const HOW_TO: &str = "\
 to run the QEMU guests:
@@ -54,6 +62,8 @@ pub struct HostEnv {
     pub timeout_secs: u64,
     /// From spawn to /init's first line; see [`DEFAULT_INIT_TIMEOUT_SECS`].
     pub init_timeout_secs: u64,
+    /// Heartbeat silence that counts as frozen; see [`DEFAULT_FREEZE_SECS`].
+    pub freeze_secs: u64,
     /// Guests that may run at once, from [`ENV_GUEST_SLOTS`] (default 1).
     pub guest_slots: usize,
     pub update_fixtures: bool,
@@ -181,6 +191,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
     let seconds = |name: &str, default: u64| env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default);
     let timeout_secs = seconds(ENV_TIMEOUT, DEFAULT_TIMEOUT_SECS);
     let init_timeout_secs = seconds(ENV_INIT_TIMEOUT, DEFAULT_INIT_TIMEOUT_SECS);
+    let freeze_secs = seconds(ENV_FREEZE, DEFAULT_FREEZE_SECS);
     let guest_slots = seconds(ENV_GUEST_SLOTS, 1).max(1) as usize;
     let update_fixtures = env::var(ENV_UPDATE_FIXTURES).is_ok_and(|v| v == "1");
 
@@ -192,6 +203,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
             qemu,
             timeout_secs,
             init_timeout_secs,
+            freeze_secs,
             guest_slots,
             update_fixtures,
         }),

@@ -92,6 +92,10 @@ pub fn init_script(spec: &GuestSpec) -> String {
          # Kernel messages on the console could land inside a section.\n\
          echo 1 > /proc/sys/kernel/printk\n",
     );
+    // The heartbeat the host's freeze watchdog listens to (guest.rs): a
+    // guest whose kernel stops scheduling even this loop has frozen, which
+    // tells it apart from a command that is slow or hung.
+    s.push_str("( while :; do cut -d\" \" -f1 /proc/uptime; sleep 1; done > /dev/ttyS1 ) &\n");
     s.push_str(&functions);
     // Setup runs as a section too, so its errors reach the host; it runs in a
     // child shell, which is enough for sysfs writes and insmod.

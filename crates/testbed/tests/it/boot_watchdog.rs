@@ -1,8 +1,10 @@
 //! The boot watchdog (guest.rs): a kernel that never reaches /init is killed
-//! at the init limit and booted once more, and a second hang is an error
-//! that says so. A stand-in `qemu` script plays the hung kernel, so the test
-//! takes seconds; it still builds a real image, so it needs the same inputs
-//! as the guests (`cargo test -- --skip qemu_` leaves it out visibly).
+//! at the init limit, and a guest whose heartbeat stops once /init runs is
+//! killed at the freeze limit; either is booted once more, and a second
+//! failure is an error that says so. A stand-in `qemu` script plays the
+//! hung or frozen guest, so the test takes seconds; it still builds a real
+//! image, so it needs the same inputs as the guests (`cargo test -- --skip
+//! qemu_` leaves it out visibly).
 
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -11,22 +13,41 @@ use std::path::{Path, PathBuf};
 use numasleuth_testbed::console::{MARK_DONE, MARK_INIT};
 use numasleuth_testbed::{env, guest, guests};
 
-/// A `qemu` that hangs without a console line on its first `hangs` starts
-/// and afterwards prints what a healthy /init would, then exits 0.
-fn fake_qemu(dir: &Path, hangs: u32) -> PathBuf {
+/// How the stand-in qemu fails on its first starts.
+#[derive(Clone, Copy)]
+enum Failure {
+    /// No console line at all: a kernel that never starts /init.
+    NoInit,
+    /// /init's first line and one heartbeat, then nothing: a frozen guest.
+    Frozen,
+}
+
+/// A `qemu` that fails as `failure` says on its first `fails` starts and
+/// afterwards prints what a healthy /init would, then exits 0. The first
+/// `-serial` is the console, the second the heartbeat.
+fn fake_qemu(dir: &Path, fails: u32, failure: Failure) -> PathBuf {
     fs::create_dir_all(dir).unwrap();
     let starts = dir.join("starts");
     let _ = fs::remove_file(&starts);
+    let fail = match failure {
+        Failure::NoInit => String::new(),
+        Failure::Frozen => format!(r#"printf '%s\r\n' '{MARK_INIT}' > "$console"; echo 1.00 > "$beat""#),
+    };
     let script = format!(
         r#"#!/bin/sh
-console=
+console= beat=
 while [ $# -gt 0 ]; do
-    if [ "$1" = -serial ]; then console=${{2#file:}}; fi
+    if [ "$1" = -serial ]; then
+        if [ -z "$console" ]; then console=${{2#file:}}; else beat=${{2#file:}}; fi
+    fi
     shift
 done
 echo start >> '{starts}'
 : > "$console"
-if [ "$(wc -l < '{starts}')" -le {hangs} ]; then exec sleep 600; fi
+if [ "$(wc -l < '{starts}')" -le {fails} ]; then
+    {fail}
+    exec sleep 600
+fi
 printf '%s\r\n%s\r\n' '{MARK_INIT}' '{MARK_DONE}' > "$console"
 "#,
         starts = starts.display()
@@ -45,16 +66,17 @@ fn host_with(qemu: PathBuf) -> env::HostEnv {
     let mut host = env::require("qemu boot watchdog");
     host.qemu = qemu;
     host.init_timeout_secs = 2;
+    host.freeze_secs = 2;
     host.timeout_secs = 30;
     host
 }
 
-/// Runs a two-node guest named `name` under a stand-in qemu that hangs on
-/// its first `hangs` starts; returns the run, its work dir and how many
-/// times qemu was started.
-fn run_with_hangs(name: &str, hangs: u32) -> (Result<guest::GuestRun, String>, PathBuf, usize) {
+/// Runs a two-node guest named `name` under a stand-in qemu that fails as
+/// `failure` says on its first `fails` starts; returns the run, its work
+/// dir and how many times qemu was started.
+fn run_failing(name: &str, fails: u32, failure: Failure) -> (Result<guest::GuestRun, String>, PathBuf, usize) {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let host = host_with(fake_qemu(&tmp.join("bin"), hangs));
+    let host = host_with(fake_qemu(&tmp.join("bin"), fails, failure));
     let mut spec = guests::two_nodes();
     spec.name = name.into();
     let workdir = tmp.join("work");
@@ -64,7 +86,7 @@ fn run_with_hangs(name: &str, hangs: u32) -> (Result<guest::GuestRun, String>, P
 
 #[test]
 fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
-    let (run, workdir, starts) = run_with_hangs("boot-watchdog-once", 1);
+    let (run, workdir, starts) = run_failing("boot-watchdog-once", 1, Failure::NoInit);
     let run = run.unwrap_or_else(|e| panic!("{e}"));
     assert!(run.transcript.done, "the second boot's /init reached its end");
     assert_eq!(starts, 2, "one hung boot, one retry");
@@ -76,8 +98,26 @@ fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
 
 #[test]
 fn qemu_boot_watchdog_gives_up_after_two_hung_boots() {
-    let (run, _, starts) = run_with_hangs("boot-watchdog-twice", 2);
+    let (run, _, starts) = run_failing("boot-watchdog-twice", 2, Failure::NoInit);
     let err = run.expect_err("two hung boots fail");
     assert!(err.contains("did not start /init within 2 s, twice"), "{err}");
+    assert_eq!(starts, 2, "no third boot");
+}
+
+#[test]
+fn qemu_boot_watchdog_boots_again_after_a_guest_that_froze() {
+    let (run, workdir, starts) = run_failing("boot-watchdog-frozen-once", 1, Failure::Frozen);
+    let run = run.unwrap_or_else(|e| panic!("{e}"));
+    assert!(run.transcript.done, "the second boot's /init reached its end");
+    assert_eq!(starts, 2, "one frozen boot, one retry");
+    let kept = fs::read_to_string(workdir.join("console-frozen.log")).expect("the frozen boot's console is kept");
+    assert!(kept.contains(MARK_INIT), "{kept:?}");
+}
+
+#[test]
+fn qemu_boot_watchdog_gives_up_after_two_frozen_boots() {
+    let (run, _, starts) = run_failing("boot-watchdog-frozen-twice", 2, Failure::Frozen);
+    let err = run.expect_err("two frozen boots fail");
+    assert!(err.contains("froze (no heartbeat for 2 s), twice"), "{err}");
     assert_eq!(starts, 2, "no third boot");
 }
