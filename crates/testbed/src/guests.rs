@@ -183,7 +183,7 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     g.setup = [
         "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi",
         "/victim --workers 2 --start-cpu 2 --worker-cpus 0-1 > /tmp/victim.out 2>&1 &",
-        "n=0; until grep -q pid= /tmp/victim.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done",
+        "wait-until 300 100000 \"grep -q pid= /tmp/victim.out\"",
         "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/victim.out > /tmp/victim.pid",
         // Let the workers start and move every thread to node 0's CPUs.
         "sleep 1",
@@ -245,7 +245,7 @@ pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
     g.extra_files = vec![("victim".to_string(), victim.to_path_buf())];
     let wait_pid = |name: &str| {
         format!(
-            "n=0; until grep -q pid= /tmp/{name}.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done; \
+            "wait-until 300 100000 \"grep -q pid= /tmp/{name}.out\"; \
              sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/{name}.out > /tmp/{name}.pid"
         )
     };

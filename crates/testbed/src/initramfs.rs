@@ -133,6 +133,27 @@ fn machine_id(name: &str) -> String {
     )
 }
 
+/// `/bin/wait-until TRIES PAUSE_US CONDITION…`: the guests' one polling
+/// loop. It evaluates the shell CONDITION until it holds, at most TRIES
+/// times, PAUSE_US microseconds apart, and fails (exit 1, saying so on
+/// stderr) when it never did. A caller that must stop there lets it fail
+/// (setup runs under `set -e`; commands add `|| exit N`); one that goes on
+/// regardless adds `|| true`. The condition is one argument, so it keeps
+/// its own quoting.
+pub const WAIT_UNTIL: &str = r#"#!/bin/sh
+tries=$1 pause_us=$2
+shift 2
+n=0
+until eval "$*"; do
+    n=$((n+1))
+    if [ "$n" -ge "$tries" ]; then
+        echo "wait-until: still false after $tries tries, ${pause_us} us apart: $*" >&2
+        exit 1
+    fi
+    usleep "$pause_us"
+done
+"#;
+
 /// The directories every image has, made before any file goes in.
 const BASE_DIRS: [&str; 10] = [
     "bin",
@@ -179,6 +200,7 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     // /init's interpreter; every other applet link is made by --install.
     w.symlink("bin/sh", "busybox").map_err(io)?;
     w.file("bin/numasleuth", 0o755, &numasleuth).map_err(io)?;
+    w.file("bin/wait-until", 0o755, WAIT_UNTIL.as_bytes()).map_err(io)?;
     if let Some(ko) = &e1000 {
         w.file("lib/modules/e1000.ko", 0o644, ko).map_err(io)?;
     }

@@ -57,16 +57,15 @@ fn start(name: &str, cmd: &str) -> (String, String) {
     sh(
         &format!("{name}-start"),
         format!(
-            "{cmd} > /tmp/{name}.out 2>&1 & n=0; until grep -q pid= /tmp/{name}.out; do n=$((n+1)); \
-             [ $n -lt 300 ] || exit 1; usleep 100000; done; \
+            "{cmd} > /tmp/{name}.out 2>&1 & wait-until 300 100000 \"grep -q pid= /tmp/{name}.out\" || exit 1; \
              sed -n \"s/.*pid=\\([0-9]*\\).*/\\1/p\" /tmp/{name}.out > /tmp/{name}.pid; cat /tmp/{name}.out"
         ),
     )
 }
 
 /// Polls (at most 30 s) until no kdamond is left, then prints DAMON_STATE.
-const UNTIL_NONE: &str = "n=0; until [ $(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds) = 0 ]; \
-    do n=$((n+1)); [ $n -lt 300 ] || break; usleep 100000; done";
+const UNTIL_NONE: &str =
+    "wait-until 300 100000 \"[ \\$(cat /sys/kernel/mm/damon/admin/kdamonds/nr_kdamonds) = 0 ]\" || true";
 
 pub fn commands() -> Vec<(String, String)> {
     let vmstat = "grep -E \"^(pgmigrate_success|numa_pages_migrated) \" /proc/vmstat".to_string();
@@ -96,8 +95,8 @@ pub fn commands() -> Vec<(String, String)> {
             "killed",
             format!(
                 "numasleuth hotpages -p {VICTIM} --duration 60s --json > /tmp/k.json 2>/tmp/k.err & p=$!; \
-                 n=0; until grep -q \"kdamond_pid.:[0-9]\" /run/numasleuth/damon-kdamond.json 2>/dev/null; \
-                 do n=$((n+1)); [ $n -lt 300 ] || break; usleep 100000; done; sleep 1; {DAMON_STATE}; \
+                 wait-until 300 100000 \"grep -q \\\"kdamond_pid.:[0-9]\\\" /run/numasleuth/damon-kdamond.json 2>/dev/null\" \
+                 || true; sleep 1; {DAMON_STATE}; \
                  kill -9 $p; {UNTIL_NONE}; {DAMON_STATE}"
             ),
         ),
@@ -608,7 +607,7 @@ fn qemu_hotpages_6_12() {
     spec.setup = vec![
         "echo 0 > /proc/sys/kernel/numa_balancing".into(),
         "/victim --churn-us 1000 --workers 2 --start-cpu 2 --worker-cpus 0-1 > /tmp/victim.out 2>&1 &".into(),
-        "n=0; until grep -q pid= /tmp/victim.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done".into(),
+        "wait-until 300 100000 \"grep -q pid= /tmp/victim.out\"".into(),
         "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/victim.out > /tmp/victim.pid".into(),
         "sleep 1".into(),
     ];

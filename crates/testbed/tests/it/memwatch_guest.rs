@@ -31,7 +31,7 @@ const SCENARIO: &str = "numasleuth memwatch --interval 200ms --duration 120s FOR
 mw=$!
 usleep 1000000
 /pressure 640 1 1000 >&2
-n=0; until grep -q recovered /tmp/mw.out || [ $n -ge 150 ]; do usleep 200000; n=$((n+1)); done
+wait-until 150 200000 \"grep -q recovered /tmp/mw.out\" || true
 usleep 1000000
 kill -TERM $mw
 wait $mw

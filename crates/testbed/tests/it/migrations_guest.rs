@@ -100,7 +100,7 @@ fn run(kernel: Kernel) {
         // AutoNUMA's own task moves would add to the count.
         "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi",
         "/hopper > /tmp/hopper.out 2>&1 &",
-        "n=0; until grep -q pid= /tmp/hopper.out; do n=$((n+1)); [ $n -lt 300 ]; usleep 100000; done",
+        "wait-until 300 100000 \"grep -q pid= /tmp/hopper.out\"",
         "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/hopper.out > /tmp/hopper.pid",
         "taskset -p 4 $(cat /tmp/hopper.pid) > /dev/null",
     ]
@@ -128,8 +128,7 @@ fn run(kernel: Kernel) {
             "migrations",
             format!(
                 "numasleuth migrations {PID} --method tracepoint --duration 120s --json & m=$!; \
-                 n=0; until ls -l /proc/$m/fd 2>/dev/null | grep -q perf_event; do \
-                 n=$((n+1)); [ $n -lt 300 ] || break; usleep 100000; done; \
+                 wait-until 300 100000 \"ls -l /proc/$m/fd 2>/dev/null | grep -q perf_event\" || true; \
                  sleep 1; {}; usleep 500000; kill -TERM $m; wait $m",
                 flips(20)
             ),

@@ -28,8 +28,7 @@ use serde_json::Value;
 /// second is short enough to happen inside the probe even on a slower
 /// host.)
 const FILL: &str = "/hog 1 440 0 > /tmp/fill.out &";
-const WAIT_FILL: &str =
-    "n=0; until grep -q done /tmp/fill.out; do n=$((n+1)); [ $n -lt 1200 ] || break; usleep 100000; done";
+const WAIT_FILL: &str = "wait-until 1200 100000 \"grep -q done /tmp/fill.out\" || true";
 const PRESSURE: &str = "numasleuth probe-latency --node 0 --rate 100/s --duration 6s";
 const HOG: &str = "/hog 1 120 0 > /tmp/hog.out";
 

@@ -35,7 +35,7 @@ const LOOPS: u64 = 15;
 fn under_loop(name: &str, args: &str, started: &str) -> String {
     format!(
         "numasleuth {args} 2>/tmp/{name}.err & \
-         n=0; until grep -q \"{started}\" /tmp/{name}.err; do n=$((n+1)); [ $n -lt 600 ] || exit 9; usleep 100000; done; \
+         wait-until 600 100000 \"grep -q \\\"{started}\\\" /tmp/{name}.err\" || exit 9; \
          n=0; while [ $n -lt {LOOPS} ]; do cat /proc/slabinfo >/dev/null; n=$((n+1)); usleep 200000; done; \
          echo $n > /tmp/{name}.count; wait"
     )
