@@ -94,8 +94,13 @@ pub fn init_script(spec: &GuestSpec) -> String {
     );
     // The heartbeat the host's freeze watchdog listens to (guest.rs): a
     // guest whose kernel stops scheduling even this loop has frozen, which
-    // tells it apart from a command that is slow or hung.
-    s.push_str("( while :; do cut -d\" \" -f1 /proc/uptime; sleep 1; done > /dev/ttyS1 ) &\n");
+    // tells it apart from a command that is slow or hung. The OOM killer
+    // must never take it (the pressure guests run near their limits), and
+    // it starts one process a second (`sleep`), nothing else.
+    s.push_str(
+        "( echo -1000 > /proc/self/oom_score_adj; \
+         while :; do read -r up rest < /proc/uptime; echo \"$up\"; sleep 1; done > /dev/ttyS1 ) &\n",
+    );
     s.push_str(&functions);
     // Setup runs as a section too, so its errors reach the host; it runs in a
     // child shell, which is enough for sysfs writes and insmod.
