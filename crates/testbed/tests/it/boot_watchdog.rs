@@ -84,40 +84,46 @@ fn run_failing(name: &str, fails: u32, failure: Failure) -> (Result<guest::Guest
     (run, workdir, starts(&tmp.join("bin")))
 }
 
-#[test]
-fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
-    let (run, workdir, starts) = run_failing("boot-watchdog-once", 1, Failure::NoInit);
+/// Runs a guest whose first boot fails as `failure` says and whose second
+/// is healthy; checks that exactly one retry happened and reached /init's
+/// end, and returns the first boot's console, kept as `kept`.
+fn boots_again(name: &str, failure: Failure, kept: &str) -> String {
+    let (run, workdir, starts) = run_failing(name, 1, failure);
     let run = run.unwrap_or_else(|e| panic!("{e}"));
     assert!(run.transcript.done, "the second boot's /init reached its end");
-    assert_eq!(starts, 2, "one hung boot, one retry");
-    assert!(
-        workdir.join("console-hung-boot.log").is_file(),
-        "the hung boot's console is kept"
-    );
+    assert_eq!(starts, 2, "one failed boot, one retry");
+    fs::read_to_string(workdir.join(kept))
+        .unwrap_or_else(|e| panic!("the failed boot's console is kept as {kept}: {e}"))
+}
+
+/// Runs a guest whose first two boots fail as `failure` says; checks that
+/// there was no third boot and returns the error.
+fn gives_up(name: &str, failure: Failure) -> String {
+    let (run, _, starts) = run_failing(name, 2, failure);
+    let err = run.expect_err("two failed boots fail");
+    assert_eq!(starts, 2, "no third boot");
+    err
+}
+
+#[test]
+fn qemu_boot_watchdog_boots_again_after_a_kernel_that_never_reaches_init() {
+    boots_again("boot-watchdog-once", Failure::NoInit, "console-hung-boot.log");
 }
 
 #[test]
 fn qemu_boot_watchdog_gives_up_after_two_hung_boots() {
-    let (run, _, starts) = run_failing("boot-watchdog-twice", 2, Failure::NoInit);
-    let err = run.expect_err("two hung boots fail");
+    let err = gives_up("boot-watchdog-twice", Failure::NoInit);
     assert!(err.contains("did not start /init within 2 s, twice"), "{err}");
-    assert_eq!(starts, 2, "no third boot");
 }
 
 #[test]
 fn qemu_boot_watchdog_boots_again_after_a_guest_that_froze() {
-    let (run, workdir, starts) = run_failing("boot-watchdog-frozen-once", 1, Failure::Frozen);
-    let run = run.unwrap_or_else(|e| panic!("{e}"));
-    assert!(run.transcript.done, "the second boot's /init reached its end");
-    assert_eq!(starts, 2, "one frozen boot, one retry");
-    let kept = fs::read_to_string(workdir.join("console-frozen.log")).expect("the frozen boot's console is kept");
+    let kept = boots_again("boot-watchdog-frozen-once", Failure::Frozen, "console-frozen.log");
     assert!(kept.contains(MARK_INIT), "{kept:?}");
 }
 
 #[test]
 fn qemu_boot_watchdog_gives_up_after_two_frozen_boots() {
-    let (run, _, starts) = run_failing("boot-watchdog-frozen-twice", 2, Failure::Frozen);
-    let err = run.expect_err("two frozen boots fail");
+    let err = gives_up("boot-watchdog-frozen-twice", Failure::Frozen);
     assert!(err.contains("froze (no heartbeat for 2 s), twice"), "{err}");
-    assert_eq!(starts, 2, "no third boot");
 }
