@@ -127,6 +127,12 @@ impl DebugInfo {
 
 fn line_of<R: gimli::Reader>(context: &addr2line::Context<R>, address: u64) -> SourceLine {
     let mut out = SourceLine::default();
+    // addr2line probes the range [address, address + 1), which overflows
+    // at the last address (a hostile symbol's value). No instruction can
+    // start there, so it has no line.
+    if address == u64::MAX {
+        return out;
+    }
     if let Ok(mut frames) = context.find_frames(address).skip_all_loads() {
         let mut names = Vec::new();
         let mut first = true;
@@ -152,4 +158,23 @@ fn line_of<R: gimli::Reader>(context: &addr2line::Context<R>, address: u64) -> S
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// fuzz/regressions/elf_symbols/symbol-at-the-last-address: a symbol
+    /// at u64::MAX made addr2line overflow. This test binary has line
+    /// tables, so its DWARF is real.
+    #[test]
+    fn the_last_address_has_no_line() {
+        let exe = std::env::current_exe().expect("the test binary");
+        let info = DebugInfo::load(&ObjectSource::file(&exe.display().to_string()))
+            .expect("readable DWARF")
+            .expect("the test binary has line tables");
+        let found = info.lookup(&[u64::MAX]).expect("a lookup");
+        assert_eq!(found.len(), 1);
+        assert!(found[0].path.is_none() && found[0].function.is_none());
+    }
 }
