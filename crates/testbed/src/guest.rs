@@ -32,6 +32,9 @@ pub struct GuestSpec {
     pub kernel: Kernel,
     /// Argument of `-smp`, e.g. "4,sockets=2,cores=2".
     pub smp: String,
+    /// Argument of `-cpu`: "max", or with properties, e.g.
+    /// "max,l3-cache=off".
+    pub cpu: String,
     pub nodes: Vec<NodeSpec>,
     /// `(src, dst, value)` for `-numa dist`. Empty leaves QEMU's default
     /// (no SLIT table; Linux then uses 10 local / 20 remote).
@@ -61,7 +64,7 @@ impl GuestSpec {
         let mut a: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
         // KVM is not available on our machines; TCG works everywhere.
-        push(&["-machine", "pc", "-accel", "tcg", "-cpu", "max"]);
+        push(&["-machine", "pc", "-accel", "tcg", "-cpu", &self.cpu]);
         push(&["-smp", &self.smp, "-m", &format!("{}M", self.memory_mib())]);
         // -nodefaults drops the default e1000 on pci.0, which would be a
         // second NIC with no NUMA node in every guest.

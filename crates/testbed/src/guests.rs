@@ -34,6 +34,7 @@ fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
         name: name.to_string(),
         kernel: Kernel::default(),
         smp: smp.to_string(),
+        cpu: "max".to_string(),
         nodes,
         distances: Vec::new(),
         extra_qemu: Vec::new(),
