@@ -114,6 +114,11 @@ pub fn commands() -> Vec<(String, String)> {
             "doctor-measure",
             format!("numasleuth doctor --pid {VICTIM} --measure --json"),
         ),
+        // Stopped, not killed: `foreign-hotpages` names it again. Its two
+        // spinning workers would otherwise hold two of the host's CPUs
+        // for the rest of this guest (control, hotcold, damo: about a
+        // minute), starving those steps and the guest beside this one.
+        sh("victim-pause", format!("kill -STOP {VICTIM}; echo paused")),
     ];
     // A copy of the program made on node 0: the control's code must not
     // share the first victim's page cache, which is on node 1.
