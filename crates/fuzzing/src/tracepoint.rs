@@ -4,8 +4,8 @@
 //! a record long enough for every field, with a bounded name; an open's
 //! name pointer only from inside the record.
 
-use numasleuth_probe::migrate::MigrateLayout;
-use numasleuth_probe::readers::syscall::Layout;
+use numasleuth_kernel::tracefs::migrate::MigrateLayout;
+use numasleuth_kernel::tracefs::open::Layout;
 
 pub fn run(data: &[u8]) {
     let (format, record) = match data.iter().position(|b| *b == 0) {

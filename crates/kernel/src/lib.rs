@@ -24,6 +24,7 @@ pub mod sysfs;
 pub mod task;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
+pub mod tracefs;
 mod tree_dirs;
 mod tree_list;
 pub mod unread;

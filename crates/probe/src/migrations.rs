@@ -9,10 +9,11 @@
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
-use crate::migrate::{self, MigrateLayout, MAX_MOVES_PER_TASK, MAX_TASKS};
+use crate::migrate::{self, MAX_MOVES_PER_TASK, MAX_TASKS};
 use crate::tracepoint;
 use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::task;
+use numasleuth_kernel::tracefs::migrate::MigrateLayout;
 use numasleuth_kernel::Root;
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_model::stop::Stop;

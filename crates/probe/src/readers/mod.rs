@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use numasleuth_kernel::procfs::{fd, statm};
+use numasleuth_kernel::tracefs::open::AT_FDCWD;
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::{
     LockFile, Method, Open, ReaderProcess, ReadersRaw, Target, TargetProcess, MAX_OPENS_KEPT,
@@ -271,7 +272,7 @@ impl Session {
         if name.starts_with('/') {
             return Some(name.to_string());
         }
-        let link = if dfd == syscall::AT_FDCWD {
+        let link = if dfd == AT_FDCWD {
             format!("proc/{pid}/cwd")
         } else {
             format!("proc/{pid}/fd/{dfd}")

@@ -15,6 +15,7 @@ use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use numasleuth_kernel::procfs::settings;
+use numasleuth_kernel::tracefs::open::Layout;
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::LockFile;
 use perf_event::data::Record;
@@ -22,7 +23,7 @@ use perf_event::events::{KProbe, Tracepoint};
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
 use super::kprobe;
-use super::syscall::{self, Layout};
+use super::syscall;
 use super::tasks::Tasks;
 use crate::{ring, tracepoint};
 
