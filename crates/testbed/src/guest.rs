@@ -130,7 +130,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 
     let _lock = GuestLock::acquire(host.guest_slots)?;
     let limit = Duration::from_secs(host.timeout_secs);
-    let boot = boot_once_more_if_hung(host, spec, &args, workdir, &console_log)?;
+    let boot = boot_with_one_retry(host, spec, &args, workdir, &console_log)?;
     let (started, status) = match boot {
         Boot::Finished(started, status) => (started, status),
         // Nothing to report from but the consoles.
@@ -193,7 +193,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 ///   kept running its stale translation of the patched text's int3, and
 ///   the kernel's int3 handler, which found the byte already gone, sent it
 ///   back to retry forever (docs/testing.md has the trace).
-fn boot_once_more_if_hung(
+fn boot_with_one_retry(
     host: &HostEnv,
     spec: &GuestSpec,
     args: &[String],
