@@ -184,8 +184,7 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     g.setup = [
         "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi",
         "/victim --workers 2 --start-cpu 2 --worker-cpus 0-1 > /tmp/victim.out 2>&1 &",
-        "wait-until 300 100000 \"grep -q pid= /tmp/victim.out\"",
-        "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/victim.out > /tmp/victim.pid",
+        "record-pid victim",
         // Let the workers start and move every thread to node 0's CPUs.
         "sleep 1",
     ]
@@ -244,18 +243,12 @@ pub fn two_nodes_detective(victim: &std::path::Path) -> GuestSpec {
     let mut g = two_nodes();
     g.name = "two-nodes-detective".to_string();
     g.extra_files = vec![("victim".to_string(), victim.to_path_buf())];
-    let wait_pid = |name: &str| {
-        format!(
-            "wait-until 300 100000 \"grep -q pid= /tmp/{name}.out\"; \
-             sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/{name}.out > /tmp/{name}.pid"
-        )
-    };
     g.setup = vec![
         "/victim --workers 0 --start-cpu 2 > /tmp/sleeper.out 2>&1 &".to_string(),
-        wait_pid("sleeper"),
+        "record-pid sleeper".to_string(),
         "taskset -a -p -c 0-1 $(cat /tmp/sleeper.pid) > /dev/null".to_string(),
         "/victim --workers 1 --start-cpu 2 --worker-cpus 0 --quiet-workers > /tmp/spinner.out 2>&1 &".to_string(),
-        wait_pid("spinner"),
+        "record-pid spinner".to_string(),
         // The scanner starts about a second after the process and marks
         // its pages one pass at a time; the kernel counts finished passes in
         // `mm->numa_scan_seq` (sched). Wait (at most 90 s) for one whole

@@ -159,6 +159,15 @@ until eval "$*"; do
 done
 "#;
 
+/// `/bin/record-pid NAME`: waits (at most 30 s) for the `pid=N` line that
+/// a test program started in the background prints to /tmp/NAME.out, and
+/// writes N to /tmp/NAME.pid, which later commands read. It fails (exit 1,
+/// with wait-until's message) when the line never comes.
+pub const RECORD_PID: &str = r#"#!/bin/sh
+wait-until 300 100000 "grep -q pid= /tmp/$1.out" || exit 1
+sed -n 's/.*pid=\([0-9]*\).*/\1/p' "/tmp/$1.out" > "/tmp/$1.pid"
+"#;
+
 /// The directories every image has, made before any file goes in.
 const BASE_DIRS: [&str; 10] = [
     "bin",
@@ -206,6 +215,7 @@ pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String>
     w.symlink("bin/sh", "busybox").map_err(io)?;
     w.file("bin/numasleuth", 0o755, &numasleuth).map_err(io)?;
     w.file("bin/wait-until", 0o755, WAIT_UNTIL.as_bytes()).map_err(io)?;
+    w.file("bin/record-pid", 0o755, RECORD_PID.as_bytes()).map_err(io)?;
     if let Some(ko) = &e1000 {
         w.file("lib/modules/e1000.ko", 0o644, ko).map_err(io)?;
     }

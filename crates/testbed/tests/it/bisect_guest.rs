@@ -180,7 +180,7 @@ fn qemu_two_nodes_bisect_names_the_hot_page_and_restores_every_page() {
         "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi".into(),
         "/hotpage > /tmp/hot.out 2>&1 &".into(),
         "wait-until 300 100000 \"grep -q pid= /tmp/hot.out && [ -e /tmp/rate ]\"".into(),
-        "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/hot.out > /tmp/hot.pid".into(),
+        "record-pid hot".into(),
     ];
     let text = std::env::var("NUMASLEUTH_BISECT_TEXT").is_ok_and(|v| v == "1");
     spec.commands.extend(commands(text));

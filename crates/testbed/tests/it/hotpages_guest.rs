@@ -56,10 +56,7 @@ fn sh(name: &str, cmd: String) -> (String, String) {
 fn start(name: &str, cmd: &str) -> (String, String) {
     sh(
         &format!("{name}-start"),
-        format!(
-            "{cmd} > /tmp/{name}.out 2>&1 & wait-until 300 100000 \"grep -q pid= /tmp/{name}.out\" || exit 1; \
-             sed -n \"s/.*pid=\\([0-9]*\\).*/\\1/p\" /tmp/{name}.out > /tmp/{name}.pid; cat /tmp/{name}.out"
-        ),
+        format!("{cmd} > /tmp/{name}.out 2>&1 & record-pid {name} || exit 1; cat /tmp/{name}.out"),
     )
 }
 
@@ -619,8 +616,7 @@ fn qemu_hotpages_6_12() {
     spec.setup = vec![
         "echo 0 > /proc/sys/kernel/numa_balancing".into(),
         "/victim --churn-us 1000 --workers 2 --start-cpu 2 --worker-cpus 0-1 > /tmp/victim.out 2>&1 &".into(),
-        "wait-until 300 100000 \"grep -q pid= /tmp/victim.out\"".into(),
-        "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/victim.out > /tmp/victim.pid".into(),
+        "record-pid victim".into(),
         "sleep 1".into(),
     ];
     spec.commands.push(("victim".into(), "cat /tmp/victim.out".into()));

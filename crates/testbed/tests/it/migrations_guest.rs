@@ -100,8 +100,7 @@ fn run(kernel: Kernel) {
         // AutoNUMA's own task moves would add to the count.
         "if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi",
         "/hopper > /tmp/hopper.out 2>&1 &",
-        "wait-until 300 100000 \"grep -q pid= /tmp/hopper.out\"",
-        "sed -n 's/.*pid=\\([0-9]*\\).*/\\1/p' /tmp/hopper.out > /tmp/hopper.pid",
+        "record-pid hopper",
         "taskset -p 4 $(cat /tmp/hopper.pid) > /dev/null",
     ]
     .iter()
