@@ -18,6 +18,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use numasleuth_kernel::sysfs::damon::{
     self, DamonAdmin, DamonAttrs, DamonRegion, KdamondReading, KdamondState, KDAMONDS,
@@ -74,10 +75,47 @@ pub enum DamonError {
     Claim(String),
 }
 
+/// How long a DAMON file that answers EBUSY is tried again. Up to 6.13 the
+/// kernel takes its DAMON sysfs lock with a trylock in the `state`, `nr_*`
+/// and `pid` handlers and answers EBUSY when it fails, and every kdamond
+/// takes that lock in its sampling and aggregation callbacks: one try loses
+/// now and then, more often on a slow machine (a CI guest ended a SIGTERMed
+/// `hotpages` with an error this way).
+const BUSY_RETRY: Duration = Duration::from_secs(3);
+/// The pause between tries: a few of the kdamond's 5 ms sampling steps.
+const BUSY_PAUSE: Duration = Duration::from_millis(10);
+
+/// Runs `op` again while it fails with what `is_busy` calls the lock's
+/// EBUSY, for at most [`BUSY_RETRY`]; then its last answer stands.
+fn retry_busy<T, E>(mut op: impl FnMut() -> Result<T, E>, is_busy: impl Fn(&E) -> bool) -> Result<T, E> {
+    let deadline = Instant::now() + BUSY_RETRY;
+    loop {
+        match op() {
+            Err(e) if is_busy(&e) && Instant::now() < deadline => std::thread::sleep(BUSY_PAUSE),
+            answer => return answer,
+        }
+    }
+}
+
+fn read_is_busy(e: &ReadError) -> bool {
+    matches!(
+        e,
+        ReadError::Io {
+            errno: Some(libc::EBUSY),
+            ..
+        }
+    )
+}
+
+/// [`damon::read_kdamond`], tried again while DAMON's lock is busy.
+fn read_kdamond(root: &Root, index: u64) -> Result<KdamondReading, ReadError> {
+    retry_busy(|| damon::read_kdamond(root, index), read_is_busy)
+}
+
 /// Reads the admin tree, with "no DAMON" and "not root" said plainly.
 pub fn admin(root: &Root) -> Result<DamonAdmin, DamonError> {
     let path = format!("/{KDAMONDS}/nr_kdamonds");
-    match damon::read_admin(root) {
+    match retry_busy(|| damon::read_admin(root), read_is_busy) {
         Ok(Some(admin)) => Ok(admin),
         Ok(None) => Err(DamonError::NoDamon {
             path: format!("/{}", damon::ADMIN),
@@ -133,10 +171,14 @@ pub fn check_available(admin: &DamonAdmin) -> Result<(), DamonError> {
     Ok(())
 }
 
-/// Writes one value to a file of the live tree under `root`.
+/// Writes one value to a file of the live tree under `root`, again while
+/// DAMON's lock is busy.
 pub(crate) fn write(root: &Root, relative: &str, value: &str) -> Result<(), DamonError> {
     let path = root.base().join(relative);
-    let result = untrusted::open_regular_for_write(&path).and_then(|mut f| f.write_all(value.as_bytes()));
+    let result = retry_busy(
+        || untrusted::open_regular_for_write(&path).and_then(|mut f| f.write_all(value.as_bytes())),
+        |e| e.raw_os_error() == Some(libc::EBUSY),
+    );
     result.map_err(|e| DamonError::Write {
         path: format!("/{relative}"),
         value: value.to_string(),
@@ -207,7 +249,7 @@ impl Session {
             }
         }
         write(root, &format!("{}/state", dir()), "on")?;
-        let kdamond = damon::read_kdamond(root, INDEX)?;
+        let kdamond = read_kdamond(root, INDEX)?;
         session.kdamond_pid = kdamond.pid;
         if let Some(claim) = &mut session.claim {
             claim.set_kdamond_pid(kdamond.pid).map_err(DamonError::Claim)?;
@@ -308,7 +350,7 @@ impl Session {
         let state = format!("{}/state", dir());
         if let Err(e) = write(&self.root, &state, "update_schemes_tried_regions") {
             // vaddr's kdamond ends by itself when its target exits.
-            let now = damon::read_kdamond(&self.root, INDEX)?;
+            let now = read_kdamond(&self.root, INDEX)?;
             if now.state != KdamondState::On {
                 return Err(DamonError::TargetExited { pid: self.pid });
             }
@@ -334,7 +376,7 @@ impl Session {
                 .take()
                 .map_or(Ok(()), |c| c.release().map_err(DamonError::Claim));
         }
-        let now = damon::read_kdamond(&self.root, INDEX)?;
+        let now = read_kdamond(&self.root, INDEX)?;
         if now.state == KdamondState::On {
             write(&self.root, &format!("{}/state", dir()), "off")?;
         }

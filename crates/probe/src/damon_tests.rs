@@ -277,3 +277,40 @@ fn hostile_claims_are_refused() {
     std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
     assert!(read_claim(&path).is_err());
 }
+
+#[test]
+fn a_busy_lock_is_tried_again_and_other_errors_are_not() {
+    let busy = || std::io::Error::from_raw_os_error(libc::EBUSY);
+    let is_busy = |e: &std::io::Error| e.raw_os_error() == Some(libc::EBUSY);
+    let mut tries = 0;
+    let answer = retry_busy(
+        || {
+            tries += 1;
+            if tries < 3 {
+                Err(busy())
+            } else {
+                Ok(tries)
+            }
+        },
+        is_busy,
+    );
+    assert_eq!(answer.unwrap(), 3);
+    let mut tries = 0;
+    let answer: Result<(), _> = retry_busy(
+        || {
+            tries += 1;
+            Err(std::io::Error::from_raw_os_error(libc::EINVAL))
+        },
+        is_busy,
+    );
+    assert_eq!(answer.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+    assert_eq!(tries, 1);
+    let read = |errno| ReadError::Io {
+        path: "/sys/kernel/mm/damon/admin/kdamonds/0/pid".into(),
+        message: "busy".into(),
+        errno,
+    };
+    assert!(read_is_busy(&read(Some(libc::EBUSY))));
+    assert!(!read_is_busy(&read(Some(libc::EIO))));
+    assert!(!read_is_busy(&read(None)));
+}

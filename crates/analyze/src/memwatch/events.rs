@@ -13,8 +13,13 @@
 //! state and declares recovery only above the `high` watermark (where
 //! kswapd itself stops) or after [`RECOVERY_SAMPLES`] samples in a row
 //! above `low`.
+//!
+//! The kernel starts serving a node's allocations elsewhere only once the
+//! node is under `low`, so the sample that sees the crossing often sees no
+//! fallback yet: the recovery says how much fell back over the whole
+//! episode.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
@@ -79,11 +84,16 @@ pub struct Event {
     pub message: String,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 struct NodeState {
     /// 0 fine, 1 below low, 2 below min (and not yet recovered).
     level: u8,
     above_low_run: u32,
+    /// The node's numa_foreign in the sample before it first fell: what
+    /// the episode's fallback is counted from.
+    foreign_at_fall: Option<u64>,
+    /// Nodes whose numa_miss grew while this one was low.
+    receivers: BTreeSet<u32>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -152,39 +162,72 @@ impl EventTracker {
 
     fn node_event(&mut self, previous: &Sample, current: &Sample, node: &NodeSample) -> Option<Event> {
         let raw = raw_level(node);
-        let state = self.nodes.entry(node.node).or_default();
+        let mut state = self.nodes.remove(&node.node).unwrap_or_default();
+        let event = self.node_change(&mut state, previous, current, node, raw);
+        self.nodes.insert(node.node, state);
+        event
+    }
+
+    fn node_change(
+        &self,
+        state: &mut NodeState,
+        previous: &Sample,
+        current: &Sample,
+        node: &NodeSample,
+        raw: u8,
+    ) -> Option<Event> {
         let was = state.level;
         if raw > was {
-            *state = NodeState {
-                level: raw,
-                above_low_run: 0,
-            };
+            if was == 0 {
+                let before = previous.nodes.iter().find(|p| p.node == node.node);
+                state.foreign_at_fall = before.and_then(|b| b.numa_foreign);
+                state.receivers.clear();
+            }
+            state.level = raw;
+            state.above_low_run = 0;
+            state.receivers.extend(fallback_receivers(previous, current, node.node));
             return Some(self.fell_event(previous, current, node, raw));
         }
-        if raw == 0 && was > 0 {
-            state.above_low_run += 1;
-            let above_high = node.free_pages > node.high_pages;
-            if above_high || state.above_low_run >= RECOVERY_SAMPLES {
-                *state = NodeState::default();
-                let why = if above_high {
-                    "above its high watermark".to_string()
-                } else {
-                    format!("above its low watermark for {RECOVERY_SAMPLES} samples")
-                };
-                return Some(Event {
-                    t_s: current.t_s,
-                    node: Some(node.node),
-                    kind: EventKind::Recovered,
-                    message: format!(
-                        "node {} recovered at t={:.1} s: {} free, {why}",
-                        node.node, current.t_s, node.free_pages
-                    ),
-                });
-            }
-        } else if raw > 0 {
-            state.above_low_run = 0;
+        if was == 0 {
+            return None;
         }
-        None
+        state.receivers.extend(fallback_receivers(previous, current, node.node));
+        if raw > 0 {
+            state.above_low_run = 0;
+            return None;
+        }
+        state.above_low_run += 1;
+        let above_high = node.free_pages > node.high_pages;
+        if !above_high && state.above_low_run < RECOVERY_SAMPLES {
+            return None;
+        }
+        let why = if above_high {
+            "above its high watermark".to_string()
+        } else {
+            format!("above its low watermark for {RECOVERY_SAMPLES} samples")
+        };
+        let mut message = format!(
+            "node {} recovered at t={:.1} s: {} free, {why}",
+            node.node, current.t_s, node.free_pages
+        );
+        let foreign = node
+            .numa_foreign
+            .zip(state.foreign_at_fall)
+            .map_or(0, |(now, then)| now.saturating_sub(then));
+        if foreign > 0 && !state.receivers.is_empty() {
+            message.push_str(&format!(
+                "; while it was low, {} of its allocations fell back to {}",
+                self.amount(foreign),
+                node_list(&state.receivers)
+            ));
+        }
+        *state = NodeState::default();
+        Some(Event {
+            t_s: current.t_s,
+            node: Some(node.node),
+            kind: EventKind::Recovered,
+            message,
+        })
     }
 
     fn fell_event(&self, previous: &Sample, current: &Sample, node: &NodeSample, level: u8) -> Event {
@@ -205,9 +248,9 @@ impl EventTracker {
         let receivers = fallback_receivers(previous, current, node.node);
         if foreign > 0 && !receivers.is_empty() {
             message.push_str(&format!(
-                ", {} of its allocations fell back to node {}",
+                ", {} of its allocations fell back to {}",
                 self.amount(foreign),
-                receivers.join(", node ")
+                node_list(&receivers)
             ));
         }
         Event {
@@ -371,7 +414,7 @@ fn grew(now: Option<u64>, then: Option<u64>) -> Option<u64> {
 }
 
 /// Nodes whose numa_miss grew: they took allocations meant for another.
-fn fallback_receivers(previous: &Sample, current: &Sample, except: u32) -> Vec<String> {
+fn fallback_receivers(previous: &Sample, current: &Sample, except: u32) -> BTreeSet<u32> {
     current
         .nodes
         .iter()
@@ -384,6 +427,12 @@ fn fallback_receivers(previous: &Sample, current: &Sample, except: u32) -> Vec<S
                 .and_then(|p| p.numa_miss);
             matches!((n.numa_miss, before), (Some(now), Some(then)) if now > then)
         })
-        .map(|n| n.node.to_string())
+        .map(|n| n.node)
         .collect()
+}
+
+/// `node 0` or `node 0, node 2`.
+fn node_list(nodes: &BTreeSet<u32>) -> String {
+    let named: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
+    named.join(", ")
 }

@@ -65,6 +65,40 @@ fn a_trickle_is_named_as_one() {
 }
 
 #[test]
+fn fallback_after_the_crossing_is_told_at_recovery() {
+    // The kernel spills a node's allocations only once it is under low:
+    // the crossing sample saw none, the next two did, and the recovery
+    // says what the whole episode sent to node 0.
+    let mut tracker = EventTracker::new(4096);
+    let a = sample(0.0, vec![node(0, 900000, 10, 0), node(1, 170000, 0, 5)], 0);
+    let b = sample(1.0, vec![node(0, 900000, 10, 0), node(1, 160000, 0, 5)], 0);
+    let c = sample(2.0, vec![node(0, 890000, 1010, 0), node(1, 160000, 0, 1005)], 0);
+    let d = sample(3.0, vec![node(0, 880000, 2570, 0), node(1, 161000, 0, 2565)], 0);
+    let e = sample(4.0, vec![node(0, 880000, 2570, 0), node(1, 200000, 0, 2565)], 0);
+    let fell = tracker.events(&a, &b);
+    assert_eq!(kinds(&fell), ["below-low"]);
+    assert!(!fell[0].message.contains("fell back"), "{}", fell[0].message);
+    assert!(tracker.events(&b, &c).is_empty());
+    assert!(tracker.events(&c, &d).is_empty());
+    let recovered = tracker.events(&d, &e);
+    assert_eq!(kinds(&recovered), ["recovered"]);
+    assert!(
+        recovered[0]
+            .message
+            .ends_with("; while it was low, 2560 pages, 10 MiB of its allocations fell back to node 0"),
+        "{}",
+        recovered[0].message
+    );
+    // A second episode counts from its own start.
+    let f = sample(5.0, vec![node(0, 880000, 2570, 0), node(1, 160000, 0, 2565)], 0);
+    let g = sample(6.0, vec![node(0, 880000, 2570, 0), node(1, 200000, 0, 2565)], 0);
+    tracker.events(&e, &f);
+    let again = tracker.events(&f, &g);
+    assert_eq!(kinds(&again), ["recovered"]);
+    assert!(!again[0].message.contains("fell back"), "{}", again[0].message);
+}
+
+#[test]
 fn hovering_around_low_does_not_flap() {
     // Free pages within ±30 of low for 20 samples, then a real recovery
     // above high: one below-low event and one recovery, nothing between.

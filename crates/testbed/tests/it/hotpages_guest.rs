@@ -410,7 +410,7 @@ fn expect_ends(o: &Outcome, c: &mut Checks) {
     let terminated = text(o, "terminated");
     c.check(
         terminated.contains("rc=0") && terminated.contains("nr=0 threads=0 claim="),
-        || format!("SIGTERM: {terminated:?}"),
+        || format!("SIGTERM: {terminated:?}, stderr {:?}", text(o, "terminated.stderr")),
     );
     if let Some(doc) = command_json(c, &o.run.transcript.sections, "terminated-json") {
         c.eq("SIGTERM: stopped_early", doc["stopped_early"].as_bool(), Some(true));
