@@ -71,8 +71,8 @@ fn first_per<K: Ord>(cpus: Vec<u32>, key: impl Fn(u32) -> K) -> Vec<u32> {
 
 #[cfg(test)]
 mod tests {
-    use numasleuth_kernel::IdList;
     use numasleuth_model::{CacheDomain, Cpu};
+    use numasleuth_parse::IdList;
 
     use super::*;
 

@@ -90,8 +90,8 @@ impl From<&[u64]> for Value {
     }
 }
 
-impl From<&numasleuth_kernel::IdList> for Value {
-    fn from(v: &numasleuth_kernel::IdList) -> Self {
+impl From<&numasleuth_parse::IdList> for Value {
+    fn from(v: &numasleuth_parse::IdList) -> Self {
         Value::from(v.ids())
     }
 }

@@ -2,7 +2,7 @@
 //! on, the exact remedy, and the incident it guards against.
 
 pub use crate::evidence::Evidence;
-use numasleuth_kernel::{ReadError, Unread};
+use numasleuth_parse::{ReadError, Unread};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]

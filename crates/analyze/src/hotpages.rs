@@ -10,10 +10,10 @@
 //! the region's resident bytes on nodes where none of the process's threads
 //! runs (`inspect`'s definition, `model::process::thread_nodes`).
 
-use numasleuth_kernel::sysfs::damon::DamonAttrs;
-use numasleuth_kernel::IdList;
 use numasleuth_model::hotpages::{DamonSnapshot, HotRegion, PagePlacement};
 use numasleuth_model::process::NodeCounts;
+use numasleuth_parse::sysfs::damon::DamonAttrs;
+use numasleuth_parse::IdList;
 
 use crate::findings::{incident, Evidence, Finding, Severity};
 

@@ -1,7 +1,7 @@
-use numasleuth_kernel::sysfs::damon::{DamonAttrs, DamonRegion};
-use numasleuth_kernel::IdList;
 use numasleuth_model::hotpages::{DamonSnapshot, PagePlacement, RegionName};
 use numasleuth_model::process::MemoryKind;
+use numasleuth_parse::sysfs::damon::{DamonAttrs, DamonRegion};
+use numasleuth_parse::IdList;
 
 use super::*;
 

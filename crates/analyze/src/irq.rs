@@ -4,9 +4,9 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::gather::HostReadings;
-use numasleuth_kernel::IdList;
 use numasleuth_model::Topology;
+use numasleuth_parse::gather::HostReadings;
+use numasleuth_parse::IdList;
 use serde::Serialize;
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use numasleuth_kernel::procfs::meminfo::Meminfo;
+use numasleuth_parse::procfs::meminfo::Meminfo;
 use serde::Serialize;
 
 /// The rows of `nodeN/meminfo` in the order the kernel writes them
@@ -143,7 +143,7 @@ fn sum(values: &BTreeMap<u32, u64>) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use numasleuth_kernel::procfs::meminfo::parse;
+    use numasleuth_parse::procfs::meminfo::parse;
 
     /// /sys/devices/system/node/node0/meminfo of a 2-node QEMU guest
     /// (Linux 6.1), cut to the rows that matter here, and node1 of the same

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use numasleuth_kernel::IdList;
+use numasleuth_parse::IdList;
 
 use crate::findings::{incident, Evidence, Finding, Severity};
 

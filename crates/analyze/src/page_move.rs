@@ -13,8 +13,8 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-use numasleuth_kernel::pages::{PageStatus, Residency};
 use numasleuth_model::Topology;
+use numasleuth_parse::pages::{PageStatus, Residency};
 use serde::Serialize;
 
 /// Consecutive pages with one status.
@@ -232,7 +232,7 @@ pub struct TargetNode {
 /// is allowed (memory can live there) and said so.
 pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, String> {
     let Some(found) = topology.nodes.iter().find(|n| n.id == node) else {
-        let ids: numasleuth_kernel::IdList = topology.nodes.iter().map(|n| n.id).collect();
+        let ids: numasleuth_parse::IdList = topology.nodes.iter().map(|n| n.id).collect();
         return Err(format!("--to-node {node}: node {node} does not exist (nodes: {ids})"));
     };
     if !found.may_hold_memory() {

@@ -1,5 +1,5 @@
-use numasleuth_kernel::IdList;
 use numasleuth_model::{Node, NumaSource};
+use numasleuth_parse::IdList;
 
 use super::*;
 

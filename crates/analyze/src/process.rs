@@ -9,9 +9,9 @@
 use numasleuth_model::units::bytes as human_bytes;
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::IdList;
 use numasleuth_model::process::{Accuracy, KindGroup, NodeCounts, ProcessModel};
 use numasleuth_model::Topology;
+use numasleuth_parse::IdList;
 
 use crate::findings::{incident, Evidence, Finding, Severity};
 

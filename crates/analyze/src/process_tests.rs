@@ -1,15 +1,15 @@
 //! Process findings on models built the way `inspect` builds them: a
 //! stream of mappings, section spans, and per-page answers.
 
-use numasleuth_kernel::pages::Residency;
-use numasleuth_kernel::procfs::maps::parse_line as map_line;
-use numasleuth_kernel::procfs::numa_maps::parse_line as numa_line;
-use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
-use numasleuth_kernel::procfs::task::parse_stat;
-use numasleuth_kernel::IdList;
 use numasleuth_model::process::{Accuracy, MemoryKind, ProcessBuilder, ProcessModel};
 use numasleuth_model::symbol::{SectionClass, SectionSpan};
 use numasleuth_model::{Cpu, Node, NumaSource, Topology};
+use numasleuth_parse::pages::Residency;
+use numasleuth_parse::procfs::maps::parse_line as map_line;
+use numasleuth_parse::procfs::numa_maps::parse_line as numa_line;
+use numasleuth_parse::procfs::process::{ThreadReading, Vma};
+use numasleuth_parse::procfs::task::parse_stat;
+use numasleuth_parse::IdList;
 
 use super::*;
 

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::procfs::stat::CpuTicks;
-use numasleuth_kernel::IdList;
+use numasleuth_parse::procfs::stat::CpuTicks;
+use numasleuth_parse::IdList;
 
 /// Busy share of the CPUs in `cpus` between two readings; `None` when no
 /// tick passed (or none of the CPUs has a line, e.g. all offline). A

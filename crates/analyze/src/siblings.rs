@@ -139,7 +139,7 @@ pub fn check(topo: &Topology, cpus: &[u32], medians: &[Vec<Option<f64>>]) -> Sib
              {NEIGHBOUR_RATIO}× with more than one other CPU: hyperthreads pair off, so these are not reported as \
              siblings (the order the pairs were measured in, or a busy host, can make such a pattern; measure again)",
             shared.len(),
-            numasleuth_kernel::human_list(&crowded)
+            numasleuth_parse::human_list(&crowded)
         )
     });
     SiblingCheck { pairs, left_out }

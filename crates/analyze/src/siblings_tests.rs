@@ -1,7 +1,7 @@
 //! Suspected siblings on recorded and constructed matrices.
 
-use numasleuth_kernel::IdList;
 use numasleuth_model::{CacheDomain, Cpu, Topology};
+use numasleuth_parse::IdList;
 
 use super::*;
 

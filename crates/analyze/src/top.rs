@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::procfs::stat::CpuTicks;
-use numasleuth_kernel::IdList;
 use numasleuth_model::top::{Frame, NodeRow, ProcReading, ProcRow};
+use numasleuth_parse::procfs::stat::CpuTicks;
+use numasleuth_parse::IdList;
 
 use crate::memwatch::{NodeSample, Sample};
 use crate::migrations::refresh::moves_between;

@@ -89,8 +89,8 @@ pub fn nearest_other_node(topo: &Topology, node: u32) -> Option<u32> {
 
 #[cfg(test)]
 mod tests {
-    use numasleuth_kernel::IdList;
     use numasleuth_model::Node;
+    use numasleuth_parse::IdList;
 
     use super::*;
 

@@ -143,7 +143,7 @@ pub fn largest_cache(caches: &[CacheDomain], groups: &[&[u32]]) -> Option<SizedF
             let from = SizedFrom {
                 cache: format!("L{level}"),
                 bytes: total,
-                cpus: numasleuth_kernel::human_list(&cpus),
+                cpus: numasleuth_parse::human_list(&cpus),
                 factor: CACHE_FACTOR,
                 count,
             };

@@ -1,7 +1,7 @@
 //! The sizing rule on cache layouts written out here; the same rule on
 //! hwloc's real-machine captures is `tests/working_set_hwloc.rs`.
 
-use numasleuth_kernel::IdList;
+use numasleuth_parse::IdList;
 
 use super::*;
 

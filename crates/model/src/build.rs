@@ -1,8 +1,8 @@
 //! Turning raw readings into a [`Topology`]; pure, so fixtures test it.
 
-use numasleuth_kernel::gather::TopologyReadings;
-use numasleuth_kernel::sysfs::cpu::CpuFiles;
-use numasleuth_kernel::sysfs::node::{NodeStates, NodeSysfs};
+use numasleuth_parse::gather::TopologyReadings;
+use numasleuth_parse::sysfs::cpu::CpuFiles;
+use numasleuth_parse::sysfs::node::{NodeStates, NodeSysfs};
 use thiserror::Error;
 
 use crate::caches::cache_domains;
@@ -95,8 +95,8 @@ impl Topology {
                 allowed_cpus: readings.allowed.as_ref().and_then(|a| a.cpus.clone()),
                 allowed_mems: readings.allowed.as_ref().and_then(|a| a.mems.clone()),
                 cgroup_version: cgroup.map(|c| match c.version {
-                    numasleuth_kernel::cgroup::CgroupVersion::V1 => 1,
-                    numasleuth_kernel::cgroup::CgroupVersion::V2 => 2,
+                    numasleuth_parse::cgroup::CgroupVersion::V1 => 1,
+                    numasleuth_parse::cgroup::CgroupVersion::V2 => 2,
                 }),
                 cgroup_path: cgroup.map(|c| c.path.clone()),
                 cgroup_cpus: cgroup.and_then(|c| c.effective_cpus.clone()),

@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::sysfs::cpu::CpuFiles;
-use numasleuth_kernel::IdList;
+use numasleuth_parse::sysfs::cpu::CpuFiles;
+use numasleuth_parse::IdList;
 
 /// What a cache holds, from its sysfs `type`. The variants keep the
 /// kernel's words in alphabetical order, so sorting by kind is unchanged;

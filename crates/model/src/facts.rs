@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::IdList;
+use numasleuth_parse::IdList;
 
 use crate::{Node, Topology};
 

@@ -7,7 +7,7 @@
 //! and kernel crates; `analyze::hotpages` turns them into ranked
 //! [`HotRegion`]s, and the CLI attaches each region's [`RegionName`].
 
-use numasleuth_kernel::sysfs::damon::{DamonAttrs, DamonRegion};
+use numasleuth_parse::sysfs::damon::{DamonAttrs, DamonRegion};
 use serde::Serialize;
 
 use crate::process::{MemoryKind, NodeCounts};

@@ -24,8 +24,8 @@ pub mod symbol;
 pub mod top;
 pub mod units;
 
-use numasleuth_kernel::sysfs::node::AccessClass;
-use numasleuth_kernel::IdList;
+use numasleuth_parse::sysfs::node::AccessClass;
+use numasleuth_parse::IdList;
 use serde::Serialize;
 
 pub use build::ModelError;

@@ -9,11 +9,11 @@
 use std::collections::BTreeMap;
 
 use crate::symbol::SectionClass;
-use numasleuth_kernel::procfs::maps::{Backing, Perms};
-use numasleuth_kernel::procfs::numa_maps::{Policy, PolicyMode};
-use numasleuth_kernel::procfs::process::ThreadReading;
-use numasleuth_kernel::procfs::process::Vma;
-use numasleuth_kernel::IdList;
+use numasleuth_parse::procfs::maps::{Backing, Perms};
+use numasleuth_parse::procfs::numa_maps::{Policy, PolicyMode};
+use numasleuth_parse::procfs::process::ThreadReading;
+use numasleuth_parse::procfs::process::Vma;
+use numasleuth_parse::IdList;
 use serde::Serialize;
 
 use crate::Topology;

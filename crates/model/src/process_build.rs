@@ -12,10 +12,10 @@
 use std::collections::BTreeMap;
 
 use crate::symbol::SectionSpan;
-use numasleuth_kernel::pages::Residency;
-use numasleuth_kernel::procfs::numa_maps::Policy;
-use numasleuth_kernel::procfs::process::{ThreadReading, Vma};
-use numasleuth_kernel::procfs::task::TaskStat;
+use numasleuth_parse::pages::Residency;
+use numasleuth_parse::procfs::numa_maps::Policy;
+use numasleuth_parse::procfs::process::{ThreadReading, Vma};
+use numasleuth_parse::procfs::task::TaskStat;
 
 use crate::process::{
     base_kind, is_special, Accuracy, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel,
@@ -190,7 +190,7 @@ impl ProcessBuilder {
 
     /// The answer for a range from [`Self::pages_to_query`], one per base
     /// page: move_pages' status read with pagemap
-    /// ([`numasleuth_kernel::pages::residency`]).
+    /// ([`numasleuth_parse::pages::residency`]).
     pub fn set_page_nodes(&mut self, range_start: u64, statuses: Vec<Residency>) {
         if let Some(s) = self.statics.iter_mut().find(|s| s.query.start == range_start) {
             if statuses.len() as u64 == (s.query.end - s.query.start) / self.base_page_bytes {

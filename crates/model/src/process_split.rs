@@ -12,7 +12,7 @@
 //! for the whole mapping, given to the section covering most of it.
 
 use crate::symbol::SectionSpan;
-use numasleuth_kernel::pages::Residency;
+use numasleuth_parse::pages::Residency;
 
 use super::{ProcessBuilder, StaticVma};
 use crate::process::{total, Accuracy, KindGroup, MappingUsage, MemoryKind, NodeCounts};

@@ -1,10 +1,10 @@
 //! Thread placement from real task files: the CPU a thread last ran on,
 //! unless it may no longer run there.
 
-use numasleuth_kernel::procfs::process::ThreadReading;
-use numasleuth_kernel::procfs::status::parse_allowed;
-use numasleuth_kernel::procfs::task::parse_stat;
-use numasleuth_kernel::IdList;
+use numasleuth_parse::procfs::process::ThreadReading;
+use numasleuth_parse::procfs::status::parse_allowed;
+use numasleuth_parse::procfs::task::parse_stat;
+use numasleuth_parse::IdList;
 
 use super::*;
 use crate::{Cpu, NumaSource};

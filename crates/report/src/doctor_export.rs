@@ -3,8 +3,8 @@
 //! the HTML page.
 
 use numasleuth_analyze::findings::Diagnosis;
-use numasleuth_kernel::Unread;
 use numasleuth_model::Topology;
+use numasleuth_parse::Unread;
 
 use crate::doctor_html::Section;
 use crate::export::{plain_json, Exporter, Format};

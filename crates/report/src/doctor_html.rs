@@ -45,7 +45,7 @@ fn evidence_tooltip(item: &Evidence) -> String {
 fn list_value(name: &str, values: &[i64]) -> String {
     let ids: Option<Vec<u32>> = values.iter().map(|v| u32::try_from(*v).ok()).collect();
     match ids {
-        Some(ids) if name.ends_with("cpus") || name.ends_with("nodes") => numasleuth_kernel::human_list(&ids),
+        Some(ids) if name.ends_with("cpus") || name.ends_with("nodes") => numasleuth_parse::human_list(&ids),
         _ => values.iter().map(i64::to_string).collect::<Vec<_>>().join(","),
     }
 }

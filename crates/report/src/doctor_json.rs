@@ -7,7 +7,7 @@
 
 use crate::provenance::Provenance;
 use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
-use numasleuth_kernel::Unread;
+use numasleuth_parse::Unread;
 use serde::Serialize;
 
 use crate::mem_json::MemDocument;

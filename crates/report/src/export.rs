@@ -10,7 +10,7 @@
 
 use std::fmt;
 
-use numasleuth_kernel::safe_text;
+use numasleuth_parse::safe_text;
 use serde::Serialize;
 
 use crate::html::escape;

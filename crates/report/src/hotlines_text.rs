@@ -8,7 +8,7 @@ fn ids(list: &[u32]) -> String {
     if list.is_empty() {
         return "none".into();
     }
-    numasleuth_kernel::human_list(list)
+    numasleuth_parse::human_list(list)
 }
 
 pub fn render(doc: &HotlinesJson) -> String {

@@ -10,11 +10,11 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::findings::Finding;
-use numasleuth_kernel::procfs::maps::Perms;
-use numasleuth_kernel::procfs::numa_maps::Policy;
 use numasleuth_model::process::{
     Accuracy, KindGroup, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel, ThreadPlacement,
 };
+use numasleuth_parse::procfs::maps::Perms;
+use numasleuth_parse::procfs::numa_maps::Policy;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.inspect/2";

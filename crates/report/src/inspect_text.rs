@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 
 use numasleuth_analyze::findings::Finding;
-use numasleuth_kernel::IdList;
 use numasleuth_model::process::{total, Accuracy, KindGroup, NodeCounts, ProcessModel};
+use numasleuth_parse::IdList;
 
 use crate::format::bytes;
 use crate::layout::TextLayout;

@@ -33,7 +33,7 @@ pub fn render(devices: &[DeviceIrqs], irqbalance_pids: &[u32], layout: &TextLayo
             rows.push(head.iter().cloned().chain([String::new(), why]).collect());
         }
         for irq in &device.irqs {
-            let list = |l: &Option<numasleuth_kernel::IdList>| l.as_ref().map_or("?".into(), |c| c.to_string());
+            let list = |l: &Option<numasleuth_parse::IdList>| l.as_ref().map_or("?".into(), |c| c.to_string());
             let mut row = head.to_vec();
             row.extend([
                 irq.irq.to_string(),

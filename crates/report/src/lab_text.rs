@@ -190,7 +190,7 @@ fn verified(ok: bool) -> &'static str {
 
 /// `0-3,8`: every list a person reads is written by one function.
 fn cpus(ids: &[u32]) -> String {
-    numasleuth_kernel::human_list(ids)
+    numasleuth_parse::human_list(ids)
 }
 
 fn spread(s: &Summary) -> String {

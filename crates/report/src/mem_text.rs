@@ -212,7 +212,7 @@ fn render_loaded(loaded: &Loaded, layout: &TextLayout, out: &mut String) {
         loaded.latency_cpu,
         format::bytes(loaded.chase_working_set.working_set_bytes),
         sized(&loaded.chase_working_set),
-        numasleuth_kernel::human_list(&loaded.load_cpus),
+        numasleuth_parse::human_list(&loaded.load_cpus),
         format::bytes(loaded.load_working_set.working_set_bytes),
         sized(&loaded.load_working_set),
         loaded.node

@@ -24,7 +24,7 @@ pub struct View<'a> {
 
 /// `0-3,8`, as every list a person reads is written.
 fn list(ids: &[u32]) -> String {
-    numasleuth_kernel::IdList::new(ids.to_vec()).to_human()
+    numasleuth_parse::IdList::new(ids.to_vec()).to_human()
 }
 
 pub fn render(v: &View, layout: &TextLayout) -> String {

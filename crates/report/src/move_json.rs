@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::page_move::{MovePlan, PageRun, TargetNode};
-use numasleuth_kernel::pages::Residency;
+use numasleuth_parse::pages::Residency;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.move/1";

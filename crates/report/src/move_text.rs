@@ -185,7 +185,7 @@ fn applied(doc: &MoveDocument, a: &AppliedJson, layout: &TextLayout, out: &mut S
 #[cfg(test)]
 mod tests {
     use numasleuth_analyze::page_move::{plan, TargetNode};
-    use numasleuth_kernel::pages::Residency;
+    use numasleuth_parse::pages::Residency;
 
     use super::*;
     use crate::move_json::{self, AppliedJson};

@@ -128,7 +128,7 @@ fn labels(pairs: &[(&str, String)]) -> Labels {
         .map(|(k, v)| {
             (
                 (*k).to_string(),
-                numasleuth_kernel::safe_text::for_terminal(v).into_owned(),
+                numasleuth_parse::safe_text::for_terminal(v).into_owned(),
             )
         })
         .collect()

@@ -141,7 +141,7 @@ fn readers_line(r: &ProbeReport) -> String {
         let files: Vec<String> = reader.files.iter().map(|f| f.file.path()).collect();
         line.push_str(&format!(
             "; {} ×{} ({})",
-            numasleuth_kernel::error::escape(&name_with_parent(reader)),
+            numasleuth_parse::error::escape(&name_with_parent(reader)),
             reader.opens,
             files.join(", ")
         ));
@@ -190,7 +190,7 @@ fn spike_lines(spikes: &[Spike]) -> String {
         };
         for read in &spike.readers {
             events.push_str("; ");
-            events.push_str(&numasleuth_kernel::error::escape(&describe(read)));
+            events.push_str(&numasleuth_parse::error::escape(&describe(read)));
         }
         out.push_str(&format!(
             "  {label}spike {} at t={:.3} s: {events}\n",

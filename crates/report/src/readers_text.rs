@@ -6,8 +6,8 @@ use std::fmt::Write;
 
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::readers::{Reader, Summary};
-use numasleuth_kernel::error::escape;
 use numasleuth_model::readers::Method;
+use numasleuth_parse::error::escape;
 
 use crate::format::optional_bytes;
 
@@ -55,7 +55,7 @@ fn reader_block(out: &mut String, r: &Reader) {
         format!(
             "{} processes (PIDs {}{more})",
             r.processes,
-            numasleuth_kernel::human_list(&r.pids)
+            numasleuth_parse::human_list(&r.pids)
         )
     };
     let _ = writeln!(out, "\n{}", chain(r));

@@ -125,7 +125,7 @@ pub fn draw(f: &mut ratatui_core::terminal::Frame, frame: &Frame, state: &ViewSt
         )
     });
     // Notes quote kernel errors; ratatui drops controls but not bidi marks.
-    f.render_widget(Paragraph::new(numasleuth_kernel::error::escape(&note)), notes);
+    f.render_widget(Paragraph::new(numasleuth_parse::error::escape(&note)), notes);
 }
 
 /// Where a node's free memory stands against its watermarks.
@@ -240,7 +240,7 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
 
 fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
     let rows = procs.iter().map(|p| {
-        let nodes = numasleuth_kernel::human_list(&p.thread_nodes.iter().copied().collect::<Vec<_>>());
+        let nodes = numasleuth_parse::human_list(&p.thread_nodes.iter().copied().collect::<Vec<_>>());
         let on_nodes = p.bytes_by_node.as_ref().map_or("?".to_string(), |b| {
             b.iter()
                 .map(|(node, size)| format!("N{node}={}", bytes(*size)))
@@ -249,7 +249,7 @@ fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
         });
         Row::new(vec![
             p.pid.to_string(),
-            numasleuth_kernel::error::quote(&p.comm),
+            numasleuth_parse::error::quote(&p.comm),
             p.threads.to_string(),
             nodes,
             optional_bytes(p.remote_bytes),

@@ -3,8 +3,8 @@
 //! The names below are a contract: scripts parse them. Fields may be added;
 //! none may be renamed or change meaning without a new schema version.
 
-use numasleuth_kernel::IdList;
 use numasleuth_model::{CacheDomain, Cpu, Device, Node, NumaSource, Topology};
+use numasleuth_parse::IdList;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.topo/1";

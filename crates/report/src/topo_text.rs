@@ -1,6 +1,6 @@
 //! `topo` for people: one screen, summarised rather than dumped.
 
-use numasleuth_kernel::IdList;
+use numasleuth_parse::IdList;
 use std::collections::BTreeMap;
 
 use numasleuth_model::{CacheKind, NumaSource, Topology};

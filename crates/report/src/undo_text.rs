@@ -3,7 +3,7 @@
 //! hands over what `change` did in these plain types, so this crate need
 //! not link the one crate that writes to the system.
 
-use numasleuth_kernel::pages::Residency;
+use numasleuth_parse::pages::Residency;
 
 /// Pages left alone that are listed one by one; the rest are counted.
 const LEFT_ALONE_SHOWN: usize = 20;

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::pages::Residency;
+use numasleuth_parse::pages::Residency;
 use serde::Serialize;
 
 /// The pages that take part, in address order, with their two nodes.

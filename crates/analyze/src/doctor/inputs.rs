@@ -121,7 +121,7 @@ pub const CHECKS: &[Check] = &[
     Check {
         id: "irqbalance-running",
         worst: Severity::Info,
-        inputs: &["/proc", numasleuth_kernel::procfs::processes::COMM_PATTERN],
+        inputs: &["/proc", numasleuth_parse::procfs::processes::COMM_PATTERN],
     },
 ];
 

@@ -1,7 +1,7 @@
 //! IRQ locality and irqbalance.
 
-use numasleuth_kernel::gather::HostReadings;
 use numasleuth_model::Topology;
+use numasleuth_parse::gather::HostReadings;
 
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 use crate::irq::audit;

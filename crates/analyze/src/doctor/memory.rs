@@ -5,9 +5,9 @@
 //! falls back to other nodes (or, with zone_reclaim_mode, stalls), and under
 //! min allocations enter direct reclaim.
 
-use numasleuth_kernel::gather::HostReadings;
-use numasleuth_kernel::procfs::zoneinfo::Zone;
 use numasleuth_model::Topology;
+use numasleuth_parse::gather::HostReadings;
+use numasleuth_parse::procfs::zoneinfo::Zone;
 
 use super::memory_nodes;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};

@@ -10,8 +10,8 @@ mod memory;
 mod settings;
 mod topology;
 
-use numasleuth_kernel::gather::HostReadings;
 use numasleuth_model::Topology;
+use numasleuth_parse::gather::HostReadings;
 
 use crate::findings::{Diagnosis, Partial, Severity};
 

@@ -1,9 +1,9 @@
 //! Kernel knobs with a NUMA story: AutoNUMA, zone_reclaim_mode, THP and
 //! min_free_kbytes.
 
-use numasleuth_kernel::gather::HostReadings;
-use numasleuth_kernel::procfs::settings::{Settings, ThpMode};
 use numasleuth_model::Topology;
+use numasleuth_parse::gather::HostReadings;
+use numasleuth_parse::procfs::settings::{Settings, ThpMode};
 
 use super::memory_nodes;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};

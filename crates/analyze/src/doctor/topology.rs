@@ -3,9 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::gather::HostReadings;
-use numasleuth_kernel::IdList;
 use numasleuth_model::{NumaSource, Topology};
+use numasleuth_parse::gather::HostReadings;
+use numasleuth_parse::IdList;
 
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
@@ -35,7 +35,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cpu-less-nodes",
         severity: Severity::Info,
-        title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_kernel::human_list(&nodes)),
+        title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_parse::human_list(&nodes)),
         evidence: topo
             .nodes
             .iter()
@@ -226,7 +226,7 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
     let r = &topo.restrictions;
     let mut evidence = Vec::new();
     let (mut by_cpuset, by_affinity) = cpu_limits(topo, &mut evidence);
-    let all_nodes: numasleuth_kernel::IdList = topo.nodes.iter().map(|n| n.id).collect();
+    let all_nodes: numasleuth_parse::IdList = topo.nodes.iter().map(|n| n.id).collect();
     if let Some(mems) = &r.allowed_mems {
         if !all_nodes.difference(mems).is_empty() {
             // Mems_allowed comes from the cpuset alone; memory policies do not change it.

@@ -233,7 +233,7 @@ fn talk_comparison(rows: &[Row]) -> Option<String> {
 
 /// The placement's CPUs in thread order, as every list is written.
 fn list(cpus: &[u32]) -> String {
-    numasleuth_kernel::human_list(cpus)
+    numasleuth_parse::human_list(cpus)
 }
 
 #[cfg(test)]

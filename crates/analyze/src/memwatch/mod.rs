@@ -14,8 +14,8 @@ mod tests;
 
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::gather::MemorySample;
-use numasleuth_kernel::procfs::zoneinfo::{Zone, ZoneKind};
+use numasleuth_parse::gather::MemorySample;
+use numasleuth_parse::procfs::zoneinfo::{Zone, ZoneKind};
 use serde::Serialize;
 
 pub use events::{conditions, Event, EventKind, EventTracker, RECOVERY_SAMPLES};

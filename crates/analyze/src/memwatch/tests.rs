@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use numasleuth_kernel::procfs::zoneinfo::Zone;
+use numasleuth_parse::procfs::zoneinfo::Zone;
 
 use super::*;
 
@@ -361,7 +361,7 @@ fn every_kind_serializes_as_its_name() {
 #[test]
 fn a_sample_from_a_reading_sums_zones_and_reads_the_machine_counters() {
     let root = numasleuth_kernel::test_support::fixture("zone-reclaim-incident");
-    let reading = numasleuth_kernel::gather::memory_sample(&root, numasleuth_kernel::gather::MemoryParts::WATCH)
+    let reading = numasleuth_kernel::gather::memory_sample(&root, numasleuth_parse::gather::MemoryParts::WATCH)
         .complete()
         .unwrap();
     let sample = Sample::from_reading(1.5, &reading);

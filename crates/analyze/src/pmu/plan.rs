@@ -9,10 +9,10 @@
 
 use std::collections::BTreeSet;
 
-use numasleuth_kernel::sysfs::pmu::{Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
-use numasleuth_kernel::sysfs::pmu_format::{self, Config};
 use numasleuth_model::perf::catalog;
 use numasleuth_model::perf::pmu::EventSpec;
+use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
+use numasleuth_parse::sysfs::pmu_format::{self, Config};
 
 use super::Unavailable;
 
@@ -154,7 +154,7 @@ fn lookup(readings: &PmuReadings, generic: &[EventSpec], name: &str) -> Result<R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use numasleuth_kernel::sysfs::pmu::PmuEvent;
+    use numasleuth_parse::sysfs::pmu::PmuEvent;
     use std::collections::BTreeMap;
 
     fn readings() -> PmuReadings {

@@ -7,8 +7,8 @@
 //! method runs, and `hotlines` says why. Decided from the PMUs the kernel
 //! lists (`kernel::sysfs::pmu::read_pmus`); nothing here opens an event.
 
-use numasleuth_kernel::sysfs::pmu::{Pmu, PmuReadings};
 use numasleuth_model::perf::pmu::EventSpec;
+use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings};
 
 /// Loads over the latency threshold between two samples (PEBS).
 const MEM_LOADS_PERIOD: u64 = 1000;
@@ -43,7 +43,7 @@ pub fn available(readings: &PmuReadings) -> Vec<String> {
     found
 }
 
-fn spec(pmu: &Pmu, name: &str, config: &numasleuth_kernel::sysfs::pmu_format::Config) -> EventSpec {
+fn spec(pmu: &Pmu, name: &str, config: &numasleuth_parse::sysfs::pmu_format::Config) -> EventSpec {
     super::plan::spec(name, pmu, *config)
 }
 

@@ -35,7 +35,7 @@ pub fn majority_node(counts: &NodeCounts) -> String {
     if nodes.len() == 1 {
         nodes[0].to_string()
     } else {
-        format!("tie:{}", numasleuth_kernel::human_list(&nodes))
+        format!("tie:{}", numasleuth_parse::human_list(&nodes))
     }
 }
 

@@ -17,14 +17,15 @@ use std::io::{BufRead, BufReader, Read};
 
 use thiserror::Error;
 
-use crate::cpulist::IdList;
 use crate::error::{display_path, ReadError};
 use crate::procfs::maps::{self, Mapping};
-use crate::procfs::numa_maps::{self, NumaMapsEntry};
+use crate::procfs::numa_maps::{self};
 use crate::procfs::status;
-use crate::procfs::task::{self, Sched, TaskStat};
+use crate::procfs::task::{self, TaskStat};
 use crate::root::Root;
 use crate::untrusted::format_cap;
+
+pub use numasleuth_parse::procfs::process::{ThreadReading, Vma, VmaStreamSummary};
 
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ProcessError {
@@ -39,34 +40,6 @@ pub enum ProcessError {
     PermissionDenied { pid: u32, path: String },
     #[error(transparent)]
     Read(#[from] ReadError),
-}
-
-/// One thread: where it runs now and where it may run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ThreadReading {
-    pub stat: TaskStat,
-    pub allowed_cpus: Option<IdList>,
-    pub allowed_mems: Option<IdList>,
-    /// Absent on kernels without CONFIG_SCHED_DEBUG.
-    pub sched: Option<Sched>,
-}
-
-/// A mapping from `maps` with its `numa_maps` line, when there was one.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Vma {
-    pub mapping: Mapping,
-    pub numa: Option<NumaMapsEntry>,
-}
-
-/// What the mapping stream saw, besides the mappings themselves.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct VmaStreamSummary {
-    pub vmas: u64,
-    /// False when the kernel has no numa_maps (built without NUMA).
-    pub numa_maps_available: bool,
-    /// numa_maps lines with no mapping in `maps`: the process changed its
-    /// mappings between the two reads.
-    pub unmatched_numa_lines: u64,
 }
 
 /// Turns a read failure into what it means for the process.

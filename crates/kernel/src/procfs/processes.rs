@@ -1,5 +1,6 @@
-//! Finding processes by name, e.g. a running irqbalance that would undo a
-//! manual IRQ affinity fix within seconds.
+//! Reading `procfs::processes`; its format, types and parser are `numasleuth_parse::procfs::processes`.
+
+pub use numasleuth_parse::procfs::processes::*;
 
 use crate::error::ReadError;
 use crate::root::Root;
@@ -44,9 +45,6 @@ pub fn find_by_comm(root: &Root, name: &str, gaps: &mut Gaps) -> Result<Vec<u32>
     }
     Ok(found)
 }
-
-/// How the unreadable `comm` files of [`find_by_comm`] are named.
-pub const COMM_PATTERN: &str = "/proc/[pid]/comm";
 
 /// Bytes of `/proc/PID/cmdline` shown when naming a process to a person.
 const CMDLINE_SHOWN_BYTES: usize = 4096;

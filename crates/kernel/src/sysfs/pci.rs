@@ -1,78 +1,11 @@
-//! Device locality: which node a NIC, NVMe drive, disk or accelerator hangs
-//! off, and which CPUs are local to it.
-//!
-//! Devices are found from their class directories (`/sys/class/net`,
-//! `nvme`, `block`) and, for display and accelerator functions, from
-//! `/sys/bus/pci/devices`. The locality files live on the PCI function,
-//! which for virtio devices is the *parent* of the class device's `device`
-//! link, so we walk up the resolved sysfs path to the nearest PCI address.
+//! Reading `sysfs::pci`; its format, types and parser are `numasleuth_parse::sysfs::pci`.
 
-use crate::cpulist::IdList;
-use crate::error::{ParseError, ReadError};
+pub use numasleuth_parse::sysfs::pci::*;
+
+use crate::error::ReadError;
 use crate::read;
 use crate::root::Root;
 use crate::unread::Gaps;
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PciFunction {
-    /// `0000:11:01.0`.
-    pub address: String,
-    /// `numa_node`; the kernel writes -1 when firmware gave no locality.
-    pub node: Option<u32>,
-    pub local_cpus: Option<IdList>,
-    /// 24-bit class code, e.g. 0x020000 for Ethernet.
-    pub class: Option<u32>,
-    pub vendor: Option<u16>,
-    pub device: Option<u16>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Device {
-    /// `net`, `nvme`, `block`, `display` or `accelerator`.
-    pub kind: String,
-    pub name: String,
-    pub pci: PciFunction,
-}
-
-/// `dddd:bb:dd.f` with hex digits.
-pub fn is_pci_address(name: &str) -> bool {
-    let bytes = name.as_bytes();
-    let shape = [4, 2, 2, 1];
-    let parts: Vec<&str> = name.split([':', '.']).collect();
-    bytes.len() == 12
-        && bytes[4] == b':'
-        && bytes[7] == b':'
-        && bytes[10] == b'.'
-        && parts.len() == 4
-        && parts
-            .iter()
-            .zip(shape)
-            .all(|(p, len)| p.len() == len && p.chars().all(|c| c.is_ascii_hexdigit()))
-}
-
-/// The PCI function a resolved sysfs path belongs to, as a path prefix.
-pub fn pci_ancestor(resolved: &str) -> Option<String> {
-    let parts: Vec<&str> = resolved.split('/').collect();
-    let last = parts.iter().rposition(|p| is_pci_address(p))?;
-    Some(parts[..=last].join("/"))
-}
-
-/// Maps a PCI class code to the device kinds we show; `None` for the rest
-/// (bridges, USB, ...), which have no NUMA story worth a line.
-pub fn kind_of_class(class: u32) -> Option<&'static str> {
-    match class >> 16 {
-        0x03 => Some("display"),
-        0x12 => Some("accelerator"),
-        0x0b if (class >> 8) & 0xff == 0x40 => Some("accelerator"),
-        _ => None,
-    }
-}
-
-/// `0x020000`, as sysfs writes class, vendor and device ids.
-pub fn parse_hex(text: &str) -> Result<u32, ParseError> {
-    let digits = text.trim().trim_start_matches("0x");
-    u32::from_str_radix(digits, 16).map_err(|_| ParseError::new(format!("`{}` is not a hex id", text.trim())))
-}
 
 /// A PCI function's locality and identity; an unusable file is noted in
 /// `gaps` and read as unknown.

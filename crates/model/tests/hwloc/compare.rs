@@ -148,7 +148,7 @@ fn diff(a: &BTreeSet<u32>, b: &BTreeSet<u32>, label: &str) -> String {
 }
 
 fn compact(ids: &BTreeSet<u32>) -> String {
-    let list: numasleuth_kernel::IdList = ids.iter().copied().collect();
+    let list: numasleuth_parse::IdList = ids.iter().copied().collect();
     if list.is_empty() {
         "{}".into()
     } else {

@@ -113,7 +113,7 @@ fn build(root_dir: &Path) -> Result<(TopologyReadings, Topology), String> {
     let rejected: Vec<_> = readings
         .unread
         .iter()
-        .filter(|u| u.why != numasleuth_kernel::unread::ABSENT_FROM_TREE)
+        .filter(|u| u.why != numasleuth_parse::unread::ABSENT_FROM_TREE)
         .collect();
     if !rejected.is_empty() {
         let unread: Vec<String> = rejected.iter().map(ToString::to_string).collect();

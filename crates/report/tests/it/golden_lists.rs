@@ -1,6 +1,6 @@
 //! Every golden file of every crate (`crates/*/tests/snapshots/*.snap`)
 //! writes CPU, node and thread lists the one way people read them
-//! (`numasleuth_kernel::human_list`: `0-15`, `0-12:4`): no run of three or
+//! (`numasleuth_parse::human_list`: `0-15`, `0-12:4`): no run of three or
 //! more consecutive numbers may appear written out (`0,1,2`).
 
 use std::fs;
@@ -99,7 +99,7 @@ fn no_golden_file_writes_out_a_run_of_consecutive_numbers() {
     }
     assert!(
         offences.is_empty(),
-        "lists written out instead of as runs (use numasleuth_kernel::human_list):\n{}",
+        "lists written out instead of as runs (use numasleuth_parse::human_list):\n{}",
         offences.join("\n")
     );
 }

@@ -12,7 +12,7 @@ use common::golden_all;
 use numasleuth_analyze::bisect::VerdictKind;
 use numasleuth_analyze::hotlines::LineSymbolUse;
 use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
-use numasleuth_kernel::pages::Residency;
+use numasleuth_parse::pages::Residency;
 use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, ReadingsJson, RestoreJson, StepJson};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson, LineJson};

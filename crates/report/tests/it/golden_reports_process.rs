@@ -12,9 +12,9 @@ use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCount
 use numasleuth_analyze::pmu::diff::{DiffRow, PmuDiff};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
-use numasleuth_kernel::IdList;
 use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::perf::watch::Access;
+use numasleuth_parse::IdList;
 use numasleuth_report::export::TextJson;
 use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
 use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};

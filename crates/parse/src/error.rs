@@ -41,7 +41,7 @@ impl ReadError {
         }
     }
 
-    pub(crate) fn from_io(relative: &str, error: &std::io::Error) -> Self {
+    pub fn from_io(relative: &str, error: &std::io::Error) -> Self {
         // display_path escapes already, and escaping is idempotent: a second
         // pass would only cost a scan and a copy per absent file.
         Self::from_io_escaped(display_path(relative), error)
@@ -49,7 +49,7 @@ impl ReadError {
 
     /// Like `from_io`, for a path the user typed, shown as typed (with
     /// control characters escaped, as everywhere).
-    pub(crate) fn from_io_at(path: String, error: &std::io::Error) -> Self {
+    pub fn from_io_at(path: String, error: &std::io::Error) -> Self {
         Self::from_io_escaped(escape(&path), error)
     }
 

@@ -1,0 +1,102 @@
+//! Everything the topology model needs, read in one pass.
+//!
+//! Kept apart from the model so the model stays a pure function of these
+//! readings, and so `snapshot` can run exactly this pass under a recording
+//! root.
+
+use std::collections::BTreeMap;
+
+use crate::cgroup::CpusetCgroup;
+use crate::error::ReadError;
+use crate::procfs::cpuinfo::CpuInfo;
+use crate::procfs::interrupts::{InterruptLine, IrqAffinity};
+use crate::procfs::meminfo::Meminfo;
+use crate::procfs::settings::Settings;
+use crate::procfs::status::Allowed;
+use crate::procfs::zoneinfo::Zone;
+use crate::sysfs::cpu::CpuSysfs;
+use crate::sysfs::node::NodeSysfs;
+use crate::sysfs::pci::Device;
+use crate::unread::Unread;
+
+#[derive(Debug, Clone)]
+pub struct TopologyReadings {
+    /// `None` on a kernel without NUMA (no node sysfs).
+    pub nodes: Option<NodeSysfs>,
+    pub cpus: Option<CpuSysfs>,
+    pub meminfo: Option<Meminfo>,
+    pub cpuinfo: Option<CpuInfo>,
+    pub allowed: Option<Allowed>,
+    pub cgroup: Option<CpusetCgroup>,
+    pub devices: Vec<Device>,
+    /// Files that exist but could not be used; each was read as absent.
+    pub unread: Vec<Unread>,
+}
+
+impl TopologyReadings {
+    /// Why the readings cannot be a machine, if they cannot: the path a
+    /// person would look at, and what is missing there.
+    pub fn not_a_machine(&self) -> Option<(&'static str, &'static str)> {
+        let listed = |list: &Option<crate::IdList>| list.as_ref().is_some_and(|l| !l.is_empty());
+        let cpus_named = self.cpus.as_ref().is_some_and(|c| {
+            !c.cpus.is_empty()
+                || [&c.states.online, &c.states.present, &c.states.possible]
+                    .into_iter()
+                    .any(listed)
+        }) || self
+            .nodes
+            .as_ref()
+            .is_some_and(|n| n.nodes.iter().any(|node| !node.cpus.is_empty()))
+            || self.cpuinfo.as_ref().is_some_and(|c| c.processors > 0);
+        if !cpus_named {
+            return Some((
+                "/sys/devices/system/cpu",
+                "no CPU can be read here, nor from /sys/devices/system/node or /proc/cpuinfo",
+            ));
+        }
+        if self.nodes.as_ref().is_some_and(|n| n.nodes.is_empty()) {
+            return Some((
+                "/sys/devices/system/node",
+                "the node directory holds no node that can be read",
+            ));
+        }
+        None
+    }
+
+    /// Whether anything describes the machine at all.
+    pub fn is_usable(&self) -> bool {
+        self.nodes.as_ref().is_some_and(|n| !n.nodes.is_empty())
+            || self.cpus.as_ref().is_some_and(|c| !c.cpus.is_empty())
+            || self.cpuinfo.as_ref().is_some_and(|c| c.processors > 0)
+            || self.meminfo.is_some()
+    }
+}
+
+/// Host state for `doctor` and `irq`. Each part is read on its own, so a
+/// missing or unreadable file skips or limits only the checks that need
+/// it, with the reason, instead of aborting the run.
+#[derive(Debug, Clone)]
+pub struct HostReadings {
+    /// Each knob on its own; one that could not be read is `None` and
+    /// listed in `unread`.
+    pub settings: Settings,
+    pub zones: Result<Vec<Zone>, ReadError>,
+    pub vmstat: Result<BTreeMap<String, u64>, ReadError>,
+    pub interrupts: Result<Vec<InterruptLine>, ReadError>,
+    /// IRQs of each PCI function, keyed by address.
+    pub device_irqs: BTreeMap<String, Result<Vec<u32>, ReadError>>,
+    pub irq_affinity: BTreeMap<u32, Result<IrqAffinity, ReadError>>,
+    pub irqbalance_pids: Result<Vec<u32>, ReadError>,
+    /// The base page size the zone counts are in (`pages::base_page_bytes`):
+    /// unknown for a tree that does not record it, so figures stay in pages
+    /// there.
+    pub base_page_bytes: Option<u64>,
+    /// Every file behind these readings, and behind the topology they were
+    /// read for, that exists but could not be used. The analysis matches
+    /// them to the checks that read them.
+    pub unread: Vec<Unread>,
+}
+
+/// The per-node memory signals, read once for every command that samples
+/// them (memwatch, top, serve, probe-latency).
+pub use crate::memory_sample::{MemorySample, Parts as MemoryParts};

@@ -1,0 +1,16 @@
+//! The formats of `/proc` files.
+pub mod cmdline;
+pub mod cpuinfo;
+pub mod interrupts;
+pub mod maps;
+pub mod meminfo;
+pub mod numa_maps;
+pub mod pagemap;
+pub mod process;
+pub mod processes;
+pub mod settings;
+pub mod stat;
+pub mod statm;
+pub mod status;
+pub mod task;
+pub mod zoneinfo;
