@@ -79,8 +79,7 @@ pub enum DamonError {
 /// kernel takes its DAMON sysfs lock with a trylock in the `state`, `nr_*`
 /// and `pid` handlers and answers EBUSY when it fails, and every kdamond
 /// takes that lock in its sampling and aggregation callbacks: one try loses
-/// now and then, more often on a slow machine (a CI guest ended a SIGTERMed
-/// `hotpages` with an error this way).
+/// now and then, more often on a slow machine (docs/hotpages.md).
 const BUSY_RETRY: Duration = Duration::from_secs(3);
 /// The pause between tries: a few of the kdamond's 5 ms sampling steps.
 const BUSY_PAUSE: Duration = Duration::from_millis(10);
