@@ -81,7 +81,7 @@ pub enum DamonError {
 /// takes that lock in its sampling and aggregation callbacks: one try loses
 /// now and then, more often on a slow machine (docs/hotpages.md).
 const BUSY_RETRY: Duration = Duration::from_secs(3);
-/// The pause between tries: a few of the kdamond's 5 ms sampling steps.
+/// The pause between tries: two of the kdamond's 5 ms sampling steps.
 const BUSY_PAUSE: Duration = Duration::from_millis(10);
 
 /// Runs `op` again while it fails with what `is_busy` calls the lock's
