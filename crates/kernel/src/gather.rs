@@ -1,21 +1,25 @@
-//! Reading `gather`; its format, types and parser are `numasleuth_parse::gather`.
+//! Everything the topology model needs, read in one pass.
+//!
+//! Kept apart from the model so the model stays a pure function of these
+//! readings, and so `snapshot` can run exactly this pass under a recording
+//! root.
 
 pub use numasleuth_parse::gather::*;
 
-use crate::cgroup::{self};
+use crate::cgroup;
 use crate::error::ReadError;
-use crate::procfs::cpuinfo::{self};
-use crate::procfs::interrupts::{self};
-use crate::procfs::meminfo::{self};
+use crate::procfs::cpuinfo;
+use crate::procfs::interrupts;
+use crate::procfs::meminfo;
 use crate::procfs::processes;
-use crate::procfs::settings::{self};
-use crate::procfs::status::{self};
-use crate::procfs::zoneinfo::{self};
+use crate::procfs::settings;
+use crate::procfs::status;
+use crate::procfs::zoneinfo;
 use crate::read;
 use crate::root::Root;
-use crate::sysfs::cpu::{self};
-use crate::sysfs::node::{self};
-use crate::sysfs::pci::{self};
+use crate::sysfs::cpu;
+use crate::sysfs::node;
+use crate::sysfs::pci;
 use crate::unread::{required, Gaps};
 use std::collections::BTreeMap;
 

@@ -1,11 +1,21 @@
-//! Reading `memory_sample`; its format, types and parser are `numasleuth_parse::memory_sample`.
+//! The one reader of the per-node memory signals: `/proc/zoneinfo`, each
+//! node's `numastat` (and, when asked, its `vmstat` and `meminfo`),
+//! `/proc/vmstat` and `vm.zone_reclaim_mode`. memwatch, top, serve and
+//! probe-latency's sampler all read through [`memory_sample`]; what they
+//! derive from it (rates, events) is computed in analyze.
+//!
+//! Only cheap files are read: never /proc/slabinfo, which takes allocator
+//! locks. A part that cannot be read is kept in [`MemorySample::unread`]
+//! with its name, so the exporter can count it and go on with the rest,
+//! while the watching commands stop at the first one
+//! ([`MemorySample::complete`]).
 
 pub use numasleuth_parse::memory_sample::*;
 
 use crate::error::ReadError;
-use crate::procfs::meminfo::{self};
+use crate::procfs::meminfo;
 use crate::procfs::settings;
-use crate::procfs::zoneinfo::{self};
+use crate::procfs::zoneinfo;
 use crate::root::Root;
 use crate::sysfs::node::{self, NODE_DIR};
 

@@ -1,8 +1,6 @@
-//! Everything the topology model needs, read in one pass.
-//!
-//! Kept apart from the model so the model stays a pure function of these
-//! readings, and so `snapshot` can run exactly this pass under a recording
-//! root.
+//! The readings the topology model and doctor are built from, as
+//! `numasleuth_kernel::gather` reads them in one pass (and `snapshot` under
+//! a recording root).
 
 use std::collections::BTreeMap;
 

@@ -1,14 +1,7 @@
-//! The one reader of the per-node memory signals: `/proc/zoneinfo`, each
-//! node's `numastat` (and, when asked, its `vmstat` and `meminfo`),
-//! `/proc/vmstat` and `vm.zone_reclaim_mode`. memwatch, top, serve and
-//! probe-latency's sampler all read through [`memory_sample`]; what they
-//! derive from it (rates, events) is computed in analyze.
-//!
-//! Only cheap files are read: never /proc/slabinfo, which takes allocator
-//! locks. A part that cannot be read is kept in [`MemorySample::unread`]
-//! with its name, so the exporter can count it and go on with the rest,
-//! while the watching commands stop at the first one
-//! ([`MemorySample::complete`]).
+//! The per-node memory signals as one sample: what
+//! `numasleuth_kernel::memory_sample::memory_sample` reads (zoneinfo, each
+//! node's numastat, vmstat and meminfo, /proc/vmstat, zone_reclaim_mode),
+//! and which of its parts could not be read.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -1,6 +1,4 @@
-//! Typed reads of one optional kernel file, shared by the readers so each
-//! says the same thing about a missing file (`None`) and a malformed one
-//! (an error naming the file).
+//! The limits and small parsers the kernel's typed reads share.
 
 use crate::error::{quote, ParseError};
 

@@ -19,7 +19,7 @@ use thiserror::Error;
 
 use crate::error::{display_path, ReadError};
 use crate::procfs::maps::{self, Mapping};
-use crate::procfs::numa_maps::{self};
+use crate::procfs::numa_maps;
 use crate::procfs::status;
 use crate::procfs::task::{self, TaskStat};
 use crate::root::Root;
