@@ -3,7 +3,7 @@
 //!
 //! `undo` runs as root and writes what a journal names, so a journal is
 //! treated as hostile until proven otherwise: its file must be ours and
-//! private ([`crate::trust`]), its seal must verify ([`crate::seal`]), and
+//! private (`crate::trust`), its seal must verify ([`crate::seal`]), and
 //! its content must stay inside the closed set of changes `--apply` itself
 //! makes ([`Journal::validate`]). Any one of these failing refuses it.
 

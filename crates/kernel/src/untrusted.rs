@@ -82,7 +82,7 @@ pub fn open_regular(path: &Path, follow_last: bool) -> io::Result<(File, Metadat
 ///
 /// A path under /proc or /sys is walked once, beneath that mount and
 /// refusing magic links, where the kernel has `openat2`: see
-/// [`crate::live_open`] for why no device or FIFO can then be reached. What is opened is not `fstat`ed: a directory fails the first
+/// `crate::live_open` for why no device or FIFO can then be reached. What is opened is not `fstat`ed: a directory fails the first
 /// read (EISDIR), and every read stops at a cap. Elsewhere one `stat`
 /// before opening keeps devices out; nobody can swap the kernel's own files
 /// between it and the open, and the open does not block.

@@ -5,7 +5,7 @@
 //! tables to contend on); a sample is the wall time from the barrier that
 //! starts every thread to the barrier the last one reaches, so a slow
 //! thread lowers the figure instead of hiding. Threads start through the
-//! one runner ([`crate::runner`]): pinned inside, behind a start gate.
+//! one runner (`crate::runner`): pinned inside, behind a start gate.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};

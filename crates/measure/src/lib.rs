@@ -7,7 +7,7 @@
 //! machine it ran on.
 //!
 //! The unsafe code (raw syscalls, mapped memory, non-temporal stores) lives
-//! in small functions with `SAFETY` comments, mostly in [`sys`].
+//! in small functions with `SAFETY` comments, mostly in `sys`.
 
 pub mod affinity;
 pub mod bandwidth;

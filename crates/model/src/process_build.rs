@@ -174,7 +174,7 @@ impl ProcessBuilder {
     }
 
     /// Page-aligned ranges whose pages should be asked for their node,
-    /// largest total first capped at [`STATIC_QUERY_LIMIT_PAGES`].
+    /// largest total first capped at `STATIC_QUERY_LIMIT_PAGES`.
     pub fn pages_to_query(&mut self) -> Vec<std::ops::Range<u64>> {
         let mut out = Vec::new();
         for s in &self.statics {

@@ -17,7 +17,7 @@
 //!   `\n\n` is complete as soon as it arrives;
 //! - the reply must be taken within [`WRITE_DEADLINE`] in all;
 //! - `/metrics` is rendered on one thread of its own, behind a queue of
-//!   [`RENDER_QUEUE`] (503 beyond it), so a slow read of a kernel file never
+//!   `RENDER_QUEUE` (503 beyond it), so a slow read of a kernel file never
 //!   stalls the connections, and a panic while rendering costs that answer
 //!   only.
 //!

@@ -74,7 +74,7 @@ fn reading_rank(attribute: &str) -> usize {
 }
 
 /// Every attribute any run has, ranked by separation (then by fewer
-/// values, then in [`READING_ORDER`], then by name). `slow[i]` says whether run `i` is in the slow
+/// values, then in `READING_ORDER`, then by name). `slow[i]` says whether run `i` is in the slow
 /// cluster; `attributes[i]` are run `i`'s observations.
 pub fn explain(attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Vec<Explanation> {
     let names: BTreeSet<&String> = attributes.iter().flat_map(|a| a.keys()).collect();

@@ -45,7 +45,7 @@ pub fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 /// and its affinity set to `cpu` between fork and exec, so the workload's
 /// first touch of its memory happens on that CPU. It leads a process group
 /// of its own, so everything it starts can be killed with it
-/// ([`kill_group`], and [`wait`] at its exit).
+/// (`kill_group`, and [`wait`] at its exit).
 pub fn spawn_pinned(program: &OsStr, args: &[&OsStr], cpu: u32, output: OwnedFd) -> io::Result<Child> {
     let mask = sys::mask_with(&[cpu], 0);
     let mut command = Command::new(program);

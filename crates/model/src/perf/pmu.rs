@@ -5,7 +5,7 @@
 
 use serde::Serialize;
 
-/// One event to count: a generic one from [`catalog`] or a sysfs alias.
+/// One event to count: a generic one from [`super::catalog`] or a sysfs alias.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EventSpec {
     pub name: String,

@@ -36,7 +36,7 @@ pub enum Target {
         /// `None`: until stopped.
         duration: Option<Duration>,
     },
-    /// argv[0] is looked up on PATH.
+    /// `argv[0]` is looked up on PATH.
     Command { argv: Vec<OsString> },
 }
 

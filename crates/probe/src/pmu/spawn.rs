@@ -242,7 +242,7 @@ fn exited_unreaped(pid: libc::pid_t) -> std::io::Result<bool> {
 
 /// Waits for `pid`, our child leading its own process group, to end. A stop
 /// request (Ctrl-C reaches numasleuth, not the group) is passed on as
-/// SIGINT, and the group is killed if it is still there [`STOP_GRACE`]
+/// SIGINT, and the group is killed if it is still there `STOP_GRACE`
 /// later. When the command ends, whatever it left running in its group is
 /// killed before it is reaped, so nothing it started outlives the count.
 pub fn wait_group(pid: libc::pid_t, stop: &Stop) -> std::io::Result<Ended> {
