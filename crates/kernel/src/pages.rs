@@ -1,4 +1,13 @@
-//! Reading `pages`; its format, types and parser are `numasleuth_parse::pages`.
+//! `move_pages(2)`: which node each page of a process is on, and moving
+//! pages to a node.
+//!
+//! numa_maps counts pages per mapping; only move_pages answers per page,
+//! which is what splitting one writable mapping into `.data`, `.got` and
+//! `.bss` needs. It is the one system call in this crate: a query on the
+//! live system, not a file, so it cannot be read from a snapshot and
+//! callers use it only when their root is live. The query needs the same
+//! rights as reading numa_maps (ptrace-read); moving needs CAP_SYS_NICE for
+//! another user's process (or `move_all`).
 
 pub use numasleuth_parse::pages::*;
 
