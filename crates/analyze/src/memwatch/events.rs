@@ -177,21 +177,27 @@ impl EventTracker {
         raw: u8,
     ) -> Option<Event> {
         let was = state.level;
+        if raw == 0 && was == 0 {
+            return None;
+        }
+        let receivers = fallback_receivers(previous, current, node.node);
         if raw > was {
+            let foreign_before = previous
+                .nodes
+                .iter()
+                .find(|p| p.node == node.node)
+                .and_then(|b| b.numa_foreign);
             if was == 0 {
-                let before = previous.nodes.iter().find(|p| p.node == node.node);
-                state.foreign_at_fall = before.and_then(|b| b.numa_foreign);
+                state.foreign_at_fall = foreign_before;
                 state.receivers.clear();
             }
             state.level = raw;
             state.above_low_run = 0;
-            state.receivers.extend(fallback_receivers(previous, current, node.node));
-            return Some(self.fell_event(previous, current, node, raw));
+            let event = self.fell_event(current, node, raw, foreign_before, &receivers);
+            state.receivers.extend(receivers);
+            return Some(event);
         }
-        if was == 0 {
-            return None;
-        }
-        state.receivers.extend(fallback_receivers(previous, current, node.node));
+        state.receivers.extend(receivers);
         if raw > 0 {
             state.above_low_run = 0;
             return None;
@@ -210,16 +216,8 @@ impl EventTracker {
             "node {} recovered at t={:.1} s: {} free, {why}",
             node.node, current.t_s, node.free_pages
         );
-        let foreign = node
-            .numa_foreign
-            .zip(state.foreign_at_fall)
-            .map_or(0, |(now, then)| now.saturating_sub(then));
-        if foreign > 0 && !state.receivers.is_empty() {
-            message.push_str(&format!(
-                "; while it was low, {} of its allocations fell back to {}",
-                self.amount(foreign),
-                node_list(&state.receivers)
-            ));
+        if let Some(fell_back) = self.fell_back(node, state.foreign_at_fall, &state.receivers) {
+            message.push_str(&format!("; while it was low, {fell_back}"));
         }
         *state = NodeState::default();
         Some(Event {
@@ -230,7 +228,31 @@ impl EventTracker {
         })
     }
 
-    fn fell_event(&self, previous: &Sample, current: &Sample, node: &NodeSample, level: u8) -> Event {
+    /// "N pages, X MiB of its allocations fell back to node M", when
+    /// `node`'s numa_foreign grew since `foreign_before` and another node
+    /// took allocations meanwhile.
+    fn fell_back(&self, node: &NodeSample, foreign_before: Option<u64>, receivers: &BTreeSet<u32>) -> Option<String> {
+        let foreign = node
+            .numa_foreign
+            .zip(foreign_before)
+            .map_or(0, |(now, then)| now.saturating_sub(then));
+        (foreign > 0 && !receivers.is_empty()).then(|| {
+            format!(
+                "{} of its allocations fell back to {}",
+                self.amount(foreign),
+                node_list(receivers)
+            )
+        })
+    }
+
+    fn fell_event(
+        &self,
+        current: &Sample,
+        node: &NodeSample,
+        level: u8,
+        foreign_before: Option<u64>,
+        receivers: &BTreeSet<u32>,
+    ) -> Event {
         let (kind, mark, pages) = if level == 2 {
             (EventKind::BelowMin, "min", node.min_pages)
         } else {
@@ -240,18 +262,8 @@ impl EventTracker {
             "node {} fell below its {mark} watermark at t={:.1} s ({} free, {mark} {pages})",
             node.node, current.t_s, node.free_pages
         );
-        let before = previous.nodes.iter().find(|p| p.node == node.node);
-        let foreign = node
-            .numa_foreign
-            .zip(before.and_then(|b| b.numa_foreign))
-            .map_or(0, |(a, b)| a.saturating_sub(b));
-        let receivers = fallback_receivers(previous, current, node.node);
-        if foreign > 0 && !receivers.is_empty() {
-            message.push_str(&format!(
-                ", {} of its allocations fell back to {}",
-                self.amount(foreign),
-                node_list(&receivers)
-            ));
+        if let Some(fell_back) = self.fell_back(node, foreign_before, receivers) {
+            message.push_str(&format!(", {fell_back}"));
         }
         Event {
             t_s: current.t_s,
