@@ -48,6 +48,11 @@ pub struct Finding {
     pub remedy: String,
     /// The incident this guards against, when one fits.
     pub incident: Option<&'static str>,
+    /// The ids of the findings this one explains: a cause found by joining
+    /// observations names the symptoms it accounts for, which rank after
+    /// it and cite it (docs/doctor.md, "Ranking").
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub explains: Vec<&'static str>,
 }
 
 impl Finding {
@@ -133,9 +138,13 @@ impl Diagnosis {
             .chain(self.checks_skipped.iter().filter(|s| s.unreadable).map(|s| s.id))
     }
 
-    /// Most severe first; stable within a severity so output is repeatable.
+    /// The one ranking rule (docs/doctor.md, "Ranking"): most severe
+    /// first; within a severity, a finding that explains others before
+    /// those it does not; otherwise in the order the checks ran, so output
+    /// is repeatable.
     pub fn rank(&mut self) {
-        self.findings.sort_by_key(|f| std::cmp::Reverse(f.severity));
+        self.findings
+            .sort_by_key(|f| (std::cmp::Reverse(f.severity), std::cmp::Reverse(!f.explains.is_empty())));
     }
 
     pub fn worst(&self) -> Option<Severity> {

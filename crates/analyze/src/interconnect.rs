@@ -192,6 +192,7 @@ fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, lo
                  server, changing the snoop mode gained 30% throughput"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        explains: Vec::new(),
     }
 }
 
@@ -234,6 +235,7 @@ fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary
                  platform vendor if it is far off"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        explains: Vec::new(),
     }
 }
 
@@ -253,6 +255,7 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
                  hardware; otherwise rerun on a quiet machine"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        explains: Vec::new(),
     }
 }
 

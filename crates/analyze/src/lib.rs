@@ -14,6 +14,7 @@ pub mod hotlines;
 pub mod hotpages;
 pub mod interconnect;
 pub mod irq;
+pub mod join;
 pub mod lab;
 pub mod latency_check;
 pub mod latency_spikes;

@@ -237,6 +237,7 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
                  so the kernel's scheduler and every tool see it. `numasleuth c2c` shows the whole matrix."
             .into(),
         incident: None,
+        explains: Vec::new(),
     })
 }
 

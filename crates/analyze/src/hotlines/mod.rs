@@ -56,6 +56,9 @@ pub struct LineTally {
     pub threads: BTreeMap<u32, Counts>,
     pub cpus: BTreeSet<u32>,
     pub nodes: BTreeSet<u32>,
+    /// Per node of the CPU the sample was taken on: its reads and writes,
+    /// so a join can tell which node touches the line most.
+    pub per_node: BTreeMap<u32, Counts>,
     /// (thread, byte offset in the line) → counts.
     pub offsets: BTreeMap<(u32, u8), Counts>,
     /// Touches whose thread or offset was past the caps.
@@ -113,6 +116,9 @@ impl Tally {
             reads: u64::from(t.access.reads()),
             writes: u64::from(t.access.writes()),
         };
+        if let Some(node) = t.node {
+            add(tally.per_node.entry(node).or_default(), counts);
+        }
         let mut tracked = false;
         if tally.threads.len() < MAX_THREADS_PER_LINE || tally.threads.contains_key(&t.tid) {
             add(tally.threads.entry(t.tid).or_default(), counts);

@@ -28,6 +28,9 @@ pub struct HotLine {
     pub reasons: Vec<String>,
     /// Per thread: reads and writes.
     pub per_thread: BTreeMap<u32, Counts>,
+    /// Per node of the sampled CPUs: reads and writes (the nodes are
+    /// bounded by the machine's).
+    pub per_node: BTreeMap<u32, Counts>,
     /// Touches past the per-line thread/offset caps.
     pub untracked: u64,
 }
@@ -73,6 +76,7 @@ fn hot_line(address: u64, t: &LineTally) -> HotLine {
         contended: !reasons.is_empty(),
         reasons,
         per_thread: t.threads.clone(),
+        per_node: t.per_node.clone(),
         untracked: t.untracked,
     }
 }
