@@ -100,3 +100,13 @@ pub fn width(stream: Stream) -> usize {
 pub fn stdout_layout(colour: bool) -> TextLayout {
     TextLayout::new(width(Stream::Stdout), colour && crate::cmd::measure_plan::colour())
 }
+
+/// The application layer's observer: its progress lines go to stderr
+/// through `say!`.
+pub struct Say;
+
+impl numasleuth_app::Observer for Say {
+    fn progress(&self, line: &str) {
+        say!("{line}");
+    }
+}

@@ -6,17 +6,15 @@ use std::process::ExitCode;
 use numasleuth_analyze::doctor::{diagnose, gate, Gate};
 use numasleuth_analyze::findings::Severity;
 use numasleuth_analyze::topology::warnings;
+use numasleuth_app::doctor::{self as investigate, ProcessRequest};
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
-use numasleuth_kernel::{ReadError, Root};
+use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
 use numasleuth_report::doctor_export::DoctorReport;
 use numasleuth_report::topo_json;
 
 use super::output::Aliases;
 use crate::cli::{DoctorArgs, FailOn};
-
-/// `doctor --pid`: the placement findings of `inspect` for that process.
-pub const PROCESS_CHECK: &str = "process-placement";
 
 pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     let plan = args.output.plan::<DoctorReport>(Aliases {
@@ -41,16 +39,12 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     }
     let mut diagnosis = diagnose(&topo, &host);
     if let Some(pid) = pid {
-        // The inspect findings for one process; a process that cannot be
+        // The process's observations, joined: a process that cannot be
         // read is a skipped check, never the end of the diagnosis.
-        match super::inspect::model(root, pid, false, &topo) {
-            Ok(model) => diagnosis.ran(PROCESS_CHECK, numasleuth_analyze::process::findings(&model, &topo)),
-            // A process that is there but cannot be read leaves the check's
-            // answer open; one that is gone has nothing to judge.
-            Err(e) if unreadable(&e) => diagnosis.skipped_unreadable(PROCESS_CHECK, format!("process {pid}: {e:#}")),
-            Err(e) => diagnosis.skipped(PROCESS_CHECK, format!("process {pid}: {e:#}")),
-        }
-        super::doctor_probes::run(root, &topo, pid, args.quick, &mut diagnosis);
+        let stop = super::stop_signal::stop_on_signals();
+        let request = ProcessRequest { pid, quick: args.quick };
+        let observed = investigate::observe(root, &topo, request, &stop, &crate::output::Say);
+        investigate::judge(&observed, &topo, &mut diagnosis);
         super::doctor_hotpages::run(root, &topo, pid, args.measure, &mut diagnosis);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
@@ -87,14 +81,6 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
     }
-}
-
-fn unreadable(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| match cause.downcast_ref::<ProcessError>() {
-        Some(ProcessError::PermissionDenied { .. }) => true,
-        Some(ProcessError::Read(read)) => !read.is_not_found(),
-        _ => cause.downcast_ref::<ReadError>().is_some_and(|r| !r.is_not_found()),
-    })
 }
 
 fn headline(topo: &Topology) -> String {

@@ -1,119 +1,31 @@
 //! `numasleuth hotlines PID`: the cache lines a process's threads fight
 //! over, found without a PMU.
 //!
-//! Wiring only: timer samples with registers and code bytes (`probe`),
-//! each decoded to the address it is about to touch (`decode`), tallied
-//! and ranked per line (`analyze::hotlines`), named by symbol or region
-//! (`hotlines_names`), printed (`report`). See docs/hotlines.md.
+//! Wiring only: the sampling pipeline is `numasleuth_app::hotlines`
+//! (timer samples decoded to the lines they touch, ranked and named);
+//! this prints what it found (`report`). See docs/hotlines.md.
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::bail;
-use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
-use numasleuth_analyze::hotlines::NamedLine;
-use numasleuth_analyze::hotlines::{false_sharing, rank, Tally, LINE_BYTES};
-use numasleuth_decode::{regs, Registers};
-use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_app::hotlines::{sample_process, Method, Sampling};
 use numasleuth_kernel::Root;
-use numasleuth_model::perf::sample::SampleRaw;
-use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_model::Topology;
-use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleSpec};
-use numasleuth_probe::ProbeError;
+use numasleuth_model::stop::RunSpan;
+use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json;
 use numasleuth_report::hotlines_text;
 
 use super::hot_args::{HotMethod, HotlinesArgs};
-use super::hotlines_names::Namer;
-use numasleuth_analyze::pmu::precise;
-use numasleuth_kernel::sysfs::pmu::{read_pmus, PmuReadings};
-use numasleuth_report::export::TextJson;
 
-const RING_PAGES: usize = 64;
-const RESCAN: Duration = Duration::from_millis(100);
-
-/// One perf sample in `analyze::hotlines::sampled`'s terms: the stack
-/// pointer, and the precise address or the decoder's answer.
-fn seen(s: &RegSample<'_>) -> Sample {
-    let registers = Registers::from_perf(s.regs_mask, s.regs);
-    let seen = match (s.addr, s.code) {
-        (Some(address), _) => Seen::Precise {
-            address,
-            is_store: s.is_store,
-        },
-        (None, None) => Seen::CodeUnreadable,
-        (None, Some(_)) if s.regs.is_empty() => Seen::NoRegisters,
-        (None, Some(code)) => {
-            let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
-            Seen::Decoded(decoded, attributed)
+impl From<HotMethod> for Method {
+    fn from(method: HotMethod) -> Self {
+        match method {
+            HotMethod::Auto => Method::Auto,
+            HotMethod::IpDecode => Method::IpDecode,
+            HotMethod::Precise => Method::Precise,
         }
-    };
-    Sample {
-        tid: s.tid,
-        cpu: s.cpu,
-        stack_pointer: registers.get(regs::SP),
-        seen,
     }
-}
-
-/// The event to sample on, its `method` name, and what to say about it.
-/// `pmus`: the PMU list, read once per run, or why it could not be read.
-fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(SampleEvent, String, String)> {
-    let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
-    let ip_decode = |why: String| {
-        if !numasleuth_decode::SUPPORTED {
-            bail!("hotlines ip-decode is x86-64 only on this build ({why})");
-        }
-        let event = SampleEvent::CpuClock {
-            period_ns: 1_000_000_000 / args.frequency,
-        };
-        Ok((event, "ip-decode".to_string(), why))
-    };
-    match args.method {
-        HotMethod::IpDecode => ip_decode("--method ip-decode was asked for".into()),
-        HotMethod::Precise => {
-            let p = choose_precise().map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
-            Ok((
-                SampleEvent::Precise {
-                    event: p.event,
-                    period: p.period,
-                },
-                p.method,
-                p.note,
-            ))
-        }
-        HotMethod::Auto => match choose_precise() {
-            Ok(p) => Ok((
-                SampleEvent::Precise {
-                    event: p.event,
-                    period: p.period,
-                },
-                p.method,
-                p.note,
-            )),
-            Err(why) => ip_decode(format!("{why}: using ip-decode")),
-        },
-    }
-}
-
-/// How to sample: `hotlines`' flags, or `doctor -p`'s short probe.
-pub struct Sampling {
-    pub duration: Duration,
-    pub top: usize,
-    pub frequency: u64,
-    pub method: HotMethod,
-}
-
-/// What one sampling of a process found: its lines ranked and named, the
-/// raw counts, and what the reader must know.
-pub struct Sampled {
-    pub method: String,
-    pub precise: Vec<String>,
-    pub raw: SampleRaw,
-    pub tally: Tally,
-    pub lines: Vec<NamedLine>,
-    pub notes: Vec<String>,
 }
 
 pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
@@ -122,7 +34,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         duration: args.duration,
         top: args.top,
         frequency: args.frequency,
-        method: args.method,
+        method: args.method.into(),
     };
     let pid = args.pid();
     // Before the machine is read: a snapshot is refused for what it is.
@@ -132,7 +44,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let stop = super::stop_signal::stop_on_signals();
     let start = Instant::now();
     let topo = super::topology(root)?;
-    let sampled = sample_process(root, (pid, &topo), &how, &stop, true)?;
+    let sampled = sample_process(root, (pid, &topo), &how, &stop, &crate::output::Say)?;
     let doc = hotlines_json::build(
         pid,
         &sampled.method,
@@ -146,131 +58,4 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let span = RunSpan::timed(start, Some(args.duration), &stop);
     super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Samples every thread of `pid` as `how` says (until `stop`), and ranks
-/// and names the lines; `progress` prints the "sampling…" line.
-pub fn sample_process(
-    root: &Root,
-    (pid, topo): (u32, &Topology),
-    how: &Sampling,
-    stop: &Stop,
-    progress: bool,
-) -> anyhow::Result<Sampled> {
-    if !root.is_live() {
-        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
-    }
-    if read_process_stat(root, pid)?.is_kernel_thread() {
-        bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
-    }
-    let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
-    let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
-    let (event, method, method_note) = choose_event(pmus.as_ref(), how)?;
-    let namer = Namer::load(root, pid);
-    let spec = SampleSpec {
-        pid,
-        duration: how.duration,
-        event,
-        regs_mask: regs::X86_64_SAMPLE_MASK,
-        rescan_interval: RESCAN,
-        ring_pages: RING_PAGES,
-        paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
-    };
-    if progress {
-        say!(
-            "numasleuth: sampling every thread of process {pid} ({method}) {}…",
-            super::stop_signal::how_long(Some(how.duration))
-        );
-    }
-    let mut collector = SampleTally::new(topo.cpu_nodes());
-    let raw = sample(
-        &spec,
-        &mut Hooks {
-            function_start: &|ip| namer.function_start(ip),
-            on_sample: &mut |s| collector.add(&seen(s)),
-        },
-        stop,
-    )
-    .map_err(|e| sampling_error(e, &method))?;
-    let mut notes = vec![method_note];
-    notes.extend(collector.run_notes(&raw, &namer.notes));
-    let lines = name_lines(&collector, &namer, how.top);
-    Ok(Sampled {
-        method,
-        precise,
-        raw,
-        tally: collector.tally,
-        lines,
-        notes,
-    })
-}
-
-/// perf's refusals in `hotlines`' words.
-fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
-    match e {
-        ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
-        // The errno texts are the watchpoint's; say what was refused here.
-        ProbeError::Unsupported { why } => {
-            anyhow::anyhow!("the kernel refused the {method} sampling event ({why}); try --method ip-decode")
-        }
-        ProbeError::InvalidBreakpoint { .. } => {
-            anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
-        }
-        other => anyhow::Error::from(other),
-    }
-}
-
-/// The `top` ranked lines with their symbols, region and false sharing.
-fn name_lines(collector: &SampleTally, namer: &Namer, top: usize) -> Vec<NamedLine> {
-    rank(&collector.tally, top)
-        .into_iter()
-        .map(|line| {
-            let on_line = namer.symbols_on(line.address, LINE_BYTES);
-            let (uses, is_false) = match collector.tally.lines.get(&line.address) {
-                Some(tally) => false_sharing(tally, &on_line),
-                None => (Vec::new(), false),
-            };
-            NamedLine {
-                symbols: on_line.into_iter().map(|(name, _)| name).collect(),
-                region: namer.region(line.address, &collector.stack_pointers),
-                symbol_use: uses,
-                false_sharing: is_false,
-                line,
-            }
-        })
-        .collect()
-}
-
-/// perf's EACCES, in `hotlines`' words: user-only timer samples of one's
-/// own process are allowed up to perf_event_paranoid 2.
-fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
-    match paranoid {
-        Some(level) if level >= 3 => anyhow::anyhow!(
-            "cannot sample process {pid}: permission denied: kernel.perf_event_paranoid is {level} \
-             (/proc/sys/kernel/perf_event_paranoid), which forbids perf events without CAP_PERFMON; \
-             run as root or `sysctl kernel.perf_event_paranoid=2`"
-        ),
-        level => anyhow::anyhow!(
-            "cannot sample process {pid}: permission denied: sampling another user's process needs ptrace \
-             rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
-             may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
-             or `sysctl kernel.perf_event_paranoid=2`)",
-            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::refused;
-
-    #[test]
-    fn paranoid_3_names_the_sysctl() {
-        let text = refused(9, Some(3)).to_string();
-        assert!(text.contains("kernel.perf_event_paranoid is 3"), "{text}");
-        assert!(text.contains("`sysctl kernel.perf_event_paranoid=2`"), "{text}");
-        let text = refused(9, None).to_string();
-        assert!(text.contains("another user's process needs ptrace rights"), "{text}");
-        assert!(text.contains("kernel.perf_event_paranoid is unknown"), "{text}");
-    }
 }

@@ -6,89 +6,28 @@
 //! findings (`analyze::migrations`), output (`report`).
 
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::bail;
-use numasleuth_analyze::findings::Finding;
-use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
+use numasleuth_analyze::migrations::findings;
+use numasleuth_app::migrations::{observe, How};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
-use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_model::Topology;
+use numasleuth_model::stop::RunSpan;
+use numasleuth_probe::migrations::Scope;
 use numasleuth_report::{migrations_json, migrations_text};
 
 use super::hot_args::{MigrationMethod, MigrationsArgs};
-use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope};
 use numasleuth_report::export::TextJson;
 
-/// One observation, as `migrations` and `doctor --pid` use it (and `top`
-/// can: it is the count of moves per thread over a window).
-pub struct Observed {
-    pub method: Method,
-    pub threads: Vec<ThreadMigrations>,
-    pub numa: NumaBalancing,
-    pub duration_s: f64,
-    pub notes: Vec<String>,
-}
-
-/// Watches `scope` for `duration` (or until `stop`): the tracepoint unless
-/// `method` says otherwise or it cannot be used (then sampled, saying why).
-pub fn observe(
-    root: &Root,
-    topo: &Topology,
-    scope: Scope,
-    (duration, method, interval): (Duration, MigrationMethod, Option<Duration>),
-    stop: &Stop,
-) -> anyhow::Result<Observed> {
-    let before = match scope {
-        Scope::Process(pid) => collect::numa_tasks(root, pid).1,
-        Scope::All => collect::vmstat_pages_migrated(root),
-    };
-    let interval = interval.unwrap_or(match scope {
-        Scope::Process(_) => Duration::from_millis(10),
-        Scope::All => Duration::from_millis(100),
-    });
-    let polling = |reason: String| Polling {
-        duration,
-        interval,
-        reason,
-    };
-    let cpus: Vec<u32> = topo.online_cpus().iter().collect();
-    let collected: Collected = match method {
-        MigrationMethod::Sampled => {
-            collect::sampled(root, scope, polling("--method sampled was asked for".into()), stop)
+impl From<MigrationMethod> for How {
+    fn from(method: MigrationMethod) -> Self {
+        match method {
+            MigrationMethod::Auto => How::Auto,
+            MigrationMethod::Tracepoint => How::Tracepoint,
+            MigrationMethod::Sampled => How::Sampled,
         }
-        MigrationMethod::Tracepoint => collect::traced(root, scope, &cpus, duration, stop)
-            .map_err(|why| anyhow::anyhow!("cannot use the sched:sched_migrate_task tracepoint: {why}"))?,
-        MigrationMethod::Auto => match collect::traced(root, scope, &cpus, duration, stop) {
-            Ok(c) => c,
-            Err(why) => {
-                say!("numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead");
-                collect::sampled(root, scope, polling(why), stop)
-            }
-        },
-    };
-    let threads = summarize(&collected.paths, &topo.cpu_nodes(), collected.duration_s);
-    Ok(Observed {
-        method: collected.method,
-        threads,
-        numa: collect::numa_balancing(root, scope, before),
-        duration_s: collected.duration_s,
-        notes: collected.notes,
-    })
-}
-
-/// `doctor --pid`'s two findings, from a short observation.
-pub fn doctor_findings(
-    root: &Root,
-    topo: &Topology,
-    pid: u32,
-    duration: Duration,
-    stop: &Stop,
-) -> anyhow::Result<Vec<Finding>> {
-    let how = (duration, MigrationMethod::Auto, None);
-    let seen = observe(root, topo, Scope::Process(pid), how, stop)?;
-    Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))
+    }
 }
 
 pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
@@ -112,7 +51,8 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     );
     let stop = super::stop_signal::stop_on_signals();
     let start = Instant::now();
-    let seen = observe(root, &topo, scope, (args.duration, args.method, args.interval), &stop)?;
+    let how = (args.duration, args.method.into(), args.interval);
+    let seen = observe(root, &topo, scope, how, &stop, &crate::output::Say)?;
     let span = RunSpan::timed(start, Some(args.duration), &stop);
     let pid = args.process();
     let found = pid.map_or_else(Vec::new, |p| {

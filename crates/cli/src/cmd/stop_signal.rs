@@ -14,7 +14,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use numasleuth_model::stop::Stop;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
@@ -119,11 +118,6 @@ fn take_signals(mut signals: Signals, stop: &Stop) {
     }
 }
 
-/// For a progress line: `for 30.0 s (Ctrl-C stops early and reports)`, or
-/// `until Ctrl-C` for a run without a duration.
-pub fn how_long(duration: Option<Duration>) -> String {
-    match duration {
-        Some(d) => format!("for {:.1} s (Ctrl-C stops early and reports)", d.as_secs_f64()),
-        None => "until Ctrl-C (then reports)".to_string(),
-    }
-}
+/// How long a watch lasts, in its progress line: one definition, the
+/// application layer's.
+pub use numasleuth_app::how_long;

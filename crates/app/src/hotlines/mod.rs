@@ -1,0 +1,251 @@
+//! Sampling a process's cache lines without a PMU: timer samples with
+//! registers and code bytes (`probe`), each decoded to the address it is
+//! about to touch (`decode`), tallied and ranked per line
+//! (`analyze::hotlines`), and named by symbol or region ([`names`]).
+//! `hotlines` prints what this returns; `doctor -p` joins it with the
+//! process's other observations. See docs/hotlines.md.
+
+pub mod names;
+
+use std::time::Duration;
+
+use anyhow::bail;
+use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
+use numasleuth_analyze::hotlines::NamedLine;
+use numasleuth_analyze::hotlines::{false_sharing, rank, Tally, LINE_BYTES};
+use numasleuth_analyze::pmu::precise;
+use numasleuth_decode::{regs, Registers};
+use numasleuth_kernel::procfs::process::read_process_stat;
+use numasleuth_kernel::sysfs::pmu::{read_pmus, PmuReadings};
+use numasleuth_kernel::Root;
+use numasleuth_model::perf::sample::SampleRaw;
+use numasleuth_model::stop::Stop;
+use numasleuth_model::Topology;
+use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleSpec};
+use numasleuth_probe::ProbeError;
+
+use crate::Observer;
+use names::Namer;
+
+/// How lines are sampled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Method {
+    /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
+    /// ibs_op), else ip-decode.
+    Auto,
+    /// Timer samples, the sampled instruction decoded (works in VMs).
+    IpDecode,
+    /// Precise memory sampling only: an error where there is none.
+    Precise,
+}
+
+const RING_PAGES: usize = 64;
+const RESCAN: Duration = Duration::from_millis(100);
+
+/// One perf sample in `analyze::hotlines::sampled`'s terms: the stack
+/// pointer, and the precise address or the decoder's answer.
+fn seen(s: &RegSample<'_>) -> Sample {
+    let registers = Registers::from_perf(s.regs_mask, s.regs);
+    let seen = match (s.addr, s.code) {
+        (Some(address), _) => Seen::Precise {
+            address,
+            is_store: s.is_store,
+        },
+        (None, None) => Seen::CodeUnreadable,
+        (None, Some(_)) if s.regs.is_empty() => Seen::NoRegisters,
+        (None, Some(code)) => {
+            let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
+            Seen::Decoded(decoded, attributed)
+        }
+    };
+    Sample {
+        tid: s.tid,
+        cpu: s.cpu,
+        stack_pointer: registers.get(regs::SP),
+        seen,
+    }
+}
+
+/// The event to sample on, its `method` name, and what to say about it.
+/// `pmus`: the PMU list, read once per run, or why it could not be read.
+fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(SampleEvent, String, String)> {
+    let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
+    let ip_decode = |why: String| {
+        if !numasleuth_decode::SUPPORTED {
+            bail!("hotlines ip-decode is x86-64 only on this build ({why})");
+        }
+        let event = SampleEvent::CpuClock {
+            period_ns: 1_000_000_000 / args.frequency,
+        };
+        Ok((event, "ip-decode".to_string(), why))
+    };
+    match args.method {
+        Method::IpDecode => ip_decode("--method ip-decode was asked for".into()),
+        Method::Precise => {
+            let p = choose_precise().map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
+            Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            ))
+        }
+        Method::Auto => match choose_precise() {
+            Ok(p) => Ok((
+                SampleEvent::Precise {
+                    event: p.event,
+                    period: p.period,
+                },
+                p.method,
+                p.note,
+            )),
+            Err(why) => ip_decode(format!("{why}: using ip-decode")),
+        },
+    }
+}
+
+/// How to sample: `hotlines`' flags, or `doctor -p`'s short probe.
+pub struct Sampling {
+    pub duration: Duration,
+    pub top: usize,
+    pub frequency: u64,
+    pub method: Method,
+}
+
+/// What one sampling of a process found: its lines ranked and named, the
+/// raw counts, and what the reader must know.
+pub struct Sampled {
+    pub method: String,
+    pub precise: Vec<String>,
+    pub raw: SampleRaw,
+    pub tally: Tally,
+    pub lines: Vec<NamedLine>,
+    pub notes: Vec<String>,
+}
+
+/// Samples every thread of `pid` as `how` says (until `stop`), and ranks
+/// and names the lines; `observer` hears the "sampling…" line.
+pub fn sample_process(
+    root: &Root,
+    (pid, topo): (u32, &Topology),
+    how: &Sampling,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> anyhow::Result<Sampled> {
+    if !root.is_live() {
+        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
+    }
+    if read_process_stat(root, pid)?.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
+    }
+    let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
+    let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
+    let (event, method, method_note) = choose_event(pmus.as_ref(), how)?;
+    let namer = Namer::load(root, pid);
+    let spec = SampleSpec {
+        pid,
+        duration: how.duration,
+        event,
+        regs_mask: regs::X86_64_SAMPLE_MASK,
+        rescan_interval: RESCAN,
+        ring_pages: RING_PAGES,
+        paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
+    };
+    observer.progress(&format!(
+        "numasleuth: sampling every thread of process {pid} ({method}) {}…",
+        crate::how_long(Some(how.duration))
+    ));
+    let mut collector = SampleTally::new(topo.cpu_nodes());
+    let raw = sample(
+        &spec,
+        &mut Hooks {
+            function_start: &|ip| namer.function_start(ip),
+            on_sample: &mut |s| collector.add(&seen(s)),
+        },
+        stop,
+    )
+    .map_err(|e| sampling_error(e, &method))?;
+    let mut notes = vec![method_note];
+    notes.extend(collector.run_notes(&raw, &namer.notes));
+    let lines = name_lines(&collector, &namer, how.top);
+    Ok(Sampled {
+        method,
+        precise,
+        raw,
+        tally: collector.tally,
+        lines,
+        notes,
+    })
+}
+
+/// perf's refusals in `hotlines`' words.
+fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
+    match e {
+        ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
+        // The errno texts are the watchpoint's; say what was refused here.
+        ProbeError::Unsupported { why } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event ({why}); try --method ip-decode")
+        }
+        ProbeError::InvalidBreakpoint { .. } => {
+            anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
+        }
+        other => anyhow::Error::from(other),
+    }
+}
+
+/// The `top` ranked lines with their symbols, region and false sharing.
+fn name_lines(collector: &SampleTally, namer: &Namer, top: usize) -> Vec<NamedLine> {
+    rank(&collector.tally, top)
+        .into_iter()
+        .map(|line| {
+            let on_line = namer.symbols_on(line.address, LINE_BYTES);
+            let (uses, is_false) = match collector.tally.lines.get(&line.address) {
+                Some(tally) => false_sharing(tally, &on_line),
+                None => (Vec::new(), false),
+            };
+            NamedLine {
+                symbols: on_line.into_iter().map(|(name, _)| name).collect(),
+                region: namer.region(line.address, &collector.stack_pointers),
+                symbol_use: uses,
+                false_sharing: is_false,
+                line,
+            }
+        })
+        .collect()
+}
+
+/// perf's EACCES, in `hotlines`' words: user-only timer samples of one's
+/// own process are allowed up to perf_event_paranoid 2.
+fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
+    match paranoid {
+        Some(level) if level >= 3 => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: kernel.perf_event_paranoid is {level} \
+             (/proc/sys/kernel/perf_event_paranoid), which forbids perf events without CAP_PERFMON; \
+             run as root or `sysctl kernel.perf_event_paranoid=2`"
+        ),
+        level => anyhow::anyhow!(
+            "cannot sample process {pid}: permission denied: sampling another user's process needs ptrace \
+             rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
+             may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
+             or `sysctl kernel.perf_event_paranoid=2`)",
+            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refused;
+
+    #[test]
+    fn paranoid_3_names_the_sysctl() {
+        let text = refused(9, Some(3)).to_string();
+        assert!(text.contains("kernel.perf_event_paranoid is 3"), "{text}");
+        assert!(text.contains("`sysctl kernel.perf_event_paranoid=2`"), "{text}");
+        let text = refused(9, None).to_string();
+        assert!(text.contains("another user's process needs ptrace rights"), "{text}");
+        assert!(text.contains("kernel.perf_event_paranoid is unknown"), "{text}");
+    }
+}

@@ -1,0 +1,39 @@
+//! The application layer: what numasleuth does for a request, between the
+//! collectors (`kernel`, `probe`, `symbols`, `measure`) and the front-ends
+//! (`cli`, `serve`, `top`). Each investigation gathers typed observations
+//! and hands them to `analyze`, where they are joined and judged; the
+//! front-ends pass a request and render what comes back.
+//!
+//! `doctor -p`'s investigation of a process is here ([`doctor`]), with the
+//! collectors' pipelines it runs: the placement model ([`process`]), the
+//! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]).
+//! The other commands move here as issue 35 says.
+
+pub mod doctor;
+pub mod hotlines;
+pub mod migrations;
+pub mod process;
+
+use std::time::Duration;
+
+/// Hears what an investigation has to say while it runs: progress lines
+/// for a person (cli prints them to stderr; `serve` drops them).
+pub trait Observer: Sync {
+    fn progress(&self, line: &str);
+}
+
+/// An observer that drops every line.
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn progress(&self, _line: &str) {}
+}
+
+/// "for 1.0 s (Ctrl-C stops early and reports)", or "until Ctrl-C": how
+/// long a watch lasts, in its progress line.
+pub fn how_long(duration: Option<Duration>) -> String {
+    match duration {
+        Some(d) => format!("for {:.1} s (Ctrl-C stops early and reports)", d.as_secs_f64()),
+        None => "until Ctrl-C (then reports)".to_string(),
+    }
+}

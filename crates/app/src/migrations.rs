@@ -1,0 +1,99 @@
+//! Thread moves between CPUs and nodes over a window, and what AutoNUMA
+//! did meanwhile: the `sched_migrate_task` tracepoint, or a sampled view
+//! where it cannot be used (`probe::migrations`), summarised per thread
+//! (`analyze::migrations`). `migrations` prints it; `doctor -p` judges it.
+
+use std::time::Duration;
+
+use numasleuth_analyze::findings::Finding;
+use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
+use numasleuth_kernel::Root;
+use numasleuth_model::stop::Stop;
+use numasleuth_model::Topology;
+use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope};
+
+use crate::Observer;
+
+/// How moves are followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// The sched_migrate_task tracepoint where permitted, else sampled.
+    Auto,
+    /// Only the tracepoint: an error where it cannot be used.
+    Tracepoint,
+    /// Poll /proc/PID/task/*/stat (moves shorter than the interval are
+    /// missed).
+    Sampled,
+}
+
+/// One observation, as `migrations` and `doctor --pid` use it (and `top`
+/// can: it is the count of moves per thread over a window).
+pub struct Observed {
+    pub method: Method,
+    pub threads: Vec<ThreadMigrations>,
+    pub numa: NumaBalancing,
+    pub duration_s: f64,
+    pub notes: Vec<String>,
+}
+
+/// Watches `scope` for `duration` (or until `stop`): the tracepoint unless
+/// `method` says otherwise or it cannot be used (then sampled, saying why).
+pub fn observe(
+    root: &Root,
+    topo: &Topology,
+    scope: Scope,
+    (duration, method, interval): (Duration, How, Option<Duration>),
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> anyhow::Result<Observed> {
+    let before = match scope {
+        Scope::Process(pid) => collect::numa_tasks(root, pid).1,
+        Scope::All => collect::vmstat_pages_migrated(root),
+    };
+    let interval = interval.unwrap_or(match scope {
+        Scope::Process(_) => Duration::from_millis(10),
+        Scope::All => Duration::from_millis(100),
+    });
+    let polling = |reason: String| Polling {
+        duration,
+        interval,
+        reason,
+    };
+    let cpus: Vec<u32> = topo.online_cpus().iter().collect();
+    let collected: Collected = match method {
+        How::Sampled => collect::sampled(root, scope, polling("--method sampled was asked for".into()), stop),
+        How::Tracepoint => collect::traced(root, scope, &cpus, duration, stop)
+            .map_err(|why| anyhow::anyhow!("cannot use the sched:sched_migrate_task tracepoint: {why}"))?,
+        How::Auto => match collect::traced(root, scope, &cpus, duration, stop) {
+            Ok(c) => c,
+            Err(why) => {
+                observer.progress(&format!(
+                    "numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead"
+                ));
+                collect::sampled(root, scope, polling(why), stop)
+            }
+        },
+    };
+    let threads = summarize(&collected.paths, &topo.cpu_nodes(), collected.duration_s);
+    Ok(Observed {
+        method: collected.method,
+        threads,
+        numa: collect::numa_balancing(root, scope, before),
+        duration_s: collected.duration_s,
+        notes: collected.notes,
+    })
+}
+
+/// `doctor --pid`'s two findings, from a short observation.
+pub fn doctor_findings(
+    root: &Root,
+    topo: &Topology,
+    pid: u32,
+    duration: Duration,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> anyhow::Result<Vec<Finding>> {
+    let how = (duration, How::Auto, None);
+    let seen = observe(root, topo, Scope::Process(pid), how, stop, observer)?;
+    Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))
+}
