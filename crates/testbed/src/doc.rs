@@ -50,3 +50,22 @@ pub fn expect_move_verified(c: &mut Checks, applied: &Value) {
         Some(true),
     );
 }
+
+/// The database incident named first, by one finding: `hot-remote-global`
+/// on `nil_root`, its page on `page_node`, written from `user_node`, and
+/// citing nothing it does not explain.
+pub fn expect_hot_remote_global_first(c: &mut Checks, doctor: &Value, what: &str, (page_node, user_node): (u64, u64)) {
+    let findings = array(doctor, "findings");
+    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let Some(first) = findings.first() else {
+        return c.fail(format!("{what}: no finding at all"));
+    };
+    c.eq(&format!("{what}: first finding"), first["id"].as_str(), Some("hot-remote-global"));
+    let title = first["title"].as_str().unwrap_or("");
+    let want = format!("is on node {page_node}, and threads on node {user_node} write it");
+    c.check(title.contains("nil_root") && title.contains(&want), || {
+        format!("{what}: first finding's title {title:?} (want nil_root and {want:?}); findings {ids:?}")
+    });
+    let page = array(first, "evidence").iter().find_map(|e| e["values"]["page_node"].as_u64());
+    c.eq(&format!("{what}: hot-remote-global page_node"), page, Some(page_node));
+}

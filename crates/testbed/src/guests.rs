@@ -197,6 +197,8 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
         ("victim".to_string(), "cat /tmp/victim.out".to_string()),
         sh("inspect-before", format!("numasleuth inspect {pid} --json")),
         sh("doctor-pid", format!("numasleuth doctor --pid {pid} --json")),
+        // The same report as a person reads it (docs/doctor.md shows it).
+        sh("doctor-pid-text", format!("numasleuth doctor --pid {pid}")),
         sh(
             "move-dry",
             format!("numasleuth move {pid} --section .bss --to-node 0 --json"),

@@ -130,13 +130,45 @@ fn expect_cpus(o: &Outcome, t: &Value, c: &mut Checks, cores_per_package: u64) {
 
 #[test]
 fn qemu_two_nodes() {
-    run_guest(guests::two_nodes(), |o, c| {
+    let mut spec = guests::two_nodes();
+    // A clean machine: whatever `--measure` adds must hold up under TCG's
+    // noise, so it adds no WARNING (issue 33).
+    spec.commands.extend([
+        ("doctor".to_string(), "numasleuth doctor --json".to_string()),
+        ("doctor-measure".to_string(), "numasleuth doctor --measure --json".to_string()),
+    ]);
+    run_guest(spec, |o, c| {
         let (cpus, rows): (&[&[u64]], &[&[u64]]) = (&[&[0, 1], &[2, 3]], &[&[10, 20], &[20, 10]]);
         // No -numa dist: QEMU builds no SLIT and Linux falls back to 10/20.
         expect_kernel(o, c, cpus, rows);
+        expect_measure_adds_no_warning(o, c);
         let Some(t) = &o.topo else { return };
         expect_nodes(o, c, cpus, rows, (512, 80));
         expect_cpus(o, t, c, 2);
+    });
+}
+
+/// The findings at WARNING or above that `doctor --measure` raised and
+/// plain `doctor` did not: on a clean guest, none.
+fn expect_measure_adds_no_warning(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    let (Some(plain), Some(measured)) = (
+        command_json(c, sections, "doctor"),
+        command_json(c, sections, "doctor-measure"),
+    ) else {
+        return;
+    };
+    let serious = |doc: &Value| -> Vec<(String, String)> {
+        array(doc, "findings")
+            .iter()
+            .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "critical")))
+            .map(|f| (f["id"].as_str().unwrap_or("").to_string(), f["title"].as_str().unwrap_or("").to_string()))
+            .collect()
+    };
+    let before: Vec<String> = serious(&plain).into_iter().map(|(id, _)| id).collect();
+    let added: Vec<(String, String)> = serious(&measured).into_iter().filter(|(id, _)| !before.contains(id)).collect();
+    c.check(added.is_empty(), || {
+        format!("doctor --measure on a clean guest raised WARNING or worse: {added:?}")
     });
 }
 

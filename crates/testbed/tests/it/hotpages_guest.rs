@@ -109,7 +109,8 @@ pub fn commands() -> Vec<(String, String)> {
         sh("terminated-json", "cat /tmp/t.json".into()),
         sh(
             "doctor-measure",
-            format!("numasleuth doctor --pid {VICTIM} --measure --json"),
+            // By name, as a user who knows nothing would ask.
+            "numasleuth doctor -p victim --measure --json".to_string(),
         ),
         // Stopped, not killed: `foreign-hotpages` names it again. Its two
         // spinning workers would otherwise hold two of the host's CPUs
@@ -326,10 +327,13 @@ pub fn expect(o: &Outcome, c: &mut Checks) {
         numasleuth_testbed::env::report(&format!("[testbed] hotpages victim run: {}", err.text.trim()));
     }
     expect_ends(o, c);
-    // doctor's 3-second window is too short to count on a finding on a
-    // loaded TCG host; that it ran the check is what is asserted (the
-    // finding itself is `hotpages`' own, checked above).
+    // doctor's 3-second window is too short to count on a DAMON finding
+    // on a loaded TCG host; that it ran the check is what is asserted (the
+    // finding itself is `hotpages`' own, checked above). The join of the
+    // hot lines with their pages names the incident first, by symbol and
+    // node.
     if let Some(doc) = command_json(c, sections, "doctor-measure") {
+        numasleuth_testbed::doc::expect_hot_remote_global_first(c, &doc, "doctor -p victim --measure", (1, 0));
         let ran = array(&doc, "checks_run");
         c.check(ran.iter().any(|r| r == "process-hot-memory"), || {
             format!(

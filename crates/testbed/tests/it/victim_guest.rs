@@ -58,6 +58,7 @@ fn expect_incident(o: &Outcome, c: &mut Checks) {
         c.check(finding(&doctor, "static-data-remote").is_some(), || {
             format!("doctor --pid did not raise static-data-remote: {}", doctor["findings"])
         });
+        doc::expect_hot_remote_global_first(c, &doctor, "doctor --pid", (1, 0));
     }
     if let Some(dry) = command_json(c, sections, "move-dry") {
         c.check(dry["pages_to_move"].as_u64() > Some(0), || {
