@@ -11,12 +11,13 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_model::process::{MappingUsage, ProcessModel};
+use numasleuth_model::process::{KindGroup, MappingUsage, ProcessModel};
 use numasleuth_parse::pages::Residency;
 use serde::Serialize;
 
 use crate::findings::{incident, Evidence, Finding, Severity};
 use crate::hotlines::{Counts, NamedLine, MIN_SAMPLES, MIN_SHARE};
+use crate::process::STATIC_DATA_REMOTE;
 
 /// A hot global in a program's static data, on a node other than the one
 /// that touches it most.
@@ -26,7 +27,7 @@ pub const HOT_REMOTE_GLOBAL: &str = "hot-remote-global";
 pub const HOT_REMOTE_LINE: &str = "hot-remote-line";
 /// The findings a hot remote line explains, when they are about its line
 /// or its section.
-const SYMPTOMS: [&str; 3] = ["static-data-remote", "contended-line", "false-sharing"];
+const SYMPTOMS: [&str; 3] = [STATIC_DATA_REMOTE, "contended-line", "false-sharing"];
 
 /// Where the page holding a hot line is, as `move_pages` answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -226,7 +227,7 @@ pub fn cite(findings: &mut [Finding], causes: &[Finding]) {
         let line_text = format!("{address:#x}");
         for symptom in findings.iter_mut().filter(|f| cause.explains.contains(&f.id)) {
             let about_line = symptom.evidence.iter().any(|e| e.text.contains(&line_text));
-            let about_section = symptom.id == "static-data-remote";
+            let about_section = symptom.id == STATIC_DATA_REMOTE;
             if about_line || about_section {
                 symptom.evidence.push(
                     Evidence::new(
@@ -258,9 +259,10 @@ pub fn hot_static_symbols(clues: &Clues<'_>) -> Vec<(String, u64)> {
     let mut seen: BTreeMap<&str, u64> = BTreeMap::new();
     for l in clues.lines {
         let address = l.line.address;
-        let in_static = model.mappings.iter().any(|u| {
-            u.start <= address && address < u.end && u.section.as_deref().is_some_and(|s| s == ".bss" || s == ".data")
-        });
+        let in_static = model
+            .mappings
+            .iter()
+            .any(|u| u.start <= address && address < u.end && u.kind.group() == KindGroup::WritableStatic);
         if !in_static {
             continue;
         }
@@ -284,7 +286,7 @@ pub fn name_hot_symbols(findings: &mut [Finding], hot: &[(String, u64)]) {
         .map(|(name, samples)| format!("{name} ({samples} sampled accesses)"))
         .collect::<Vec<_>>()
         .join(", ");
-    for f in findings.iter_mut().filter(|f| f.id == "static-data-remote") {
+    for f in findings.iter_mut().filter(|f| f.id == STATIC_DATA_REMOTE) {
         f.evidence.push(
             Evidence::new(
                 "perf cpu-clock samples, decoded",

@@ -123,6 +123,9 @@ struct Piece<'a> {
     exact: bool,
 }
 
+/// The id of [`static_data_remote`]'s finding.
+pub const STATIC_DATA_REMOTE: &str = "static-data-remote";
+
 /// Writable static data (.data, .bss, .got) mostly on nodes where no
 /// thread runs, while all threads run on one node.
 pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
@@ -168,7 +171,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     }
     evidence.extend(hinting_note(model, worst));
     Some(Finding {
-        id: "static-data-remote",
+        id: STATIC_DATA_REMOTE,
         severity: Severity::Warning,
         title: format!(
             "writable static data of {worst} is on node {far_node} while all {} threads run on node {home}",

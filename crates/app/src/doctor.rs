@@ -142,8 +142,12 @@ fn probes(
         let lines = scope.spawn(|| sample_process(root, (pid, topology), &how, stop, &quiet));
         let moves = scope.spawn(|| crate::migrations::doctor_findings(root, topology, pid, BUDGET, stop, observer));
         (
-            lines.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
-            moves.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
+            lines
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
+            moves
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
         )
     });
     (clue(pid, lines), clue(pid, moves))

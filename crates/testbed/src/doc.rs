@@ -60,12 +60,18 @@ pub fn expect_hot_remote_global_first(c: &mut Checks, doctor: &Value, what: &str
     let Some(first) = findings.first() else {
         return c.fail(format!("{what}: no finding at all"));
     };
-    c.eq(&format!("{what}: first finding"), first["id"].as_str(), Some("hot-remote-global"));
+    c.eq(
+        &format!("{what}: first finding"),
+        first["id"].as_str(),
+        Some("hot-remote-global"),
+    );
     let title = first["title"].as_str().unwrap_or("");
     let want = format!("is on node {page_node}, and threads on node {user_node} write it");
     c.check(title.contains("nil_root") && title.contains(&want), || {
         format!("{what}: first finding's title {title:?} (want nil_root and {want:?}); findings {ids:?}")
     });
-    let page = array(first, "evidence").iter().find_map(|e| e["values"]["page_node"].as_u64());
+    let page = array(first, "evidence")
+        .iter()
+        .find_map(|e| e["values"]["page_node"].as_u64());
     c.eq(&format!("{what}: hot-remote-global page_node"), page, Some(page_node));
 }

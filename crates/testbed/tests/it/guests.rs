@@ -135,7 +135,10 @@ fn qemu_two_nodes() {
     // noise, so it adds no WARNING (issue 33).
     spec.commands.extend([
         ("doctor".to_string(), "numasleuth doctor --json".to_string()),
-        ("doctor-measure".to_string(), "numasleuth doctor --measure --json".to_string()),
+        (
+            "doctor-measure".to_string(),
+            "numasleuth doctor --measure --json".to_string(),
+        ),
     ]);
     run_guest(spec, |o, c| {
         let (cpus, rows): (&[&[u64]], &[&[u64]]) = (&[&[0, 1], &[2, 3]], &[&[10, 20], &[20, 10]]);
@@ -162,11 +165,19 @@ fn expect_measure_adds_no_warning(o: &Outcome, c: &mut Checks) {
         array(doc, "findings")
             .iter()
             .filter(|f| matches!(f["severity"].as_str(), Some("warning" | "critical")))
-            .map(|f| (f["id"].as_str().unwrap_or("").to_string(), f["title"].as_str().unwrap_or("").to_string()))
+            .map(|f| {
+                (
+                    f["id"].as_str().unwrap_or("").to_string(),
+                    f["title"].as_str().unwrap_or("").to_string(),
+                )
+            })
             .collect()
     };
     let before: Vec<String> = serious(&plain).into_iter().map(|(id, _)| id).collect();
-    let added: Vec<(String, String)> = serious(&measured).into_iter().filter(|(id, _)| !before.contains(id)).collect();
+    let added: Vec<(String, String)> = serious(&measured)
+        .into_iter()
+        .filter(|(id, _)| !before.contains(id))
+        .collect();
     c.check(added.is_empty(), || {
         format!("doctor --measure on a clean guest raised WARNING or worse: {added:?}")
     });
