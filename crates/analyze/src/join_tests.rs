@@ -57,6 +57,21 @@ fn sample(node: u32) -> (Vec<NamedLine>, u64) {
     (lines, t.accesses())
 }
 
+/// The ranked lines of `t`, each given `symbols` and `region` but no
+/// per-symbol use.
+fn unnamed(t: &Tally, symbols: &[&str], region: &str) -> Vec<NamedLine> {
+    rank(t, 4)
+        .into_iter()
+        .map(|line| NamedLine {
+            symbols: symbols.iter().map(|s| s.to_string()).collect(),
+            region: region.into(),
+            symbol_use: Vec::new(),
+            false_sharing: false,
+            line,
+        })
+        .collect()
+}
+
 fn bss_mapping(on_node: u32) -> MappingUsage {
     MappingUsage {
         start: BSS.start,
@@ -174,16 +189,7 @@ fn a_page_shared_evenly_is_not_remote_and_reads_alone_are_a_warning() {
             t.sample_with(&[touch(tid, node, GLOBAL, AccessKind::ReadModifyWrite)]);
         }
     }
-    let lines: Vec<NamedLine> = rank(&t, 4)
-        .into_iter()
-        .map(|line| NamedLine {
-            symbols: vec!["nil_root".into()],
-            region: "/prog".into(),
-            symbol_use: Vec::new(),
-            false_sharing: false,
-            line,
-        })
-        .collect();
+    let lines = unnamed(&t, &["nil_root"], "/prog");
     let pages = page(0);
     assert!(hot_remote(&clues(&lines, &pages, None, t.accesses())).is_empty());
     // Only read from node 1: a remote read costs latency, not invalidations.
@@ -191,16 +197,7 @@ fn a_page_shared_evenly_is_not_remote_and_reads_alone_are_a_warning() {
     for _ in 0..60 {
         t.sample_with(&[touch(11, 1, GLOBAL, AccessKind::Read)]);
     }
-    let lines: Vec<NamedLine> = rank(&t, 4)
-        .into_iter()
-        .map(|line| NamedLine {
-            symbols: Vec::new(),
-            region: "heap".into(),
-            symbol_use: Vec::new(),
-            false_sharing: false,
-            line,
-        })
-        .collect();
+    let lines = unnamed(&t, &[], "heap");
     let found = hot_remote(&clues(&lines, &pages, None, t.accesses()));
     assert_eq!(found.len(), 1);
     assert_eq!((found[0].id, found[0].severity), (HOT_REMOTE_LINE, Severity::Warning));
@@ -218,16 +215,7 @@ fn a_cold_line_is_not_hot() {
     for _ in 0..(MIN_SAMPLES - 1) {
         t.sample_with(&[touch(11, 1, GLOBAL, AccessKind::Write)]);
     }
-    let lines: Vec<NamedLine> = rank(&t, 4)
-        .into_iter()
-        .map(|line| NamedLine {
-            symbols: Vec::new(),
-            region: "heap".into(),
-            symbol_use: Vec::new(),
-            false_sharing: false,
-            line,
-        })
-        .collect();
+    let lines = unnamed(&t, &[], "heap");
     assert!(hot_remote(&clues(&lines, &page(0), None, t.accesses())).is_empty());
 }
 
