@@ -7,6 +7,7 @@
 
 pub mod atomic_write;
 pub mod cgroup;
+pub mod cleanup;
 pub mod gather;
 mod live_open;
 pub mod memory_sample;
