@@ -11,6 +11,7 @@ pub mod cleanup;
 pub mod gather;
 mod live_open;
 pub mod memory_sample;
+pub mod output_file;
 pub mod pages;
 pub mod pages_capture;
 mod pages_reveal;
