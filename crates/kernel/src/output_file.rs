@@ -93,6 +93,22 @@ fn write_stream(path: &Path, bytes: &[u8], nofollow: i32) -> io::Result<()> {
     file.flush()
 }
 
+/// Keeps a report that could not be written where asked (a full or
+/// read-only disk) so a long measurement is not lost: a new file in the
+/// temporary directory, readable by its owner only (a report names
+/// processes and addresses), whose path is returned for the error.
+pub fn save_fallback(asked: &Path, bytes: &[u8]) -> io::Result<std::path::PathBuf> {
+    let name = asked.file_name().map(|n| n.to_string_lossy().into_owned());
+    let mut file = tempfile::Builder::new()
+        .prefix("numasleuth-")
+        .suffix(&format!("-{}", name.as_deref().unwrap_or("report")))
+        .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))
+        .tempfile()?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.keep().map(|(_, path)| path).map_err(|e| e.error)
+}
+
 fn refused(why: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, why)
 }

@@ -73,7 +73,7 @@ fn shared() -> &'static Shared {
         // A signal the shell set to be ignored (SIGINT of a background
         // job started by a script) stays ignored, as it would without us.
         let wanted: Vec<i32> = [SIGINT, SIGTERM].into_iter().filter(|s| !ignored(*s)).collect();
-        let handle = match Signals::new(wanted) {
+        let handle = match Signals::new(&wanted) {
             Ok(signals) => {
                 let handle = signals.handle();
                 for signal in &wanted {

@@ -34,6 +34,7 @@ mod move_cli;
 mod move_range_cli;
 mod no_machine_cli;
 mod output_cli;
+mod output_kinds_cli;
 mod pmu_cli;
 mod pmu_diff_cli;
 mod probe_latency_cli;

@@ -18,10 +18,10 @@ pub mod manifest;
 mod unpacked;
 mod untar;
 
-pub(crate) use self::unpacked::Unpacked;
 use self::extract::{EntryPath, Extractor};
 use self::gzip::Gzip;
 use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};
+pub(crate) use self::unpacked::Unpacked;
 use self::untar::{Kind, Problem, TarReader};
 use crate::cleanup;
 use crate::error::{escape, ReadError};
