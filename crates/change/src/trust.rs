@@ -90,7 +90,11 @@ fn check_one(dir: &Path, below: Option<&Path>) -> Result<(), String> {
     if !meta.is_dir() {
         return Err(format!("{} is not a directory", escape(dir)));
     }
-    let what = if below.is_some() { "swap the journal's directory" } else { "replace the journal" };
+    let what = if below.is_some() {
+        "swap the journal's directory"
+    } else {
+        "replace the journal"
+    };
     let open_to_others = meta.mode() & 0o022 != 0;
     let sticky = meta.mode() & libc::S_ISVTX != 0;
     if open_to_others && !sticky {
@@ -202,7 +206,10 @@ mod tests {
         assert!(read_journal_file(&path).is_ok());
         std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
         let err = read_journal_file(&path).unwrap_err();
-        assert!(err.contains("above its directory") && err.contains("belongs to uid 65534"), "{err}");
+        assert!(
+            err.contains("above its directory") && err.contains("belongs to uid 65534"),
+            "{err}"
+        );
         assert!(check_directory(&journals.join("new.json")).is_err());
         // Reached through a link of ours: the real ancestors still count.
         let link = dir.path().join("link");

@@ -110,7 +110,7 @@ fn a_second_ctrl_c_while_files_are_written_leaves_no_temporary_file() {
     // The files are written right after the first Ctrl-C; the second comes
     // 10 ms later, in the middle of them, and exits at once. A few rounds,
     // as the moment the second lands varies.
-    for round in 0..6 {
+    for round in 0..12 {
         let dir = tempfile::tempdir().unwrap();
         let args = [
             "memwatch",
@@ -125,7 +125,7 @@ fn a_second_ctrl_c_while_files_are_written_leaves_no_temporary_file() {
         ]
         .map(std::ffi::OsStr::new);
         let child = start(dir.path(), dir.path(), &args);
-        std::thread::sleep(Duration::from_millis(400 + 30 * round));
+        std::thread::sleep(Duration::from_millis(400 + 15 * round));
         for _ in 0..2 {
             // SAFETY: a signal to our own unwaited child.
             assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
