@@ -56,30 +56,57 @@ fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), Stri
 }
 
 /// Nobody but us (or root) may be able to rename or replace entries in the
-/// journal's directory. A sticky directory such as /tmp is fine when it
-/// belongs to us or root: there only a file's owner can move it. A sticky
-/// directory of another user is not: its owner may rename and delete any
-/// entry in it, so they could swap in another journal. Checked before a
-/// journal is written too, so numasleuth never writes one it would refuse.
+/// journal's directory, nor in any directory above it: whoever can rename
+/// an ancestor can swap the whole subtree for another one holding another
+/// journal (only root-sealed ones would pass the seal, but undoing the
+/// wrong change is harm enough). A sticky directory such as /tmp is fine
+/// when it belongs to us or root: there only an entry's owner can move it.
+/// A sticky directory of another user is not: its owner may rename and
+/// delete any entry in it. The ancestors are checked both as written and
+/// with links resolved, so a link in the path is covered by its directory.
+/// Checked before a journal is written too, so numasleuth never writes one
+/// it would refuse.
 pub(crate) fn check_directory(path: &Path) -> Result<(), String> {
     let dir = crate::journal_file::parent_dir(path);
-    let shown = || numasleuth_kernel::error::escape(&dir.display().to_string());
-    let meta = std::fs::metadata(dir).map_err(|e| format!("its directory {}: {e}", shown()))?;
-    if !meta.is_dir() {
-        return Err(format!("{} is not a directory", shown()));
+    check_one(dir, None)?;
+    let shown = |p: &Path| numasleuth_kernel::error::escape(&p.display().to_string());
+    let written = std::path::absolute(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
+    let resolved = std::fs::canonicalize(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
+    for ancestor in written.ancestors().skip(1).chain(resolved.ancestors().skip(1)) {
+        check_one(ancestor, Some(dir))?;
     }
+    Ok(())
+}
+
+/// One directory: the journal's own (`below` is `None`) or an ancestor of
+/// `below`.
+fn check_one(dir: &Path, below: Option<&Path>) -> Result<(), String> {
+    let escape = |p: &Path| numasleuth_kernel::error::escape(&p.display().to_string());
+    let shown = || match below {
+        None => format!("its directory {}", escape(dir)),
+        Some(below) => format!("{}, above its directory {},", escape(dir), escape(below)),
+    };
+    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", shown()))?;
+    if !meta.is_dir() {
+        return Err(format!("{} is not a directory", escape(dir)));
+    }
+    let what = if below.is_some() {
+        "swap the journal's directory"
+    } else {
+        "replace the journal"
+    };
     let open_to_others = meta.mode() & 0o022 != 0;
     let sticky = meta.mode() & libc::S_ISVTX != 0;
     if open_to_others && !sticky {
         return Err(format!(
-            "its directory {} (mode {:o}) lets group or others replace the journal",
+            "{} (mode {:o}) lets group or others {what}",
             shown(),
             meta.mode() & 0o7777
         ));
     }
     if meta.uid() != euid() && meta.uid() != 0 {
         return Err(format!(
-            "its directory {} belongs to uid {}, who could replace the journal{}",
+            "{} belongs to uid {}, who could {what}{}",
             shown(),
             meta.uid(),
             if sticky {
@@ -160,6 +187,42 @@ mod tests {
         std::os::unix::fs::chown(&sub, Some(0), Some(0)).unwrap();
         fs::set_permissions(&sub, fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(read_journal_file(&path).is_ok());
+    }
+
+    /// Whoever can rename a directory above the journal's could swap the
+    /// whole subtree, so every ancestor is held to the same rule, whether
+    /// it is named in the path or reached through a link.
+    #[test]
+    fn an_ancestor_of_another_user_is_refused() {
+        assert_eq!(euid(), 0, "this test needs root: it gives a directory to uid 65534");
+        let dir = private_dir();
+        let theirs = dir.path().join("theirs");
+        let journals = theirs.join("journals");
+        fs::create_dir_all(&journals).unwrap();
+        fs::set_permissions(&journals, fs::Permissions::from_mode(0o700)).unwrap();
+        let path = journals.join("j.json");
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(read_journal_file(&path).is_ok());
+        std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
+        let err = read_journal_file(&path).unwrap_err();
+        assert!(
+            err.contains("above its directory") && err.contains("belongs to uid 65534"),
+            "{err}"
+        );
+        assert!(check_directory(&journals.join("new.json")).is_err());
+        // Reached through a link of ours: the real ancestors still count.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&journals, &link).unwrap();
+        let err = read_journal_file(&link.join("j.json")).unwrap_err();
+        assert!(err.contains("belongs to uid 65534"), "{err}");
+        // An ancestor open to a group, not sticky, is refused too.
+        std::os::unix::fs::chown(&theirs, Some(0), Some(0)).unwrap();
+        fs::set_permissions(&theirs, fs::Permissions::from_mode(0o775)).unwrap();
+        let err = read_journal_file(&path).unwrap_err();
+        assert!(err.contains("lets group or others swap"), "{err}");
+        fs::set_permissions(&theirs, fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(read_journal_file(&link.join("j.json")).is_ok());
     }
 
     #[test]

@@ -6,18 +6,31 @@
 //! rename never crosses a file system), written, flushed to disk, renamed
 //! over the target, and then the directory is flushed too, so after a
 //! crash the target is the old file or the whole new one, never empty.
-//! The temporary file is created with `O_EXCL` under a random name, so a
-//! planted file or symlink is never followed; on any failure it is removed.
+//! The temporary file is created with `O_EXCL` (or linked with `linkat`)
+//! under a random name, so a planted file or symlink is never followed; on
+//! any failure, and on any signal that ends the process, it is removed.
 
+use std::ffi::CString;
 use std::fs::{File, Permissions};
 use std::io::{self, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+use crate::cleanup::{self, Registered};
 
 /// Writes `bytes` to `path` atomically. `mode` is the new file's
 /// permission bits before the umask (0o666 for an ordinary output file).
 /// The temporary name starts with `.` and ends in `.tmp`, so collectors
 /// that pick files by suffix (node_exporter's `*.prom`) never read it.
+///
+/// Where the file system allows (`O_TMPFILE`: ext4, xfs, btrfs, tmpfs) the
+/// content is written to a file without a name, which no signal, not even
+/// SIGKILL, can leave behind; it gets its temporary name only for the
+/// moment between linking and renaming. Elsewhere the named temporary file
+/// is registered with [`cleanup`], so a signal that ends the process
+/// removes it.
 pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let name = path
         .file_name()
@@ -26,16 +39,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
-    let mut temporary = tempfile::Builder::new()
-        .prefix(&format!(".{}.", name.to_string_lossy()))
-        .suffix(".tmp")
-        .permissions(Permissions::from_mode(mode))
-        .tempfile_in(dir)?;
-    temporary.write_all(bytes)?;
-    temporary.as_file().sync_all()?;
-    // On failure, `persist` hands the temporary file back; dropping it
-    // removes it.
-    temporary.persist(path).map_err(|e| e.error)?;
+    let prefix = format!(".{}.", name.to_string_lossy());
+    match unnamed_in(dir, mode) {
+        Some(file) => write_unnamed(file, dir, &prefix, path, bytes)?,
+        None => write_named(dir, &prefix, path, bytes, mode)?,
+    }
     // The rename itself is durable only once the directory is. Some file
     // systems refuse fsync on a directory (EINVAL): the file is in place,
     // which is what the caller asked, so that refusal is not an error.
@@ -43,6 +51,87 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
         other => other,
     }
+}
+
+/// A file without a name in `dir`, or `None` where the file system (or
+/// kernel) has no `O_TMPFILE`.
+fn unnamed_in(dir: &Path, mode: u32) -> Option<File> {
+    // The name is given through /proc/self/fd; without /proc, no O_TMPFILE.
+    if !Path::new("/proc/self/fd").is_dir() {
+        return None;
+    }
+    let dir = CString::new(dir.as_os_str().as_bytes()).ok()?;
+    let flags = libc::O_TMPFILE | libc::O_WRONLY | libc::O_CLOEXEC;
+    // SAFETY: dir is a NUL-terminated string alive for the call; the mode
+    // argument is what O_TMPFILE expects.
+    let fd = unsafe { libc::open(dir.as_ptr(), flags, mode as libc::c_uint) };
+    // SAFETY: fd was just returned by open and is owned by no one else.
+    (fd >= 0).then(|| File::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+fn write_unnamed(mut file: File, dir: &Path, prefix: &str, path: &Path, bytes: &[u8]) -> io::Result<()> {
+    file.write_all(bytes)?;
+    file.sync_all()?;
+    let proc_link = CString::new(format!("/proc/self/fd/{}", file.as_raw_fd())).expect("no NUL in a number");
+    // Registered before it has the name, so no signal finds it unlisted.
+    for attempt in 0u32.. {
+        let temporary = dir.join(format!("{prefix}{:08x}.tmp", random_tag(attempt)));
+        let registered = Registered::new(&temporary);
+        let c_temporary = CString::new(temporary.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in the path"))?;
+        // SAFETY: both strings are NUL-terminated and alive for the call.
+        let rc = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc_link.as_ptr(),
+                libc::AT_FDCWD,
+                c_temporary.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if rc != 0 {
+            let error = io::Error::last_os_error();
+            if error.kind() == io::ErrorKind::AlreadyExists && attempt < 16 {
+                continue;
+            }
+            return Err(error);
+        }
+        return rename_or_remove(&temporary, path, registered);
+    }
+    unreachable!("the loop returns")
+}
+
+fn rename_or_remove(temporary: &Path, path: &Path, registered: Registered) -> io::Result<()> {
+    let renamed = std::fs::rename(temporary, path);
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(temporary);
+    }
+    drop(registered);
+    renamed
+}
+
+/// A tag unlikely to be taken: the temporary name is made with `linkat`,
+/// which never follows or replaces what is there, so a clash only costs a
+/// retry.
+fn random_tag(attempt: u32) -> u32 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    nanos ^ std::process::id().rotate_left(16) ^ attempt.wrapping_mul(0x9e37_79b9)
+}
+
+fn write_named(dir: &Path, prefix: &str, path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
+    cleanup::install();
+    let mut temporary = tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(mode))
+        .tempfile_in(dir)?;
+    let registered = Registered::new(temporary.path());
+    temporary.write_all(bytes)?;
+    temporary.as_file().sync_all()?;
+    let named: PathBuf = temporary.into_temp_path().keep().map_err(|e| e.error)?;
+    rename_or_remove(&named, path, registered)
 }
 
 #[cfg(test)]

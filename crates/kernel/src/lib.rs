@@ -7,9 +7,11 @@
 
 pub mod atomic_write;
 pub mod cgroup;
+pub mod cleanup;
 pub mod gather;
 mod live_open;
 pub mod memory_sample;
+pub mod output_file;
 pub mod pages;
 pub mod pages_capture;
 mod pages_reveal;

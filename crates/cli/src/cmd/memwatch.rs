@@ -166,17 +166,19 @@ impl<'a> Stream<'a> {
         }
     }
 
-    /// The files, and a chart asked for on stdout.
+    /// A chart asked for on stdout, then the files (a file that fails
+    /// must not cost the chart).
     fn finish(self) -> anyhow::Result<()> {
-        super::output::write_files(self.plan, &self.report, &self.provenance)?;
+        let mut printed = Ok(());
         if self.plan.stdout == Format::Svg {
-            output::print(&numasleuth_report::export::render(
+            printed = output::print(&numasleuth_report::export::render(
                 &self.report,
                 Format::Svg,
                 &self.provenance,
                 &numasleuth_report::layout::TextLayout::default(),
-            )?)?;
+            )?);
         }
-        Ok(())
+        super::output::write_files(self.plan, &self.report, &self.provenance)?;
+        printed
     }
 }

@@ -7,9 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::{ArgAction, Args, ValueEnum};
-use numasleuth_kernel::Root;
+use numasleuth_kernel::{output_file, Root};
 use numasleuth_model::stop::RunSpan;
 use numasleuth_report::export::{self, Exporter, Format};
 use numasleuth_report::layout::TextLayout;
@@ -193,8 +193,10 @@ fn parent(path: &Path) -> &Path {
     }
 }
 
-/// Writes the report as planned: every file first (each whole or not at
-/// all), then stdout, so a failed file is said before the text scrolls.
+/// Writes the report as planned: stdout first, then every file (each whole
+/// or not at all), so a file that cannot be written (a full or read-only
+/// disk) never costs the report on stdout; such a file is kept in the
+/// temporary directory instead, named in the error.
 pub fn emit<E: Exporter>(root: &Root, plan: &Plan, report: &E) -> anyhow::Result<()> {
     emit_run(root, plan, report, None)
 }
@@ -204,25 +206,46 @@ pub fn emit<E: Exporter>(root: &Root, plan: &Plan, report: &E) -> anyhow::Result
 pub fn emit_run<E: Exporter>(root: &Root, plan: &Plan, report: &E, run: Option<RunSpan>) -> anyhow::Result<()> {
     let mut provenance = super::provenance::read(root);
     provenance.run = run;
-    write_files(plan, report, &provenance)?;
     let layout = crate::output::stdout_layout(plan.stdout == Format::Text);
     let rendered = export::render(report, plan.stdout, &provenance, &layout)?;
-    match plan.stdout {
+    let printed = match plan.stdout {
         Format::Json => crate::output::print_json(&rendered),
         _ => crate::output::print(&rendered),
-    }
+    };
+    // A closed stdout (`| head`) does not cancel the files asked for.
+    write_files(plan, report, &provenance)?;
+    printed
 }
 
-/// Only the files of the plan (a stream prints stdout itself).
+/// Only the files of the plan (a stream prints stdout itself). Every file
+/// is tried; the first failure is the error, after the rest are written.
 pub fn write_files<E: Exporter>(plan: &Plan, report: &E, provenance: &Provenance) -> anyhow::Result<()> {
+    let mut first_error = None;
     for (path, format) in &plan.files {
         // A file is read later, on some other screen: the default width.
         let text = export::render(report, *format, provenance, &TextLayout::default())?;
-        numasleuth_kernel::atomic_write::write_atomic(path, text.as_bytes(), 0o666)
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        say!("numasleuth: wrote {}", path.display());
+        match output_file::write_output(path, text.as_bytes(), 0o666) {
+            Ok(()) => say!("numasleuth: wrote {}", path.display()),
+            Err(e) => {
+                let error = failed_file(path, &e, text.as_bytes());
+                if first_error.is_none() {
+                    first_error = Some(error);
+                } else {
+                    say!("numasleuth: error: {error:#}");
+                }
+            }
+        }
     }
-    Ok(())
+    first_error.map_or(Ok(()), Err)
+}
+
+/// The error for a file not written, after keeping its content elsewhere.
+fn failed_file(path: &Path, error: &std::io::Error, bytes: &[u8]) -> anyhow::Error {
+    let kept = match output_file::save_fallback(path, bytes) {
+        Ok(copy) => format!("the report is saved as {} instead", copy.display()),
+        Err(e) => format!("nor could a copy be saved in {}: {e}", std::env::temp_dir().display()),
+    };
+    anyhow::anyhow!("cannot write {}: {error}; {kept}", path.display())
 }
 
 #[cfg(test)]

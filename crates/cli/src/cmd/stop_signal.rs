@@ -9,12 +9,14 @@
 //! The signals are taken by one thread through signal-hook's self-pipe (the
 //! handler in signal context only writes a byte), so the work a signal
 //! starts — removing an unpacked `--root` archive before exiting at once —
-//! runs outside signal context. Once this is installed the snapshot module
-//! hands its own signal clean-up over to it.
+//! runs outside signal context. The signals taken here are handed over by
+//! the kernel crate's `cleanup` module (which removes unpacked archives and
+//! temporary files on the others, SIGHUP and SIGQUIT, itself).
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
+use numasleuth_kernel::cleanup::{self, ignored};
 use numasleuth_model::stop::Stop;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use signal_hook::iterator::{Handle, Signals};
@@ -51,6 +53,12 @@ pub fn stop_on_signals_until_undone() -> Stop {
     let shared = shared();
     shared.never_exit.store(true, Ordering::Relaxed);
     if let Some(handle) = &shared.handle {
+        // Under nohup a closed terminal ends nothing: nothing to catch.
+        if ignored(SIGHUP) {
+            return shared.stop.clone();
+        }
+        // Handed over first, so the cleanup module never ends us on it.
+        cleanup::hand_over(SIGHUP);
         if let Err(e) = handle.add_signal(SIGHUP) {
             say!("numasleuth: warning: cannot catch SIGHUP: {e}; closing the terminal will not restore");
         }
@@ -64,9 +72,12 @@ fn shared() -> &'static Shared {
         // A signal the shell set to be ignored (SIGINT of a background
         // job started by a script) stays ignored, as it would without us.
         let wanted: Vec<i32> = [SIGINT, SIGTERM].into_iter().filter(|s| !ignored(*s)).collect();
-        let handle = match Signals::new(wanted) {
+        let handle = match Signals::new(&wanted) {
             Ok(signals) => {
                 let handle = signals.handle();
+                for signal in &wanted {
+                    cleanup::hand_over(*signal);
+                }
                 let watcher = stop.clone();
                 let spawned = std::thread::Builder::new()
                     .name("numasleuth-signals".into())
@@ -75,13 +86,10 @@ fn shared() -> &'static Shared {
             }
             Err(_) => None,
         };
-        match handle {
-            // The snapshot module's own handler would kill the process on
-            // the first signal; from here on signals are ours.
-            Some(_) => numasleuth_kernel::snapshot::hand_over_signals(),
+        if handle.is_none() {
             // Without handlers the default action (terminate) stays: the
             // command still stops, it just cannot report.
-            None => say!("numasleuth: warning: cannot catch SIGINT/SIGTERM; Ctrl-C will not keep results"),
+            say!("numasleuth: warning: cannot catch SIGINT/SIGTERM; Ctrl-C will not keep results");
         }
         Shared {
             stop,
@@ -89,16 +97,6 @@ fn shared() -> &'static Shared {
             handle,
         }
     })
-}
-
-/// Whether `signal` is set to be ignored now.
-fn ignored(signal: i32) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current one
-    // into a zeroed struct we own.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
-    }
 }
 
 fn take_signals(mut signals: Signals, stop: &Stop) {
@@ -111,8 +109,8 @@ fn take_signals(mut signals: Signals, stop: &Stop) {
             continue;
         }
         // Exiting at once runs no destructor, so an unpacked --root
-        // archive is removed here.
-        numasleuth_kernel::snapshot::remove_unpacked();
+        // archive and any temporary file of a report are removed here.
+        cleanup::remove_all();
         // SAFETY: _exit ends the process without touching Rust state.
         unsafe { libc::_exit(EXIT_INTERRUPTED) };
     }

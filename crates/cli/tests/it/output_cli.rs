@@ -310,7 +310,12 @@ fn a_directory_that_cannot_be_written_leaves_nothing_behind() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o555)).unwrap();
+    // The report that could not be written is kept here instead.
+    let copies = dir.path().join("copies");
+    std::fs::create_dir(&copies).unwrap();
+    std::fs::set_permissions(&copies, std::fs::Permissions::from_mode(0o777)).unwrap();
     let out = std::process::Command::new("setpriv")
+        .env("TMPDIR", &copies)
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
         .arg(assert_cmd::cargo::cargo_bin("numasleuth"))
         .arg("--root")
@@ -326,6 +331,8 @@ fn a_directory_that_cannot_be_written_leaves_nothing_behind() {
         "{err}"
     );
     assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("saved as") && String::from_utf8_lossy(&out.stdout).contains("reading snapshot"));
+    assert_eq!(std::fs::read_dir(&copies).unwrap().count(), 1, "{err}");
     let names: Vec<String> = std::fs::read_dir(&locked)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -71,6 +71,33 @@ fn huge_entries_and_bombs_are_refused() {
 }
 
 #[test]
+fn many_small_files_are_counted_by_the_disk_they_take() {
+    // 20 files of 100 bytes are 2,000 bytes of content but 80 KiB of disk
+    // (a 4 KiB block each): over a 64 KiB cap, as the disk would feel it.
+    let caps = Caps {
+        stream_bytes: 1 << 20,
+        unpacked_bytes: 64 << 10,
+        entries: 1000,
+    };
+    let mut small = TarBuilder::new();
+    small.machine();
+    for i in 0..20 {
+        small.file(&format!("sys/f{i}"), &[b'x'; 100]);
+    }
+    let s = Scratch::new();
+    let err = s.open_with(&small.gz(), caps).err().unwrap().to_string();
+    assert!(err.contains("unpacks to more than 64 KiB"), "{err}");
+    s.assert_clean();
+    // Directories take a block each too; 10 files of 100 bytes still fit.
+    let mut fits = TarBuilder::new();
+    fits.machine();
+    for i in 0..10 {
+        fits.file(&format!("sys/f{i}"), &[b'x'; 100]);
+    }
+    assert!(s.open_with(&fits.gz(), caps).is_ok());
+}
+
+#[test]
 fn the_real_entry_cap_is_quick_to_hit() {
     let mut crowd = TarBuilder::new();
     crowd.dir("sys");

@@ -6,6 +6,7 @@
 //! CPUs) are about 400 entries and 35 KB of file contents, with about 40
 //! entries per CPU and paths at most 11 components deep.
 
+use super::untar::Kind;
 use crate::untrusted::MAX_KERNEL_FILE_BYTES;
 
 /// The compressed file itself. Deflate never shrinks data by less than its
@@ -18,10 +19,20 @@ pub const MAX_ARCHIVE_FILE_BYTES: u64 = MAX_STREAM_BYTES + (1 << 20);
 /// two of inflating), whatever its entries look like.
 pub const MAX_STREAM_BYTES: u64 = 512 << 20;
 
-/// Contents of all files together. A snapshot is a few MB even for a big
-/// machine (the kernel files are small); 256 MiB is far beyond any, and
-/// keeps a hostile archive from filling the temporary directory's disk.
+/// Disk the unpacked tree may take, counted as the file system spends it
+/// (see [`disk_bytes`]): a snapshot is a few MB even for a big machine (the
+/// kernel files are small); 256 MiB is far beyond any, and keeps a hostile
+/// archive from filling the temporary directory's disk. Counted in bytes
+/// of content instead, 100,000 files of 100 bytes took about 390 MB.
 pub const MAX_UNPACKED_BYTES: u64 = 256 << 20;
+
+/// The block a file system spends at least per file with content and per
+/// directory (ext4, xfs and tmpfs pages are all 4 KiB).
+pub const DISK_BLOCK_BYTES: u64 = 4096;
+
+/// A link target this short is kept in the inode itself (ext4's "fast"
+/// symbolic links); a longer one takes a block.
+const INLINE_LINK_BYTES: usize = 60;
 
 /// One file: no kernel file [`crate::Root`] reads may be larger anyway.
 pub const MAX_ENTRY_BYTES: u64 = MAX_KERNEL_FILE_BYTES;
@@ -49,6 +60,19 @@ pub const MAX_PAX_BYTES: u64 = 64 << 10;
 /// Extension headers (long names, pax) before one entry. A real archive has
 /// at most three (`x`, `L`, `K`); a chain of them is an attack.
 pub const MAX_EXTENSION_HEADERS: usize = 8;
+
+/// What an entry costs the disk: a file's size rounded up to whole blocks,
+/// one block for a directory, and one for a link whose target is too long
+/// for its inode. Against [`MAX_UNPACKED_BYTES`], with [`MAX_ENTRIES`]
+/// bounding the inodes.
+pub(crate) fn disk_bytes(kind: Kind, size: u64, link_bytes: usize) -> u64 {
+    let blocks = match kind {
+        Kind::File => size.div_ceil(DISK_BLOCK_BYTES),
+        Kind::Dir => 1,
+        Kind::Symlink => u64::from(link_bytes > INLINE_LINK_BYTES),
+    };
+    blocks.saturating_mul(DISK_BLOCK_BYTES)
+}
 
 /// The caps that grow with the archive, together, so tests can exercise
 /// them on small archives; [`Caps::REAL`] is what `open` uses.

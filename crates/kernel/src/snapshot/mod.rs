@@ -11,19 +11,19 @@ use std::io::{self, Seek};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-mod cleanup;
 mod extract;
 mod gzip;
 pub mod limits;
 pub mod manifest;
+mod unpacked;
 mod untar;
 
-pub(crate) use self::cleanup::Unpacked;
-pub use self::cleanup::{hand_over as hand_over_signals, remove_unpacked};
 use self::extract::{EntryPath, Extractor};
 use self::gzip::Gzip;
 use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};
+pub(crate) use self::unpacked::Unpacked;
 use self::untar::{Kind, Problem, TarReader};
+use crate::cleanup;
 use crate::error::{escape, ReadError};
 use crate::root::{Recording, Root};
 use crate::untrusted::{self, format_cap};
@@ -97,6 +97,11 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
     let mut file = file;
     file.rewind().map_err(|e| io_error(path, e))?;
     let gzip = Gzip::open(file, meta.len(), caps.stream_bytes).map_err(|p| archive_error(path, p))?;
+    // Signals are taken before the directory exists, and one that arrives
+    // now waits for `busy` (the unpack stops at its next entry), so no
+    // moment of the directory is left to a signal that would leave it.
+    cleanup::install();
+    let busy = cleanup::busy();
     let mut builder = tempfile::Builder::new();
     builder.prefix("numasleuth-root-");
     let dir = match tmp_parent {
@@ -108,6 +113,7 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
     let dir = Unpacked::new(dir);
     let mut extractor = Extractor::new(dir.path()).map_err(|e| io_error(path, e))?;
     unpack(gzip, Some(&mut extractor), caps).map_err(|p| archive_error(path, p))?;
+    drop(busy);
     let base = snapshot_base(dir.path()).map_err(|e| io_error(path, e))?;
     require_machine(path, &base)?;
     Ok(Root::unpacked(dir, base))
@@ -126,7 +132,7 @@ fn unpack(gzip: Gzip, mut extractor: Option<&mut Extractor>, caps: Caps) -> Resu
         if entries > caps.entries {
             return Err(Problem(format!("it holds more than {} entries", caps.entries)));
         }
-        unpacked_bytes += entry.size;
+        unpacked_bytes += limits::disk_bytes(entry.kind, entry.size, entry.link.len());
         if unpacked_bytes > caps.unpacked_bytes {
             return Err(Problem(format!(
                 "it unpacks to more than {}",
