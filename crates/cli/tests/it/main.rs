@@ -48,6 +48,7 @@ mod serve_idle_cli;
 mod serve_load_cli;
 mod serve_order_cli;
 mod serve_prometheus_cli;
+mod serve_textfile_cli;
 mod snapshot_cli;
 mod snapshot_process_cli;
 mod stop_cli;
