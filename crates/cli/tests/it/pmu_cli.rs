@@ -259,8 +259,25 @@ fn the_commands_exit_status_is_passed_on_and_an_error_of_numasleuth_is_2() {
     // Killed by a signal: 128 + its number, as shells report it.
     assert_eq!(status(&["sh", "-c", "kill -TERM $$"]), Some(128 + libc::SIGTERM));
     assert_eq!(status(&["sh", "-c", "kill -KILL $$"]), Some(128 + libc::SIGKILL));
-    // numasleuth's own failure wins over the command's status.
+    // numasleuth's own failure wins over the command's status: before
+    // the command runs, and after it (its report's directory is gone).
     exit_2_stderr(&["pmu", "--events", "no-such-event", "--", "false"]);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("out").join("pmu.json");
+    std::fs::create_dir(report.parent().unwrap()).unwrap();
+    let remove = format!("rm -r '{}'; exit 1", report.parent().unwrap().display());
+    let err = exit_2_stderr(&[
+        "pmu",
+        "--events",
+        "task-clock",
+        "-o",
+        report.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &remove,
+    ]);
+    assert!(err.contains("cannot write"), "{err}");
 }
 
 #[test]
