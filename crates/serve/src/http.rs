@@ -22,7 +22,9 @@
 //! - `/metrics` is rendered on one thread of its own, behind a queue of
 //!   `RENDER_QUEUE` (503 beyond it), so a slow read of a kernel file never
 //!   stalls the connections, and a panic while rendering costs that answer
-//!   only.
+//!   only; the handler is told which [`Format`] the scraper's Accept
+//!   header prefers (OpenMetrics for Prometheus, the 0.0.4 text for the
+//!   rest).
 //!
 //! Two threads in all, and memory bounded by the connection cap times the
 //! head cap plus the replies being written. `httparse` parses only the
