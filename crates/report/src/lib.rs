@@ -49,6 +49,7 @@ pub mod pmu_diff_text;
 pub mod pmu_json;
 pub mod pmu_text;
 pub mod probe_latency;
+pub mod prometheus_text;
 pub mod provenance;
 pub mod readers_json;
 pub mod readers_text;

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
+use crate::http::Format;
 use numasleuth_analyze::doctor::diagnose;
 use numasleuth_analyze::irq::audit;
 use numasleuth_analyze::memwatch::machine_counters;
@@ -25,9 +26,7 @@ use numasleuth_kernel::Root;
 use numasleuth_model::process::ProcessModel;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_report::openmetrics::{
-    encode_text, BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark,
-};
+use numasleuth_report::openmetrics::{BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark};
 
 /// Reads a `--pid` process's memory model (the CLI's `inspect` reader,
 /// which places its ELF objects too).
@@ -202,9 +201,14 @@ impl Collector {
         e
     }
 
-    /// The exposition as OpenMetrics text.
-    pub fn render(&self) -> String {
-        encode_text(&self.scrape())
+    /// The exposition in `format`, with its content type.
+    pub fn render(&self, format: Format) -> (String, &'static str) {
+        use numasleuth_report::{openmetrics, prometheus_text};
+        let exposition = self.scrape();
+        match format {
+            Format::OpenMetrics => (openmetrics::encode_text(&exposition), openmetrics::CONTENT_TYPE),
+            Format::PrometheusText => (prometheus_text::encode_text(&exposition), prometheus_text::CONTENT_TYPE),
+        }
     }
 }
 

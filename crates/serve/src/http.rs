@@ -9,8 +9,11 @@
 //! idle or slow connection costs a slot in a table, never a thread:
 //!
 //! - at most [`MAX_CONNECTIONS`] open at once; past that the oldest that has
-//!   not finished its request head is closed to make room, so a scrape,
-//!   which sends its head at once, always gets in;
+//!   not finished its request head is closed to make room, whether it sent
+//!   part of a head or nothing, so a scrape just accepted, whose head may
+//!   arrive a moment after the accept, is the last to go (closing "sent
+//!   nothing" first closed exactly that scrape under a flood of stalled
+//!   half-requests: issue 36);
 //! - a connection that sends nothing is closed after [`FIRST_BYTE_DEADLINE`];
 //!   a head must be complete within [`REQUEST_DEADLINE`] in all (slowloris
 //!   gets 408) and within [`HEAD_MAX_BYTES`] (431); a head ending in a bare
@@ -19,7 +22,9 @@
 //! - `/metrics` is rendered on one thread of its own, behind a queue of
 //!   `RENDER_QUEUE` (503 beyond it), so a slow read of a kernel file never
 //!   stalls the connections, and a panic while rendering costs that answer
-//!   only.
+//!   only; the handler is told which [`Format`] the scraper's Accept
+//!   header prefers (OpenMetrics for Prometheus, the 0.0.4 text for the
+//!   rest).
 //!
 //! Two threads in all, and memory bounded by the connection cap times the
 //! head cap plus the replies being written. `httparse` parses only the
@@ -28,9 +33,9 @@
 //! so it can move to a crate of its own.
 
 use std::collections::HashMap;
-use std::io::{self, Read, Write};
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -38,9 +43,12 @@ use std::time::{Duration, Instant};
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
+#[path = "http_conn.rs"]
+mod conn;
 #[path = "http_request.rs"]
 mod request;
-use request::{head_end, response, route};
+use conn::{read_some, start_writing, write_some, Conn, Next, State};
+use request::response;
 
 /// Request line plus headers; Prometheus sends a few hundred bytes.
 pub const HEAD_MAX_BYTES: usize = 8192;
@@ -61,8 +69,37 @@ const RENDER_QUEUE: usize = 16;
 const LISTENER: Token = Token(0);
 const WAKER: Token = Token(1);
 
-/// What /metrics answers: the body and its content type.
-pub type Handler = dyn Fn() -> (String, &'static str) + Send + Sync;
+pub use request::Format;
+
+/// What /metrics answers in the format the scraper asked for: the body
+/// and its content type.
+pub type Handler = dyn Fn(Format) -> (String, &'static str) + Send + Sync;
+
+/// The server's bounds. [`Limits::default`] is what `serve` runs with;
+/// tests shrink the table and stretch the deadlines, so a flood is a few
+/// connections and no deadline can fire mid-test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_connections: usize,
+    pub first_byte: Duration,
+    pub request: Duration,
+    pub write: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_connections: MAX_CONNECTIONS,
+            first_byte: FIRST_BYTE_DEADLINE,
+            request: REQUEST_DEADLINE,
+            write: WRITE_DEADLINE,
+        }
+    }
+}
+
+/// A scrape for the render thread: who asked, whether only the head is
+/// wanted, and in which format.
+type RenderJob = (Token, bool, Format);
 
 /// Replies the render thread finished, for the I/O thread to send.
 type Rendered = Arc<Mutex<Vec<(Token, Vec<u8>)>>>;
@@ -76,6 +113,11 @@ pub struct Server {
 impl Server {
     /// Starts the I/O and render threads on an already bound listener.
     pub fn start(listener: std::net::TcpListener, handler: Arc<Handler>) -> io::Result<Server> {
+        Server::start_with(listener, handler, Limits::default())
+    }
+
+    /// [`Server::start`] within other bounds.
+    pub fn start_with(listener: std::net::TcpListener, handler: Arc<Handler>, limits: Limits) -> io::Result<Server> {
         listener.set_nonblocking(true)?;
         let mut listener = TcpListener::from_std(listener);
         let poll = Poll::new()?;
@@ -83,7 +125,7 @@ impl Server {
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
         let stop = Arc::new(AtomicBool::new(false));
         let rendered: Rendered = Arc::default();
-        let (render_send, render_receive) = sync_channel::<(Token, bool)>(RENDER_QUEUE);
+        let (render_send, render_receive) = sync_channel::<RenderJob>(RENDER_QUEUE);
         let (done, wake) = (Arc::clone(&rendered), Arc::clone(&waker));
         std::thread::Builder::new()
             .name("serve-render".into())
@@ -93,6 +135,8 @@ impl Server {
             listener,
             conns: HashMap::new(),
             next_token: 2,
+            accepted: 0,
+            limits,
             render: render_send,
             rendered,
             stop: Arc::clone(&stop),
@@ -116,9 +160,9 @@ impl Server {
 
 /// Renders /metrics for each queued scrape; ends when the I/O thread is
 /// gone (the queue's sender is dropped).
-fn render_loop(queue: &Receiver<(Token, bool)>, handler: &Handler, done: &Rendered, waker: &Waker) {
-    while let Ok((token, head_only)) = queue.recv() {
-        let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(handler)).map_or_else(
+fn render_loop(queue: &Receiver<RenderJob>, handler: &Handler, done: &Rendered, waker: &Waker) {
+    while let Ok((token, head_only, format)) = queue.recv() {
+        let reply = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(format))).map_or_else(
             |_| response(500, "text/plain", "the exporter failed to render the metrics\n", false),
             |(body, content_type)| response(200, content_type, &body, head_only),
         );
@@ -127,48 +171,15 @@ fn render_loop(queue: &Receiver<(Token, bool)>, handler: &Handler, done: &Render
     }
 }
 
-enum State {
-    /// Collecting the request head.
-    Reading(Vec<u8>),
-    /// Waiting for the render thread.
-    Rendering,
-    Writing {
-        reply: Vec<u8>,
-        sent: usize,
-        deadline: Instant,
-    },
-}
-
-struct Conn {
-    stream: TcpStream,
-    opened: Instant,
-    state: State,
-}
-
-impl Conn {
-    /// When this connection must have made progress, if ever.
-    fn deadline(&self) -> Option<Instant> {
-        match &self.state {
-            State::Reading(head) if head.is_empty() => Some(self.opened + FIRST_BYTE_DEADLINE),
-            State::Reading(_) => Some(self.opened + REQUEST_DEADLINE),
-            State::Rendering => None,
-            State::Writing { deadline, .. } => Some(*deadline),
-        }
-    }
-}
-
-/// What a step did to a connection.
-enum Next {
-    Keep,
-    Close,
-}
-
 struct EventLoop {
     poll: Poll,
     listener: TcpListener,
     conns: HashMap<Token, Conn>,
     next_token: usize,
-    render: SyncSender<(Token, bool)>,
+    /// Connections accepted so far, for [`Conn::seq`].
+    accepted: u64,
+    limits: Limits,
+    render: SyncSender<RenderJob>,
     rendered: Rendered,
     stop: Arc<AtomicBool>,
     /// Accepting failed (out of descriptors): try again then.
@@ -206,36 +217,30 @@ impl EventLoop {
     fn next_deadline(&self) -> Option<Instant> {
         self.conns
             .values()
-            .filter_map(Conn::deadline)
+            .filter_map(|c| c.deadline(&self.limits))
             .chain(self.accept_again_at)
             .min()
     }
 
-    /// Accepts every waiting connection (readiness is edge-triggered).
+    /// Accepts every waiting connection (readiness is edge-triggered). Room
+    /// is made only for a connection actually accepted: making it before
+    /// the accept closed one more connection every time the backlog ran
+    /// dry, the newest scrape as often as not (issue 36).
     fn accept_all(&mut self) {
         loop {
-            if self.conns.len() >= MAX_CONNECTIONS && !self.evict_oldest_reading() {
+            let full = self.conns.len() >= self.limits.max_connections;
+            if full && !self.conns.values().any(|c| matches!(c.state, State::Reading(_))) {
                 // Every slot is answering a request: leave the rest in the
                 // kernel's backlog until one frees.
                 self.accept_again_at = Some(Instant::now() + Duration::from_millis(50));
                 return;
             }
             match self.listener.accept() {
-                Ok((mut stream, _)) => {
-                    let token = Token(self.next_token);
-                    self.next_token = self.next_token.checked_add(1).unwrap_or(2);
-                    let interest = Interest::READABLE | Interest::WRITABLE;
-                    if self.poll.registry().register(&mut stream, token, interest).is_ok() {
-                        let conn = Conn {
-                            stream,
-                            opened: Instant::now(),
-                            state: State::Reading(Vec::new()),
-                        };
-                        self.conns.insert(token, conn);
-                        // A scrape often has its head there already: read
-                        // it now, before a flood could evict it.
-                        self.step(token);
+                Ok((stream, _)) => {
+                    if full {
+                        self.evict_oldest_reading();
                     }
+                    self.admit(stream);
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -250,19 +255,35 @@ impl EventLoop {
         }
     }
 
-    /// Closes the connection still sending its head that has done least:
-    /// one that sent nothing before one that sent part of a head, the
-    /// oldest first. False if every connection is being answered.
+    /// Puts an accepted connection in the table and reads what it sent.
+    fn admit(&mut self, mut stream: TcpStream) {
+        let token = Token(self.next_token);
+        self.next_token = self.next_token.checked_add(1).unwrap_or(2);
+        let interest = Interest::READABLE | Interest::WRITABLE;
+        if self.poll.registry().register(&mut stream, token, interest).is_ok() {
+            self.accepted += 1;
+            let conn = Conn {
+                stream,
+                opened: Instant::now(),
+                seq: self.accepted,
+                state: State::Reading(Vec::new()),
+            };
+            self.conns.insert(token, conn);
+            // A scrape often has its head there already: read it now.
+            self.step(token);
+        }
+    }
+
+    /// Closes the oldest connection still sending its head, whatever it
+    /// sent so far: the newest is a scrape just accepted as often as not.
+    /// False if every connection is being answered.
     fn evict_oldest_reading(&mut self) -> bool {
         let oldest = self
             .conns
             .iter()
-            .filter_map(|(t, c)| match &c.state {
-                State::Reading(head) => Some(((!head.is_empty(), c.opened), *t)),
-                _ => None,
-            })
-            .min()
-            .map(|(_, t)| t);
+            .filter(|(_, c)| matches!(c.state, State::Reading(_)))
+            .min_by_key(|(_, c)| (c.opened, c.seq))
+            .map(|(t, _)| *t);
         oldest.is_some_and(|token| self.conns.remove(&token).is_some())
     }
 
@@ -271,7 +292,7 @@ impl EventLoop {
             return;
         };
         let next = match conn.state {
-            State::Reading(_) => read_some(conn, token, &self.render),
+            State::Reading(_) => read_some(conn, token, &self.render, self.limits.write),
             State::Rendering => Next::Keep,
             State::Writing { .. } => write_some(conn),
         };
@@ -284,7 +305,7 @@ impl EventLoop {
         let done = std::mem::take(&mut *self.rendered.lock().unwrap_or_else(|e| e.into_inner()));
         for (token, reply) in done {
             if let Some(conn) = self.conns.get_mut(&token) {
-                start_writing(conn, reply);
+                start_writing(conn, reply, self.limits.write);
                 if let Next::Close = write_some(conn) {
                     self.conns.remove(&token);
                 }
@@ -298,7 +319,7 @@ impl EventLoop {
         let late: Vec<Token> = self
             .conns
             .iter()
-            .filter(|(_, c)| c.deadline().is_some_and(|at| at <= now))
+            .filter(|(_, c)| c.deadline(&self.limits).is_some_and(|at| at <= now))
             .map(|(t, _)| *t)
             .collect();
         for token in late {
@@ -310,6 +331,7 @@ impl EventLoop {
                     start_writing(
                         conn,
                         response(408, "text/plain", "request head not received in time\n", false),
+                        self.limits.write,
                     );
                     write_some(conn)
                 }
@@ -322,77 +344,6 @@ impl EventLoop {
     }
 }
 
-fn start_writing(conn: &mut Conn, reply: Vec<u8>) {
-    conn.state = State::Writing {
-        reply,
-        sent: 0,
-        deadline: Instant::now() + WRITE_DEADLINE,
-    };
-}
-
-/// Reads what has arrived; answers once the head is complete.
-fn read_some(conn: &mut Conn, token: Token, render: &SyncSender<(Token, bool)>) -> Next {
-    let State::Reading(head) = &mut conn.state else {
-        return Next::Keep;
-    };
-    let mut chunk = [0u8; 1024];
-    let complete = loop {
-        if head_end(head).is_some() {
-            break true;
-        }
-        if head.len() >= HEAD_MAX_BYTES {
-            break false;
-        }
-        let room = (HEAD_MAX_BYTES - head.len()).min(chunk.len());
-        match conn.stream.read(&mut chunk[..room]) {
-            Ok(0) => return Next::Close,
-            Ok(n) => head.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Next::Keep,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Next::Close,
-        }
-    };
-    let reply = if !complete {
-        response(431, "text/plain", "request head too large\n", false)
-    } else {
-        match route(head) {
-            Ok((head_only, path)) if path == "/metrics" => match render.try_send((token, head_only)) {
-                Ok(()) => {
-                    conn.state = State::Rendering;
-                    return Next::Keep;
-                }
-                Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                    response(503, "text/plain", "busy\n", false)
-                }
-            },
-            Ok((head_only, path)) if path == "/" => response(
-                200,
-                "text/html; charset=utf-8",
-                "<html><body><a href=\"/metrics\">numasleuth metrics</a></body></html>\n",
-                head_only,
-            ),
-            Ok((head_only, _)) => response(404, "text/plain", "not found; try /metrics\n", head_only),
-            Err((code, why)) => response(code, "text/plain", why, false),
-        }
-    };
-    start_writing(conn, reply);
-    write_some(conn)
-}
-
-/// Writes what the socket takes; closes once the reply is out.
-fn write_some(conn: &mut Conn) -> Next {
-    let State::Writing { reply, sent, .. } = &mut conn.state else {
-        return Next::Keep;
-    };
-    while *sent < reply.len() {
-        match conn.stream.write(&reply[*sent..]) {
-            Ok(0) => return Next::Close,
-            Ok(n) => *sent += n,
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Next::Keep,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(_) => return Next::Close,
-        }
-    }
-    let _ = conn.stream.shutdown(std::net::Shutdown::Write);
-    Next::Close
-}
+#[cfg(test)]
+#[path = "http_tests.rs"]
+mod tests;

@@ -1,6 +1,8 @@
-//! numasleuth's exporter: `numasleuth serve` serves OpenMetrics on
-//! 127.0.0.1:9464 by default, or writes `--textfile DIR` for
-//! node_exporter's textfile collector.
+//! numasleuth's exporter: `numasleuth serve` serves its metrics on
+//! 127.0.0.1:9464 by default (OpenMetrics to a scraper that asks for it,
+//! as Prometheus does, the Prometheus text format 0.0.4 otherwise), or
+//! writes `--textfile DIR` in the 0.0.4 format, the only one
+//! node_exporter's textfile collector reads.
 //!
 //! - [`http`]: the bounded HTTP server (one I/O thread, one render thread);
 //! - [`collect`]: what one scrape reads and what is refreshed every interval;
@@ -23,7 +25,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::Stop;
-use numasleuth_report::openmetrics::{BuildInfo, CONTENT_TYPE};
+use numasleuth_report::openmetrics::BuildInfo;
 
 pub use collect::{Collector, ProcessReader};
 
@@ -81,7 +83,7 @@ pub fn run(
     // not hold up the exit; the thread ends at its next look at `stop`.
     let _refresher = refresh_every(Arc::clone(&collector), interval, stop.clone())?;
     let handler = Arc::clone(&collector);
-    let server = http::Server::start(listener, Arc::new(move || (handler.render(), CONTENT_TYPE)))
+    let server = http::Server::start(listener, Arc::new(move |format| handler.render(format)))
         .context("cannot start the HTTP workers")?;
     tell(&format!(
         "numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})"
@@ -134,8 +136,10 @@ fn textfile(
         collector.refresh();
         // node_exporter must never read half a file: it is replaced whole,
         // and the temporary name does not end in `.prom`, so it is never
-        // picked up.
-        numasleuth_kernel::atomic_write::write_atomic(&target, collector.render().as_bytes(), 0o644)
+        // picked up. It reads the 0.0.4 text only (OpenMetrics' `info` type
+        // made it reject the whole file).
+        let (text, _) = collector.render(http::Format::PrometheusText);
+        numasleuth_kernel::atomic_write::write_atomic(&target, text.as_bytes(), 0o644)
             .with_context(|| format!("cannot write {}", target.display()))?;
         if options.once {
             return Ok(Ended::Wrote(target));
@@ -225,7 +229,9 @@ mod tests {
         let target = dir.path().join(TEXTFILE_NAME);
         assert_eq!(ended, Ended::Wrote(target.clone()));
         let text = std::fs::read_to_string(&target).unwrap();
-        assert!(text.ends_with("# EOF\n"), "{text}");
+        // The Prometheus text 0.0.4: no OpenMetrics end marker or types.
+        assert!(!text.contains("# EOF") && !text.contains(" info\n"), "{text}");
+        assert!(text.contains("# TYPE numasleuth_build_info gauge\n"), "{text}");
         assert!(text.contains("numasleuth_node_numa_hit_total{node=\"1\"}"), "{text}");
         // Nothing but the file is left in the directory.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);

@@ -375,6 +375,14 @@ pub fn exit_statuses(path: &str) -> Vec<(&'static str, &'static str)> {
         "An error: bad arguments, unreadable or hostile input, a refused operation. One line on stderr, \
          `numasleuth: error: …`; nothing was changed.",
     ));
+    if path.is_empty() || path == "pmu" {
+        out.push((
+            "1-255",
+            "pmu -- CMD: the command's own exit status, or 128 + the signal that killed it (130 for the Ctrl-C \
+             passed on to it), as perf stat passes it on. An error of numasleuth's own is 2 whatever the \
+             command did.",
+        ));
+    }
     if path.is_empty() || SAMPLING.contains(&top) {
         out.push((
             "130",

@@ -4,7 +4,8 @@
 //! event could not be counted.
 //!
 //! Wiring only: read the PMUs (`kernel`), choose the events (`analyze`),
-//! count (`probe`), scale and explain (`analyze`), print (`report`).
+//! count (`probe`), scale and explain (`analyze`), print (`report`), and
+//! exit with the command's own status.
 
 use std::process::ExitCode;
 use std::time::Instant;
@@ -14,6 +15,7 @@ use numasleuth_analyze::pmu::plan::{plan, Selection};
 use numasleuth_analyze::pmu::{nothing_counted, summarize, Context};
 use numasleuth_kernel::sysfs::pmu::read_pmus;
 use numasleuth_kernel::Root;
+use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::stop::RunSpan;
 use numasleuth_probe::pmu::{count, spawn, CountSpec, Target};
 use numasleuth_report::{pmu_json, pmu_text};
@@ -94,5 +96,24 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     }
     let report = TextJson::new(pmu_json::build(&summary), |layout| pmu_text::render(&summary, layout));
     super::output::emit_run(root, &outputs, &report, span)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(passed_on(&raw.target))
+}
+
+/// The command's own exit status, passed on as `perf stat` does, so a
+/// script that runs `numasleuth pmu -- CMD` still sees whether CMD failed:
+/// its exit code, or 128 + the signal that killed it, as shells report
+/// it. A watched `--pid` process is not ours: 0. An error of numasleuth's
+/// own never gets here; it exits 2 whatever the command did.
+fn passed_on(target: &TargetRaw) -> ExitCode {
+    match target {
+        TargetRaw::Command { exit_code, signal, .. } => {
+            let status = match (exit_code, signal) {
+                (Some(code), _) => *code,
+                (None, Some(signal)) => 128 + signal,
+                (None, None) => 0,
+            };
+            ExitCode::from(u8::try_from(status).unwrap_or(u8::MAX))
+        }
+        TargetRaw::Pid { .. } => ExitCode::SUCCESS,
+    }
 }

@@ -38,8 +38,9 @@ pub struct ServeArgs {
     /// 100ms to 1h.
     #[arg(long, default_value = "15s", value_name = "INTERVAL", value_parser = bounds::memwatch_interval)]
     pub interval: Duration,
-    /// Write DIR/numasleuth.prom (atomically) for node_exporter's textfile
-    /// collector every --interval instead of serving HTTP.
+    /// Write DIR/numasleuth.prom (atomically, in the Prometheus text format
+    /// 0.0.4) for node_exporter's textfile collector every --interval
+    /// instead of serving HTTP.
     #[arg(long, value_name = "DIR", conflicts_with = "listen")]
     pub textfile: Option<PathBuf>,
     /// With --textfile: write once and exit.

@@ -51,18 +51,30 @@ impl Drop for Exporter {
 
 /// Status and body of `GET path`, or `None` if the exchange failed.
 pub fn get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+    get_accepting(addr, path, None).map(|(status, _, body)| (status, body))
+}
+
+/// What Prometheus 2.42 sends as its Accept header (scrape/scrape.go):
+/// OpenMetrics first.
+pub const PROMETHEUS_ACCEPT: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;\
+                                     version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// Status, head and body of `GET path` with `Accept: accept` (none when
+/// `None`), or `None` if the exchange failed.
+pub fn get_accepting(addr: SocketAddr, path: &str, accept: Option<&str>) -> Option<(u16, String, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(20))).ok()?;
+    let accept = accept.map(|a| format!("Accept: {a}\r\n")).unwrap_or_default();
     write!(
         stream,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\n{accept}Connection: close\r\n\r\n"
     )
     .ok()?;
     let mut reply = String::new();
     stream.take(64 << 20).read_to_string(&mut reply).ok()?;
     let status = reply.split_whitespace().nth(1)?.parse().ok()?;
-    let body = reply.split_once("\r\n\r\n")?.1.to_string();
-    Some((status, body))
+    let (head, body) = reply.split_once("\r\n\r\n")?;
+    Some((status, head.to_string(), body.to_string()))
 }
 
 /// The value of the first sample line that starts with `series`.

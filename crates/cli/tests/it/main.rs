@@ -50,6 +50,7 @@ mod serve_load_cli;
 mod serve_order_cli;
 mod serve_prometheus_cli;
 mod signal_cleanup_cli;
+mod serve_textfile_cli;
 mod snapshot_cli;
 mod snapshot_process_cli;
 mod stop_cli;

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use common::{exit_2_stderr, json, output, stderr};
+use common::{exit_2_stderr, output, stderr};
 use serde_json::Value;
 
 fn events(doc: &Value) -> &Vec<Value> {
@@ -26,7 +26,10 @@ fn event<'a>(doc: &'a Value, name: &str) -> &'a Value {
 #[test]
 fn a_command_is_counted_with_software_events_and_its_exit_code() {
     let script = "i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; exit 3";
-    let doc = json(&["pmu", "--json", "--", "sh", "-c", script]);
+    let out = output(&["pmu", "--json", "--", "sh", "-c", script]);
+    // The command's status is numasleuth's, as with perf stat.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     // The kept names of numasleuth.pmu/1.
     assert_eq!(doc["schema"], "numasleuth.pmu/1");
     assert_eq!(doc["target"]["kind"], "command");
@@ -232,10 +235,49 @@ fn ctrl_c_stops_the_command_and_the_report_still_comes() {
     // SAFETY: signals our own child's process group.
     assert_eq!(unsafe { libc::killpg(group, libc::SIGINT) }, 0);
     let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // The command died of the SIGINT passed on: 128 + 2, as a shell says.
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["target"]["signal"], libc::SIGINT, "{doc:#}");
     assert!(doc["duration_s"].as_f64().unwrap() < 20.0);
+}
+
+#[test]
+fn the_commands_exit_status_is_passed_on_and_an_error_of_numasleuth_is_2() {
+    let status = |command: &[&str]| {
+        let mut args = vec!["pmu", "--events", "task-clock", "--"];
+        args.extend_from_slice(command);
+        let out = output(&args);
+        // The report comes whatever the command's status.
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("task-clock"), "{command:?}: {text}{}", stderr(&out));
+        out.status.code()
+    };
+    assert_eq!(status(&["true"]), Some(0));
+    assert_eq!(status(&["false"]), Some(1));
+    assert_eq!(status(&["sh", "-c", "exit 255"]), Some(255));
+    // Killed by a signal: 128 + its number, as shells report it.
+    assert_eq!(status(&["sh", "-c", "kill -TERM $$"]), Some(128 + libc::SIGTERM));
+    assert_eq!(status(&["sh", "-c", "kill -KILL $$"]), Some(128 + libc::SIGKILL));
+    // numasleuth's own failure wins over the command's status: before
+    // the command runs, and after it (its report's directory is gone).
+    exit_2_stderr(&["pmu", "--events", "no-such-event", "--", "false"]);
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("out").join("pmu.json");
+    std::fs::create_dir(report.parent().unwrap()).unwrap();
+    let remove = format!("rm -r '{}'; exit 1", report.parent().unwrap().display());
+    let err = exit_2_stderr(&[
+        "pmu",
+        "--events",
+        "task-clock",
+        "-o",
+        report.to_str().unwrap(),
+        "--",
+        "sh",
+        "-c",
+        &remove,
+    ]);
+    assert!(err.contains("cannot write"), "{err}");
 }
 
 #[test]

@@ -7,7 +7,7 @@ use crate::common;
 use std::net::TcpListener;
 use std::time::{Duration, Instant};
 
-use common::exporter::{get, node0_memfree_bytes, sample, Exporter};
+use common::exporter::{get, get_accepting, node0_memfree_bytes, sample, Exporter, PROMETHEUS_ACCEPT};
 use common::numasleuth;
 
 #[test]
@@ -47,8 +47,42 @@ fn metrics_have_the_pinned_names_and_real_values() {
     // One node here: nothing can be remote.
     assert_eq!(value, 0.0);
     assert!(text.contains(&format!("numasleuth_process_memory_bytes{{pid=\"{me}\"")));
-    assert!(text.ends_with("# EOF\n"));
     assert_eq!(get(exporter.addr, "/nope").map(|r| r.0), Some(404));
+}
+
+#[test]
+fn openmetrics_goes_to_a_scraper_that_asks_for_it_and_the_004_text_to_the_rest() {
+    let exporter = Exporter::start(&[]);
+    let content_type = |head: &str| {
+        head.lines()
+            .find_map(|l| l.strip_prefix("Content-Type: "))
+            .map(str::to_string)
+    };
+    let (status, head, text) = get_accepting(exporter.addr, "/metrics", Some(PROMETHEUS_ACCEPT)).expect("no answer");
+    assert_eq!(status, 200);
+    assert_eq!(
+        content_type(&head).as_deref(),
+        Some("application/openmetrics-text; version=1.0.0; charset=utf-8")
+    );
+    assert!(
+        text.contains("# TYPE numasleuth_build info\n") && text.ends_with("# EOF\n"),
+        "{text}"
+    );
+    // curl sends `*/*`; no Accept at all is the same.
+    for accept in [Some("*/*"), None] {
+        let (status, head, text) = get_accepting(exporter.addr, "/metrics", accept).expect("no answer");
+        assert_eq!(status, 200);
+        assert_eq!(
+            content_type(&head).as_deref(),
+            Some("text/plain; version=0.0.4; charset=utf-8")
+        );
+        assert!(text.contains("# TYPE numasleuth_build_info gauge\n"), "{text}");
+        assert!(!text.contains("# EOF"), "{text}");
+        assert!(
+            sample(&text, "numasleuth_node_memory_free_bytes{node=\"0\"}").is_some(),
+            "{text}"
+        );
+    }
 }
 
 #[test]
@@ -113,7 +147,9 @@ fn textfile_is_written_atomically_and_bad_dirs_are_refused() {
     assert_eq!(names, ["numasleuth.prom"], "no temporary file left behind");
     let text = std::fs::read_to_string(dir.path().join("numasleuth.prom")).unwrap();
     assert!(sample(&text, "numasleuth_node_memory_free_bytes{node=\"0\"}").is_some());
-    assert!(text.ends_with("# EOF\n"));
+    // The Prometheus text 0.0.4, which node_exporter reads
+    // (serve_textfile_cli.rs has node_exporter read it).
+    assert!(!text.contains("# EOF"), "{text}");
     let file = dir.path().join("numasleuth.prom");
     let missing = dir.path().join("missing");
     // /proc is not writable even for root.

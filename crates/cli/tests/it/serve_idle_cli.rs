@@ -75,7 +75,9 @@ fn scrape(addr: SocketAddr) -> Result<Duration, String> {
         .set_read_timeout(Some(CLIENT_DEADLINE))
         .map_err(|e| e.to_string())?;
     stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .write_all(
+            b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: application/openmetrics-text\r\nConnection: close\r\n\r\n",
+        )
         .map_err(|e| e.to_string())?;
     let mut reply = String::new();
     stream

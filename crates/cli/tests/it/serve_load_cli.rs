@@ -10,7 +10,7 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
-use common::exporter::{get, rss_kb, Exporter};
+use common::exporter::{get_accepting, rss_kb, Exporter, PROMETHEUS_ACCEPT};
 
 /// The server's request deadline (numasleuth_serve::http::REQUEST_DEADLINE) plus slack
 /// for a loaded CI machine; a slowloris must be cut off before this.
@@ -55,7 +55,8 @@ fn slowloris(addr: SocketAddr, count: usize) -> Vec<Option<u16>> {
 }
 
 fn scrape_ok(addr: SocketAddr) {
-    let (status, body) = get(addr, "/metrics").expect("no answer to a scrape");
+    // OpenMetrics, whose `# EOF` shows the exposition is whole.
+    let (status, _, body) = get_accepting(addr, "/metrics", Some(PROMETHEUS_ACCEPT)).expect("no answer to a scrape");
     assert_eq!(status, 200);
     assert!(body.ends_with("# EOF\n"), "truncated exposition");
 }

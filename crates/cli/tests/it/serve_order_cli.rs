@@ -89,7 +89,8 @@ fn every_scrape_lists_the_series_in_the_same_order() {
 #[test]
 fn the_build_that_answers_is_a_metric() {
     let text = scrape(&fixture("kvm-2cpu-1node"));
-    assert!(text.contains("# TYPE numasleuth_build info\n"), "{text}");
+    // The textfile is the Prometheus text 0.0.4: an info metric is a gauge.
+    assert!(text.contains("# TYPE numasleuth_build_info gauge\n"), "{text}");
     let line = text
         .lines()
         .find(|l| l.starts_with("numasleuth_build_info{"))
