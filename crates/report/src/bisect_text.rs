@@ -66,11 +66,11 @@ fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
     if doc.steps.is_empty() {
         return;
     }
-    let mut rows = vec![[
-        "step", "pages", "from", "moved", "n", "median", "min-max", "change", "",
-    ]
-    .map(String::from)
-    .to_vec()];
+    let mut rows = vec![
+        ["step", "pages", "from", "moved", "n", "median", "min-max", "change", ""]
+            .map(String::from)
+            .to_vec(),
+    ];
     for (i, s) in doc.steps.iter().enumerate() {
         rows.push(vec![
             (i + 1).to_string(),
