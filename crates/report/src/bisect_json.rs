@@ -44,9 +44,25 @@ pub struct StepJson {
     pub readings: ReadingsJson,
     /// (metric − baseline) / baseline.
     pub change: f64,
-    /// The change the rule required (relative to the baseline).
+    /// How far from the baseline median (relative to it) every reading had
+    /// to lie to be separated from the baseline: its extreme reading plus
+    /// `--min-change`, in the direction of the change.
     pub threshold: f64,
     pub changed: bool,
+    /// Every reading lay beyond the baseline's range by more than
+    /// `--min-change`.
+    pub separated: bool,
+    /// The share of (step reading, baseline reading) pairs that differ by
+    /// more than `--min-change` of the baseline median, in the direction
+    /// where more do.
+    pub pairs_beyond: f64,
+    /// Batches of `rounds` readings taken (more than one when the evidence
+    /// was in between; at most `batches_max`).
+    pub batches: u32,
+    /// Baseline readings the step was compared with.
+    pub baseline_readings: u64,
+    /// Measured again because neither half of a changed set changed it.
+    pub recheck: bool,
 }
 
 impl StepJson {
@@ -60,6 +76,11 @@ impl StepJson {
             change: step.change.relative,
             threshold: step.change.threshold,
             changed: step.change.significant,
+            separated: step.change.separated,
+            pairs_beyond: step.change.pairs_beyond,
+            batches: step.batches,
+            baseline_readings: step.baseline_readings as u64,
+            recheck: step.recheck,
         }
     }
 }
@@ -100,6 +121,8 @@ pub struct BisectDocument {
     pub rounds: u32,
     /// The smallest relative change of the median that counts.
     pub min_change: f64,
+    /// The most batches of `rounds` readings one step may take.
+    pub batches_max: u32,
     pub page_bytes: u64,
     pub candidate_pages: u64,
     /// Pages of the targets that cannot take part, counted by why.

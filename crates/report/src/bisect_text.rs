@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use numasleuth_analyze::bisect::VerdictKind;
 
-use crate::bisect_json::BisectDocument;
+use crate::bisect_json::{BisectDocument, StepJson};
 use crate::format;
 use crate::layout::TextLayout;
 use crate::table::columns;
@@ -39,12 +39,16 @@ fn heading(doc: &BisectDocument, out: &mut String) {
     let better = if doc.lower_is_better { "lower" } else { "higher" };
     let _ = writeln!(
         out,
-        "metric: `{}` ({better} is better), {} reading(s) per step after {} ms settle; a step counts when its median \
-         moves by more than both sets' spread (max - min) and more than {:.1}%",
+        "metric: `{}` ({better} is better), {} reading(s) per batch after {} ms settle; a step counts when every \
+         reading lies beyond the baseline's range by more than {:.1}% of its median; in between, up to {} batches \
+         (each followed by more baseline readings), then at least {:.0}% of (step, baseline) reading pairs must \
+         differ by that much the same way",
         doc.metric_cmd,
         doc.rounds,
         doc.settle_ms,
-        doc.min_change * 100.0
+        doc.min_change * 100.0,
+        doc.batches_max,
+        numasleuth_analyze::bisect::FINAL_PAIRS_MIN * 100.0
     );
     if let Some(b) = &doc.baseline {
         let _ = writeln!(
@@ -62,23 +66,41 @@ fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
     if doc.steps.is_empty() {
         return;
     }
-    let mut rows = vec![["step", "pages", "from", "moved", "median", "min-max", "change", ""]
-        .map(String::from)
-        .to_vec()];
+    let mut rows = vec![
+        ["step", "pages", "from", "moved", "n", "median", "min-max", "change", ""]
+            .map(String::from)
+            .to_vec(),
+    ];
     for (i, s) in doc.steps.iter().enumerate() {
         rows.push(vec![
             (i + 1).to_string(),
             s.pages.to_string(),
             s.first_address.clone(),
             s.pages_moved.to_string(),
+            s.readings.values.len().to_string(),
             number(s.metric),
             format!("{}-{}", number(s.readings.min), number(s.readings.max)),
             percent(s.change),
-            if s.changed { "changed".into() } else { String::new() },
+            outcome(s),
         ]);
     }
     out.push('\n');
     out.push_str(&columns(&rows, layout));
+}
+
+/// The last column: whether the step counted, how, and whether it was a
+/// second look.
+fn outcome(s: &StepJson) -> String {
+    let how = match (s.changed, s.separated) {
+        (true, true) => "changed".to_string(),
+        (true, false) => format!("changed ({:.0}% of pairs)", s.pairs_beyond * 100.0),
+        (false, _) => String::new(),
+    };
+    match (s.recheck, how.is_empty()) {
+        (true, true) => "again: no change".into(),
+        (true, false) => format!("again: {how}"),
+        (false, _) => how,
+    }
 }
 
 fn verdict(doc: &BisectDocument, out: &mut String) {
@@ -96,7 +118,7 @@ fn verdict(doc: &BisectDocument, out: &mut String) {
             let which = if kind == VerdictKind::Page {
                 "one page carries the effect"
             } else {
-                "the effect needs these pages together (neither half alone changed the metric)"
+                "the effect needs these pages together (neither half alone changed the metric, each measured twice)"
             };
             let _ = writeln!(out, "verdict: {which}:");
             for c in &doc.culprit_pages {
@@ -134,7 +156,7 @@ fn restore(doc: &BisectDocument, out: &mut String) {
             out,
             "\ndry run: nothing moved. With --apply, bisect writes a journal, then moves at most {} set(s) of pages \
              and back, and restores every page at the end",
-            numasleuth_analyze::bisect::max_steps(doc.candidate_pages as usize)
+            numasleuth_analyze::bisect::max_moves(doc.candidate_pages as usize)
         );
         return;
     }

@@ -1,14 +1,5 @@
-//! A set of metric readings and the rule that says whether two sets differ.
-//!
-//! The rule is deliberately plain, so a user can check it by hand: two
-//! sets differ when the gap between their medians is larger than their
-//! noise, *and* larger than `min_change` of the baseline's median. The
-//! noise is the baseline's spread (max − min) plus the step's, where a
-//! step's spread is never taken below the baseline's: a step whose
-//! readings happen to agree (a rate file read twice within its update
-//! period) has not shown that the metric stopped being noisy. The second
-//! part keeps a perfectly steady metric (a spread of 0) from calling a
-//! 0.1% wobble a finding.
+//! A set of metric readings, the metric's period, and when readings look
+//! quantised. Whether two sets differ is [`super::decide`]'s.
 //!
 //! Readings are spaced by the metric's own period ([`period_ns`], from how
 //! often its value changed while the baseline settled), and
@@ -52,37 +43,16 @@ impl Readings {
         })
     }
 
+    /// These readings followed by `more`'s.
+    pub fn extended(&self, more: &Readings) -> Readings {
+        let values = self.values.iter().chain(&more.values).copied().collect();
+        // Both sets hold only finite values, so the union does too.
+        Readings::new(values).unwrap_or_else(|| self.clone())
+    }
+
     /// max − min.
     pub fn spread(&self) -> f64 {
         self.max - self.min
-    }
-}
-
-/// How a set of readings compares with the baseline.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-pub struct Change {
-    /// (median − baseline median) / |baseline median|; 0 for a 0 baseline.
-    pub relative: f64,
-    /// The gap the rule required, relative to the baseline median.
-    pub threshold: f64,
-    pub significant: bool,
-}
-
-/// Whether `moved` differs from `baseline` by the rule above.
-pub fn changed(baseline: &Readings, moved: &Readings, min_change: f64) -> Change {
-    let gap = moved.median - baseline.median;
-    let scale = baseline.median.abs();
-    let noise = baseline.spread() + moved.spread().max(baseline.spread());
-    let floor = min_change * scale;
-    let required = noise.max(floor);
-    let relative = if scale > 0.0 { gap / scale } else { 0.0 };
-    let threshold = if scale > 0.0 { required / scale } else { 0.0 };
-    // A zero baseline has no scale for min_change: any gap above the noise counts.
-    let significant = gap.abs() > required && (scale > 0.0 || gap != 0.0);
-    Change {
-        relative,
-        threshold,
-        significant,
     }
 }
 
@@ -152,9 +122,10 @@ pub fn quantised<'a>(sets: impl IntoIterator<Item = &'a Readings>, min_change: f
     }
     Some(format!(
         "the readings look quantised: {repeats} of {pairs} repeated the reading before exactly, so the metric updates \
-         less often than it was read or prints too few digits; each step's noise was taken as at least the \
-         baseline's spread ({}), and --min-change ({:.1}%) is what keeps a small wobble from counting",
-        baseline_spread.unwrap_or(0.0),
-        min_change * 100.0
+         less often than it was read or prints too few digits; a reading equal to a baseline reading never counts as \
+         beyond it, and --min-change ({:.1}%) is the margin by which every reading had to clear the baseline's range \
+         (spread {})",
+        min_change * 100.0,
+        baseline_spread.unwrap_or(0.0)
     ))
 }

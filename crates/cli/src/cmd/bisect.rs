@@ -78,6 +78,7 @@ fn record_search(doc: &mut BisectDocument, search: &Search, found: &Candidates) 
         .map(|s| StepJson::new(s, &found.addresses))
         .collect();
     doc.verdict = search.verdict.as_ref().map(Verdict::kind);
+    doc.notes.extend(search.notes.iter().cloned());
 }
 
 /// How far apart the readings were, and whether they look quantised.
@@ -164,6 +165,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
         settle_ms: args.settle.as_millis() as u64,
         rounds: args.rounds,
         min_change: args.min_change,
+        batches_max: bisect::BATCHES_MAX,
         page_bytes,
         candidate_pages: found.addresses.len() as u64,
         left_out: found.left_out.clone(),

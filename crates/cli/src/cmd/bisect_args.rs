@@ -88,13 +88,14 @@ pub struct BisectArgs {
     /// How long to wait after each move before reading: 1ms to 1h.
     #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = settle)]
     pub settle: Duration,
-    /// Readings of the metric per step (and for the baseline), spaced by
-    /// the metric's own update period (timed while the baseline settles):
-    /// 3 to 100.
+    /// Readings of the metric per batch, spaced by the metric's own update
+    /// period (timed while the baseline settles); the baseline takes two
+    /// batches, a step one, and up to three while its evidence is in
+    /// between: 3 to 100.
     #[arg(long, value_name = "N", default_value = "3", value_parser = rounds)]
     pub rounds: u32,
-    /// The smallest change of the median that counts, on top of the
-    /// readings' own spread: 0.1% to 100%.
+    /// How far beyond the baseline's range, relative to its median, every
+    /// reading of a step must lie for the step to count: 0.1% to 100%.
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = min_change)]
     pub min_change: f64,
     /// Kill a metric command that runs longer than this: 10ms to 1h.

@@ -118,6 +118,11 @@ fn step(first_address: &str, pages: u64, values: &[f64], change: f64) -> StepJso
         change,
         threshold: 0.1,
         changed: change.abs() >= 0.1,
+        separated: change.abs() >= 0.1,
+        pairs_beyond: if change.abs() >= 0.1 { 1.0 } else { 0.0 },
+        batches: 1,
+        baseline_readings: 12,
+        recheck: false,
     }
 }
 
@@ -134,13 +139,30 @@ fn bisect_document() -> BisectDocument {
         settle_ms: 500,
         rounds: 3,
         min_change: 0.1,
+        batches_max: 3,
         page_bytes: 4096,
         candidate_pages: 64,
         left_out: [("already on node 1".to_string(), 12)].into_iter().collect(),
         applied: true,
-        baseline: Some(readings(&[48_100.0, 48_400.0, 47_900.0])),
+        baseline: Some(readings(&[
+            48_100.0, 48_400.0, 47_900.0, 48_000.0, 48_300.0, 48_200.0, 48_100.0, 47_900.0, 48_000.0, 48_200.0,
+            48_400.0, 47_800.0,
+        ])),
         steps: vec![
-            step("0x55d4c6a00000", 32, &[47_800.0, 48_200.0, 48_000.0], -0.004),
+            // A noisy first batch (two readings low, one high) took two more
+            // batches, and the baseline three more readings after each.
+            StepJson {
+                pairs_beyond: 0.4,
+                batches: 3,
+                ..step(
+                    "0x55d4c6a00000",
+                    32,
+                    &[
+                        41_800.0, 52_200.0, 44_000.0, 48_000.0, 47_900.0, 48_300.0, 48_100.0, 48_200.0, 47_800.0,
+                    ],
+                    -0.002,
+                )
+            },
             step("0x55d4c6a20000", 32, &[31_900.0, 32_400.0, 32_100.0], -0.335),
             step("0x55d4c6a20000", 16, &[32_000.0, 32_300.0, 31_700.0], -0.335),
             step("0x55d4c6a2f000", 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
@@ -165,7 +187,7 @@ fn bisect_document() -> BisectDocument {
         // Every page is home again, so the journal was removed.
         journal: None,
         stopped: None,
-        sets_moved: 4,
+        sets_moved: 6,
         metric_period_ms: Some(1000),
         reading_spacing_ms: Some(1000),
         notes: vec![
