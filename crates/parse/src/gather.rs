@@ -61,6 +61,35 @@ impl TopologyReadings {
         None
     }
 
+    /// The nodes `/proc/zoneinfo` lists zones on (`zone_nodes`) that the
+    /// node directory does not describe, as one [`Unread`]: a tree with
+    /// `sys/` removed or emptied otherwise reads as a healthy one-node
+    /// machine. Noted as unread, it makes the checks over nodes say they
+    /// are partial, so `--fail-on` cannot pass on them.
+    pub fn nodes_missing(&self, zone_nodes: &[u32]) -> Option<Unread> {
+        let listed: Vec<u32> = self
+            .nodes
+            .as_ref()
+            .map(|n| n.nodes.iter().map(|node| node.id).collect())
+            .unwrap_or_default();
+        let mut unlisted: Vec<u32> = zone_nodes.iter().copied().filter(|n| !listed.contains(n)).collect();
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        // A kernel without NUMA has no node directory and one node, 0, in
+        // zoneinfo: that is its answer, not a gap.
+        if unlisted.is_empty() || (self.nodes.is_none() && unlisted == [0]) {
+            return None;
+        }
+        Some(Unread::new(
+            crate::error::display_path(crate::sysfs::node::NODE_DIR),
+            format!(
+                "holds no directory for node(s) {}, though /proc/zoneinfo lists zones on them: the tree is \
+                 incomplete, so its node count and per-node checks are not the machine's",
+                crate::IdList::new(unlisted)
+            ),
+        ))
+    }
+
     /// Whether anything describes the machine at all.
     pub fn is_usable(&self) -> bool {
         self.nodes.as_ref().is_some_and(|n| !n.nodes.is_empty())
