@@ -164,9 +164,11 @@ fn snapshot_resolves_names_like_every_command() {
     let _ = zombie.wait();
     stop(live);
 
-    // The snapshot itself, under a name of its own, is not a match.
+    // The snapshot itself, under a name of its own, is not a match. A link,
+    // not a copy: `comm` is the name exec was given, and a copy just
+    // written can be "text file busy" while another test forks.
     let own = dir.path().join("nsl-snap-self");
-    std::fs::copy(assert_cmd::cargo::cargo_bin("numasleuth"), &own).unwrap();
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("numasleuth"), &own).unwrap();
     let out = std::process::Command::new(&own)
         .args(["snapshot", "-p", "nsl-snap-self", "-o"])
         .arg(dir.path().join("self.tar.gz"))
