@@ -77,6 +77,9 @@ fn run(command: &[String], name: &str) -> (Option<i32>, String) {
         .args(command)
         .args(["-p", name])
         .args(&extra)
+        // hotpages keeps its kdamond claims here instead of /run/numasleuth,
+        // which a root run would leave behind, readable by root only.
+        .env("NUMASLEUTH_DAMON_CLAIMS", dir.path().join("claims"))
         .timeout(Duration::from_secs(30))
         .output()
         .unwrap();
