@@ -127,3 +127,54 @@ pub struct HostReadings {
 /// The per-node memory signals, read once for every command that samples
 /// them (memwatch, top, serve, probe-latency).
 pub use crate::memory_sample::{MemorySample, Parts as MemoryParts};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::node::{NodeFiles, NodeStates};
+
+    fn readings(node_ids: Option<&[u32]>) -> TopologyReadings {
+        let node = |id| NodeFiles {
+            id,
+            cpus: crate::IdList::new(vec![id]),
+            meminfo: Meminfo::default(),
+            distances: None,
+            numastat: None,
+            access: Vec::new(),
+        };
+        TopologyReadings {
+            nodes: node_ids.map(|ids| NodeSysfs {
+                states: NodeStates::default(),
+                nodes: ids.iter().copied().map(node).collect(),
+            }),
+            cpus: None,
+            meminfo: None,
+            cpuinfo: None,
+            allowed: None,
+            cgroup: None,
+            devices: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn zones_on_nodes_the_node_directory_lacks_are_a_gap() {
+        // A kernel without NUMA: no node directory, zones on node 0 only.
+        assert_eq!(readings(None).nodes_missing(&[0, 0, 0]), None);
+        assert_eq!(readings(Some(&[0, 1])).nodes_missing(&[0, 0, 1, 1]), None);
+        assert_eq!(readings(None).nodes_missing(&[]), None);
+        // sys/ removed from a four-node capture.
+        let gap = readings(None).nodes_missing(&[0, 0, 1, 2, 3, 3]).unwrap();
+        assert_eq!(gap.path, "/sys/devices/system/node");
+        assert!(
+            gap.why.starts_with("holds no directory for node(s) 0-3,"),
+            "{}",
+            gap.why
+        );
+        // Node 3's directory missing from an otherwise whole tree.
+        let gap = readings(Some(&[0, 1, 2])).nodes_missing(&[0, 1, 2, 3]).unwrap();
+        assert!(gap.why.starts_with("holds no directory for node(s) 3,"), "{}", gap.why);
+        // No node directory but zones on node 1: not a NUMA-less kernel.
+        assert!(readings(None).nodes_missing(&[1]).is_some());
+    }
+}
