@@ -120,10 +120,14 @@ pub enum Command {
 
 impl Command {
     /// Every process the user named (by PID or by name), for
-    /// `pid_arg::resolve` once the root is open.
+    /// `pid_arg::resolve` once the root is open. Every command is listed,
+    /// with no catch-all arm: a command that gains a process argument
+    /// cannot be left out of name resolution by accident (`hotpages -p
+    /// NAME` once was, and ran on PID 0).
     pub fn processes_mut(&mut self) -> Vec<&mut crate::cmd::pid_arg::ProcessRef> {
         match self {
             Command::Doctor(a) => a.pid.iter_mut().collect(),
+            Command::Snapshot(a) => a.pids.iter_mut().collect(),
             Command::Inspect(a) => a.process.typed_mut().into_iter().collect(),
             Command::Lines(a) => a.process.iter_mut().collect(),
             Command::Watch(a) => a.process.typed_mut().into_iter().collect(),
@@ -134,7 +138,21 @@ impl Command {
             Command::Top(a) => a.pid.iter_mut().collect(),
             Command::Migrations(a) => a.typed_mut().into_iter().collect(),
             Command::Hotlines(a) => a.process.typed_mut().into_iter().collect(),
-            _ => Vec::new(),
+            Command::Hotpages(a) => a.process.typed_mut().into_iter().collect(),
+            Command::Topo(_)
+            | Command::Irq(_)
+            | Command::Undo(_)
+            | Command::Memwatch(_)
+            | Command::Meminfo(_)
+            | Command::Mem(_)
+            | Command::C2c(_)
+            | Command::Lab(_)
+            | Command::Runs(_)
+            | Command::ProbeLatency(_)
+            | Command::Readers(_)
+            | Command::DamonReaper(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Vec::new(),
         }
     }
 }
@@ -154,12 +172,14 @@ pub struct SnapshotArgs {
     /// anything else a new directory. Never overwrites.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: PathBuf,
-    /// Also capture this process, by PID or by name (its comm, which must
-    /// name one process): what `inspect`, `lines -p` and `doctor -p` read
-    /// of it, and each mapped file's path and build-id, so they run offline
+    /// Also capture this process, by PID or by name (matched as every
+    /// command's -p matches one: its comm, which must name one living
+    /// process): what `inspect`, `lines -p` and `doctor -p` read of it,
+    /// and each mapped file's path and build-id, so they run offline
     /// (`--root`). Repeat for several, at most 64.
-    #[arg(short = 'p', long = "pid", value_name = "PID|NAME", action = clap::ArgAction::Append)]
-    pub pids: Vec<String>,
+    #[arg(short = 'p', long = "pid", value_name = "PID|NAME", action = clap::ArgAction::Append,
+          value_parser = crate::cmd::pid_arg::process)]
+    pub pids: Vec<crate::cmd::pid_arg::ProcessRef>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

@@ -54,9 +54,7 @@ fn run(cli: &mut Cli) -> anyhow::Result<ExitCode> {
     let root = cmd::open_root(cli.root.as_deref())?;
     // A process named by name becomes its PID here, in the root it runs
     // in (live or snapshot), before any command looks at it.
-    for process in cli.command.processes_mut() {
-        cmd::pid_arg::resolve(&root, process)?;
-    }
+    cmd::pid_arg::resolve_all(&root, cli.command.processes_mut())?;
     match &cli.command {
         Command::Topo(args) => cmd::topo::run(&root, args),
         Command::Snapshot(args) => cmd::snapshot::run(&root, args),

@@ -7,6 +7,7 @@
 pub use numasleuth_parse::gather::*;
 
 use crate::cgroup;
+use crate::error::display_path;
 use crate::error::ReadError;
 use crate::procfs::cpuinfo;
 use crate::procfs::interrupts;
@@ -20,7 +21,7 @@ use crate::root::Root;
 use crate::sysfs::cpu;
 use crate::sysfs::node;
 use crate::sysfs::pci;
-use crate::unread::{required, Gaps};
+use crate::unread::{required, Gaps, Unread, ABSENT_FROM_TREE};
 use std::collections::BTreeMap;
 
 /// Reads what it can: an unusable file is noted in `unread` and the rest
@@ -41,6 +42,11 @@ pub fn read_topology(root: &Root) -> Result<TopologyReadings, ReadError> {
     let allowed = gaps.keep(required("proc/self/status", status::read_allowed(root, "proc/self")));
     let cgroup = gaps.keep(cgroup::read(root));
     let devices = pci::read_devices(root, &mut gaps);
+    // Every kernel makes the CPU directory: a tree without it was cut
+    // short (CPUs may still be named by /proc/cpuinfo).
+    if cpus.is_none() && matches!(root.list(cpu::CPU_DIR), Ok(None)) {
+        gaps.push(Unread::new(display_path(cpu::CPU_DIR), ABSENT_FROM_TREE));
+    }
     let first = gaps.first().cloned();
     let readings = TopologyReadings {
         nodes,
@@ -94,6 +100,12 @@ pub fn read_host(root: &Root, topology: &TopologyReadings) -> HostReadings {
         }
     }
     let zones = noted(&mut gaps, required("proc/zoneinfo", zoneinfo::read(root)));
+    if let Ok(zones) = &zones {
+        let zone_nodes: Vec<u32> = zones.iter().map(|z| z.node).collect();
+        if let Some(missing) = topology.nodes_missing(&zone_nodes) {
+            gaps.push(missing);
+        }
+    }
     let vmstat = noted(&mut gaps, required("proc/vmstat", settings::read_vmstat(root)));
     let interrupts = noted(&mut gaps, required("proc/interrupts", interrupts::read(root)));
     let irqbalance_pids = processes::find_by_comm(root, "irqbalance", &mut gaps);

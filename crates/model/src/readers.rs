@@ -114,8 +114,10 @@ impl LockFile {
     /// or already joined to the opener's directory; `opener` is the
     /// opener's process id. `None`: not one of the files (a
     /// `/home/x/slabinfo`, or a bare relative name it could not place).
+    /// The file opened is matched, not the spelling: see [`opened_parts`].
     pub fn classify(path: &str, opener: u32) -> Option<(LockFile, Target)> {
-        let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+        let parts = opened_parts(path);
+        let parts: Vec<&str> = parts.iter().map(String::as_str).collect();
         let (&name, dirs) = parts.split_last()?;
         let file = LockFile::ALL.into_iter().find(|f| f.name() == name)?;
         let (&proc_dir, rest) = dirs.split_first()?;
@@ -132,6 +134,34 @@ impl LockFile {
         };
         Some((file, target))
     }
+}
+
+/// `path`'s components as the kernel walks them, as far as that can be
+/// done from the text: `.` and empty components dropped, `..` taking back
+/// the component before it (and nothing at `/`), `/proc/thread-self`
+/// being `/proc/self/task/TID` (so its `..` is `/proc/self/task`), and
+/// `/proc/PID/root` starting over at `/` (the process's root, taken to be
+/// the opener's). So `/proc/self/../slabinfo` is `/proc/slabinfo` and
+/// `/proc/self/../4242/smaps_rollup` is 4242's. Other symbolic links
+/// cannot be seen in the text: a `..` after one is taken lexically, and a
+/// link to a lock file under another name is not recognised here.
+fn opened_parts(path: &str) -> Vec<String> {
+    let mut parts: Vec<String> = Vec::new();
+    for part in path.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        match part {
+            ".." => {
+                let popped = parts.pop();
+                if popped.as_deref() == Some("thread-self") && parts == ["proc"] {
+                    parts.extend(["self".to_string(), "task".to_string()]);
+                }
+            }
+            "root" if parts.first().is_some_and(|p| p == "proc") && matches!(parts.len(), 2 | 4) => {
+                parts.clear();
+            }
+            _ => parts.push(part.to_string()),
+        }
+    }
+    parts
 }
 
 /// `self`, `thread-self` or a PID, as the directory under /proc names it.
@@ -269,6 +299,48 @@ mod tests {
             ("/proc/meminfo", None),
             ("", None),
             ("/", None),
+            // The same files spelled another way (issue 36).
+            ("/proc/self/../slabinfo", Some((LockFile::Slabinfo, Target::System))),
+            (
+                "/proc/../proc/./pagetypeinfo",
+                Some((LockFile::Pagetypeinfo, Target::System)),
+            ),
+            ("/../../proc/slabinfo", Some((LockFile::Slabinfo, Target::System))),
+            (
+                "/proc/self/../4242/smaps_rollup",
+                Some((LockFile::SmapsRollup, Target::Process(4242))),
+            ),
+            (
+                "/proc/4242/task/../smaps",
+                Some((LockFile::Smaps, Target::Process(4242))),
+            ),
+            ("/proc/self/task/../smaps", Some((LockFile::Smaps, Target::Own))),
+            ("/proc/thread-self/../../smaps", Some((LockFile::Smaps, Target::Own))),
+            (
+                "/proc/thread-self/../../../9/numa_maps",
+                Some((LockFile::NumaMaps, Target::Process(9))),
+            ),
+            ("/proc/1/root/proc/slabinfo", Some((LockFile::Slabinfo, Target::System))),
+            (
+                "/proc/self/root/proc/5/smaps",
+                Some((LockFile::Smaps, Target::Process(5))),
+            ),
+            (
+                "/proc/1/task/1/root/../proc/kpageflags",
+                Some((LockFile::Kpageflags, Target::System)),
+            ),
+            (
+                "/home/u/../../proc/slabinfo",
+                Some((LockFile::Slabinfo, Target::System)),
+            ),
+            // Still not the files.
+            ("/proc/slabinfo/..", None),
+            ("/proc/self/../slabinfo/../meminfo", None),
+            ("/proc/thread-self/../smaps", None),
+            ("/proc/self/fd/../slabinfo", None),
+            ("/home/root/proc/slabinfo", None),
+            ("/proc/root/slabinfo", None),
+            ("/home/thread-self/../task/1/smaps", None),
         ];
         for (path, want) in cases {
             assert_eq!(LockFile::classify(path, 77), want, "{path}");

@@ -61,6 +61,35 @@ impl TopologyReadings {
         None
     }
 
+    /// The nodes `/proc/zoneinfo` lists zones on (`zone_nodes`) that the
+    /// node directory does not describe, as one [`Unread`]: a tree with
+    /// `sys/` removed or emptied otherwise reads as a healthy one-node
+    /// machine. Noted as unread, it makes the checks over nodes say they
+    /// are partial, so `--fail-on` cannot pass on them.
+    pub fn nodes_missing(&self, zone_nodes: &[u32]) -> Option<Unread> {
+        let listed: Vec<u32> = self
+            .nodes
+            .as_ref()
+            .map(|n| n.nodes.iter().map(|node| node.id).collect())
+            .unwrap_or_default();
+        let mut unlisted: Vec<u32> = zone_nodes.iter().copied().filter(|n| !listed.contains(n)).collect();
+        unlisted.sort_unstable();
+        unlisted.dedup();
+        // A kernel without NUMA has no node directory and one node, 0, in
+        // zoneinfo: that is its answer, not a gap.
+        if unlisted.is_empty() || (self.nodes.is_none() && unlisted == [0]) {
+            return None;
+        }
+        Some(Unread::new(
+            crate::error::display_path(crate::sysfs::node::NODE_DIR),
+            format!(
+                "holds no directory for node(s) {}, though /proc/zoneinfo lists zones on them: the tree is \
+                 incomplete, so its node count and per-node checks are not the machine's",
+                crate::IdList::new(unlisted)
+            ),
+        ))
+    }
+
     /// Whether anything describes the machine at all.
     pub fn is_usable(&self) -> bool {
         self.nodes.as_ref().is_some_and(|n| !n.nodes.is_empty())
@@ -98,3 +127,54 @@ pub struct HostReadings {
 /// The per-node memory signals, read once for every command that samples
 /// them (memwatch, top, serve, probe-latency).
 pub use crate::memory_sample::{MemorySample, Parts as MemoryParts};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sysfs::node::{NodeFiles, NodeStates};
+
+    fn readings(node_ids: Option<&[u32]>) -> TopologyReadings {
+        let node = |id| NodeFiles {
+            id,
+            cpus: crate::IdList::new(vec![id]),
+            meminfo: Meminfo::default(),
+            distances: None,
+            numastat: None,
+            access: Vec::new(),
+        };
+        TopologyReadings {
+            nodes: node_ids.map(|ids| NodeSysfs {
+                states: NodeStates::default(),
+                nodes: ids.iter().copied().map(node).collect(),
+            }),
+            cpus: None,
+            meminfo: None,
+            cpuinfo: None,
+            allowed: None,
+            cgroup: None,
+            devices: Vec::new(),
+            unread: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn zones_on_nodes_the_node_directory_lacks_are_a_gap() {
+        // A kernel without NUMA: no node directory, zones on node 0 only.
+        assert_eq!(readings(None).nodes_missing(&[0, 0, 0]), None);
+        assert_eq!(readings(Some(&[0, 1])).nodes_missing(&[0, 0, 1, 1]), None);
+        assert_eq!(readings(None).nodes_missing(&[]), None);
+        // sys/ removed from a four-node capture.
+        let gap = readings(None).nodes_missing(&[0, 0, 1, 2, 3, 3]).unwrap();
+        assert_eq!(gap.path, "/sys/devices/system/node");
+        assert!(
+            gap.why.starts_with("holds no directory for node(s) 0-3,"),
+            "{}",
+            gap.why
+        );
+        // Node 3's directory missing from an otherwise whole tree.
+        let gap = readings(Some(&[0, 1, 2])).nodes_missing(&[0, 1, 2, 3]).unwrap();
+        assert!(gap.why.starts_with("holds no directory for node(s) 3,"), "{}", gap.why);
+        // No node directory but zones on node 1: not a NUMA-less kernel.
+        assert!(readings(None).nodes_missing(&[1]).is_some());
+    }
+}

@@ -16,6 +16,10 @@ use numasleuth_kernel::{Gaps, Root};
 const COMM_BYTES: usize = 15;
 /// A name longer than this is not a process name.
 const NAME_MAX_BYTES: usize = 256;
+/// Processes one command line may name (`snapshot -p`, `serve --pid`,
+/// `top -p` repeat the flag): each name costs a walk of /proc, so the count
+/// is refused before any is looked up.
+pub const MAX_PROCESSES_NAMED: usize = 64;
 /// Matches listed in the error when a name is ambiguous.
 const MATCHES_SHOWN: usize = 8;
 /// Characters of a match's command line shown in that list.
@@ -63,6 +67,18 @@ pub fn process(text: &str) -> Result<ProcessRef, String> {
         ));
     }
     Ok(ProcessRef::Name(text.to_string()))
+}
+
+/// [`resolve`] for every process a command line names, refusing more than
+/// [`MAX_PROCESSES_NAMED`] before looking any up.
+pub fn resolve_all(root: &Root, processes: Vec<&mut ProcessRef>) -> anyhow::Result<()> {
+    if processes.len() > MAX_PROCESSES_NAMED {
+        bail!("{} --pid given; at most {MAX_PROCESSES_NAMED}", processes.len());
+    }
+    for process in processes {
+        resolve(root, process)?;
+    }
+    Ok(())
 }
 
 /// Turns a name into the one PID whose `comm` matches it (the name cut to

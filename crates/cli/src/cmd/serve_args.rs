@@ -12,7 +12,7 @@ use crate::bounds;
 
 /// Processes watched per exporter: each is a full numa_maps walk every
 /// interval.
-pub const PIDS_MAX: usize = 64;
+pub const PIDS_MAX: usize = super::pid_arg::MAX_PROCESSES_NAMED;
 
 /// `IP:PORT` only: no host names, so nothing is resolved and what is bound
 /// is exactly what was typed. Port 0 picks a free port (the address bound

@@ -6,21 +6,19 @@
 use std::process::ExitCode;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use anyhow::{bail, Context};
-use numasleuth_kernel::procfs::processes;
+use anyhow::Context;
+
+use super::pid_arg::ProcessRef;
 use numasleuth_kernel::snapshot::manifest::{self, Manifest};
-use numasleuth_kernel::{snapshot, Gaps, Root};
+use numasleuth_kernel::{snapshot, Root};
 use numasleuth_model::Topology;
 use numasleuth_symbols::captured;
 
 use crate::cli::SnapshotArgs;
 
-/// Processes one snapshot captures at most.
-pub const MAX_PROCESSES: usize = 64;
-
 pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
-    // Names are resolved on the plain root, so the snapshot does not keep
-    // every process's comm that was looked at.
+    // Names were resolved on the plain root (in main), so the snapshot does
+    // not keep every process's comm that was looked at.
     let pids = resolve(root, &args.pids)?;
     let (recording_root, recording) = root.clone().recording();
     // Every command's static readers run here, so a snapshot can answer
@@ -68,41 +66,19 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `-p` values to PIDs: a number is a PID that must exist, anything else
-/// a process name (`comm`) that must name exactly one process.
-fn resolve(root: &Root, given: &[String]) -> anyhow::Result<Vec<u32>> {
-    if given.len() > MAX_PROCESSES {
-        bail!("{} processes given with -p; at most {MAX_PROCESSES}", given.len());
-    }
+/// The processes to capture: `-p` values already resolved by
+/// `pid_arg::resolve` (the one resolver every `-p` goes through), each
+/// checked to exist, duplicates dropped (their count was capped there).
+fn resolve(root: &Root, given: &[ProcessRef]) -> anyhow::Result<Vec<u32>> {
     let mut pids = Vec::new();
-    for value in given {
-        let pid = if value.bytes().all(|b| b.is_ascii_digit()) {
-            let pid = crate::bounds::pid(value).map_err(anyhow::Error::msg)?;
-            super::process_stat(root, pid)?;
-            pid
-        } else {
-            by_name(root, value)?
-        };
+    for process in given {
+        let pid = process.pid();
+        super::process_stat(root, pid)?;
         if !pids.contains(&pid) {
             pids.push(pid);
         }
     }
     Ok(pids)
-}
-
-fn by_name(root: &Root, name: &str) -> anyhow::Result<u32> {
-    let shown = numasleuth_kernel::error::quote(name);
-    let found = processes::find_by_comm(root, name, &mut Gaps::default())
-        .with_context(|| format!("cannot look for processes named `{shown}`"))?;
-    match found.as_slice() {
-        [pid] => Ok(*pid),
-        [] => bail!("no process named `{shown}` (names are matched against /proc/PID/comm, as pgrep -x does)"),
-        many => bail!(
-            "{} processes are named `{shown}`: {}; give one PID with -p",
-            many.len(),
-            numasleuth_kernel::IdList::new(many.to_vec())
-        ),
-    }
 }
 
 /// Reads process `pid` through the recording root the way `inspect`,

@@ -9,7 +9,7 @@ use std::process::{Child, Command};
 use crate::common::{json, numasleuth, stderr, two_node_files, write_tree};
 
 /// `sleep` under another name, so its `comm` is `name` (cut to 15 bytes).
-fn named_sleeper(dir: &Path, name: &str) -> Child {
+pub fn named_sleeper(dir: &Path, name: &str) -> Child {
     let program = dir.join(name);
     if !program.exists() {
         std::fs::copy("/bin/sleep", &program).expect("copy /bin/sleep");
@@ -27,7 +27,7 @@ fn named_sleeper(dir: &Path, name: &str) -> Child {
     child
 }
 
-fn stop(mut child: Child) {
+pub fn stop(mut child: Child) {
     let _ = child.kill();
     let _ = child.wait();
 }
@@ -117,4 +117,67 @@ fn a_snapshot_is_searched_by_name_in_its_own_proc() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("no process is named `db`"), "{}", stderr(&out));
+}
+
+/// `snapshot -p NAME` goes through the same resolver as every other `-p`:
+/// a name longer than `comm` matches its first 15 bytes, a zombie of that
+/// name is not a match, and the snapshot is never its own match. (It once
+/// had rules of its own and failed all three.)
+#[test]
+fn snapshot_resolves_names_like_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let wrote = |args: &[&str]| {
+        let out = numasleuth().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        stderr(&out)
+    };
+    // 26 characters: what `inspect -p` finds, snapshot finds.
+    let long = "nsl-snapshot-long-name-x26";
+    assert_eq!(long.len(), 26);
+    let child = named_sleeper(dir.path(), long);
+    let doc = json(&["inspect", "-p", long, "--json"]);
+    assert_eq!(doc["pid"], child.id(), "{doc:#}");
+    let out = dir.path().join("long.tar.gz");
+    let err = wrote(&["snapshot", "-p", long, "-o", out.to_str().unwrap()]);
+    assert!(err.contains(&format!("processes {}", child.id())), "{err}");
+    stop(child);
+
+    // A zombie of the name beside a live one: the live one is captured.
+    let mut zombie = named_sleeper(dir.path(), "nsl-snap-zomb");
+    zombie.kill().unwrap();
+    let zombie_stat = format!("/proc/{}/stat", zombie.id());
+    let is_zombie = || {
+        std::fs::read_to_string(&zombie_stat)
+            .is_ok_and(|s| s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')))
+    };
+    for _ in 0..200 {
+        if is_zombie() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(is_zombie(), "the killed child did not become a zombie");
+    let live = named_sleeper(dir.path(), "nsl-snap-zomb");
+    let out = dir.path().join("zombie.tar.gz");
+    let err = wrote(&["snapshot", "-p", "nsl-snap-zomb", "-o", out.to_str().unwrap()]);
+    assert!(err.contains(&format!("processes {}", live.id())), "{err}");
+    let _ = zombie.wait();
+    stop(live);
+
+    // The snapshot itself, under a name of its own, is not a match. A link,
+    // not a copy: `comm` is the name exec was given, and a copy just
+    // written can be "text file busy" while another test forks.
+    let own = dir.path().join("nsl-snap-self");
+    std::os::unix::fs::symlink(assert_cmd::cargo::cargo_bin("numasleuth"), &own).unwrap();
+    let out = std::process::Command::new(&own)
+        .args(["snapshot", "-p", "nsl-snap-self", "-o"])
+        .arg(dir.path().join("self.tar.gz"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no process is named `nsl-snap-self`"),
+        "{}",
+        stderr(&out)
+    );
 }

@@ -136,7 +136,7 @@ fn a_snapshot_without_processes_says_so_and_names_are_exact() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
-    assert!(err.contains("2 processes are named `twinvictim`"), "{err}");
+    assert!(err.contains("`twinvictim` names 2 processes"), "{err}");
     assert!(err.contains(&a.to_string()) && err.contains(&b.to_string()), "{err}");
     assert!(!twins.exists());
     let none = numasleuth()
@@ -145,5 +145,5 @@ fn a_snapshot_without_processes_says_so_and_names_are_exact() {
         .output()
         .unwrap();
     assert_eq!(none.status.code(), Some(2));
-    assert!(stderr(&none).contains("no process named `no-such-name-xyz`"));
+    assert!(stderr(&none).contains("no process is named `no-such-name-xyz`"));
 }

@@ -30,13 +30,27 @@ pub fn read_function(root: &Root, dir: &str, gaps: &mut Gaps) -> PciFunction {
 
 /// The IRQs a PCI function raises: its MSI/MSI-X vectors, or its legacy
 /// INTx line when it has no MSI.
+///
+/// The vectors are the names in `msi_irqs/`: files holding `msi` or `msix`
+/// on 5.x and later kernels, directories holding a `mode` file before.
+/// Only the names are used, but a snapshot must hold the entries for a
+/// replay to list them: a listing records directories and links, not
+/// files, so under a recording root each file entry is read here too.
 pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError> {
+    let msi_dir = format!("{function_dir}/msi_irqs");
     let mut irqs: Vec<u32> = root
-        .list(&format!("{function_dir}/msi_irqs"))?
+        .list(&msi_dir)?
         .unwrap_or_default()
         .iter()
         .filter_map(|n| n.parse().ok())
         .collect();
+    if root.is_recording() {
+        for irq in &irqs {
+            // `exists` reads (and so keeps) a file; a directory is kept
+            // by the listing already.
+            root.exists(&format!("{msi_dir}/{irq}"));
+        }
+    }
     if irqs.is_empty() {
         let legacy = read::number(root, &format!("{function_dir}/irq"))?;
         irqs.extend(legacy.and_then(|irq| u32::try_from(irq).ok()).filter(|irq| *irq != 0));
@@ -167,6 +181,30 @@ mod tests {
         let devices = read_devices(&Root::directory(tree.path()).unwrap(), &mut gaps);
         assert!(names(&devices).is_empty(), "{:?}", names(&devices));
         assert!(gaps.is_empty(), "{:?}", gaps.first());
+    }
+
+    /// A snapshot keeps both layouts of `msi_irqs/` (on this project's
+    /// development VM, kernel 6.18, `msi_irqs/37` is a file holding
+    /// `msix`; before 5.x each vector is a directory holding `mode`), so
+    /// the replay finds the same vectors. Without the reads under a
+    /// recording root the file vectors were lost and the NIC had no IRQs.
+    #[test]
+    fn a_snapshot_keeps_msi_vectors_of_both_layouts() {
+        let tree = device_tree(Some(&["lo"]));
+        let function = "sys/devices/pci0000:00/0000:00:03.0";
+        let at = |p: &str| tree.path().join(format!("{function}/msi_irqs/{p}"));
+        std::fs::create_dir_all(at("39")).unwrap();
+        std::fs::write(at("39/mode"), "msix\n").unwrap();
+        for irq in ["37", "38"] {
+            std::fs::write(at(irq), "msix\n").unwrap();
+        }
+        let (recording_root, recording) = Root::directory(tree.path()).unwrap().recording();
+        assert_eq!(read_irqs(&recording_root, function).unwrap(), [37, 38, 39]);
+        let out = tempfile::tempdir().unwrap();
+        let archive = out.path().join("snap.tar.gz");
+        crate::snapshot::write(&recording.lock().unwrap(), "{}", &archive).unwrap();
+        let replayed = crate::snapshot::open(&archive).unwrap();
+        assert_eq!(read_irqs(&replayed, function).unwrap(), [37, 38, 39]);
     }
 
     #[test]
