@@ -50,7 +50,7 @@ fn evaluate(pc: u64, code: &[u8], regs: &Registers, moment: Moment) -> Decoded {
     let Some(word) = code.get(..INSTRUCTION_BYTES) else {
         return Decoded::Unknown(Unknown::Undecodable);
     };
-    if pc % INSTRUCTION_BYTES as u64 != 0 {
+    if !pc.is_multiple_of(INSTRUCTION_BYTES as u64) {
         return Decoded::Unknown(Unknown::Undecodable);
     }
     let bits = u32::from_le_bytes([word[0], word[1], word[2], word[3]]);
