@@ -82,6 +82,9 @@ pub struct NodeRoom {
     /// The node's high watermark over its ordinary zones (/proc/zoneinfo),
     /// when it could be read.
     pub high_watermark_bytes: Option<u64>,
+    /// The system's base page size (4 KiB, or 16 or 64 KiB on many Arm
+    /// kernels): a buffer smaller than a huge page is whole base pages.
+    pub base_page_bytes: u64,
 }
 
 impl NodeRoom {
@@ -214,7 +217,7 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
         ));
     }
     if let Some(room) = rooms.iter().min_by_key(|r| r.usable_bytes()) {
-        let fits_per_thread = fit_per_thread(room.usable_bytes(), threads);
+        let fits_per_thread = fit_per_thread(room.usable_bytes(), threads, room.base_page_bytes);
         if fits_per_thread < rule_per_thread {
             bound_by_free_memory(&mut set, room, fits_per_thread);
         }
@@ -225,13 +228,13 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
 /// The most each of `threads` buffers may take of `usable` bytes: whole
 /// huge pages, or whole base pages (at least one) when less than one
 /// huge page each is left.
-fn fit_per_thread(usable: u64, threads: u64) -> u64 {
-    const BASE_PAGE_BYTES: u64 = 4096;
+fn fit_per_thread(usable: u64, threads: u64, base_page_bytes: u64) -> u64 {
+    let page = base_page_bytes.max(1);
     let each = usable / threads;
     if each >= ROUND_BYTES {
         each / ROUND_BYTES * ROUND_BYTES
     } else {
-        (each / BASE_PAGE_BYTES * BASE_PAGE_BYTES).max(BASE_PAGE_BYTES)
+        (each / page * page).max(page)
     }
 }
 

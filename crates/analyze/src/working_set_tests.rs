@@ -38,6 +38,7 @@ fn room(node: u32, free: u64, high: u64) -> NodeRoom {
         node,
         free_bytes: free,
         high_watermark_bytes: Some(high),
+        base_page_bytes: 4096,
     }
 }
 
@@ -121,6 +122,21 @@ fn free_memory_above_the_high_watermark_bounds_it_and_says_so() {
     // A node with nothing above its watermark still gets a page a thread.
     let none = choose(largest_cache(&server_16(), &[&[0]]), &[room(0, MIB, 2 * MIB)], 2, None);
     assert_eq!(none.per_thread_bytes, 4096);
+}
+
+#[test]
+fn below_a_huge_page_a_thread_gets_whole_pages_of_the_system_s_size() {
+    let from = || largest_cache(&server_16(), &[&[0]]);
+    // 90% of 1 MiB above the watermark, over 1 thread: 921.6 KiB.
+    let mut arm = room(0, 3 * MIB, 2 * MIB);
+    arm.base_page_bytes = 64 << 10;
+    let set = choose(from(), &[arm], 1, None);
+    assert_eq!(set.per_thread_bytes, 14 * (64 << 10), "whole 64 KiB pages");
+    let set = choose(from(), &[room(0, 3 * MIB, 2 * MIB)], 1, None);
+    assert_eq!(set.per_thread_bytes, 230 * 4096, "whole 4 KiB pages");
+    // Nothing above the watermark: still one (64 KiB) page.
+    arm.free_bytes = MIB;
+    assert_eq!(choose(from(), &[arm], 2, None).per_thread_bytes, 64 << 10);
 }
 
 #[test]

@@ -8,13 +8,16 @@
 //! time-weighted view of memory accesses that needs no PMU.
 //!
 //! Pure: bytes and registers in, accesses out. Why a crate of its own: the
-//! decoder (iced-x86) is large and x86-64 only, and is kept out of every
-//! crate the fuzz harnesses build. On other architectures [`decode`]
-//! answers [`Decoded::Unsupported`] and `hotlines` says so.
+//! decoders (iced-x86, disarm64) are large, and are kept out of every crate
+//! the fuzz harnesses build. The x86-64 decoder is built on x86-64 only;
+//! the A64 one on every target (it is plain Rust, and its tests run on any
+//! host). Which one a sample meets is the sampled machine's [`Arch`]:
+//! [`Arch::HOST`], since `hotlines` samples the machine it runs on.
 
 // A pure crate: no unsafe code, so no memory or system effect hides here.
 #![forbid(unsafe_code)]
 
+mod a64;
 pub mod regs;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -23,15 +26,76 @@ pub use regs::Registers;
 
 pub use numasleuth_model::perf::decoded::{AccessKind, Attributed, Decoded, MemoryAccess, Unknown};
 
-/// Longest x86 instruction: the bytes to read at the IP.
+/// Longest x86 instruction: the bytes to read at the IP (an A64 one is 4).
 pub const MAX_INSTRUCTION_BYTES: usize = 15;
 /// Memory operands kept per instruction.
 pub const MAX_ACCESSES: usize = 4;
 
-/// Whether this build can decode (x86-64 only).
-pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
+/// Whether this build can decode its own machine's instructions.
+pub const SUPPORTED: bool = Arch::HOST.is_some();
 
-/// Decodes one sample. `code` starts `back` bytes before `ip` (at the
+/// An instruction set whose samples can be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arch {
+    X86_64,
+    /// A64, the 64-bit Arm instruction set.
+    Aarch64,
+}
+
+impl Arch {
+    /// The machine this build runs on and samples; `None` where no decoder
+    /// is built for it.
+    pub const HOST: Option<Arch> = if cfg!(target_arch = "x86_64") {
+        Some(Arch::X86_64)
+    } else if cfg!(target_arch = "aarch64") {
+        Some(Arch::Aarch64)
+    } else {
+        None
+    };
+
+    /// The user registers to ask perf for (`sample_regs_user`).
+    pub fn sample_mask(self) -> u64 {
+        match self {
+            Arch::X86_64 => regs::X86_64_SAMPLE_MASK,
+            Arch::Aarch64 => regs::arm64::SAMPLE_MASK,
+        }
+    }
+
+    /// perf's number for the stack pointer.
+    pub fn stack_pointer(self) -> u32 {
+        match self {
+            Arch::X86_64 => regs::SP,
+            Arch::Aarch64 => regs::arm64::SP,
+        }
+    }
+
+    /// [`decode_sample`] for this instruction set. On A64 the instruction
+    /// just completed is the 4 bytes before the IP, so `back` need only be
+    /// 4 (a function start, when known, keeps the previous instruction
+    /// from being one of another function that branched here).
+    pub fn decode_sample(self, ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
+        match self {
+            Arch::X86_64 => x86_sample(ip, code, back, regs),
+            Arch::Aarch64 => {
+                if let Some(previous @ Decoded::Accesses(_)) = a64::previous(ip, code, back, regs) {
+                    return (previous, Attributed::Previous);
+                }
+                (a64::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
+            }
+        }
+    }
+
+    /// [`decode`] for this instruction set.
+    pub fn decode(self, ip: u64, code: &[u8], regs: &Registers) -> Decoded {
+        match self {
+            Arch::X86_64 => x86_decode(ip, code, regs),
+            Arch::Aarch64 => a64::decode(ip, code, regs),
+        }
+    }
+}
+
+/// Decodes one sample of this machine ([`Arch::HOST`]); see
+/// [`Arch::decode_sample`]. `code` starts `back` bytes before `ip` (at the
 /// start of the function holding it, or at `ip` when `back` is 0).
 ///
 /// A timer interrupt is taken at an instruction boundary, after the
@@ -42,31 +106,43 @@ pub const SUPPORTED: bool = cfg!(target_arch = "x86_64");
 /// memory and its address can be recomputed from the registers after it
 /// ran; otherwise the one at the IP.
 pub fn decode_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if let Some(previous @ Decoded::Accesses(_)) = x86::previous(ip, code, back, regs) {
-            return (previous, Attributed::Previous);
-        }
-        (decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (ip, code, back, regs);
-        (Decoded::Unsupported, Attributed::AtIp)
+    match Arch::HOST {
+        Some(arch) => arch.decode_sample(ip, code, back, regs),
+        None => (Decoded::Unsupported, Attributed::AtIp),
     }
 }
 
 /// Decodes the instruction at `ip` from `code` (the bytes at `ip`, at most
 /// [`MAX_INSTRUCTION_BYTES`] used) and evaluates its memory operands with
-/// `regs`. Never panics, whatever the bytes.
+/// `regs`, for this machine ([`Arch::HOST`]). Never panics, whatever the
+/// bytes.
 pub fn decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
-    #[cfg(target_arch = "x86_64")]
-    {
-        x86::decode(ip, code, regs)
+    match Arch::HOST {
+        Some(arch) => arch.decode(ip, code, regs),
+        None => Decoded::Unsupported,
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (ip, code, regs);
-        Decoded::Unsupported
+}
+
+#[cfg(target_arch = "x86_64")]
+fn x86_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
+    if let Some(previous @ Decoded::Accesses(_)) = x86::previous(ip, code, back, regs) {
+        return (previous, Attributed::Previous);
     }
+    (x86::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
+}
+
+#[cfg(target_arch = "x86_64")]
+fn x86_decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
+    x86::decode(ip, code, regs)
+}
+
+/// iced-x86 is built for x86-64 hosts only.
+#[cfg(not(target_arch = "x86_64"))]
+fn x86_sample(_: u64, _: &[u8], _: usize, _: &Registers) -> (Decoded, Attributed) {
+    (Decoded::Unsupported, Attributed::AtIp)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn x86_decode(_: u64, _: &[u8], _: &Registers) -> Decoded {
+    Decoded::Unsupported
 }

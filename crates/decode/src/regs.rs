@@ -1,7 +1,7 @@
-//! The user registers of one perf sample, by perf's x86 register numbers
-//! (arch/x86/include/uapi/asm/perf_regs.h).
-
-use serde::Serialize;
+//! The user registers of one perf sample, by perf's register numbers: x86's
+//! (arch/x86/include/uapi/asm/perf_regs.h) at the top level, arm64's in
+//! [`arm64`]. A [`Registers`] holds either; which one is the sampled
+//! machine's (`crate::Arch`).
 
 /// perf's x86-64 register numbers, in the order the kernel writes them.
 pub const AX: u32 = 0;
@@ -21,11 +21,38 @@ pub const R15: u32 = 23;
 /// sampled anyway).
 pub const X86_64_SAMPLE_MASK: u64 = 0x1ff | (0xff << 16);
 
-const SLOTS: usize = 24;
+/// perf's arm64 register numbers (arch/arm64/include/uapi/asm/perf_regs.h):
+/// x0–x30 are 0–30, then sp and pc.
+pub mod arm64 {
+    pub const X0: u32 = 0;
+    /// The frame pointer, x29.
+    pub const X29: u32 = 29;
+    /// The link register, x30.
+    pub const LR: u32 = 30;
+    /// Also what a base register field of 31 names (an index or data field
+    /// of 31 is the zero register instead).
+    pub const SP: u32 = 31;
+    pub const PC: u32 = 32;
+    /// PERF_REG_ARM64_MAX: the registers perf can sample.
+    pub const MAX: u32 = 33;
+    /// Every general-purpose register, sp and pc.
+    pub const SAMPLE_MASK: u64 = (1 << MAX) - 1;
+}
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+/// The most registers either layout numbers (arm64's 33; x86's 24).
+const SLOTS: usize = arm64::MAX as usize;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Registers {
     values: [Option<u64>; SLOTS],
+}
+
+// By hand: arrays past 32 elements derive neither Default nor Serialize
+// (and nothing serializes registers).
+impl Default for Registers {
+    fn default() -> Self {
+        Registers { values: [None; SLOTS] }
+    }
 }
 
 impl Registers {
@@ -70,6 +97,16 @@ mod tests {
         assert_eq!(regs.get(9), None, "FLAGS not requested");
         assert_eq!(regs.get(R8), Some(9));
         assert_eq!(regs.get(R15), Some(16));
+    }
+
+    #[test]
+    fn arm64_values_follow_the_mask_bits() {
+        let regs = Registers::from_perf(arm64::SAMPLE_MASK, &(100..133).collect::<Vec<u64>>());
+        assert_eq!(regs.get(arm64::X0), Some(100));
+        assert_eq!(regs.get(arm64::LR), Some(130));
+        assert_eq!(regs.get(arm64::SP), Some(131));
+        assert_eq!(regs.get(arm64::PC), Some(132));
+        assert_eq!(regs.get(arm64::MAX), None);
     }
 
     #[test]

@@ -164,10 +164,9 @@ pub(crate) fn advise(addr: *mut u8, len: usize, advice: libc::c_int) -> io::Resu
     check(ret as libc::c_long).map(drop)
 }
 
+/// The base page size, from the one place that asks the system.
 pub(crate) fn page_size() -> usize {
-    // SAFETY: sysconf has no preconditions.
-    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    usize::try_from(size).ok().filter(|s| *s > 0).unwrap_or(4096)
+    usize::try_from(numasleuth_kernel::pages::page_size_bytes()).unwrap_or(4096)
 }
 
 #[cfg(test)]

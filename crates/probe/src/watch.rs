@@ -162,7 +162,8 @@ fn attach(spec: &WatchSpec, tid: u32) -> Result<Option<Event>, ProbeError> {
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => return Ok(None),
         Err(e) => return Err(classify(&e, spec.pid, tid, spec.address, spec.len_bytes, spec.paranoid)),
     };
-    let page = 4096usize;
+    // The ring is whole pages of this machine (64 KiB on many Arm kernels).
+    let page = usize::try_from(numasleuth_kernel::pages::page_size_bytes()).unwrap_or(4096);
     let mut event = match opened.sampled(spec.ring_pages.max(1).next_power_of_two() * page) {
         Ok(sampler) => Event::Sampled(sampler),
         // No ring buffer (locked-memory limit): count without sampling.

@@ -14,7 +14,7 @@ use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
 use numasleuth_analyze::hotlines::NamedLine;
 use numasleuth_analyze::hotlines::{false_sharing, rank, Tally, LINE_BYTES};
 use numasleuth_analyze::pmu::precise;
-use numasleuth_decode::{regs, Registers};
+use numasleuth_decode::{Arch, Registers};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::sysfs::pmu::{read_pmus, PmuReadings};
 use numasleuth_kernel::Root;
@@ -44,7 +44,7 @@ const RESCAN: Duration = Duration::from_millis(100);
 
 /// One perf sample in `analyze::hotlines::sampled`'s terms: the stack
 /// pointer, and the precise address or the decoder's answer.
-fn seen(s: &RegSample<'_>) -> Sample {
+fn seen(arch: Arch, s: &RegSample<'_>) -> Sample {
     let registers = Registers::from_perf(s.regs_mask, s.regs);
     let seen = match (s.addr, s.code) {
         (Some(address), _) => Seen::Precise {
@@ -54,14 +54,14 @@ fn seen(s: &RegSample<'_>) -> Sample {
         (None, None) => Seen::CodeUnreadable,
         (None, Some(_)) if s.regs.is_empty() => Seen::NoRegisters,
         (None, Some(code)) => {
-            let (decoded, attributed) = numasleuth_decode::decode_sample(s.ip, code, s.code_back, &registers);
+            let (decoded, attributed) = arch.decode_sample(s.ip, code, s.code_back, &registers);
             Seen::Decoded(decoded, attributed)
         }
     };
     Sample {
         tid: s.tid,
         cpu: s.cpu,
-        stack_pointer: registers.get(regs::SP),
+        stack_pointer: registers.get(arch.stack_pointer()),
         seen,
     }
 }
@@ -71,8 +71,8 @@ fn seen(s: &RegSample<'_>) -> Sample {
 fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(SampleEvent, String, String)> {
     let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
     let ip_decode = |why: String| {
-        if !numasleuth_decode::SUPPORTED {
-            bail!("hotlines ip-decode is x86-64 only on this build ({why})");
+        if Arch::HOST.is_none() {
+            bail!("hotlines ip-decode decodes x86-64 and aarch64 only, not this build's architecture ({why})");
         }
         let event = SampleEvent::CpuClock {
             period_ns: 1_000_000_000 / args.frequency,
@@ -143,12 +143,14 @@ pub fn sample_process(
     let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
     let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
     let (event, method, method_note) = choose_event(pmus.as_ref(), how)?;
+    // Only ip-decode needs the registers and the decoder (checked above).
+    let arch = Arch::HOST.unwrap_or(Arch::X86_64);
     let namer = Namer::load(root, pid);
     let spec = SampleSpec {
         pid,
         duration: how.duration,
         event,
-        regs_mask: regs::X86_64_SAMPLE_MASK,
+        regs_mask: arch.sample_mask(),
         rescan_interval: RESCAN,
         ring_pages: RING_PAGES,
         paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
@@ -161,8 +163,8 @@ pub fn sample_process(
     let raw = sample(
         &spec,
         &mut Hooks {
-            function_start: &|ip| namer.function_start(ip),
-            on_sample: &mut |s| collector.add(&seen(s)),
+            function_start: &|ip| code_start(arch, &namer, ip),
+            on_sample: &mut |s| collector.add(&seen(arch, s)),
         },
         stop,
     )
@@ -178,6 +180,19 @@ pub fn sample_process(
         lines,
         notes,
     })
+}
+
+/// Where to read a sample's code from: its function's start on x86-64 (to
+/// find the instruction just before the IP by decoding forward); on A64,
+/// whose instructions are 4 bytes, just the one before the IP, unless the
+/// IP starts its function (the one before is then another function's).
+fn code_start(arch: Arch, namer: &Namer, ip: u64) -> Option<u64> {
+    let start = namer.function_start(ip);
+    match arch {
+        Arch::X86_64 => start,
+        Arch::Aarch64 if start == Some(ip) => start,
+        Arch::Aarch64 => ip.checked_sub(4),
+    }
 }
 
 /// perf's refusals in `hotlines`' words.

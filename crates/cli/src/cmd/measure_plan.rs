@@ -128,6 +128,8 @@ impl Machine {
             node,
             free_bytes: self.topo.node(node)?.memory_free_bytes?,
             high_watermark_bytes: self.high_watermark_bytes.get(&node).copied(),
+            // The buffers are allocated here, so this machine's page size.
+            base_page_bytes: numasleuth_kernel::pages::page_size_bytes(),
         })
     }
 

@@ -55,7 +55,7 @@ struct Placed<T> {
 
 impl<T> Placed<T> {
     fn new(value: T, node: u32) -> Result<Self, MeasureError> {
-        let page = 4096;
+        let page = crate::sys::page_size();
         if std::mem::size_of::<T>() > page || std::mem::align_of::<T>() > page {
             return Err(MeasureError::Invalid("a lab lock must fit one page".into()));
         }

@@ -51,6 +51,9 @@ pub enum Unknown {
     /// The instruction just completed overwrote a register of its own
     /// address (`mov (%rax),%rax`), so the sampled value is not its input.
     Clobbered,
+    /// An addressing form the decoder does not evaluate (A64: SVE and SME,
+    /// memory tags, pointer-authenticated loads, MOPS copies).
+    AddressForm,
 }
 
 impl Unknown {
@@ -62,6 +65,7 @@ impl Unknown {
             Unknown::VectorIndex => "gather/scatter (vector index)",
             Unknown::MissingRegister => "register not sampled",
             Unknown::Clobbered => "address register overwritten by the instruction",
+            Unknown::AddressForm => "addressing form not decoded (SVE, SME, tags, pointer authentication)",
         }
     }
 }
