@@ -327,13 +327,12 @@ pub fn expect(o: &Outcome, c: &mut Checks) {
         numasleuth_testbed::env::report(&format!("[testbed] hotpages victim run: {}", err.text.trim()));
     }
     expect_ends(o, c);
-    // doctor's 3-second window is too short to count on a DAMON finding
-    // on a loaded TCG host; that it ran the check is what is asserted (the
-    // finding itself is `hotpages`' own, checked above). The join of the
-    // hot lines with their pages names the incident first, by symbol and
-    // node.
+    // doctor's 3-second window is too short to count on a finding on a
+    // loaded TCG host; that it ran the check is what is asserted (the
+    // finding itself is `hotpages`' own, checked above). This victim
+    // churns its memory for DAMON, so its samples land in the churn, not
+    // on `nil_root`: the join's own check is the victim guest's.
     if let Some(doc) = command_json(c, sections, "doctor-measure") {
-        numasleuth_testbed::doc::expect_hot_remote_global_first(c, &doc, "doctor -p victim --measure", (1, 0));
         let ran = array(&doc, "checks_run");
         c.check(ran.iter().any(|r| r == "process-hot-memory"), || {
             format!(

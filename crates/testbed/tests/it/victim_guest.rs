@@ -3,7 +3,10 @@
 //! The static victim puts its .bss on node 1 and its workers on node 0;
 //! `inspect` and `doctor --pid` must flag it, `move --apply` fix it (both
 //! verifications), `undo` restore it, and `watch` count the writes to
-//! `nil_root` under TCG and name `apply_op`.
+//! `nil_root` under TCG and name `apply_op`. `doctor --pid` (and on 6.12
+//! `doctor -p victim --measure`, by name) must name the incident first:
+//! `hot-remote-global` on `nil_root`, its page on node 1, written from
+//! node 0, the join of the hot lines with the nodes of their pages.
 //!
 //! Needs the same inputs as `guests.rs` (leave them out with `cargo test -- --skip qemu_`, to skip
 //! visibly), plus gcc for the static victim (the test fails without it):
@@ -30,7 +33,13 @@ fn qemu_two_nodes_victim_incident_move_undo_watch() {
 
 #[test]
 fn qemu_two_nodes_victim_incident_move_undo_watch_6_12() {
-    run(Kernel::Debian6_12, expect_incident);
+    run(Kernel::Debian6_12, |o, c| {
+        expect_incident(o, c);
+        // Named by one command, with every measurement beside it.
+        if let Some(doctor) = command_json(c, &o.run.transcript.sections, "doctor-measure") {
+            doc::expect_hot_remote_global_first(c, &doctor, "doctor -p victim --measure", (1, 0));
+        }
+    });
 }
 
 /// The incident as the victim shows it, then moved, undone and watched.
@@ -60,6 +69,7 @@ fn expect_incident(o: &Outcome, c: &mut Checks) {
         });
         doc::expect_hot_remote_global_first(c, &doctor, "doctor --pid", (1, 0));
     }
+
     if let Some(dry) = command_json(c, sections, "move-dry") {
         c.check(dry["pages_to_move"].as_u64() > Some(0), || {
             format!("move dry run plans nothing: {dry}")
@@ -125,7 +135,15 @@ fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
         Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("victim-static-{}", kernel.version())),
         &["-pthread", "-fno-toplevel-reorder"],
     );
-    let spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
+    let mut spec = guests::on_kernel(guests::two_nodes_victim(&victim), kernel);
+    if kernel == Kernel::Debian6_12 {
+        // The incident as a user who knows nothing asks about it: by name,
+        // with every measurement (the matrices, the readers watch, DAMON).
+        spec.commands.push((
+            "doctor-measure".to_string(),
+            "numasleuth doctor -p victim --measure --json".to_string(),
+        ));
+    }
     let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, expect);
