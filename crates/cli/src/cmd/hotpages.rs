@@ -33,7 +33,7 @@ use numasleuth_probe::{damon_claim, damon_collect};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotpages_json::{self, Parts};
 use numasleuth_report::hotpages_text;
-use numasleuth_symbols::MappedObjects;
+use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
 use super::hotpages_args::{DamonReaperArgs, HotpagesArgs};
 use super::hotpages_names::Namer;
@@ -141,22 +141,14 @@ fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> anyhow::Resu
             "{hit}: DAMON starts from the first ones and finds the rest itself"
         ));
     }
-    let static_data: Vec<(u64, u64)> = match objects.main_object() {
-        Some(program) => program
-            .spans()
-            .iter()
-            .filter(|s| s.class.is_writable_static())
-            .map(|s| (s.start, s.end))
-            .collect(),
-        None => {
-            notes.push(
-                "the program's ELF sections were not read: DAMON's regions start from its mappings alone, \
-                 and a hot global among its static data may take longer to stand out"
-                    .into(),
-            );
-            Vec::new()
-        }
-    };
+    let static_data = program_static_data(&objects).unwrap_or_else(|| {
+        notes.push(
+            "the program's ELF sections were not read: DAMON's regions start from its mappings alone, \
+             and a hot global among its static data may take longer to stand out"
+                .into(),
+        );
+        Vec::new()
+    });
     let ranges: Vec<(u64, u64)> = mappings.iter().map(|m| (m.start, m.end)).collect();
     Ok(hotpages_regions::initial_regions(
         &ranges,
@@ -164,6 +156,20 @@ fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> anyhow::Resu
         (DEFAULT_ATTRS.max_regions / 2) as usize,
         pages::page_size_bytes(),
     ))
+}
+
+/// The run-time ranges of the program's writable sections (`.data`,
+/// `.bss`, `.got`, `.data.rel.ro`); `None` when its ELF was not read.
+fn program_static_data(objects: &ProcessObjects) -> Option<Vec<(u64, u64)>> {
+    let program = objects.main_object()?;
+    let spans = program.spans();
+    Some(
+        spans
+            .iter()
+            .filter(|s| s.class.is_writable_static())
+            .map(|s| (s.start, s.end))
+            .collect(),
+    )
 }
 
 /// Starts this binary's `damon-reaper` for claims in `claims`.
@@ -252,4 +258,37 @@ fn judge_run(
 fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
     let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
     damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a)).context("move_pages query")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A global in this test binary's .bss.
+    static HOT: AtomicU64 = AtomicU64::new(0);
+
+    #[test]
+    fn this_process_starts_with_its_globals_page_as_a_region_of_its_own() {
+        HOT.fetch_add(1, Ordering::Relaxed);
+        let root = Root::live();
+        let pid = std::process::id();
+        let address = &HOT as *const AtomicU64 as u64;
+        // The sections come from this binary's ELF, and one holds the global.
+        let objects = ProcessObjects::load(&root, pid).unwrap();
+        let sections = program_static_data(&objects).expect("the test binary's ELF is read");
+        assert!(
+            sections.iter().any(|(s, e)| *s <= address && address < *e),
+            "{address:#x} in none of {sections:x?}"
+        );
+        let mut notes = Vec::new();
+        let regions = start_regions(&root, pid, &mut notes).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(regions.len() <= (DEFAULT_ATTRS.max_regions / 2) as usize);
+        assert!(regions.windows(2).all(|w| w[0].1 <= w[1].0));
+        let page = pages::page_size_bytes();
+        let first = address / page * page;
+        assert!(regions.contains(&(first, first + page)), "{regions:x?}");
+    }
 }
