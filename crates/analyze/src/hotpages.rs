@@ -10,7 +10,7 @@
 //! the region's resident bytes on nodes where none of the process's threads
 //! runs (`inspect`'s definition, `model::process::thread_nodes`).
 
-use numasleuth_model::hotpages::{DamonSnapshot, HotRegion, PagePlacement};
+use numasleuth_model::hotpages::{DamonSnapshot, HotRegion, HotRemoteRegion, PagePlacement};
 use numasleuth_model::process::NodeCounts;
 use numasleuth_parse::sysfs::damon::DamonAttrs;
 use numasleuth_parse::IdList;
@@ -26,93 +26,6 @@ pub const HOT_PERCENT: f64 = 10.0;
 pub const REMOTE_SHARE: f64 = 0.5;
 /// Hot remote regions named in the finding's evidence.
 const EVIDENCE_REGIONS: usize = 5;
-
-/// Mappings of at most this many pages start as one region per page.
-pub const SPLIT_PAGES: u64 = 64;
-
-/// Initial regions for DAMON from the process's mappings (`start..end`,
-/// any order): one per mapping, so a small mapping such as the `.data` and
-/// `.bss` of a program starts as a region of its own instead of a sliver
-/// of one megabyte-sized region, where a single hot page is sampled too
-/// rarely to stand out; and mappings of at most [`SPLIT_PAGES`] pages,
-/// smallest first, as one region per page while the count stays within
-/// `max` (DAMON merges the cold neighbours back by itself, and a hot page
-/// among them stays a region of its own). Kernel addresses (`[vsyscall]`)
-/// are left out. Past `max` regions, the neighbours with the smallest gap
-/// between them are joined first, so nearby small mappings share a region
-/// and far ones do not.
-pub fn initial_regions(mappings: &[(u64, u64)], max: usize, page_bytes: u64) -> Vec<(u64, u64)> {
-    let joined = joined_regions(mappings, max);
-    let page_bytes = page_bytes.max(1);
-    let pages = |r: &(u64, u64)| (r.1 - r.0).div_ceil(page_bytes);
-    let mut small: Vec<usize> = (0..joined.len())
-        .filter(|&i| pages(&joined[i]) > 1 && pages(&joined[i]) <= SPLIT_PAGES)
-        .collect();
-    small.sort_by_key(|&i| pages(&joined[i]));
-    let mut count = joined.len() as u64;
-    let mut split = vec![false; joined.len()];
-    for i in small {
-        let extra = pages(&joined[i]) - 1;
-        if count + extra > max.max(1) as u64 {
-            break;
-        }
-        count += extra;
-        split[i] = true;
-    }
-    let mut out = Vec::with_capacity(count as usize);
-    for (i, &(s, e)) in joined.iter().enumerate() {
-        if split[i] {
-            out.extend(
-                (s..e)
-                    .step_by(page_bytes as usize)
-                    .map(|p| (p, (p + page_bytes).min(e))),
-            );
-        } else {
-            out.push((s, e));
-        }
-    }
-    out
-}
-
-/// One region per mapping (joined where they touch), at most `max`.
-fn joined_regions(mappings: &[(u64, u64)], max: usize) -> Vec<(u64, u64)> {
-    const USER_END: u64 = 1 << 47;
-    let mut regions: Vec<(u64, u64)> = mappings
-        .iter()
-        .copied()
-        .filter(|&(s, e)| s < e && e <= USER_END)
-        .collect();
-    regions.sort_unstable();
-    // Overlapping or touching mappings are one region.
-    let mut joined: Vec<(u64, u64)> = Vec::with_capacity(regions.len());
-    for (s, e) in regions {
-        match joined.last_mut() {
-            Some(last) if s <= last.1 => last.1 = last.1.max(e),
-            _ => joined.push((s, e)),
-        }
-    }
-    let max = max.max(1);
-    if joined.len() > max {
-        // The gap below which neighbours are joined: the (len - max)-th
-        // smallest gap.
-        let mut gaps: Vec<u64> = joined.windows(2).map(|w| w[1].0 - w[0].1).collect();
-        gaps.sort_unstable();
-        let limit = gaps[joined.len() - max - 1];
-        let mut budget = joined.len() - max;
-        let mut out: Vec<(u64, u64)> = Vec::with_capacity(max);
-        for (s, e) in joined {
-            match out.last_mut() {
-                Some(last) if budget > 0 && s - last.1 <= limit => {
-                    last.1 = e;
-                    budget -= 1;
-                }
-                _ => out.push((s, e)),
-            }
-        }
-        return out;
-    }
-    joined
-}
 
 /// Samples per aggregation: the most `nr_accesses` can be.
 pub fn max_nr_accesses(attrs: &DamonAttrs) -> u64 {
@@ -326,6 +239,69 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
         incident: Some(incident::REMOTE_GLOBAL),
         explains: Vec::new(),
     }]
+}
+
+/// The ranked regions that are hot and mostly remote, in rank order, in
+/// the typed form a join step matches other observations against.
+pub fn hot_remote_regions(ranked: &[HotRegion], thread_nodes: &IdList) -> Vec<HotRemoteRegion> {
+    ranked
+        .iter()
+        .filter(|r| is_hot_remote(r))
+        .map(|r| HotRemoteRegion {
+            start: r.start,
+            end: r.end,
+            access_percent: r.access_percent,
+            nodes: main_nodes(r),
+            resident_bytes: r.resident_bytes(),
+            remote_bytes: r.remote_bytes.unwrap_or(0),
+            thread_nodes: thread_nodes.ids().to_vec(),
+            name: r.name.clone(),
+        })
+        .collect()
+}
+
+/// What one window of DAMON gave to rank from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    pub pid: u32,
+    /// How long DAMON watched.
+    pub ran_s: f64,
+    /// Snapshots that held regions.
+    pub snapshots: usize,
+}
+
+/// `hot-memory-unseen` (info), when the window ends with nothing to rank:
+/// no snapshot held regions, or no region was accessed in
+/// [`HOT_PERCENT`] of samples. Without it a short window that saw too
+/// little reads as "no hot remote memory", which it does not show.
+pub fn unseen(regions: &[HotRegion], window: Window) -> Option<Finding> {
+    if regions.iter().any(|r| r.access_percent >= HOT_PERCENT) {
+        return None;
+    }
+    let Window { pid, ran_s, snapshots } = window;
+    let hottest = regions.iter().map(|r| r.access_percent).fold(0.0f64, f64::max);
+    let seen = if regions.is_empty() {
+        format!("DAMON gave no regions of process {pid} in {ran_s:.1} s ({snapshots} snapshot(s) held any)")
+    } else {
+        format!(
+            "none of process {pid}'s {} regions was accessed in {HOT_PERCENT:.0}% of DAMON's samples over {ran_s:.1} s              ({snapshots} snapshots); the hottest in {hottest:.0}%",
+            regions.len()
+        )
+    };
+    Some(Finding {
+        id: "hot-memory-unseen",
+        severity: Severity::Info,
+        title: format!("DAMON saw too few accesses in {ran_s:.0} s to rank process {pid}'s memory"),
+        evidence: vec![Evidence::new(MEASURED_DAMON, seen)
+            .with("ran_s", ran_s)
+            .with("snapshots", snapshots as u64)
+            .with("regions", regions.len() as u64)
+            .with("hottest_access_percent", hottest)],
+        remedy: format!(
+            "This window shows neither hot remote memory nor its absence. DAMON sees an access only when the CPU              walks the page tables (a TLB miss), so memory a busy thread keeps in its TLB can look cold for a while.              Next: `numasleuth hotpages -p {pid} --duration 30s` while the workload is busy; `numasleuth hotlines -p {pid}`              samples the threads' accesses instead."
+        ),
+        incident: Some(incident::REMOTE_GLOBAL),
+    })
 }
 
 fn describe(r: &HotRegion) -> String {

@@ -182,71 +182,6 @@ fn local_or_cold_or_unplaced_memory_is_no_finding() {
 }
 
 #[test]
-fn initial_regions_follow_the_mappings_and_stay_bounded() {
-    // A static program's text, its data+bss, the heap, two thread stacks
-    // with guard pages, the stack, and [vsyscall] (left out).
-    let maps = [
-        (0x40_0000, 0x4b_0000),
-        (0x4c_5000, 0x4c_d000),
-        (0x4c_d000, 0x4f_0000),
-        (0x7f00_0000_0000, 0x7f00_0080_0000),
-        (0x7f00_0080_1000, 0x7f00_0100_1000),
-        (0x7ffc_0000_0000, 0x7ffc_0002_1000),
-        (0xffff_ffff_ff60_0000, 0xffff_ffff_ff60_1000),
-    ];
-    let all = initial_regions(&maps, 100, 1);
-    // data+bss and the heap touch: one region; the rest one each.
-    assert_eq!(
-        all,
-        vec![
-            (0x40_0000, 0x4b_0000),
-            (0x4c_5000, 0x4f_0000),
-            (0x7f00_0000_0000, 0x7f00_0080_0000),
-            (0x7f00_0080_1000, 0x7f00_0100_1000),
-            (0x7ffc_0000_0000, 0x7ffc_0002_1000),
-        ]
-    );
-    // At most 3: the two smallest gaps (guard page, then text-data) go.
-    let three = initial_regions(&maps, 3, 1);
-    assert_eq!(
-        three,
-        vec![
-            (0x40_0000, 0x4f_0000),
-            (0x7f00_0000_0000, 0x7f00_0100_1000),
-            (0x7ffc_0000_0000, 0x7ffc_0002_1000),
-        ]
-    );
-    assert_eq!(initial_regions(&maps, 1, 1).len(), 1);
-    assert!(initial_regions(&[], 10, 1).is_empty());
-    // Disjoint and sorted, whatever the input order.
-    let mut shuffled = maps.to_vec();
-    shuffled.reverse();
-    assert_eq!(initial_regions(&shuffled, 100, 1), all);
-}
-
-#[test]
-fn small_mappings_start_as_one_region_per_page_within_the_budget() {
-    let page = 0x1000;
-    // 180 pages of text, 8 of data+bss, 2 of vDSO, a 2048-page stack.
-    let maps = [
-        (0x40_0000, 0x4b_4000),
-        (0x4c_5000, 0x4c_d000),
-        (0x7fff_f7fc_0000, 0x7fff_f7fc_2000),
-        (0x7fff_0000_0000, 0x7fff_0080_0000),
-    ];
-    let regions = initial_regions(&maps, 500, page);
-    // data+bss and the vDSO page by page; text and stack whole.
-    assert_eq!(regions.len(), 1 + 8 + 1 + 2);
-    assert!(regions.contains(&(0x4c_7000, 0x4c_8000)));
-    assert!(regions.contains(&(0x40_0000, 0x4b_4000)));
-    // A budget of 6: the vDSO (2 pages) fits, data+bss (8) does not.
-    let tight = initial_regions(&maps, 6, page);
-    assert_eq!(tight.len(), 5);
-    assert!(tight.contains(&(0x4c_5000, 0x4c_d000)));
-    assert!(tight.windows(2).all(|w| w[0].1 <= w[1].0));
-}
-
-#[test]
 fn read_only_memory_counts_half() {
     let threads: IdList = [0].into_iter().collect();
     let mut text = heat(&[snap(0, vec![region(0x401000, 0x403000, 6, 0)])], &ATTRS).remove(0);
@@ -266,4 +201,62 @@ fn read_only_memory_counts_half() {
     assert_eq!(ranked[0].start, 0x4bc000);
     // Both are still hot remote memory.
     assert_eq!(findings(&ranked, &threads, 1)[0].title.split(' ').next(), Some("2"));
+}
+
+#[test]
+fn hot_remote_regions_are_handed_on_typed_for_a_join() {
+    let threads: IdList = [0].into_iter().collect();
+    let mut global = placed(0x4c7000, 0x4c8000, 19, placement(1, &[(1, 1)]), &threads);
+    global.name = Some(RegionName {
+        kind: Some(MemoryKind::Bss),
+        section: Some(".bss".into()),
+        symbols: vec!["nil_root".into()],
+        ..RegionName::default()
+    });
+    let local = placed(0x7f00_0000, 0x7f00_8000, 20, placement(8, &[(0, 8)]), &threads);
+    let cold_remote = placed(0x10_0000, 0x20_0000, 1, placement(16, &[(1, 16)]), &threads);
+    let ranked = rank(vec![local, cold_remote, global], 10);
+    let typed = hot_remote_regions(&ranked, &threads);
+    assert_eq!(typed.len(), 1, "{typed:?}");
+    let r = &typed[0];
+    assert_eq!((r.start, r.end, r.nodes.as_slice()), (0x4c7000, 0x4c8000, &[1][..]));
+    assert_eq!((r.resident_bytes, r.remote_bytes), (0x1000, 0x1000));
+    assert_eq!(r.thread_nodes, vec![0]);
+    assert!((r.access_percent - 95.0).abs() < 1e-9);
+    // A hot cache line at 0x4c7040 is matched; the next page's is not.
+    assert!(r.contains(0x4c7040) && !r.contains(0x4c8000) && !r.contains(0x4c6fff));
+    assert_eq!(r.symbols(), ["nil_root"]);
+}
+
+#[test]
+fn a_window_that_saw_too_few_accesses_says_so() {
+    let window = Window {
+        pid: 7,
+        ran_s: 3.0,
+        snapshots: 6,
+    };
+    // The hottest region in 1 of 20 samples (5%): below the floor.
+    let cold = heat(
+        &[snap(
+            0,
+            vec![region(0x1000, 0x2000, 1, 3), region(0x2000, 0x9000, 0, 3)],
+        )],
+        &ATTRS,
+    );
+    let f = unseen(&cold, window).expect("a window with nothing hot is said");
+    assert_eq!((f.id, f.severity), ("hot-memory-unseen", Severity::Info));
+    assert_eq!(f.title, "DAMON saw too few accesses in 3 s to rank process 7's memory");
+    let text = f.evidence_text();
+    assert!(
+        text.contains("none of process 7's 2 regions was accessed in 10% of DAMON's samples over 3.0 s")
+            && text.contains("the hottest in 5%"),
+        "{text}"
+    );
+    assert!(f.remedy.contains("hotpages -p 7 --duration 30s"), "{}", f.remedy);
+    // No regions at all (no snapshot held any).
+    let none = unseen(&[], Window { snapshots: 0, ..window }).unwrap();
+    assert!(none.evidence_text().contains("DAMON gave no regions of process 7"));
+    // One region at the floor: there is something to rank, no finding.
+    let hot = heat(&[snap(0, vec![region(0x1000, 0x2000, 2, 3)])], &ATTRS);
+    assert_eq!(unseen(&hot, window), None);
 }

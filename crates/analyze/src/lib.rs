@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod findings;
 pub mod hotlines;
 pub mod hotpages;
+pub mod hotpages_regions;
 pub mod interconnect;
 pub mod irq;
 pub mod join;

@@ -130,3 +130,38 @@ impl HotRegion {
         self.bytes_by_node.values().sum()
     }
 }
+
+/// A hot region found mostly remote from the process's threads: what a
+/// `hotpages` observation hands to a join with other observations (a hot
+/// cache line from `hotlines` that lies in it, a symbol `watch` counts), so
+/// one finding can name the line, its page's node and the threads at once.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HotRemoteRegion {
+    pub start: u64,
+    pub end: u64,
+    /// Share of DAMON's samples that found it accessed, 0-100 (the mean
+    /// over the run's second half).
+    pub access_percent: f64,
+    /// Nodes holding its resident bytes, most bytes first.
+    pub nodes: Vec<u32>,
+    /// Estimated resident bytes, and those on nodes where none of the
+    /// process's threads runs.
+    pub resident_bytes: u64,
+    pub remote_bytes: u64,
+    /// Nodes the process's threads run on.
+    pub thread_nodes: Vec<u32>,
+    /// What it is: ELF object, section and data symbols, or the mapping.
+    pub name: Option<RegionName>,
+}
+
+impl HotRemoteRegion {
+    /// Whether the byte at `address` lies in the region.
+    pub fn contains(&self, address: u64) -> bool {
+        self.start <= address && address < self.end
+    }
+
+    /// The data symbols it holds, the program's own names first.
+    pub fn symbols(&self) -> &[String] {
+        self.name.as_ref().map_or(&[], |n| n.symbols.as_slice())
+    }
+}

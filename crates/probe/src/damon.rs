@@ -73,6 +73,8 @@ pub enum DamonError {
     Read(#[from] ReadError),
     #[error("{0}")]
     Claim(String),
+    #[error("DAMON would refuse these regions: {0}")]
+    Regions(String),
 }
 
 /// How long a DAMON file that answers EBUSY is tried again. Up to 6.13 the
@@ -212,8 +214,8 @@ impl Session {
     /// Sets up kdamond 0 to watch `pid` with `attrs` and a `stat` scheme,
     /// and switches it on. `claim_dir` holds the claim a reaper reads.
     /// `regions` are the target's initial regions (see
-    /// `analyze::hotpages::initial_regions`); empty leaves DAMON's own
-    /// three big regions.
+    /// `analyze::hotpages_regions`), checked before anything is written;
+    /// empty leaves DAMON's own three big regions.
     pub fn start(
         root: &Root,
         pid: u32,
@@ -221,6 +223,9 @@ impl Session {
         regions: &[(u64, u64)],
         claim_dir: PathBuf,
     ) -> Result<Session, DamonError> {
+        if let Some(why) = crate::damon_regions::problem(regions, attrs.max_regions) {
+            return Err(DamonError::Regions(why));
+        }
         let found = admin(root)?;
         check_available(&found)?;
         let claim = ClaimFile::create(claim_dir, Claim::new(INDEX, pid)).map_err(DamonError::Claim)?;

@@ -8,15 +8,14 @@
 //! snapshots is capped, so memory stays bounded by `MAX_SNAPSHOTS ×
 //! max_regions` regions however long the run.
 //!
-//! Also here, the two reads around the run: the mappings the kdamond
-//! starts from, and where a sample of a hot region's pages lives.
+//! Also here, the read after the run: where a sample of a hot region's
+//! pages lives.
 
 use std::time::{Duration, Instant};
 
 use numasleuth_kernel::pages::{self, PagesError, Residency};
-use numasleuth_kernel::procfs::maps::{self, CapHit, MapsCap};
 use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
+use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::{DamonSnapshot, HotpagesRaw, PagePlacement};
 use numasleuth_model::stop::{RunSpan, Stop};
@@ -92,25 +91,6 @@ pub fn collect(root: &Root, session: &mut Session, duration: Duration, stop: &St
     })
 }
 
-/// The mappings a kdamond starts from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InitialMappings {
-    /// `start..end` of each, in address order.
-    pub ranges: Vec<(u64, u64)>,
-    /// Set when the process has more than [`MapsCap::KEPT`] lets in: it
-    /// gets the first ones as regions and DAMON's adjustment for the rest.
-    pub cap_hit: Option<CapHit>,
-}
-
-/// The process's mappings, at most [`MapsCap::KEPT`] of them.
-pub fn mappings(root: &Root, pid: u32) -> Result<InitialMappings, ProcessError> {
-    let maps = maps::read(root, pid, MapsCap::KEPT)?;
-    Ok(InitialMappings {
-        ranges: maps.mappings.iter().map(|m| (m.start, m.end)).collect(),
-        cap_hit: maps.cap_hit,
-    })
-}
-
 /// Where the pages at `addresses` of `pid` live, counted: move_pages for
 /// the node, pagemap to tell a page between hinting faults from an
 /// untouched one; `is_mapped` says whether an address lies in a mapping.
@@ -155,16 +135,9 @@ mod tests {
     }
 
     #[test]
-    fn this_process_maps_its_own_code_and_places_a_touched_page() {
+    fn this_process_places_a_touched_page() {
         let root = Root::live();
         let pid = std::process::id();
-        let InitialMappings {
-            ranges: mapped,
-            cap_hit,
-        } = mappings(&root, pid).unwrap();
-        assert_eq!(cap_hit, None);
-        let here = this_process_maps_its_own_code_and_places_a_touched_page as fn() as usize as u64;
-        assert!(mapped.iter().any(|(start, end)| (*start..*end).contains(&here)));
         let page_bytes = pages::page_size_bytes();
         let page = vec![1u8; 4 * page_bytes as usize];
         // A whole page inside the buffer, touched above.
@@ -172,6 +145,5 @@ mod tests {
         let placed = place_pages(&root, pid, &[address], page_bytes, |_| true).unwrap();
         assert_eq!(placed.sampled_pages, 1);
         assert_eq!(placed.pages_by_node.values().sum::<u64>(), 1, "{placed:?}");
-        assert!(matches!(mappings(&root, u32::MAX), Err(ProcessError::Exited { .. })));
     }
 }

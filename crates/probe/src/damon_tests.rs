@@ -314,3 +314,14 @@ fn a_busy_lock_is_tried_again_and_other_errors_are_not() {
     assert!(!read_is_busy(&read(Some(libc::EIO))));
     assert!(!read_is_busy(&read(None)));
 }
+
+#[test]
+fn regions_damon_would_refuse_are_refused_before_anything_is_written() {
+    let (_d, root) = kernel_tree("0\n", "off\n");
+    let claims = tempfile::tempdir().unwrap();
+    let overlapping = [(0x4c_5000, 0x4c_d000), (0x4c_c000, 0x4d_0000)];
+    let e = Session::start(&root, 7, DEFAULT_ATTRS, &overlapping, claims.path().to_path_buf()).err();
+    assert!(matches!(e, Some(DamonError::Regions(_))), "{e:?}");
+    assert_eq!(read(&root, &format!("{KDAMONDS}/nr_kdamonds")), "0");
+    assert!(!claims.path().join(FILE_NAME).exists());
+}

@@ -22,6 +22,7 @@ pub mod damon;
 pub mod damon_claim;
 pub mod damon_collect;
 pub mod damon_reaper;
+pub mod damon_regions;
 pub mod error;
 mod live_threads;
 pub mod memory_signals;

@@ -6,7 +6,8 @@
 //! (`probe::damon`), a reaper process is started (`probe::damon_reaper`,
 //! running this binary's hidden `damon-reaper`), a
 //! kdamond of numasleuth's own watches the process (`probe::damon_collect`)
-//! and is removed, then the regions are heated and ranked
+//! from regions cut at its mappings and its program's writable sections
+//! (`analyze::hotpages_regions`, `symbols`) and is removed, then the regions are heated and ranked
 //! (`analyze::hotpages`), a sample of each hot region's pages is placed
 //! with move_pages and pagemap (`probe::damon_collect`), the regions are named (`hotpages_names`)
 //! and printed (`report`). See docs/hotpages.md.
@@ -18,11 +19,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use numasleuth_analyze::findings::Finding;
-use numasleuth_analyze::hotpages::{self as judge, HOT_PERCENT};
+use numasleuth_analyze::hotpages::{self as judge, Window, HOT_PERCENT};
+use numasleuth_analyze::hotpages_regions;
 use numasleuth_kernel::pages;
 use numasleuth_kernel::procfs::process::{read_process_stat, read_threads};
 use numasleuth_kernel::{IdList, Root};
-use numasleuth_model::hotpages::{HotRegion, HotpagesRaw, PagePlacement};
+use numasleuth_model::hotpages::{HotRegion, HotRemoteRegion, HotpagesRaw, PagePlacement};
 use numasleuth_model::process::{thread_nodes, ThreadPlacement};
 use numasleuth_model::Topology;
 use numasleuth_probe::damon::{self, Session, DEFAULT_ATTRS};
@@ -31,6 +33,7 @@ use numasleuth_probe::{damon_claim, damon_collect};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotpages_json::{self, Parts};
 use numasleuth_report::hotpages_text;
+use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
 use super::hotpages_args::{DamonReaperArgs, HotpagesArgs};
 use super::hotpages_names::Namer;
@@ -49,7 +52,13 @@ pub struct Observed {
     pub ranked: Vec<HotRegion>,
     pub regions_total: usize,
     pub regions_hot: usize,
+    /// `hot-remote-memory`, or `hot-memory-unseen` when the window had
+    /// nothing to rank.
     pub findings: Vec<Finding>,
+    /// The hot regions mostly remote from the threads, in rank order, with
+    /// their ranges, nodes and names: what a join step matches a hot cache
+    /// line (or any address) against (`HotRemoteRegion::contains`).
+    pub hot_remote: Vec<HotRemoteRegion>,
     pub notes: Vec<String>,
 }
 
@@ -102,17 +111,7 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
     damon::check_available(&admin)?;
     let reaper = spawn_reaper(&claims)?;
     let stop = super::stop_signal::stop_on_signals();
-    let mappings = damon_collect::mappings(root, pid)?;
-    if let Some(hit) = mappings.cap_hit {
-        notes.push(format!(
-            "{hit}: DAMON starts from the first ones and finds the rest itself"
-        ));
-    }
-    let regions = judge::initial_regions(
-        &mappings.ranges,
-        (DEFAULT_ATTRS.max_regions / 2) as usize,
-        pages::page_size_bytes(),
-    );
+    let regions = start_regions(root, pid, &mut notes)?;
     let mut session = Session::start(root, pid, DEFAULT_ATTRS, &regions, claims)?;
     let raw = damon_collect::collect(root, &mut session, duration, &stop)?;
     session
@@ -123,6 +122,54 @@ pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, t
         notes.push(why.clone());
     }
     Ok(judge_run(root, topology, raw, top, stat.comm, notes))
+}
+
+/// DAMON's initial regions (`analyze::hotpages_regions`): the process's
+/// mappings, cut at its program's writable sections (`.data`, `.bss`,
+/// `.got`), whose pages start as regions of their own. Half of DAMON's
+/// `max_nr_regions`, so it can still split regions at random.
+fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> anyhow::Result<Vec<(u64, u64)>> {
+    let MappedObjects {
+        mappings,
+        cap_hit,
+        objects,
+    } = MappedObjects::read(root, pid);
+    // Only the maps' own read fails here: the process is gone or not ours.
+    let objects = objects?;
+    if let Some(hit) = cap_hit {
+        notes.push(format!(
+            "{hit}: DAMON starts from the first ones and finds the rest itself"
+        ));
+    }
+    let static_data = program_static_data(&objects).unwrap_or_else(|| {
+        notes.push(
+            "the program's ELF sections were not read: DAMON's regions start from its mappings alone, \
+             and a hot global among its static data may take longer to stand out"
+                .into(),
+        );
+        Vec::new()
+    });
+    let ranges: Vec<(u64, u64)> = mappings.iter().map(|m| (m.start, m.end)).collect();
+    Ok(hotpages_regions::initial_regions(
+        &ranges,
+        &static_data,
+        (DEFAULT_ATTRS.max_regions / 2) as usize,
+        pages::page_size_bytes(),
+    ))
+}
+
+/// The run-time ranges of the program's writable sections (`.data`,
+/// `.bss`, `.got`, `.data.rel.ro`); `None` when its ELF was not read.
+fn program_static_data(objects: &ProcessObjects) -> Option<Vec<(u64, u64)>> {
+    let program = objects.main_object()?;
+    let spans = program.spans();
+    Some(
+        spans
+            .iter()
+            .filter(|s| s.class.is_writable_static())
+            .map(|s| (s.start, s.end))
+            .collect(),
+    )
 }
 
 /// Starts this binary's `damon-reaper` for claims in `claims`.
@@ -186,7 +233,14 @@ fn judge_run(
         notes.push(format!("pages not placed: {e:#}"));
     }
     let ranked = judge::rank(candidates, top);
-    let findings = judge::findings(&ranked, &nodes, pid);
+    let mut findings = judge::findings(&ranked, &nodes, pid);
+    let window = Window {
+        pid,
+        ran_s: raw.span.ran_s,
+        snapshots: raw.snapshots.iter().filter(|s| !s.regions.is_empty()).count(),
+    };
+    findings.extend(judge::unseen(&regions, window));
+    let hot_remote = judge::hot_remote_regions(&ranked, &nodes);
     Observed {
         raw,
         comm: Some(comm),
@@ -195,6 +249,7 @@ fn judge_run(
         regions_total,
         regions_hot,
         findings,
+        hot_remote,
         notes,
     }
 }
@@ -203,4 +258,37 @@ fn judge_run(
 fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
     let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
     damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a)).context("move_pages query")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+
+    /// A global in this test binary's .bss.
+    static HOT: AtomicU64 = AtomicU64::new(0);
+
+    #[test]
+    fn this_process_starts_with_its_globals_page_as_a_region_of_its_own() {
+        HOT.fetch_add(1, Ordering::Relaxed);
+        let root = Root::live();
+        let pid = std::process::id();
+        let address = &HOT as *const AtomicU64 as u64;
+        // The sections come from this binary's ELF, and one holds the global.
+        let objects = ProcessObjects::load(&root, pid).unwrap();
+        let sections = program_static_data(&objects).expect("the test binary's ELF is read");
+        assert!(
+            sections.iter().any(|(s, e)| *s <= address && address < *e),
+            "{address:#x} in none of {sections:x?}"
+        );
+        let mut notes = Vec::new();
+        let regions = start_regions(&root, pid, &mut notes).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        assert!(regions.len() <= (DEFAULT_ATTRS.max_regions / 2) as usize);
+        assert!(regions.windows(2).all(|w| w[0].1 <= w[1].0));
+        let page = pages::page_size_bytes();
+        let first = address / page * page;
+        assert!(regions.contains(&(first, first + page)), "{regions:x?}");
+    }
 }
