@@ -190,6 +190,9 @@ fn list(nodes: &[u32]) -> String {
     nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// The id of the finding [`findings`] raises.
+pub const HOT_REMOTE_MEMORY: &str = "hot-remote-memory";
+
 /// `hot-remote-memory`, when a ranked region is hot and mostly remote.
 pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Finding> {
     let remote: Vec<&HotRegion> = ranked.iter().filter(|r| is_hot_remote(r)).collect();
@@ -222,7 +225,7 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
         "`numasleuth move -p {pid} --range {range} --to-node {home}` (a dry run; add --apply to move, `undo` to move back)"
     ));
     vec![Finding {
-        id: "hot-remote-memory",
+        id: HOT_REMOTE_MEMORY,
         severity: Severity::Warning,
         title: format!(
             "{} hot region(s) of process {pid} live away from its threads, hottest {}",
@@ -284,7 +287,7 @@ pub fn unseen(regions: &[HotRegion], window: Window) -> Option<Finding> {
         format!("DAMON gave no regions of process {pid} in {ran_s:.1} s ({snapshots} snapshot(s) held any)")
     } else {
         format!(
-            "none of process {pid}'s {} regions was accessed in {HOT_PERCENT:.0}% of DAMON's samples over {ran_s:.1} s              ({snapshots} snapshots); the hottest in {hottest:.0}%",
+            "none of process {pid}'s {} regions was accessed in {HOT_PERCENT:.0}% of DAMON's samples over {ran_s:.1} s ({snapshots} snapshots); the hottest in {hottest:.0}%",
             regions.len()
         )
     };
@@ -298,9 +301,10 @@ pub fn unseen(regions: &[HotRegion], window: Window) -> Option<Finding> {
             .with("regions", regions.len() as u64)
             .with("hottest_access_percent", hottest)],
         remedy: format!(
-            "This window shows neither hot remote memory nor its absence. DAMON sees an access only when the CPU              walks the page tables (a TLB miss), so memory a busy thread keeps in its TLB can look cold for a while.              Next: `numasleuth hotpages -p {pid} --duration 30s` while the workload is busy; `numasleuth hotlines -p {pid}`              samples the threads' accesses instead."
+            "This window shows neither hot remote memory nor its absence. DAMON sees an access only when the CPU walks the page tables (a TLB miss), so memory a busy thread keeps in its TLB can look cold for a while. Next: `numasleuth hotpages -p {pid} --duration 30s` while the workload is busy; `numasleuth hotlines -p {pid}` samples the threads' accesses instead."
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+        explains: Vec::new(),
     })
 }
 

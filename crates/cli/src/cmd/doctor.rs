@@ -45,7 +45,8 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         let request = ProcessRequest { pid, quick: args.quick };
         let observed = investigate::observe(root, &topo, request, &stop, &crate::output::Say);
         investigate::judge(&observed, &topo, &mut diagnosis);
-        super::doctor_hotpages::run(root, &topo, pid, args.measure, &mut diagnosis);
+        let regions = super::doctor_hotpages::run(root, &topo, pid, args.measure, &mut diagnosis);
+        numasleuth_analyze::join::with_hot_regions(&mut diagnosis.findings, &regions);
     }
     let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
     diagnosis.rank();

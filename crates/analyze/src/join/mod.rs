@@ -300,6 +300,10 @@ pub fn name_hot_symbols(findings: &mut [Finding], hot: &[(String, u64)]) {
     }
 }
 
+mod regions;
+pub use regions::with_hot_regions;
+
 #[cfg(test)]
-#[path = "join_tests.rs"]
+mod regions_tests;
+#[cfg(test)]
 mod tests;
