@@ -17,6 +17,7 @@ mod findings_fit_cli;
 mod fixtures_cli;
 mod golden_cli;
 mod golden_process_cli;
+mod help_layout_cli;
 mod hostile_args_cli;
 mod hostile_text_cli;
 mod hotlines_cli;
