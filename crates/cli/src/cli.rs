@@ -141,11 +141,6 @@ pub enum Command {
     /// symbols: hot remote pages, without moving anything.
     #[command(arg = root_refused())]
     Hotpages(crate::cmd::hotpages_args::HotpagesArgs),
-    /// Internal: removes the kdamond of a `hotpages` that ended without
-    /// removing it (started by `hotpages` itself).
-    #[command(hide = true)]
-    #[command(arg = root_refused())]
-    DamonReaper(crate::cmd::hotpages_args::DamonReaperArgs),
     /// Print a shell completion script (bash, zsh or fish) to stdout.
     #[command(arg = root_refused())]
     Completions(crate::cmd::docs_gen::CompletionsArgs),
@@ -184,6 +179,21 @@ const ROOT_MEMWATCH: &str =
     "Show the one moment captured in this directory or snapshot archive (.tar.gz) instead of watching the live system";
 const ROOT_PROCESS: &str =
     "Read this directory or snapshot archive (.tar.gz) instead of the live system; -p names a process captured in it";
+
+/// `numasleuth damon-reaper --claims DIR`: the internal command that
+/// `hotpages` starts to remove its kdamond after a SIGKILL. It is parsed on
+/// its own, before [`Cli`], so it is in no help, completion script or man
+/// page: nobody is offered a command they should not type.
+#[derive(Debug, Parser)]
+#[command(name = "numasleuth damon-reaper", hide = true)]
+pub struct DamonReaperCli {
+    #[command(flatten)]
+    pub args: crate::cmd::hotpages_args::DamonReaperArgs,
+}
+
+impl DamonReaperCli {
+    pub const NAME: &'static str = "damon-reaper";
+}
 
 impl Command {
     /// Every process the user named (by PID or by name), for

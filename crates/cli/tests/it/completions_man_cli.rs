@@ -158,3 +158,25 @@ fn docs_commands_md_is_what_the_binary_generates() {
         assert!(generated.contains(section), "no {section}");
     }
 }
+
+/// Issue 36: the internal `damon-reaper` (started by `hotpages`) was
+/// offered by every completion script and had a man page; it still runs.
+#[test]
+fn the_internal_reaper_is_in_no_generated_document() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(!script.contains("damon"), "{shell} completes damon-reaper");
+    }
+    assert!(!stdout_of(&["man"]).contains("damon"));
+    assert!(!stdout_of(&["man", "--markdown"]).contains("damon"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = numasleuth().arg("man").arg("--dir").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for entry in fs::read_dir(dir.path()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(!name.contains("damon"), "{name}");
+    }
+    // Still parsed: a missing --claims is a usage error naming it.
+    let said = exit_2_stderr(&["damon-reaper"]);
+    assert!(said.contains("--claims"), "{said}");
+}
