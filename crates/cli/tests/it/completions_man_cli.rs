@@ -180,3 +180,31 @@ fn the_internal_reaper_is_in_no_generated_document() {
     let said = exit_2_stderr(&["damon-reaper"]);
     assert!(said.contains("--claims"), "{said}");
 }
+
+/// Issue 36: `mem`, `mem bandwidth` and `lab` had no option table, as
+/// their options are global to their subcommands. Every command's section
+/// now lists its options, points at its parent's, or says it has none.
+#[test]
+fn every_command_section_says_what_it_takes() {
+    let page = stdout_of(&["man", "--markdown"]);
+    let sections: Vec<&str> = page.split("\n## numasleuth ").skip(1).collect();
+    assert!(sections.len() > 30, "{} sections", sections.len());
+    for section in sections {
+        let name = section.lines().next().unwrap_or("");
+        assert!(
+            section.contains("| option | meaning |")
+                || section.contains("It also takes the options of")
+                || section.contains("No options of its own"),
+            "`{name}` says nothing of its options"
+        );
+    }
+    let mem = page.split("\n## numasleuth mem\n").nth(1).unwrap();
+    let mem = mem.split("\n## ").next().unwrap();
+    assert!(
+        mem.contains("`--size <BYTES>`") && mem.contains("`--mix <MIX>`"),
+        "{mem}"
+    );
+    let bandwidth = page.split("\n## numasleuth mem bandwidth\n").nth(1).unwrap();
+    let bandwidth = bandwidth.split("\n## ").next().unwrap();
+    assert!(bandwidth.contains("](#numasleuth-mem)"), "{bandwidth}");
+}

@@ -10,6 +10,7 @@ mod containment_cli;
 #[path = "../../../report/tests/common/debug_output.rs"]
 mod debug_output;
 mod deploy_cli;
+mod docs_ranges_cli;
 mod doctor_cli;
 mod doctor_probes_cli;
 mod evidence_cli;
@@ -41,6 +42,7 @@ mod probe_latency_cli;
 mod process_name_cli;
 mod raw_samples_cli;
 mod readers_cli;
+mod readme_tour_cli;
 mod runs_cli;
 mod safe_output_cli;
 mod select_cli;
