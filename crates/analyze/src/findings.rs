@@ -24,12 +24,9 @@ impl Severity {
 }
 
 /// The incidents of the design notes (docs/incidents.md), named once so
-/// every finding cites them alike.
+/// every finding cites them alike. Each names its incident there and
+/// quotes only figures from there: they were reported, not measured here.
 pub mod incident {
-    //! Each names its incident in docs/incidents.md (the design notes'
-    //! incidents, quoted with their figures) and quotes only figures from
-    //! there: they were reported, not measured here.
-
     pub const REMOTE_GLOBAL: &str = "the remote-global incident (docs/incidents.md): a database ran at full speed or \
          at 40%, depending on the socket a hot .bss global's page landed on";
     pub const CONTENTION: &str =

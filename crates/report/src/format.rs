@@ -14,7 +14,7 @@ pub fn duration(span: std::time::Duration) -> String {
     if ms < 1000 {
         return format!("{ms} ms");
     }
-    if ms < 60_000 && ms % 1000 != 0 {
+    if ms < 60_000 && !ms.is_multiple_of(1000) {
         return format!("{:.1} s", span.as_secs_f64());
     }
     let secs = span.as_secs();

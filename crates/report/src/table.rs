@@ -136,13 +136,13 @@ pub(crate) fn blocks(widths: &[usize], keys: usize, limit: usize) -> Vec<Vec<usi
     let mut out: Vec<Vec<usize>> = Vec::new();
     let mut current = key_columns.clone();
     let mut used = key_width;
-    for c in keys..widths.len() {
-        if current.len() > keys && used + GAP + widths[c] > limit {
+    for (c, &width) in widths.iter().enumerate().skip(keys) {
+        if current.len() > keys && used + GAP + width > limit {
             out.push(std::mem::replace(&mut current, key_columns.clone()));
             used = key_width;
         }
         current.push(c);
-        used += GAP + widths[c];
+        used += GAP + width;
     }
     out.push(current);
     out
