@@ -74,6 +74,38 @@ impl SizedFrom {
     }
 }
 
+/// What the explicit-size warning says after the size and its cache.
+const RULE_ASKS: &str = " (the rule asks ";
+
+/// `warnings` without repeats, and with the explicit-size warnings of a
+/// chase set and a stream set (`mem`'s two matrices: same size, same
+/// cache, two rules) said once, with both rules.
+pub fn merge_warnings(warnings: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    warnings.retain(|w| seen.insert(w.clone()));
+    let mut i = 0;
+    while i < warnings.len() {
+        let Some(at) = warnings[i].find(RULE_ASKS) else {
+            i += 1;
+            continue;
+        };
+        let head = warnings[i][..at].to_string();
+        let twin = (i + 1..warnings.len())
+            .find(|&j| warnings[j].starts_with(&head) && warnings[j][head.len()..].starts_with(RULE_ASKS));
+        if let Some(j) = twin {
+            let rule = |w: &str| w[head.len() + RULE_ASKS.len()..].trim_end_matches(')').to_string();
+            let (mut chase, mut stream) = (rule(&warnings[i]), rule(&warnings[j]));
+            if stream.starts_with(&format!("{CACHE_FACTOR}×")) {
+                std::mem::swap(&mut chase, &mut stream);
+            }
+            let head = head.replace("the figure may", "the figures may");
+            warnings[i] = format!("{head}{RULE_ASKS}{chase}, for latency and {stream}, for bandwidth)");
+            warnings.remove(j);
+        }
+        i += 1;
+    }
+}
+
 /// The free memory of a node that will hold a working set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeRoom {

@@ -205,3 +205,27 @@ fn hostile_sizes_saturate_instead_of_overflowing() {
     let explicit = choose(None, &[], 0, Some(0));
     assert_eq!((explicit.threads, explicit.per_thread_bytes), (1, 1));
 }
+
+/// Issue 36: `mem --size` printed the cache warning once per matrix.
+#[test]
+fn the_two_matrices_warn_about_a_small_size_once() {
+    let from = largest_cache(&server_16(), &[&[0]]);
+    let chase = choose(from.clone(), &[room(0, 100 * GIB, GIB)], 1, Some(GIB));
+    let streamed = largest_cache_streamed(&server_16(), &[&[0]]);
+    let stream = choose(streamed, &[room(0, 100 * GIB, GIB)], 1, Some(GIB));
+    let mut warnings = vec![
+        chase.notes[0].clone(),
+        "other".to_string(),
+        stream.notes[0].clone(),
+        "other".into(),
+    ];
+    merge_warnings(&mut warnings);
+    assert_eq!(
+        warnings,
+        [
+            "1 GiB is 3.4× the 300 MiB L3 shared by CPUs 0-15: the figures may include cache hits (the rule asks 4× \
+             it, 1.2 GiB, for latency and 8× it, 2.3 GiB, for bandwidth)",
+            "other"
+        ]
+    );
+}

@@ -22,6 +22,12 @@ use crate::cli::{Cli, Command};
 const EXIT_ERROR: u8 = 2;
 
 fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == cli::DamonReaperCli::NAME)
+    {
+        return damon_reaper();
+    }
     let mut cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) if usage_error::is_answer(error.kind()) => {
@@ -43,6 +49,25 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(error) if output::is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) => {
+            say!("numasleuth: error: {error:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+/// The internal `damon-reaper`, started by `hotpages` on the live system.
+fn damon_reaper() -> ExitCode {
+    let parsed = cli::DamonReaperCli::try_parse_from(std::env::args_os().skip(1));
+    let result = match parsed {
+        Ok(parsed) => cmd::hotpages::reaper(&numasleuth_kernel::Root::live(), &parsed.args),
+        Err(error) => {
+            output::say_line(usage_error::render(&error).trim_end());
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    match result {
+        Ok(code) => code,
         Err(error) => {
             say!("numasleuth: error: {error:#}");
             ExitCode::from(EXIT_ERROR)
@@ -80,7 +105,6 @@ fn run(cli: &mut Cli) -> anyhow::Result<ExitCode> {
         Command::Hotlines(args) => cmd::hotlines::run(&root, args),
         Command::Readers(args) => cmd::readers::run(&root, args),
         Command::Hotpages(args) => cmd::hotpages::run(&root, args),
-        Command::DamonReaper(args) => cmd::hotpages::reaper(&root, args),
         Command::Completions(args) => cmd::docs_gen::completions(args),
         Command::Man(args) => cmd::docs_gen::man(args),
     }

@@ -45,6 +45,13 @@ pub struct ProcRow {
     pub node_moves: u64,
 }
 
+impl ProcRow {
+    /// Resident bytes on every node, at the last numa_maps reading.
+    pub fn resident_bytes(&self) -> Option<u64> {
+        self.bytes_by_node.as_ref().map(|b| b.values().sum())
+    }
+}
+
 /// One process as `top`'s process scan read it, before any derivation:
 /// where its threads run now and ran at the previous refresh, and its
 /// memory per node at its last numa_maps reading. `analyze::top` turns it

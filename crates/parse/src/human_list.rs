@@ -7,6 +7,10 @@
 //! CPUs threads were placed on, first thread first: `0,8,1,9`) keeps its
 //! order, and only its ascending runs collapse (`0-3,8-11`).
 //!
+//! Process ids are not a set of places but names: they are written as they
+//! came, with only consecutive runs collapsed ([`consecutive_runs`]), since
+//! a step (`26834-26844:5`) reads as a PID and a count.
+//!
 //! Lists that a program reads are not written here: a command a person is
 //! asked to paste (`numactl --physcpubind=…`) or a value written to a kernel
 //! file uses the plain form of [`IdList`]'s `Display` (`0-3,8`), because
@@ -19,6 +23,12 @@ pub fn human_list(ids: &[u32]) -> String {
     if ids.windows(2).all(|w| w[0] < w[1]) {
         return IdList::new(ids.to_vec()).to_human();
     }
+    consecutive_runs(ids)
+}
+
+/// `ids` in their order, runs of consecutive ids as `a-b`, never a step:
+/// `1000-1003,1010,1012`.
+pub fn consecutive_runs(ids: &[u32]) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < ids.len() {
@@ -46,6 +56,9 @@ mod tests {
         assert_eq!(human_list(&[0, 4, 8, 12]), "0-12:4");
         assert_eq!(human_list(&[0, 1, 2, 3, 8]), "0-3,8");
         assert_eq!(human_list(&[0, 1]), "0-1");
+        // Issue 36: PIDs 5 apart read as "26834-26844:5" in readers.
+        assert_eq!(consecutive_runs(&[26834, 26839, 26844]), "26834,26839,26844");
+        assert_eq!(consecutive_runs(&[7, 8, 9, 3]), "7-9,3");
         assert_eq!(human_list(&[5]), "5");
         assert_eq!(human_list(&[]), "");
         assert_eq!(human_list(&[4243, 4244, 4245]), "4243-4245");

@@ -22,5 +22,5 @@ pub mod unread;
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};
-pub use human_list::human_list;
+pub use human_list::{consecutive_runs, human_list};
 pub use unread::{Gaps, Unread};

@@ -68,7 +68,7 @@ pub fn grid(header: &[String], rows: &[(String, Vec<Cell>)], layout: &TextLayout
         }
     }
     let mut out = String::new();
-    for (index, block) in blocks(&widths, layout.width).iter().enumerate() {
+    for (index, block) in blocks(&widths, 1, layout.width).iter().enumerate() {
         if index > 0 {
             out.push('\n');
         }

@@ -20,7 +20,8 @@ pub const MIN_WIDTH: usize = 40;
 const UNIT_MAX_CHARS: usize = 6;
 
 /// How a text report is laid out: every line fits `width` display
-/// columns, except a single token that cannot be broken (a long path).
+/// columns, except a single token that cannot be broken (a long path) or
+/// a `code span` wider than the line (a command to paste).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TextLayout {
     pub width: usize,
@@ -108,6 +109,9 @@ struct Word<'a> {
 fn words(body: &str) -> Vec<Word<'_>> {
     let mut out: Vec<Word<'_>> = Vec::new();
     let mut rest = body;
+    // Inside a `code span` (a remedy's command): never broken, so the
+    // command can be pasted whole.
+    let mut in_code = false;
     while !rest.is_empty() {
         let text_start = rest.find(|c: char| c != ' ').unwrap_or(rest.len());
         let (gap, tail) = rest.split_at(text_start);
@@ -118,11 +122,15 @@ fn words(body: &str) -> Vec<Word<'_>> {
         }
         let breakable = match out.last() {
             None => false,
+            Some(_) if in_code => false,
             Some(previous) => {
                 let glued = is_unit_after(previous.text, text) || is_number_after_label(previous.text, text);
                 !(gap == " " && glued)
             }
         };
+        if text.matches('`').count() % 2 == 1 {
+            in_code = !in_code;
+        }
         out.push(Word { gap, text, breakable });
         rest = remainder;
     }

@@ -94,3 +94,21 @@ fn a_short_parenthesis_stays_on_one_line() {
     let wrapped = TextLayout::new(40, false).wrap(&long);
     fits(&wrapped, 40);
 }
+
+/// Issue 36: at 60 columns a remedy's command was broken inside its
+/// backticks, so it could not be pasted.
+#[test]
+fn a_code_span_is_never_broken() {
+    let line = "    remedy:   run `numactl --cpunodebind=1 --membind=1 ./server --port 8080` and compare";
+    let wrapped = TextLayout::new(60, false).wrap(line);
+    assert_eq!(words_of(&wrapped), words_of(line));
+    let code = "`numactl --cpunodebind=1 --membind=1 ./server --port 8080`";
+    assert!(wrapped.lines().any(|l| l.trim() == code), "{wrapped}");
+    // A short span moves to the next line whole; the rest still wraps.
+    let wrapped = TextLayout::new(40, false).wrap("then compare the two runs with `numasleuth runs -n 8` again");
+    assert!(
+        wrapped.lines().any(|l| l.contains("`numasleuth runs -n 8`")),
+        "{wrapped}"
+    );
+    fits(&wrapped, 40);
+}

@@ -58,6 +58,7 @@ pub mod runs_svg;
 pub mod runs_text;
 pub mod svg_chart;
 pub mod table;
+pub mod top_columns;
 pub mod top_view;
 pub mod topo_json;
 pub mod topo_text;

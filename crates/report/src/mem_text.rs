@@ -275,6 +275,9 @@ fn render_verdict(doc: &MemDocument, layout: &TextLayout, out: &mut String) {
             if doc.placements.len() == 1 { "" } else { "s" },
             doc.page_kind
         ));
+    } else if doc.placements.is_empty() {
+        // Stopped (Ctrl-C) before any buffer was measured: nothing to list.
+        out.push_str("Placement not checked: no buffer was measured.\n");
     } else {
         out.push_str("Placement NOT verified:\n");
         for p in doc.placements.iter().filter(|p| !p.verified) {
@@ -298,5 +301,23 @@ fn render_verdict(doc: &MemDocument, layout: &TextLayout, out: &mut String) {
     }
     for warning in &doc.warnings {
         out.push_str(&format!("warning: {warning}\n"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 36: after a Ctrl-C before any cell, the text printed an empty
+    /// "Placement NOT verified:" list.
+    #[test]
+    fn a_run_stopped_before_any_buffer_lists_no_placements() {
+        let doc = MemDocument::new();
+        let text = render(&doc, &TextLayout::default());
+        assert!(
+            text.contains("Placement not checked: no buffer was measured."),
+            "{text}"
+        );
+        assert!(!text.contains("Placement NOT verified"), "{text}");
     }
 }

@@ -16,9 +16,9 @@ fn per_sec(rate: Option<f64>) -> String {
 /// The first text line: what is watched, how often, and the page size.
 pub fn header(nodes: usize, interval: std::time::Duration, duration: std::time::Duration, page_bytes: u64) -> String {
     format!(
-        "watching {nodes} node(s) every {} ms for {} ms; pages are the kernel's base pages of {}\n",
-        interval.as_millis(),
-        duration.as_millis(),
+        "watching {nodes} node(s) every {} for {}; pages are the kernel's base pages of {}\n",
+        crate::format::duration(interval),
+        crate::format::duration(duration),
         crate::format::bytes(page_bytes)
     )
 }
@@ -263,4 +263,16 @@ pub fn first_record(record: &Value, provenance: &crate::provenance::Provenance) 
         map.insert("provenance".into(), serde_json::to_value(provenance)?);
     }
     serde_json::to_string(&record)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    /// Issue 36: the header said "every 1000 ms for 60000 ms".
+    #[test]
+    fn the_header_says_spans_as_people_do() {
+        let text = super::header(2, Duration::from_secs(1), Duration::from_secs(60), 4096);
+        assert!(text.starts_with("watching 2 node(s) every 1 s for 1 min;"), "{text}");
+    }
 }

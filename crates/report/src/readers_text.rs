@@ -55,7 +55,7 @@ fn reader_block(out: &mut String, r: &Reader) {
         format!(
             "{} processes (PIDs {}{more})",
             r.processes,
-            numasleuth_parse::human_list(&r.pids)
+            numasleuth_parse::consecutive_runs(&r.pids)
         )
     };
     let _ = writeln!(out, "\n{}", chain(r));

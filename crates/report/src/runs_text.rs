@@ -246,7 +246,31 @@ pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     for missing in report.missing {
         out.push_str(&format!("not observed: {missing}\n"));
     }
+    run_notes(report.rows, &mut out);
     out
+}
+
+/// Run notes shown in text; the rest are counted, and all are in `--json`.
+const RUN_NOTES_SHOWN: usize = 20;
+
+/// Each run's notes (why its placement was not sampled, a release that
+/// failed), so "see notes" points at something the text shows.
+fn run_notes(rows: &[RunRow], out: &mut String) {
+    let notes: Vec<String> = rows
+        .iter()
+        .flat_map(|r| r.notes.iter().map(move |note| format!("  run {}: {note}", r.number())))
+        .collect();
+    if notes.is_empty() {
+        return;
+    }
+    out.push_str("notes:\n");
+    for note in notes.iter().take(RUN_NOTES_SHOWN) {
+        out.push_str(note);
+        out.push('\n');
+    }
+    if notes.len() > RUN_NOTES_SHOWN {
+        out.push_str(&format!("  … {} more in --json\n", notes.len() - RUN_NOTES_SHOWN));
+    }
 }
 
 #[cfg(test)]

@@ -7,8 +7,10 @@
 //! its longest unbreakable word, and a number is never parted from its
 //! unit (`1.6 MiB`), so values are never split. When the numbers alone are
 //! still too wide (a 16-CPU matrix in 60 columns), the columns are dealt
-//! into blocks, one under the other, each repeating the first column, so
-//! every row stays readable by its label.
+//! into blocks, one under the other, each repeating the key columns (the
+//! shortest run of leading columns that tells the rows apart: `op`,
+//! `layout`, `placement`, `threads` in the lab's table, the row label in a
+//! matrix), so every row stays readable by its key.
 
 use crate::layout::{display_width, TextLayout};
 
@@ -56,7 +58,7 @@ pub fn table(rows: &[Vec<String>], kinds: &[Col], layout: &TextLayout) -> String
     // Blocks only when even the floors do not fit; then each block is
     // fitted on its own, so a path keeps what room its block leaves.
     let blocks = if total(&floors) > layout.width {
-        blocks(&floors, layout.width)
+        blocks(&floors, key_count(rows, &floors, layout.width), layout.width)
     } else {
         vec![(0..count).collect()]
     };
@@ -99,22 +101,48 @@ fn fit(widths: &mut [usize], floors: &[usize], limit: usize) {
     }
 }
 
+/// How many leading columns are the rows' key, repeated in every block:
+/// the fewest that tell the rows apart (a matrix: its label; the lab: op,
+/// layout, placement and threads), or, when no run does, the run that
+/// tells most apart. The keys leave room for the widest value column
+/// beside them, so every block fits; column 0 is always a key.
+fn key_count(rows: &[Vec<String>], floors: &[usize], limit: usize) -> usize {
+    let mut best = (0, 1);
+    for keys in 1..floors.len() {
+        let widest_value = floors[keys..].iter().copied().max().unwrap_or(0);
+        if keys > 1 && total(&floors[..keys]) + GAP + widest_value > limit {
+            break;
+        }
+        let distinct: std::collections::HashSet<&[String]> = rows.iter().map(|r| &r[..keys.min(r.len())]).collect();
+        if distinct.len() > best.0 {
+            best = (distinct.len(), keys);
+        }
+        if distinct.len() == rows.len() {
+            break;
+        }
+    }
+    best.1
+}
+
 /// Columns dealt into blocks that each fit `limit`, every block after the
-/// first repeating column 0 (the row's label).
-pub(crate) fn blocks(widths: &[usize], limit: usize) -> Vec<Vec<usize>> {
-    if total(widths) <= limit || widths.len() < 3 {
+/// first repeating the first `keys` columns (the row's key).
+pub(crate) fn blocks(widths: &[usize], keys: usize, limit: usize) -> Vec<Vec<usize>> {
+    let keys = keys.clamp(1, widths.len().max(1));
+    if total(widths) <= limit || widths.len() < keys + 2 {
         return vec![(0..widths.len()).collect()];
     }
+    let key_columns: Vec<usize> = (0..keys).collect();
+    let key_width = total(&widths[..keys]);
     let mut out: Vec<Vec<usize>> = Vec::new();
-    let mut current = vec![0];
-    let mut used = widths[0];
-    for c in 1..widths.len() {
-        if current.len() > 1 && used + GAP + widths[c] > limit {
-            out.push(std::mem::replace(&mut current, vec![0]));
-            used = widths[0];
+    let mut current = key_columns.clone();
+    let mut used = key_width;
+    for (c, &width) in widths.iter().enumerate().skip(keys) {
+        if current.len() > keys && used + GAP + width > limit {
+            out.push(std::mem::replace(&mut current, key_columns.clone()));
+            used = key_width;
         }
         current.push(c);
-        used += GAP + widths[c];
+        used += GAP + width;
     }
     out.push(current);
     out

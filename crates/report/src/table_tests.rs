@@ -156,3 +156,86 @@ fn a_long_list_breaks_after_its_commas() {
         .collect();
     assert_eq!(joined, list);
 }
+
+/// Issue 36: the lab's false-sharing table split at 60 columns repeated
+/// only `op` in its second block, so packed and padded rows, and their
+/// thread counts, could not be told apart there.
+#[test]
+fn every_block_repeats_every_key_column() {
+    let mut table_rows = rows(&[&[
+        "op",
+        "layout",
+        "placement",
+        "threads",
+        "CPUs",
+        "ops/s total (p10–p90)",
+        "ops/s per thread",
+        "ms per 10M ops/thread",
+        "slowdown vs 1 thread",
+        "vs padded",
+        "CPU share",
+    ]]);
+    for layout in ["packed", "padded"] {
+        for threads in ["1", "2", "4"] {
+            table_rows.push(
+                [
+                    "add",
+                    layout,
+                    "compact",
+                    threads,
+                    "0-3",
+                    "12.3M (12.1M–12.5M)",
+                    "3.1M",
+                    "812.4",
+                    "1.00×",
+                    "4.10×",
+                    "98%",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            );
+        }
+    }
+    let text = columns(&table_rows, &TextLayout::new(60, false));
+    assert!(max_width(&text) <= 60, "{text}");
+    let blocks: Vec<&str> = text.split("\n\n").collect();
+    assert!(blocks.len() >= 2, "{text}");
+    for block in &blocks {
+        let lines: Vec<&str> = block.lines().collect();
+        let head: Vec<&str> = lines[0].split_whitespace().take(4).collect();
+        assert_eq!(head, ["op", "layout", "placement", "threads"], "{block}");
+        // Every data row of every block names its layout and thread count.
+        let keys: Vec<Vec<&str>> = lines[1..]
+            .iter()
+            .filter(|line| line.starts_with("add"))
+            .map(|line| line.split_whitespace().take(4).collect())
+            .collect();
+        assert_eq!(keys.len(), 6, "{block}");
+        assert_eq!(keys[0], ["add", "packed", "compact", "1"], "{block}");
+        assert_eq!(keys[5], ["add", "padded", "compact", "4"], "{block}");
+    }
+}
+
+#[test]
+fn a_matrix_keeps_one_key_column() {
+    let mut header = vec!["node".to_string()];
+    header.extend((0..12).map(|c| format!("n{c}")));
+    let mut table_rows = vec![header];
+    for r in 0..3 {
+        let mut row = vec![format!("{r}")];
+        // Equal values in the first columns must not make them keys.
+        row.extend((0..12).map(|c| {
+            if c < 3 {
+                "100 ns".to_string()
+            } else {
+                format!("{r}{c} ns")
+            }
+        }));
+        table_rows.push(row);
+    }
+    let text = columns(&table_rows, &TextLayout::new(40, false));
+    for block in text.split("\n\n").skip(1) {
+        assert!(block.starts_with("node  n"), "{block}");
+    }
+}

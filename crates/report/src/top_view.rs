@@ -1,11 +1,13 @@
 //! Drawing `top`: pure functions from a [`Frame`] and the view state to
 //! ratatui widgets, so they are tested on ratatui's in-memory backend.
 //! Colour only where NO_COLOR is unset; selection is shown by reversing,
-//! which needs no colour. A terminal smaller than the layout needs gets a
-//! one-line message instead of a garbled table.
+//! which needs no colour. Each table keeps the columns that fit the
+//! terminal, most telling first, and a wide one spreads them; a terminal
+//! smaller than the narrowest layout gets a one-line message instead of a
+//! garbled table.
 
 use crate::format::{bytes, optional_bytes};
-use ratatui_core::layout::{Constraint, Layout, Rect};
+use ratatui_core::layout::{Constraint, Flex, Layout, Rect};
 use ratatui_core::style::{Color, Modifier, Style};
 use ratatui_core::text::Line;
 use ratatui_widgets::{
@@ -15,14 +17,17 @@ use ratatui_widgets::{
 
 use numasleuth_model::top::{Frame, NodeRow, ProcRow};
 
-/// The node table's width, an 80-column terminal's; narrower would cut
-/// its columns.
-pub const MIN_WIDTH: u16 = 80;
+use crate::top_columns::{fitting, NODE_COLUMNS, PROC_COLUMNS};
+
+/// Below this, not even a node's CPU and free memory fit; from here on
+/// each table keeps the columns that fit, most telling first.
+pub const MIN_WIDTH: u16 = 40;
 pub const MIN_HEIGHT: u16 = 12;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SortKey {
     Remote,
+    Resident,
     NodeMoves,
     CpuMoves,
     Pid,
@@ -31,28 +36,55 @@ pub enum SortKey {
 impl SortKey {
     pub fn next(self) -> SortKey {
         match self {
-            SortKey::Remote => SortKey::NodeMoves,
+            SortKey::Remote => SortKey::Resident,
+            SortKey::Resident => SortKey::NodeMoves,
             SortKey::NodeMoves => SortKey::CpuMoves,
             SortKey::CpuMoves => SortKey::Pid,
             SortKey::Pid => SortKey::Remote,
         }
     }
 
+    /// The key that picks this sort directly (`s` cycles).
+    pub fn from_key(key: char) -> Option<SortKey> {
+        match key {
+            'r' => Some(SortKey::Remote),
+            'm' => Some(SortKey::Resident),
+            'n' => Some(SortKey::NodeMoves),
+            'c' => Some(SortKey::CpuMoves),
+            'p' => Some(SortKey::Pid),
+            _ => None,
+        }
+    }
+
     pub fn label(self) -> &'static str {
         match self {
             SortKey::Remote => "remote memory",
+            SortKey::Resident => "resident memory",
             SortKey::NodeMoves => "node moves",
             SortKey::CpuMoves => "CPU moves",
             SortKey::Pid => "PID",
         }
     }
+
+    /// The sort actually used: by remote memory when some process has
+    /// any, else (one node, or nothing remote) by resident memory, which
+    /// would otherwise be a list of the lowest PIDs, all at 0 B.
+    pub fn effective(self, procs: &[ProcRow]) -> SortKey {
+        let any_remote = procs.iter().any(|p| p.remote_bytes.is_some_and(|b| b > 0));
+        match self {
+            SortKey::Remote if !any_remote => SortKey::Resident,
+            key => key,
+        }
+    }
 }
 
-/// Largest first; ties (and unknown remote memory, last) by PID.
+/// Largest first; ties (and unknown figures, last) by PID.
 pub fn sort(procs: &mut [ProcRow], key: SortKey) {
+    let key = key.effective(procs);
     procs.sort_by(|a, b| {
         let order = match key {
             SortKey::Remote => b.remote_bytes.cmp(&a.remote_bytes),
+            SortKey::Resident => b.resident_bytes().cmp(&a.resident_bytes()),
             SortKey::NodeMoves => b.node_moves.cmp(&a.node_moves),
             SortKey::CpuMoves => b.cpu_moves.cmp(&a.cpu_moves),
             SortKey::Pid => std::cmp::Ordering::Equal,
@@ -102,30 +134,58 @@ pub fn draw(f: &mut ratatui_core::terminal::Frame, frame: &Frame, state: &ViewSt
         Constraint::Length(1),
     ])
     .areas(area);
-    let heading = format!(
-        "numasleuth top, by {}  s: sort  ↑↓: select  Enter: inspect  q: quit",
-        state.sort.label()
-    );
+    let heading = heading(state.sort.effective(&frame.procs), state.sort, area.width);
     f.render_widget(Paragraph::new(heading).style(title_style), title);
-    f.render_widget(node_table(&frame.nodes, state.color), nodes);
+    f.render_widget(node_table(&frame.nodes, state.color, area.width), nodes);
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
-    let reclaim_line = format!(
-        "reclaim (machine-wide): kswapd scan {}  direct scan {}  stalls {}",
+    let (kswapd, direct, stalls) = (
         rate(frame.kswapd_scan_per_sec),
         rate(frame.direct_scan_per_sec),
-        rate(frame.allocstall_per_sec)
+        rate(frame.allocstall_per_sec),
     );
+    let reclaim_line = if area.width >= 80 {
+        format!("reclaim (machine-wide): kswapd scan {kswapd}  direct scan {direct}  stalls {stalls}")
+    } else {
+        format!("reclaim: kswapd {kswapd}  direct {direct}  stalls {stalls}")
+    };
     f.render_widget(Paragraph::new(reclaim_line), reclaim);
     let mut table_state = TableState::default().with_selected(Some(state.selected));
-    f.render_stateful_widget(proc_table(&frame.procs, title_style), procs, &mut table_state);
+    f.render_stateful_widget(
+        proc_table(&frame.procs, title_style, area.width),
+        procs,
+        &mut table_state,
+    );
     let note = frame.notes.first().cloned().unwrap_or_else(|| {
-        format!(
-            "{} processes; remote = resident memory on nodes none of its threads run on",
-            frame.procs.len()
-        )
+        let meaning = if area.width >= 80 {
+            "remote = resident memory on nodes none of its threads run on"
+        } else {
+            "remote = memory off its threads' nodes"
+        };
+        format!("{} processes; {meaning}", frame.procs.len())
     });
     // Notes quote kernel errors; ratatui drops controls but not bidi marks.
     f.render_widget(Paragraph::new(numasleuth_parse::error::escape(&note)), notes);
+}
+
+/// The title line: the sort in use (and why, when it fell back), then the
+/// keys that fit, most needed first, in their usual order.
+fn heading(by: SortKey, chosen: SortKey, width: u16) -> String {
+    let fallback = if by == chosen { "" } else { " (nothing remote)" };
+    let base = format!("numasleuth top, by {}{fallback}", by.label());
+    let levels: [&[&str]; 3] = [
+        &["r m n c p s: sort", "q: quit"],
+        &["r m n c p s: sort", "Enter: inspect", "q: quit"],
+        &["r m n c p s: sort", "↑↓: select", "Enter: inspect", "q: quit"],
+    ];
+    let mut best = base.clone();
+    for keys in levels {
+        let line = format!("{base}  {}", keys.join("  "));
+        if line.chars().count() > usize::from(width) {
+            break;
+        }
+        best = line;
+    }
+    best
 }
 
 /// Where a node's free memory stands against its watermarks.
@@ -187,7 +247,8 @@ fn short_bytes(value: Option<u64>) -> String {
     }
 }
 
-fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
+fn node_table(nodes: &[NodeRow], color: bool, width: u16) -> Table<'static> {
+    let kept = fitting(&NODE_COLUMNS, width);
     let rate = |r: Option<f64>| r.map_or("-".to_string(), |v| format!("{v:.0}/s"));
     let rows = nodes.iter().map(|n| {
         let state = NodeState::of(n);
@@ -196,49 +257,33 @@ fn node_table(nodes: &[NodeRow], color: bool) -> Table<'static> {
         } else {
             Style::new()
         };
-        Row::new(vec![
+        let watermarks = format!(
+            "{}/{}/{}",
+            short_bytes(n.min_bytes),
+            short_bytes(n.low_bytes),
+            short_bytes(n.high_bytes)
+        );
+        let cells = [
             format!("node {}", n.node),
             n.cpus.clone(),
             n.cpu_util_percent.map_or("-".into(), |u| format!("{u:.0}%")),
             optional_bytes(n.free_bytes),
-            format!(
-                "{}/{}/{}",
-                short_bytes(n.min_bytes),
-                short_bytes(n.low_bytes),
-                short_bytes(n.high_bytes)
-            ),
+            watermarks,
             state.label().to_string(),
             rate(n.numa_miss_per_sec),
             rate(n.numa_foreign_per_sec),
-        ])
-        .style(style)
+        ];
+        Row::new(kept.iter().map(|&c| cells[c].clone()).collect::<Vec<_>>()).style(style)
     });
-    let header = Row::new([
-        "NODE",
-        "CPUS",
-        "CPU",
-        "FREE",
-        "MIN/LOW/HIGH",
-        "STATE",
-        "MISS",
-        "FOREIGN",
-    ])
-    .style(Style::new().add_modifier(Modifier::BOLD));
-    // 73 columns plus 7 gaps: MIN_WIDTH.
-    let widths = [
-        Constraint::Length(7),
-        Constraint::Length(8),
-        Constraint::Length(5),
-        Constraint::Length(9),
-        Constraint::Length(18),
-        Constraint::Length(10),
-        Constraint::Length(8),
-        Constraint::Length(8),
-    ];
-    Table::new(rows, widths).header(header)
+    let header =
+        Row::new(kept.iter().map(|&c| NODE_COLUMNS[c].header)).style(Style::new().add_modifier(Modifier::BOLD));
+    // Wider than its columns, the table spreads them over the width.
+    let widths = kept.iter().map(|&c| Constraint::Length(NODE_COLUMNS[c].width));
+    Table::new(rows, widths).header(header).flex(Flex::SpaceBetween)
 }
 
-fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
+fn proc_table(procs: &[ProcRow], header_style: Style, width: u16) -> Table<'_> {
+    let kept = fitting(&PROC_COLUMNS, width);
     let rows = procs.iter().map(|p| {
         let nodes = numasleuth_parse::human_list(&p.thread_nodes.iter().copied().collect::<Vec<_>>());
         let on_nodes = p.bytes_by_node.as_ref().map_or("?".to_string(), |b| {
@@ -247,40 +292,25 @@ fn proc_table(procs: &[ProcRow], header_style: Style) -> Table<'_> {
                 .collect::<Vec<_>>()
                 .join(" ")
         });
-        Row::new(vec![
+        let cells = [
             p.pid.to_string(),
             numasleuth_parse::error::quote(&p.comm),
             p.threads.to_string(),
             nodes,
+            optional_bytes(p.resident_bytes()),
             optional_bytes(p.remote_bytes),
             p.node_moves.to_string(),
             p.cpu_moves.to_string(),
             on_nodes,
-        ])
+        ];
+        Row::new(kept.iter().map(|&c| cells[c].clone()).collect::<Vec<_>>())
     });
-    let header = Row::new([
-        "PID",
-        "COMM",
-        "THR",
-        "RUNS ON",
-        "REMOTE",
-        "NODE MV",
-        "CPU MV",
-        "MEMORY BY NODE",
-    ])
-    .style(header_style);
-    // 55 columns plus 7 gaps, so the memory column keeps 18 of 80
-    // (`N0=4 KiB N1=1 GiB`). A comm is at most 15 bytes; a PID 7 digits.
-    let widths = [
-        Constraint::Length(7),
-        Constraint::Length(15),
-        Constraint::Length(4),
-        Constraint::Length(7),
-        Constraint::Length(9),
-        Constraint::Length(7),
-        Constraint::Length(6),
-        Constraint::Min(10),
-    ];
+    let header = Row::new(kept.iter().map(|&c| PROC_COLUMNS[c].header)).style(header_style);
+    let last = PROC_COLUMNS.len() - 1;
+    let widths = kept.iter().map(|&c| match c {
+        c if c == last => Constraint::Min(PROC_COLUMNS[c].width),
+        c => Constraint::Length(PROC_COLUMNS[c].width),
+    });
     Table::new(rows, widths)
         .header(header)
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))

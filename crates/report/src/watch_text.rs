@@ -59,7 +59,12 @@ fn writing_threads(s: &WatchSummary) -> String {
 
 /// Who writes, most samples first: function, source line, address.
 fn writers_table(s: &WatchSummary, layout: &TextLayout, out: &mut String) {
-    out.push_str(&format!("\nwriters ({} samples, most first):\n", s.samples_total));
+    // `--rw` samples reads as well as writes: the code is not all writers.
+    let who = match s.access {
+        Access::Write => "writers",
+        Access::ReadWrite => "readers and writers",
+    };
+    out.push_str(&format!("\n{who} ({} samples, most first):\n", s.samples_total));
     let mut rows = vec![vec![
         "samples".to_string(),
         "share".to_string(),
@@ -125,7 +130,7 @@ fn threads_table(s: &WatchSummary, layout: &TextLayout, out: &mut String) {
 
 #[cfg(test)]
 mod tests {
-    use numasleuth_analyze::watch::{ThreadRate, WatchSummary};
+    use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
     use numasleuth_model::perf::watch::Access;
 
     fn thread(tid: u32, writes: u64) -> ThreadRate {
@@ -137,6 +142,52 @@ mod tests {
             attached_at_s: 0.0,
             exited: false,
         }
+    }
+
+    fn summary(access: Access, writers: Vec<Writer>) -> WatchSummary {
+        WatchSummary {
+            pid: 7,
+            address: 0x1000,
+            symbol: None,
+            object: None,
+            len_bytes: 8,
+            access,
+            duration_s: 1.0,
+            writes_total: 10,
+            writes_per_sec: 10.0,
+            threads: vec![thread(7, 0), thread(8, 10), thread(9, 0)],
+            writers,
+            samples_total: 10,
+            lost_samples: 0,
+            threads_missed: 0,
+            process_exited: false,
+            notes: Vec::new(),
+        }
+    }
+
+    /// Issue 36: `watch --rw` titled its table of reading and writing
+    /// code "writers".
+    #[test]
+    fn the_code_table_is_titled_by_what_was_watched() {
+        let writer = Writer {
+            function: Some("apply_op".into()),
+            inlined_into: None,
+            symbol: None,
+            object: None,
+            file: None,
+            path: None,
+            line: None,
+            addresses: vec![0x401000],
+            samples: 10,
+            share: 1.0,
+            tids: vec![8],
+        };
+        let layout = crate::layout::TextLayout::default();
+        let text = super::render(&summary(Access::ReadWrite, vec![writer.clone()]), &layout);
+        assert!(text.contains("\nreaders and writers (10 samples"), "{text}");
+        assert!(text.contains("10 accesses"), "{text}");
+        let text = super::render(&summary(Access::Write, vec![writer]), &layout);
+        assert!(text.contains("\nwriters (10 samples"), "{text}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Naming a sampled cache line: the ELF data symbols on it (static data),
-//! or the region it lies in ("heap", "stack of TID", "anon", a file).
+//! or the region it lies in ("heap", "stack of TID", ".bss of FILE" for
+//! the anonymous tail of a binary's .bss, "anon", a file).
 //!
 //! Mappings and objects are read once, at the start, from one pass over
 //! `/proc/PID/maps`, so a process that exits during sampling can still be
@@ -21,6 +22,10 @@ pub struct Namer {
     symbols: Vec<(String, Vec<LineSymbol>)>,
     /// Per object: its mapped range, load bias and functions.
     functions: Vec<(Range<u64>, u64, FunctionIndex)>,
+    /// Loaded sections at run-time addresses, with their object's path:
+    /// the part of .bss past the file-backed page is an anonymous mapping,
+    /// which only the ELF's section ranges tell from other anonymous memory.
+    sections: Vec<(Range<u64>, String, String)>,
     pub notes: Vec<String>,
 }
 
@@ -33,10 +38,16 @@ impl Namer {
         let MappedObjects { mappings, objects, .. } = mapped;
         let mut symbols = Vec::new();
         let mut functions = Vec::new();
+        let mut sections = Vec::new();
         match objects {
             Ok(objects) => {
                 for object in &objects.objects {
-                    if let Ok((_, table)) = object.source.image_and_symbols() {
+                    if let Ok((image, table)) = object.source.image_and_symbols() {
+                        for section in image.sections.iter().filter(|s| s.alloc && !s.tls && s.size_bytes > 0) {
+                            let start = section.address.wrapping_add(object.bias);
+                            let range = start..start.saturating_add(section.size_bytes);
+                            sections.push((range, object.path.clone(), section.name.clone()));
+                        }
                         functions.push((object.mapped.clone(), object.bias, FunctionIndex::new(&table.symbols)));
                         let list: Vec<LineSymbol> = data_symbols(&table.symbols, object.bias)
                             .into_iter()
@@ -53,6 +64,7 @@ impl Namer {
             mappings,
             symbols,
             functions,
+            sections,
             notes,
         }
     }
@@ -81,7 +93,14 @@ impl Namer {
         out
     }
 
-    /// "heap", "stack of TID", "anon", the mapped file, or "unmapped".
+    /// `.bss of /usr/bin/app`: the loaded ELF section holding `address`.
+    fn section_of(&self, address: u64) -> Option<String> {
+        let (_, path, name) = self.sections.iter().find(|(range, _, _)| range.contains(&address))?;
+        Some(format!("{name} of {path}"))
+    }
+
+    /// "heap", "stack of TID", ".bss of FILE", "anon", the mapped file, or
+    /// "unmapped".
     pub fn region(&self, address: u64, stack_pointers: &BTreeMap<u32, u64>) -> String {
         let Some(m) = self.mappings.iter().find(|m| m.start <= address && address < m.end) else {
             return "unmapped".into();
@@ -98,8 +117,44 @@ impl Namer {
                 stack_of().unwrap_or_else(|| format!("stack of {}", self.pid))
             }
             Backing::Special(name) => name.clone(),
-            Backing::Anonymous => stack_of().unwrap_or_else(|| "anon".into()),
+            Backing::Anonymous => stack_of()
+                .or_else(|| self.section_of(address))
+                .unwrap_or_else(|| "anon".into()),
             Backing::File { path, .. } => path.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numasleuth_kernel::procfs::maps::Perms;
+
+    /// Issue 36: a .bss global past the file-backed page (an anonymous
+    /// mapping) was labelled "(anon)".
+    #[test]
+    fn the_anonymous_tail_of_bss_is_named_by_its_section() {
+        let anon = |start: u64, end: u64| Mapping {
+            start,
+            end,
+            perms: Perms::default(),
+            offset_bytes: 0,
+            dev_major: 0,
+            dev_minor: 0,
+            inode: 0,
+            backing: Backing::Anonymous,
+        };
+        let namer = Namer {
+            pid: 7,
+            mappings: vec![anon(0x5000, 0x9000), anon(0x20000, 0x21000)],
+            symbols: Vec::new(),
+            functions: Vec::new(),
+            sections: vec![(0x4800..0x6100, "/tmp/victim".into(), ".bss".into())],
+            notes: Vec::new(),
+        };
+        let none = BTreeMap::new();
+        assert_eq!(namer.region(0x5040, &none), ".bss of /tmp/victim");
+        assert_eq!(namer.region(0x7000, &none), "anon");
+        assert_eq!(namer.region(0x20000, &none), "anon");
     }
 }

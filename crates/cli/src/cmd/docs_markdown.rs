@@ -21,17 +21,19 @@ change the `///` comments in crates/cli/src or the examples in crates/cli/src/cm
 pub fn reference() -> String {
     let mut root = Cli::command();
     root.build();
-    let mut commands: Vec<(String, Command)> = Vec::new();
+    // Each command with its parent's path, for the options it inherits.
+    let mut commands: Vec<(String, Command, Option<Command>)> = Vec::new();
     for sub in visible(&root) {
-        commands.push((sub.get_name().to_string(), sub.clone()));
+        commands.push((sub.get_name().to_string(), sub.clone(), None));
         for subsub in visible(sub) {
-            commands.push((format!("{} {}", sub.get_name(), subsub.get_name()), subsub.clone()));
+            let path = format!("{} {}", sub.get_name(), subsub.get_name());
+            commands.push((path, subsub.clone(), Some(sub.clone())));
         }
     }
     let mut out = String::from(HEADER);
     let _ = writeln!(out, "\n{}\n", about(&root));
     out.push_str("| command | what it does |\n|---|---|\n");
-    for (path, command) in &commands {
+    for (path, command, _) in &commands {
         let _ = writeln!(
             out,
             "| [`{path}`](#{}) | {} |",
@@ -40,16 +42,53 @@ pub fn reference() -> String {
         );
     }
     out.push_str("\n## Options of every command\n\n");
-    options(&root, true, &mut out);
+    options(&root, &root, &mut out);
     section("", &mut out);
-    for (path, command) in &commands {
+    for (path, command, parent) in &commands {
         let _ = writeln!(out, "\n## numasleuth {path}\n\n{}\n", about(command));
         let usage = command.clone().render_usage().to_string();
         let _ = writeln!(out, "```text\n{}\n```\n", usage.trim_end());
-        options(command, false, &mut out);
+        options(command, parent.as_ref().unwrap_or(&root), &mut out);
+        let inherits = |p: &&Command| own_arguments(p, &root).any(|a| a.is_global_set());
+        if let Some(parent) = parent.as_ref().filter(inherits) {
+            let name = parent.get_name();
+            let _ = writeln!(
+                out,
+                "It also takes the options of [`numasleuth {name}`](#{}).\n",
+                anchor(name)
+            );
+        }
+        if own_arguments(command, parent.as_ref().unwrap_or(&root))
+            .next()
+            .is_none()
+        {
+            let subcommands: Vec<String> = visible(command)
+                .map(|s| format!("[`{}`](#{})", s.get_name(), anchor(&format!("{path} {}", s.get_name()))))
+                .collect();
+            if !subcommands.is_empty() {
+                let _ = writeln!(out, "No options of its own; see {}.\n", subcommands.join(", "));
+            }
+        }
         section(path, &mut out);
     }
     out
+}
+
+/// The arguments `command` shows: not help or version, not hidden, and
+/// not a global one it inherits from `parent` (`--root` from the top, the
+/// measurement options of `mem` in `mem latency`), which `parent`'s table
+/// lists. The top level is its own parent: it lists its own globals.
+fn own_arguments<'a>(command: &'a Command, parent: &'a Command) -> impl Iterator<Item = &'a Arg> {
+    let top = std::ptr::eq(command, parent);
+    command
+        .get_arguments()
+        .filter(|a| !a.is_hide_set())
+        .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
+        .filter(move |a| {
+            top || !parent
+                .get_arguments()
+                .any(|p| p.get_id() == a.get_id() && p.is_global_set())
+        })
 }
 
 fn visible(command: &Command) -> impl Iterator<Item = &Command> {
@@ -85,14 +124,10 @@ fn cell(text: &str) -> String {
         .replace('|', "\\|")
 }
 
-/// The options and arguments table; the global `--root` only on the top.
-fn options(command: &Command, top: bool, out: &mut String) {
-    let args: Vec<&Arg> = command
-        .get_arguments()
-        .filter(|a| !a.is_hide_set())
-        .filter(|a| !matches!(a.get_id().as_str(), "help" | "version"))
-        .filter(|a| top || !a.is_global_set())
-        .collect();
+/// The options and arguments table of what `command` does not inherit
+/// from `parent`.
+fn options(command: &Command, parent: &Command, out: &mut String) {
+    let args: Vec<&Arg> = own_arguments(command, parent).collect();
     if args.is_empty() {
         return;
     }

@@ -96,7 +96,9 @@ pub struct MemOptions {
     /// Default: 4× the largest cache the measuring CPUs share (from sysfs;
     /// 8× for bandwidth, whose sweep adaptive caches keep a share of),
     /// bounded by the node's free memory above its high watermark; a
-    /// smaller --size is honoured with a warning naming the cache.
+    /// smaller --size is honoured with a warning naming the cache. The
+    /// latency matrix's self-check chases twice the size once (said on
+    /// stderr before it runs).
     #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]
     pub size: Option<usize>,
     /// Bandwidth threads per node, 1 to 4096 and at most the node's allowed

@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
-use numasleuth_analyze::latency_check::CurveCheck;
+use numasleuth_analyze::latency_check::{CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::mem::{bandwidth_grid, latency_grid, placement_verdict, NodeGrid};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::{RawBandwidth, RawLatency};
@@ -146,6 +146,7 @@ fn finish(machine: &Machine, options: &MemOptions, doc: &mut MemDocument) {
     let (verified, warning) = placement_verdict(doc.placements.iter().map(|p| p.verified));
     doc.placement_verified = verified;
     doc.warnings.extend(warning.map(str::to_string));
+    numasleuth_analyze::working_set::merge_warnings(&mut doc.warnings);
     let as_matrix = |initiators: &[u32], targets: &[u32], cells: &[Vec<Option<_>>]| NodeMatrix {
         initiators: initiators.to_vec(),
         targets: targets.to_vec(),
@@ -285,6 +286,15 @@ fn first_row_self_check(
 ) -> (Option<CurveCheck>, Option<String>) {
     let home = machine.topo.node_of_cpu(cpus[0]);
     let t = targets.iter().position(|&n| Some(n) == home).unwrap_or(0);
+    if settings.size.is_some() {
+        // Said before it runs: twice a large --size is a large allocation.
+        say!(
+            "numasleuth: self-check: a chase over {} ({PROBE_FACTOR}× --size) from CPU {} to node {}",
+            numasleuth_model::units::bytes(set.working_set_bytes.saturating_mul(PROBE_FACTOR)),
+            cpus[0],
+            targets[t]
+        );
+    }
     let check = mem_sizing::self_check(
         machine,
         settings,

@@ -107,6 +107,15 @@ pub fn resolve(root: &Root, process: &mut ProcessRef) -> anyhow::Result<()> {
             *process = ProcessRef::Pid(pid);
             Ok(())
         }
+        [] if !root.is_live() => {
+            let held = super::snapshot::captured_processes(root);
+            let held = if held.is_empty() {
+                "no process".to_string()
+            } else {
+                listing(root, &held)
+            };
+            bail!("`{name}` is not in this snapshot; it holds: {held}")
+        }
         [] => bail!("no process is named `{name}` (its {COMM_PATTERN} would read `{key}`){unreadable}"),
         _ => bail!(
             "`{name}` names {} processes: {}; give one with -p PID",

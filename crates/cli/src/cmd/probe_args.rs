@@ -84,8 +84,8 @@ pub struct ProbeLatencyArgs {
     /// the probe creates it and removes it at the end.
     #[arg(long, num_args = 1..=2, value_names = ["OP", "FILE"])]
     pub op: Option<Vec<String>>,
-    /// The node alloc-touch binds its pages to [default: the first node
-    /// with memory].
+    /// The node alloc-touch binds its pages to, 0 to 1023 and a node of
+    /// this machine with memory [default: the first node with memory].
     #[arg(short = 'N', long, value_name = "NODE", value_parser = node)]
     pub node: Option<u32>,
     /// Intended operations per second, 1/s to 1000000/s.

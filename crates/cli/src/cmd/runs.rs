@@ -83,7 +83,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     let unsampled = rows.iter().filter(|r| !r.placement_sampled).count();
     if unsampled > 0 {
         missing.push(format!(
-            "placement of {unsampled} of {} runs (exited before --settle {} ms, or could not be read; see notes)",
+            "placement of {unsampled} of {} runs (exited before --settle {} ms, or could not be read; see the run notes)",
             rows.len(),
             args.settle.as_millis()
         ));

@@ -136,6 +136,11 @@ fn on_key(key: KeyEvent, root: &Root, topology: &Topology, frame: &Frame, state:
                 });
             }
         }
+        KeyCode::Char(c) => {
+            if let Some(key) = SortKey::from_key(c) {
+                state.sort = key;
+            }
+        }
         _ => {}
     }
     true

@@ -25,6 +25,8 @@ fn commands() -> Vec<Vec<String>> {
             .skip_while(|l| *l != "Commands:")
             .skip(1)
             .take_while(|l| !l.trim().is_empty())
+            // A wrapped description continues on a deeper indent.
+            .filter(|l| !l.starts_with("   "))
             .filter_map(|l| l.split_whitespace().next().map(String::from))
             .filter(|name| name != "help")
             .collect();

@@ -158,3 +158,53 @@ fn docs_commands_md_is_what_the_binary_generates() {
         assert!(generated.contains(section), "no {section}");
     }
 }
+
+/// Issue 36: the internal `damon-reaper` (started by `hotpages`) was
+/// offered by every completion script and had a man page; it still runs.
+#[test]
+fn the_internal_reaper_is_in_no_generated_document() {
+    for shell in ["bash", "zsh", "fish"] {
+        let script = stdout_of(&["completions", shell]);
+        assert!(!script.contains("damon"), "{shell} completes damon-reaper");
+    }
+    assert!(!stdout_of(&["man"]).contains("damon"));
+    assert!(!stdout_of(&["man", "--markdown"]).contains("damon"));
+    let dir = tempfile::tempdir().unwrap();
+    let out = numasleuth().arg("man").arg("--dir").arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    for entry in fs::read_dir(dir.path()).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(!name.contains("damon"), "{name}");
+    }
+    // Still parsed: a missing --claims is a usage error naming it.
+    let said = exit_2_stderr(&["damon-reaper"]);
+    assert!(said.contains("--claims"), "{said}");
+}
+
+/// Issue 36: `mem`, `mem bandwidth` and `lab` had no option table, as
+/// their options are global to their subcommands. Every command's section
+/// now lists its options, points at its parent's, or says it has none.
+#[test]
+fn every_command_section_says_what_it_takes() {
+    let page = stdout_of(&["man", "--markdown"]);
+    let sections: Vec<&str> = page.split("\n## numasleuth ").skip(1).collect();
+    assert!(sections.len() > 30, "{} sections", sections.len());
+    for section in sections {
+        let name = section.lines().next().unwrap_or("");
+        assert!(
+            section.contains("| option | meaning |")
+                || section.contains("It also takes the options of")
+                || section.contains("No options of its own"),
+            "`{name}` says nothing of its options"
+        );
+    }
+    let mem = page.split("\n## numasleuth mem\n").nth(1).unwrap();
+    let mem = mem.split("\n## ").next().unwrap();
+    assert!(
+        mem.contains("`--size <BYTES>`") && mem.contains("`--mix <MIX>`"),
+        "{mem}"
+    );
+    let bandwidth = page.split("\n## numasleuth mem bandwidth\n").nth(1).unwrap();
+    let bandwidth = bandwidth.split("\n## ").next().unwrap();
+    assert!(bandwidth.contains("](#numasleuth-mem)"), "{bandwidth}");
+}

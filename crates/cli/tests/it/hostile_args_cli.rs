@@ -241,6 +241,9 @@ fn section<'a>(text: &'a str, title: &str) -> Vec<&'a str> {
         .skip_while(|l| *l != title)
         .skip(1)
         .take_while(|l| !l.trim().is_empty())
+        // An entry starts at most 6 columns in (`      --flag`); a wrapped
+        // description continues deeper.
+        .filter(|l| l.len() - l.trim_start().len() <= 6)
         .collect()
 }
 

@@ -118,4 +118,26 @@ fn a_smaller_size_is_honoured_with_a_warning_that_names_the_cache() {
     let out = common::output(&["mem", "latency", "--size", "1M", "--samples", "2", "--sample-ms", "1"]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("per cell (the --size given)"), "{text}");
+    // Issue 36: the self-check's chase at twice --size is said before it
+    // runs, with its size.
+    let said = String::from_utf8(out.stderr).unwrap();
+    assert!(said.contains("self-check: a chase over 2 MiB (2× --size)"), "{said}");
+}
+
+/// Issue 36: both matrices warned about the same small --size, one line
+/// each; now one line says both rules.
+#[test]
+fn both_matrices_warn_about_a_small_size_once() {
+    let doc = common::json(&args(&["mem", "--size", "1M"]));
+    let warnings: Vec<&str> = doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .filter(|w| w.starts_with("1 MiB is "))
+        .collect();
+    if largest_cache_of_cpu0().is_some_and(|(bytes, _)| bytes * 4 > 1 << 20) {
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].contains("for latency and 8× it"), "{warnings:?}");
+    }
 }

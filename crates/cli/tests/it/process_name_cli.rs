@@ -116,7 +116,12 @@ fn a_snapshot_is_searched_by_name_in_its_own_proc() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(stderr(&out).contains("no process is named `db`"), "{}", stderr(&out));
+    // Issue 36: in a snapshot, the name is not in it, and it says what is.
+    assert!(
+        stderr(&out).contains("`db` is not in this snapshot; it holds: 4242"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// `snapshot -p NAME` goes through the same resolver as every other `-p`:

@@ -29,6 +29,16 @@ fn process(pid: u32, comm: &str, cmdline: Option<&str>, parents: &[(u32, &str)])
     }
 }
 
+/// Ten `cat`s in a row, then five with other processes started between
+/// them: PIDs 5 apart, which must not read as `1015-1035:5`.
+fn cat_pid(i: u32) -> u32 {
+    if i < 10 {
+        1000 + i
+    } else {
+        1010 + 5 * (i - 9)
+    }
+}
+
 fn raw() -> ReadersRaw {
     let open = |t_s: f64, pid: u32, file: LockFile, target: Target| Open {
         t_s,
@@ -38,7 +48,7 @@ fn raw() -> ReadersRaw {
         target,
     };
     let mut opens: Vec<Open> = (0..15u32)
-        .map(|i| open(0.2 + 0.2 * f64::from(i), 1000 + i, LockFile::Slabinfo, Target::System))
+        .map(|i| open(0.2 + 0.2 * f64::from(i), cat_pid(i), LockFile::Slabinfo, Target::System))
         .collect();
     opens.extend([
         open(0.5, 50, LockFile::SmapsRollup, Target::Process(60)),
@@ -50,7 +60,7 @@ fn raw() -> ReadersRaw {
     let mut processes: Vec<ReaderProcess> = (0..15)
         .map(|i| {
             process(
-                1000 + i,
+                cat_pid(i),
                 "cat",
                 Some("cat /proc/slabinfo"),
                 &[(760, "sh"), (700, "cron")],

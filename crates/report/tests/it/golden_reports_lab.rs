@@ -241,8 +241,12 @@ fn runs_rows() -> Vec<RunRow> {
                 counters: [("cpu_migrations".to_string(), 3 + index as u64 % 2)]
                     .into_iter()
                     .collect(),
-                placement_sampled: true,
-                notes: vec![],
+                placement_sampled: index != 4,
+                notes: if index == 4 {
+                    vec!["exited before the settle time: placement not sampled".into()]
+                } else {
+                    vec![]
+                },
             }
         })
         .collect()
