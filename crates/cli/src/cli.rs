@@ -227,7 +227,6 @@ impl Command {
             | Command::Runs(_)
             | Command::ProbeLatency(_)
             | Command::Readers(_)
-            | Command::DamonReaper(_)
             | Command::Completions(_)
             | Command::Man(_) => Vec::new(),
         }
