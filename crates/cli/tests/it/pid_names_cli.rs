@@ -54,7 +54,9 @@ fn commands_taking_p(command: Vec<String>, out: &mut Vec<Vec<String>>) {
         .skip_while(|l| **l != "Commands:")
         .skip(1)
         .take_while(|l| !l.trim().is_empty());
-    for line in subcommands {
+    // A command's line starts two spaces in; its wrapped description's
+    // continuation lines start further in.
+    for line in subcommands.filter(|l| !l.starts_with("   ")) {
         let name = line.split_whitespace().next().unwrap_or("help");
         if name != "help" {
             let mut sub = command.clone();
