@@ -1,6 +1,7 @@
 //! Findings: what `doctor` tells a person, each with the numbers it rests
 //! on, the exact remedy, and the incident it guards against.
 
+pub use crate::confidence::Confidence;
 pub use crate::evidence::Evidence;
 use numasleuth_parse::{ReadError, Unread};
 use serde::Serialize;
@@ -48,9 +49,17 @@ pub struct Finding {
     pub remedy: String,
     /// The incident this guards against, when one fits.
     pub incident: Option<&'static str>,
+    /// For a measured finding, how steady its figures were (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
 }
 
 impl Finding {
+    /// False only for a measured finding whose figures were too noisy to hold.
+    pub fn holds(&self) -> bool {
+        self.confidence.is_none_or(|c| c.holds)
+    }
+
     /// Every evidence sentence, joined by ` | `: for logs and tests.
     pub fn evidence_text(&self) -> String {
         self.evidence

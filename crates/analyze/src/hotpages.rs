@@ -324,6 +324,7 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
             steps.join("; ")
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+        confidence: None,
     }]
 }
 

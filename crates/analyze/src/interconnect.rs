@@ -6,6 +6,7 @@
 use numasleuth_model::Topology;
 use serde::Serialize;
 
+use crate::confidence::{qualify, Confidence};
 use crate::evidence::{MEASURED_MEM, REFERENCE};
 use crate::findings::{incident, Evidence, Finding, Severity};
 use crate::stats::{Summary, SPREAD_LIMIT};
@@ -115,31 +116,37 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
             };
             if let (Some(r), Some(remote), Some(local)) = (row.bandwidth_ratio, bw_remote, bw_local) {
                 if r < STARVED_BANDWIDTH_RATIO {
-                    out.findings.push(starved_bandwidth((i, t), mix, r, remote, local));
+                    out.findings.push(measured(
+                        starved_bandwidth((i, t), mix, r, remote, local),
+                        [remote, local],
+                    ));
                 }
                 if r > 1.1 {
-                    out.findings.push(inverted(
+                    let finding = inverted(
                         i,
                         t,
                         ("bandwidth", "bandwidth_ratio"),
                         r,
                         noisy(&[Some(remote), Some(local)]),
-                    ));
+                    );
+                    out.findings.push(measured(finding, [remote, local]));
                 }
             }
             if let (Some(r), Some(remote), Some(local)) = (row.latency_ratio, lat_remote, lat_local) {
                 if r < 0.9 {
-                    out.findings.push(inverted(
+                    let finding = inverted(
                         i,
                         t,
                         ("latency", "latency_ratio"),
                         r,
                         noisy(&[Some(remote), Some(local)]),
-                    ));
+                    );
+                    out.findings.push(measured(finding, [remote, local]));
                 }
                 if let Some(slit_ratio) = row.slit_ratio {
                     if r > slit_ratio * SLIT_TOLERANCE || r * SLIT_TOLERANCE < slit_ratio {
-                        out.findings.push(slit_misleading((i, t), r, slit_ratio, remote, local));
+                        let finding = slit_misleading((i, t), r, slit_ratio, remote, local);
+                        out.findings.push(measured(finding, [remote, local]));
                     }
                 }
             }
@@ -147,6 +154,12 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
         }
     }
     out
+}
+
+/// A finding over the cells `figures` with its confidence: at most INFO
+/// when they do not hold.
+fn measured(finding: Finding, figures: [&Summary; 2]) -> Finding {
+    qualify(finding, Confidence::of(figures), MEASURED_MEM)
 }
 
 /// `interconnect-bandwidth`: remote bandwidth under [`STARVED_BANDWIDTH_RATIO`]
@@ -192,6 +205,7 @@ fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, lo
                  server, changing the snoop mode gained 30% throughput"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        confidence: None,
     }
 }
 
@@ -234,6 +248,7 @@ fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary
                  platform vendor if it is far off"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        confidence: None,
     }
 }
 
@@ -253,8 +268,11 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
                  hardware; otherwise rerun on a quiet machine"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        confidence: None,
     }
 }
 
+#[cfg(test)]
+mod noise_tests;
 #[cfg(test)]
 mod tests;

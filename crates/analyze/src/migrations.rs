@@ -152,6 +152,7 @@ fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s:
              or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+        confidence: None,
     }
 }
 
@@ -199,6 +200,7 @@ fn balancing(pid: u32, pages: u64, numa: &NumaBalancing, duration_s: f64) -> Fin
                  `sysctl kernel.numa_balancing=0` when placement is managed by hand"
             .to_string(),
         incident: None,
+        confidence: None,
     }
 }
 

@@ -183,6 +183,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
             model.pid
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+        confidence: None,
     })
 }
 
@@ -362,6 +363,7 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
                  or, if the far node is intentional capacity memory (CXL, HBM), use `--preferred` and keep hot data local"
             ),
             incident: Some(incident::REMOTE_GLOBAL),
+            confidence: None,
         });
     }
     out
@@ -418,6 +420,7 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
              or interleave data every thread shares (`numactl --interleave=all CMD`)"
         ),
         incident: Some(incident::REMOTE_GLOBAL),
+        confidence: None,
     })
 }
 
@@ -459,6 +462,7 @@ pub fn interleave_in_use(model: &ProcessModel, topology: &Topology) -> Option<Fi
                  (`numactl --localalloc`, or first touch in that thread)"
             .into(),
         incident: Some(incident::INTERCONNECT),
+        confidence: None,
     })
 }
 

@@ -247,6 +247,7 @@ pub fn finding(summary: &Summary) -> Option<Finding> {
         evidence,
         remedy: remedy(&files),
         incident: Some(incident::ZONE_RECLAIM),
+        confidence: None,
     })
 }
 

@@ -237,7 +237,23 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
                  so the kernel's scheduler and every tool see it. `numasleuth c2c` shows the whole matrix."
             .into(),
         incident: None,
+        confidence: None,
     })
+}
+
+/// [`finding`] with its confidence, from the cells of the suspected pairs
+/// in `matrix` (`cpus[i]` against `cpus[j]`, as [`suspected`] reads it):
+/// at most INFO when a suspected pair's own timing was too noisy to hold.
+/// The median each pair is compared with is over many pairs, so its noise
+/// is not counted.
+pub fn measured_finding(pairs: &[SuspectedSiblings], cpus: &[u32], matrix: &[Vec<Option<Summary>>]) -> Option<Finding> {
+    let index = |cpu: u32| cpus.iter().position(|c| *c == cpu);
+    let cells = pairs.iter().filter_map(|p| {
+        let (i, j) = (index(p.cpus[0])?, index(p.cpus[1])?);
+        matrix.get(i)?.get(j)?.as_ref()
+    });
+    let confidence = crate::confidence::Confidence::of(cells);
+    finding(pairs).map(|f| crate::confidence::qualify(f, confidence, MEASURED_C2C))
 }
 
 #[cfg(test)]

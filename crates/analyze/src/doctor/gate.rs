@@ -45,6 +45,7 @@ mod tests {
             evidence: Vec::new(),
             remedy: String::new(),
             incident: None,
+            confidence: None,
         }
     }
 

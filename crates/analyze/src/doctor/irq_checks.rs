@@ -76,6 +76,7 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
                      applies it with an undo journal. Stop irqbalance or give it a policy, or it will move them back."
                 ),
                 incident: Some(incident::REMOTE_IRQ),
+                confidence: None,
             }
         })
         .collect()
@@ -101,5 +102,6 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
                  (IRQBALANCE_BANNED_CPULIST / --banirq), or your fix is undone within seconds."
             .into(),
         incident: Some(incident::REMOTE_IRQ),
+        confidence: None,
     }]
 }

@@ -118,6 +118,7 @@ pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
                     z.node
                 ),
                 incident: Some(incident::ZONE_RECLAIM),
+                confidence: None,
             }
         })
         .collect()
@@ -180,6 +181,7 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
             emptiest.0
         ),
         incident: Some(incident::ZONE_RECLAIM),
+        confidence: None,
     }]
 }
 

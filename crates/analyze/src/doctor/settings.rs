@@ -88,6 +88,7 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
                  migrations then cost CPU and add latency, and explicit `numactl` policy usually does better."
             .into(),
         incident: None,
+        confidence: None,
     }]
 }
 
@@ -109,6 +110,7 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
                  node has free memory."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
+        confidence: None,
     }]
 }
 
@@ -135,6 +137,7 @@ fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
                  compaction (khugepaged collapses later), keeping huge pages where madvise asks for them."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
+        confidence: None,
     }]
 }
 
@@ -189,5 +192,6 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
                  raises every watermark, wakes kswapd early and makes small nodes look full."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
+        confidence: None,
     }]
 }

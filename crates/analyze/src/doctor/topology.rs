@@ -63,6 +63,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                  to add their capacity or bandwidth; check memory tiering with `cat /sys/kernel/mm/numa/demotion_enabled`."
             .into(),
         incident: None,
+        confidence: None,
     }]
 }
 
@@ -92,6 +93,7 @@ fn offline(topo: &Topology) -> Vec<Finding> {
             offline.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
         ),
         incident: None,
+        confidence: None,
     }]
 }
 
@@ -131,6 +133,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
                  a package is cheaper than across sockets but not free; measure it with `numasleuth mem`."
                 .into(),
         incident: Some(incident::REMOTE_GLOBAL),
+        confidence: None,
     }]
 }
 
@@ -165,6 +168,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
                      interleaving) so the kernel can place memory near the CPUs that use it."
                 .into(),
             incident: Some(incident::REMOTE_GLOBAL),
+            confidence: None,
         });
     }
     if let Some(fake) = words.iter().find(|w| w.starts_with("numa=fake")) {
@@ -177,6 +181,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
                      production."
                 .into(),
             incident: Some(incident::REMOTE_GLOBAL),
+            confidence: None,
         });
     }
     out
@@ -276,5 +281,6 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
         evidence,
         remedy: remedy.trim_end().to_string(),
         incident: None,
+        confidence: None,
     }]
 }

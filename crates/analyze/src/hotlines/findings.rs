@@ -112,6 +112,7 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
                  false-sharing` measures the gap on this machine). Next: `{confirm}` names the code that writes it"
             ),
             incident: Some(incident::CONTENTION),
+            confidence: None,
         }
     } else {
         Finding {
@@ -125,6 +126,7 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
                  the code that writes it"
             ),
             incident: Some(incident::CONTENTION),
+            confidence: None,
         }
     }
 }
