@@ -5,11 +5,11 @@ fn finding(severity: Severity) -> Finding {
     Finding {
         id: "test",
         severity,
+        confidence: None,
         title: "remote is slow".into(),
         evidence: vec![Evidence::new("measured:mem", "measured")],
         remedy: String::new(),
         incident: None,
-        confidence: None,
     }
 }
 

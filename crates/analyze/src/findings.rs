@@ -42,6 +42,9 @@ pub struct Finding {
     /// Stable kebab-case id, listed in the README.
     pub id: &'static str,
     pub severity: Severity,
+    /// For a measured finding, how steady its figures were (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
     pub title: String,
     /// The numbers, the files they came from, and a sentence for people.
     pub evidence: Vec<Evidence>,
@@ -49,9 +52,6 @@ pub struct Finding {
     pub remedy: String,
     /// The incident this guards against, when one fits.
     pub incident: Option<&'static str>,
-    /// For a measured finding, how steady its figures were (absent otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub confidence: Option<Confidence>,
 }
 
 impl Finding {

@@ -311,6 +311,7 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
     vec![Finding {
         id: "hot-remote-memory",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "{} hot region(s) of process {pid} live away from its threads, hottest {}",
             remote.len(),
@@ -324,7 +325,6 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
             steps.join("; ")
         ),
         incident: Some(incident::REMOTE_GLOBAL),
-        confidence: None,
     }]
 }
 

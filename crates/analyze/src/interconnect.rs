@@ -168,6 +168,7 @@ fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, lo
     Finding {
         id: "interconnect-bandwidth",
         severity: Severity::Critical,
+        confidence: None,
         title: format!(
             "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",
             r * 100.0
@@ -205,7 +206,6 @@ fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, lo
                  server, changing the snoop mode gained 30% throughput"
             .into(),
         incident: Some(incident::INTERCONNECT),
-        confidence: None,
     }
 }
 
@@ -215,6 +215,7 @@ fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary
     Finding {
         id: "slit-misleading",
         severity: Severity::Info,
+        confidence: None,
         title: format!("node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"),
         evidence: vec![
             Evidence::new(
@@ -248,7 +249,6 @@ fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary
                  platform vendor if it is far off"
             .into(),
         incident: Some(incident::INTERCONNECT),
-        confidence: None,
     }
 }
 
@@ -257,6 +257,7 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
     Finding {
         id: "remote-beats-local",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("node {i}: remote node {t} measured better {what} than local memory ({ratio:.2}× local)"),
         evidence: vec![
             Evidence::new(MEASURED_MEM, format!("remote/local {what} = {ratio:.2}{noisy}"))
@@ -268,7 +269,6 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
                  hardware; otherwise rerun on a quiet machine"
             .into(),
         incident: Some(incident::INTERCONNECT),
-        confidence: None,
     }
 }
 

@@ -141,6 +141,7 @@ fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s:
     Finding {
         id: "thread-hopping-nodes",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "{} thread(s) of process {pid} move between NUMA nodes more than {HOP_RATE_PER_S} time(s) a second",
             hoppers.len()
@@ -152,7 +153,6 @@ fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s:
              or confine the service with a cpuset; check `numasleuth migrations -p {pid}` afterwards"
         ),
         incident: Some(incident::REMOTE_GLOBAL),
-        confidence: None,
     }
 }
 
@@ -192,6 +192,7 @@ fn balancing(pid: u32, pages: u64, numa: &NumaBalancing, duration_s: f64) -> Fin
     Finding {
         id: "numa-balancing-migrating",
         severity: Severity::Info,
+        confidence: None,
         title: format!("AutoNUMA is migrating pages of process {pid} ({pages} pages in {duration_s:.1} s)"),
         evidence,
         remedy: "pages follow the threads that fault on them; if the threads also move (see \
@@ -200,7 +201,6 @@ fn balancing(pid: u32, pages: u64, numa: &NumaBalancing, duration_s: f64) -> Fin
                  `sysctl kernel.numa_balancing=0` when placement is managed by hand"
             .to_string(),
         incident: None,
-        confidence: None,
     }
 }
 

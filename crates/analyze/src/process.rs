@@ -170,6 +170,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     Some(Finding {
         id: "static-data-remote",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "writable static data of {worst} is on node {far_node} while all {} threads run on node {home}",
             model.threads.len()
@@ -183,7 +184,6 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
             model.pid
         ),
         incident: Some(incident::REMOTE_GLOBAL),
-        confidence: None,
     })
 }
 
@@ -353,6 +353,7 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
         out.push(Finding {
             id: "policy-binds-cpuless-node",
             severity: Severity::Warning,
+            confidence: None,
             title: format!(
                 "memory policy {} puts memory on node(s) where process {} has no CPUs",
                 policy.policy, model.pid
@@ -363,7 +364,6 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
                  or, if the far node is intentional capacity memory (CXL, HBM), use `--preferred` and keep hot data local"
             ),
             incident: Some(incident::REMOTE_GLOBAL),
-            confidence: None,
         });
     }
     out
@@ -390,6 +390,7 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
     Some(Finding {
         id: "threads-spread-memory-local",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "threads run on nodes {} while {share:.0}% of memory sits on node {node}",
             model.thread_nodes
@@ -420,7 +421,6 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
              or interleave data every thread shares (`numactl --interleave=all CMD`)"
         ),
         incident: Some(incident::REMOTE_GLOBAL),
-        confidence: None,
     })
 }
 
@@ -456,13 +456,13 @@ pub fn interleave_in_use(model: &ProcessModel, topology: &Topology) -> Option<Fi
     Some(Finding {
         id: "interleave-in-use",
         severity: Severity::Info,
+        confidence: None,
         title: format!("process {} interleaves memory across nodes", model.pid),
         evidence,
         remedy: "Interleaving spreads bandwidth for data all threads share; data one thread uses is better local \
                  (`numactl --localalloc`, or first touch in that thread)"
             .into(),
         incident: Some(incident::INTERCONNECT),
-        confidence: None,
     })
 }
 

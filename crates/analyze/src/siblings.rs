@@ -226,6 +226,7 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
     Some(Finding {
         id: "vcpu-siblings",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "CPUs declared as separate cores behave like one core's hyperthreads ({})",
             listed.join(", ")
@@ -237,7 +238,6 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
                  so the kernel's scheduler and every tool see it. `numasleuth c2c` shows the whole matrix."
             .into(),
         incident: None,
-        confidence: None,
     })
 }
 

@@ -41,11 +41,11 @@ mod tests {
         Finding {
             id: "offline-cpus",
             severity,
+            confidence: None,
             title: String::new(),
             evidence: Vec::new(),
             remedy: String::new(),
             incident: None,
-            confidence: None,
         }
     }
 

@@ -62,6 +62,7 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
             Finding {
                 id: IRQ_OFF_NODE,
                 severity: if busy { Severity::Warning } else { Severity::Info },
+                confidence: None,
                 title: format!(
                     "{} of {} IRQs of {} {} are served off its node {node}{}",
                     bad.len(),
@@ -76,7 +77,6 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
                      applies it with an undo journal. Stop irqbalance or give it a policy, or it will move them back."
                 ),
                 incident: Some(incident::REMOTE_IRQ),
-                confidence: None,
             }
         })
         .collect()
@@ -89,6 +89,7 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
     vec![Finding {
         id: "irqbalance-running",
         severity: Severity::Info,
+        confidence: None,
         title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),
         evidence: vec![Evidence::new(
             "/proc/<pid>/comm",
@@ -102,6 +103,5 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
                  (IRQBALANCE_BANNED_CPULIST / --banirq), or your fix is undone within seconds."
             .into(),
         incident: Some(incident::REMOTE_IRQ),
-        confidence: None,
     }]
 }

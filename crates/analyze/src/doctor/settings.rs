@@ -80,6 +80,7 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
     vec![Finding {
         id: "numa-balancing",
         severity: Severity::Info,
+        confidence: None,
         title: "automatic NUMA balancing (AutoNUMA) is on".into(),
         evidence,
         remedy: "Keep it for long-running processes that rarely move between nodes and have no explicit placement. \
@@ -88,7 +89,6 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
                  migrations then cost CPU and add latency, and explicit `numactl` policy usually does better."
             .into(),
         incident: None,
-        confidence: None,
     }]
 }
 
@@ -99,6 +99,7 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
     vec![Finding {
         id: "zone-reclaim-mode",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("vm.zone_reclaim_mode = {mode}: nodes reclaim locally instead of spilling to other nodes"),
         evidence: vec![Evidence::new(
             "/proc/sys/vm/zone_reclaim_mode",
@@ -110,7 +111,6 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
                  node has free memory."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
-        confidence: None,
     }]
 }
 
@@ -121,6 +121,7 @@ fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
     vec![Finding {
         id: "transparent-hugepages",
         severity: Severity::Warning,
+        confidence: None,
         title: "THP defrag=always: page faults may stall in direct compaction".into(),
         // Words, not numbers: the values are empty, the text is the setting.
         evidence: vec![
@@ -137,7 +138,6 @@ fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
                  compaction (khugepaged collapses later), keeping huge pages where madvise asks for them."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
-        confidence: None,
     }]
 }
 
@@ -165,6 +165,7 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
     vec![Finding {
         id: "min-free-kbytes",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("vm.min_free_kbytes reserves {share_percent:.1}% of node {}", smallest.0),
         evidence: vec![
             Evidence::new(
@@ -192,6 +193,5 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
                  raises every watermark, wakes kswapd early and makes small nodes look full."
             .into(),
         incident: Some(incident::ZONE_RECLAIM),
-        confidence: None,
     }]
 }

@@ -35,6 +35,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cpu-less-nodes",
         severity: Severity::Info,
+        confidence: None,
         title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_parse::human_list(&nodes)),
         evidence: topo
             .nodes
@@ -63,7 +64,6 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                  to add their capacity or bandwidth; check memory tiering with `cat /sys/kernel/mm/numa/demotion_enabled`."
             .into(),
         incident: None,
-        confidence: None,
     }]
 }
 
@@ -75,6 +75,7 @@ fn offline(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "offline-cpus",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("CPUs {offline} are offline"),
         evidence: vec![Evidence::new(
             "/sys/devices/system/cpu/online",
@@ -93,7 +94,6 @@ fn offline(topo: &Topology) -> Vec<Finding> {
             offline.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(" ")
         ),
         incident: None,
-        confidence: None,
     }]
 }
 
@@ -126,6 +126,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "nodes-per-package",
         severity: Severity::Info,
+        confidence: None,
         title: "several NUMA nodes per package (sub-NUMA clustering / NPS mode)".into(),
         evidence: split,
         remedy:
@@ -133,7 +134,6 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
                  a package is cheaper than across sockets but not free; measure it with `numasleuth mem`."
                 .into(),
         incident: Some(incident::REMOTE_GLOBAL),
-        confidence: None,
     }]
 }
 
@@ -145,6 +145,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
         out.push(Finding {
             id: "numa-disabled",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("NUMA is off, yet the machine has {packages} package(s)"),
             evidence: vec![
                 Evidence::new(
@@ -168,20 +169,19 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
                      interleaving) so the kernel can place memory near the CPUs that use it."
                 .into(),
             incident: Some(incident::REMOTE_GLOBAL),
-            confidence: None,
         });
     }
     if let Some(fake) = words.iter().find(|w| w.starts_with("numa=fake")) {
         out.push(Finding {
             id: "numa-disabled",
             severity: Severity::Info,
+            confidence: None,
             title: "fake NUMA nodes: node boundaries do not reflect hardware".into(),
             evidence: vec![Evidence::new("/proc/cmdline", format!("/proc/cmdline contains {fake}"))],
             remedy: "Do not read measured node-to-node differences as hardware effects; remove numa=fake for \
                      production."
                 .into(),
             incident: Some(incident::REMOTE_GLOBAL),
-            confidence: None,
         });
     }
     out
@@ -277,10 +277,10 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cgroup-restricted",
         severity: Severity::Info,
+        confidence: None,
         title: title.into(),
         evidence,
         remedy: remedy.trim_end().to_string(),
         incident: None,
-        confidence: None,
     }]
 }

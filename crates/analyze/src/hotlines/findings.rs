@@ -104,6 +104,7 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
         Finding {
             id: "false-sharing",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("threads of process {pid} write different data on one cache line ({name})"),
             evidence,
             remedy: format!(
@@ -112,12 +113,12 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
                  false-sharing` measures the gap on this machine). Next: `{confirm}` names the code that writes it"
             ),
             incident: Some(incident::CONTENTION),
-            confidence: None,
         }
     } else {
         Finding {
             id: "contended-line",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("threads of process {pid} contend for one cache line ({name})"),
             evidence,
             remedy: format!(
@@ -126,7 +127,6 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
                  the code that writes it"
             ),
             incident: Some(incident::CONTENTION),
-            confidence: None,
         }
     }
 }
