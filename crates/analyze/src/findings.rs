@@ -1,6 +1,7 @@
 //! Findings: what `doctor` tells a person, each with the numbers it rests
 //! on, the exact remedy, and the incident it guards against.
 
+pub use crate::confidence::Confidence;
 pub use crate::evidence::Evidence;
 use numasleuth_parse::{ReadError, Unread};
 use serde::Serialize;
@@ -47,6 +48,9 @@ pub struct Finding {
     /// Stable kebab-case id, listed in the README.
     pub id: &'static str,
     pub severity: Severity,
+    /// For a measured finding, how steady its figures were (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
     pub title: String,
     /// The numbers, the files they came from, and a sentence for people.
     pub evidence: Vec<Evidence>,
@@ -62,6 +66,11 @@ pub struct Finding {
 }
 
 impl Finding {
+    /// False only for a measured finding whose figures were too noisy to hold.
+    pub fn holds(&self) -> bool {
+        self.confidence.is_none_or(|c| c.holds)
+    }
+
     /// Every evidence sentence, joined by ` | `: for logs and tests.
     pub fn evidence_text(&self) -> String {
         self.evidence

@@ -227,6 +227,7 @@ pub fn findings(ranked: &[HotRegion], thread_nodes: &IdList, pid: u32) -> Vec<Fi
     vec![Finding {
         id: HOT_REMOTE_MEMORY,
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "{} hot region(s) of process {pid} live away from its threads, hottest {}",
             remote.len(),

@@ -6,6 +6,7 @@
 use numasleuth_model::Topology;
 use serde::Serialize;
 
+use crate::confidence::{qualify, Confidence};
 use crate::evidence::{MEASURED_MEM, REFERENCE};
 use crate::findings::{incident, Evidence, Finding, Severity};
 use crate::stats::{Summary, SPREAD_LIMIT};
@@ -115,31 +116,37 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
             };
             if let (Some(r), Some(remote), Some(local)) = (row.bandwidth_ratio, bw_remote, bw_local) {
                 if r < STARVED_BANDWIDTH_RATIO {
-                    out.findings.push(starved_bandwidth((i, t), mix, r, remote, local));
+                    out.findings.push(measured(
+                        starved_bandwidth((i, t), mix, r, remote, local),
+                        [remote, local],
+                    ));
                 }
                 if r > 1.1 {
-                    out.findings.push(inverted(
+                    let finding = inverted(
                         i,
                         t,
                         ("bandwidth", "bandwidth_ratio"),
                         r,
                         noisy(&[Some(remote), Some(local)]),
-                    ));
+                    );
+                    out.findings.push(measured(finding, [remote, local]));
                 }
             }
             if let (Some(r), Some(remote), Some(local)) = (row.latency_ratio, lat_remote, lat_local) {
                 if r < 0.9 {
-                    out.findings.push(inverted(
+                    let finding = inverted(
                         i,
                         t,
                         ("latency", "latency_ratio"),
                         r,
                         noisy(&[Some(remote), Some(local)]),
-                    ));
+                    );
+                    out.findings.push(measured(finding, [remote, local]));
                 }
                 if let Some(slit_ratio) = row.slit_ratio {
                     if r > slit_ratio * SLIT_TOLERANCE || r * SLIT_TOLERANCE < slit_ratio {
-                        out.findings.push(slit_misleading((i, t), r, slit_ratio, remote, local));
+                        let finding = slit_misleading((i, t), r, slit_ratio, remote, local);
+                        out.findings.push(measured(finding, [remote, local]));
                     }
                 }
             }
@@ -149,12 +156,19 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
     out
 }
 
+/// A finding over the cells `figures` with its confidence: at most INFO
+/// when they do not hold.
+fn measured(finding: Finding, figures: [&Summary; 2]) -> Finding {
+    qualify(finding, Confidence::of(figures), MEASURED_MEM)
+}
+
 /// `interconnect-bandwidth`: remote bandwidth under [`STARVED_BANDWIDTH_RATIO`]
 /// of local, for the pair `(i, t)`.
 fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, local: &Summary) -> Finding {
     Finding {
         id: "interconnect-bandwidth",
         severity: Severity::Critical,
+        confidence: None,
         title: format!(
             "remote {mix} bandwidth from node {i} to node {t} is {:.0}% of local",
             r * 100.0
@@ -202,6 +216,7 @@ fn slit_misleading((i, t): (u32, u32), r: f64, slit_ratio: f64, remote: &Summary
     Finding {
         id: "slit-misleading",
         severity: Severity::Info,
+        confidence: None,
         title: format!("node {i} → node {t}: measured latency ratio {r:.2}× differs from the SLIT's {slit_ratio:.2}×"),
         evidence: vec![
             Evidence::new(
@@ -244,6 +259,7 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
     Finding {
         id: "remote-beats-local",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("node {i}: remote node {t} measured better {what} than local memory ({ratio:.2}× local)"),
         evidence: vec![
             Evidence::new(MEASURED_MEM, format!("remote/local {what} = {ratio:.2}{noisy}"))
@@ -259,5 +275,7 @@ fn inverted(i: u32, t: u32, (what, ratio_name): (&str, &'static str), ratio: f64
     }
 }
 
+#[cfg(test)]
+mod noise_tests;
 #[cfg(test)]
 mod tests;

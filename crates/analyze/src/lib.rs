@@ -6,6 +6,7 @@
 
 pub mod bisect;
 pub mod c2c;
+pub mod confidence;
 pub mod cpu_sample;
 pub mod doctor;
 pub mod evidence;

@@ -141,6 +141,7 @@ fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s:
     Finding {
         id: "thread-hopping-nodes",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "{} thread(s) of process {pid} move between NUMA nodes more than {HOP_RATE_PER_S} time(s) a second",
             hoppers.len()
@@ -192,6 +193,7 @@ fn balancing(pid: u32, pages: u64, numa: &NumaBalancing, duration_s: f64) -> Fin
     Finding {
         id: "numa-balancing-migrating",
         severity: Severity::Info,
+        confidence: None,
         title: format!("AutoNUMA is migrating pages of process {pid} ({pages} pages in {duration_s:.1} s)"),
         evidence,
         remedy: "pages follow the threads that fault on them; if the threads also move (see \

@@ -173,6 +173,7 @@ pub fn static_data_remote(model: &ProcessModel) -> Option<Finding> {
     Some(Finding {
         id: STATIC_DATA_REMOTE,
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "writable static data of {worst} is on node {far_node} while all {} threads run on node {home}",
             model.threads.len()
@@ -356,6 +357,7 @@ pub fn policy_binds_cpuless_node(model: &ProcessModel, topology: &Topology) -> V
         out.push(Finding {
             id: "policy-binds-cpuless-node",
             severity: Severity::Warning,
+            confidence: None,
             title: format!(
                 "memory policy {} puts memory on node(s) where process {} has no CPUs",
                 policy.policy, model.pid
@@ -393,6 +395,7 @@ pub fn threads_spread_memory_local(model: &ProcessModel) -> Option<Finding> {
     Some(Finding {
         id: "threads-spread-memory-local",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "threads run on nodes {} while {share:.0}% of memory sits on node {node}",
             model.thread_nodes
@@ -459,6 +462,7 @@ pub fn interleave_in_use(model: &ProcessModel, topology: &Topology) -> Option<Fi
     Some(Finding {
         id: "interleave-in-use",
         severity: Severity::Info,
+        confidence: None,
         title: format!("process {} interleaves memory across nodes", model.pid),
         evidence,
         remedy: "Interleaving spreads bandwidth for data all threads share; data one thread uses is better local \

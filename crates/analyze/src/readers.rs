@@ -237,6 +237,7 @@ pub fn finding(summary: &Summary) -> Option<Finding> {
     Some(Finding {
         id: "lock-taking-reader",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "{} process(es) read kernel files that take the allocator's locks ({} opens in {:.1} s): {}",
             summary.readers.len(),

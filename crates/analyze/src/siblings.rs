@@ -226,6 +226,7 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
     Some(Finding {
         id: "vcpu-siblings",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "CPUs declared as separate cores behave like one core's hyperthreads ({})",
             listed.join(", ")
@@ -239,6 +240,21 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
         incident: None,
         explains: Vec::new(),
     })
+}
+
+/// [`finding`] with its confidence, from the cells of the suspected pairs
+/// in `matrix` (`cpus[i]` against `cpus[j]`, as [`suspected`] reads it):
+/// at most INFO when a suspected pair's own timing was too noisy to hold.
+/// The median each pair is compared with is over many pairs, so its noise
+/// is not counted.
+pub fn measured_finding(pairs: &[SuspectedSiblings], cpus: &[u32], matrix: &[Vec<Option<Summary>>]) -> Option<Finding> {
+    let index = |cpu: u32| cpus.iter().position(|c| *c == cpu);
+    let cells = pairs.iter().filter_map(|p| {
+        let (i, j) = (index(p.cpus[0])?, index(p.cpus[1])?);
+        matrix.get(i)?.get(j)?.as_ref()
+    });
+    let confidence = crate::confidence::Confidence::of(cells);
+    finding(pairs).map(|f| crate::confidence::qualify(f, confidence, MEASURED_C2C))
 }
 
 #[cfg(test)]

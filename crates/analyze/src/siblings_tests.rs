@@ -194,3 +194,65 @@ fn pair_medians_keep_each_median_and_each_gap() {
     assert_eq!(pair_medians(&matrix), [vec![None, Some(40.0)], vec![Some(42.5), None]]);
     assert!(pair_medians(&[]).is_empty());
 }
+
+/// The issue's matrix rebuilt from raw timings (200 transfers a sample, 5
+/// samples a pair), each pair within ±2% of its median except where
+/// `noisy` says: those pairs' samples spread from 0.5× to 2× their median.
+fn timed_issue_matrix(noisy: &[(usize, usize)]) -> Vec<Vec<Option<crate::stats::Summary>>> {
+    let medians = parse_matrix(ISSUE_MATRIX);
+    let mut pairs = Vec::new();
+    for (a, row) in medians.iter().enumerate() {
+        for (b, ns) in row.iter().enumerate().skip(a + 1) {
+            let Some(ns) = ns else { continue };
+            let factors: &[f64] = if noisy.contains(&(a, b)) {
+                &[0.5, 1.0, 2.0, 1.0, 0.6]
+            } else {
+                &[0.98, 1.0, 1.02, 1.0, 0.99]
+            };
+            let timing = crate::timing::TimedSamples {
+                elapsed_ns: factors.iter().map(|f| (ns * f * 200.0) as u64).collect(),
+                timer_overhead_ns: 0.0,
+                timer_reads_per_sample: 1,
+                ops_per_sample: 200,
+            };
+            pairs.push((a, b, timing));
+        }
+    }
+    crate::c2c::matrix(medians.len(), pairs, false).latency_ns
+}
+
+#[test]
+fn steady_sibling_pairs_warn_and_carry_their_confidence() {
+    let matrix = timed_issue_matrix(&[]);
+    let cpus: Vec<u32> = (0..16).collect();
+    let found = suspected(&machine(1, 16, 1), &cpus, &pair_medians(&matrix));
+    let finding = measured_finding(&found, &cpus, &matrix).expect("the issue's pairs");
+    assert_eq!(finding.severity, Severity::Warning);
+    let confidence = finding.confidence.expect("measured");
+    assert!(confidence.holds && confidence.samples == 5, "{confidence:?}");
+    assert!(!finding.title.contains("inconclusive"), "{}", finding.title);
+}
+
+#[test]
+fn a_noisy_sibling_pair_is_only_inconclusive() {
+    let matrix = timed_issue_matrix(&[(7, 13)]);
+    let cpus: Vec<u32> = (0..16).collect();
+    let found = suspected(&machine(1, 16, 1), &cpus, &pair_medians(&matrix));
+    assert_eq!(found.len(), 2, "the medians still stand out: {found:?}");
+    let finding = measured_finding(&found, &cpus, &matrix).expect("the issue's pairs");
+    assert_eq!(finding.severity, Severity::Info);
+    let confidence = finding.confidence.expect("measured");
+    assert!(!confidence.holds && confidence.spread_pct > 100.0, "{confidence:?}");
+    assert!(
+        finding
+            .title
+            .ends_with(&format!("(inconclusive: spread {:.0}%)", confidence.spread_pct)),
+        "{}",
+        finding.title
+    );
+    let last = finding.evidence.last().expect("the spread");
+    assert_eq!(
+        (last.source.as_str(), last.values.float("spread_pct")),
+        (MEASURED_C2C, Some(confidence.spread_pct))
+    );
+}

@@ -10,6 +10,7 @@
 //! in small functions with `SAFETY` comments, mostly in `sys`.
 
 pub mod affinity;
+pub mod again;
 pub mod bandwidth;
 pub mod buffer;
 pub mod c2c;

@@ -61,9 +61,20 @@ pub fn latency_cells(
     stop: &Stop,
     observe: &mut dyn FnMut(&Cell),
 ) -> Result<ChaseCells, StepError<Cell, PhaseError>> {
+    latency_cells_at(plan, by_column(plan.cpus.len(), plan.targets.len()), stop, observe)
+}
+
+/// [`latency_cells`] for `cells` only (to measure some again), in their
+/// order: a column's buffer is set up again whenever the column changes.
+pub fn latency_cells_at(
+    plan: ChasePlan<'_>,
+    cells: Vec<Cell>,
+    stop: &Stop,
+    observe: &mut dyn FnMut(&Cell),
+) -> Result<ChaseCells, StepError<Cell, PhaseError>> {
     let mut buffers = Vec::new();
     let mut current: Option<(usize, ChaseBuffer)> = None;
-    let cells = steps::run(by_column(plan.cpus.len(), plan.targets.len()), stop, observe, |cell| {
+    let cells = steps::run(cells, stop, observe, |cell| {
         // The last column's buffer is freed here, before the next is set up.
         let kept = current.take().filter(|(column, _)| *column == cell.column);
         let (_, buffer) = match kept {
@@ -103,7 +114,17 @@ pub fn bandwidth_cells(
     stop: &Stop,
     observe: &mut dyn FnMut(&Cell),
 ) -> Result<Vec<(Cell, BandwidthSamples)>, StepError<Cell>> {
-    let cells = by_row(plan.cpus_by_row.len(), plan.targets.len());
+    bandwidth_cells_at(plan, by_row(plan.cpus_by_row.len(), plan.targets.len()), stop, observe)
+}
+
+/// [`bandwidth_cells`] for `cells` only (to measure some again), in their
+/// order.
+pub fn bandwidth_cells_at(
+    plan: StreamPlan<'_>,
+    cells: Vec<Cell>,
+    stop: &Stop,
+    observe: &mut dyn FnMut(&Cell),
+) -> Result<Vec<(Cell, BandwidthSamples)>, StepError<Cell>> {
     steps::run(cells, stop, observe, |cell| {
         bandwidth::measure(&BandwidthConfig {
             mix: plan.mix,

@@ -120,3 +120,32 @@ fn a_bandwidth_row_without_cpus_names_its_cell() {
     let err = bandwidth_cells(plan, &Stop::new(), &mut |_| {}).unwrap_err();
     assert_eq!(err.step, Cell { row: 0, column: 0 });
 }
+
+#[test]
+fn some_cells_can_be_measured_again_each_column_with_its_own_buffer() {
+    let cpu = crate::affinity::allowed_cpus().unwrap()[0];
+    let cpus = [cpu, cpu];
+    let chase = ChasePlan {
+        cpus: &cpus,
+        targets: &[0, 0],
+        buffer_bytes: 64 << 10,
+        pages: PageKind::Small,
+        sampling: QUICK,
+    };
+    let again = latency_cells_at(chase, cells(&[(1, 0), (0, 1), (1, 1)]), &Stop::new(), &mut |_| {}).unwrap();
+    let chased: Vec<Cell> = again.cells.iter().map(|(c, _)| *c).collect();
+    assert_eq!(chased, cells(&[(1, 0), (0, 1), (1, 1)]));
+    let columns: Vec<usize> = again.buffers.iter().map(|(column, _)| *column).collect();
+    assert_eq!(columns, vec![0, 1]);
+    let cpus_by_row = [vec![cpu], vec![cpu]];
+    let stream = StreamPlan {
+        cpus_by_row: &cpus_by_row,
+        targets: &[0, 0],
+        mix: Mix::Read,
+        total_bytes: 64 << 10,
+        pages: PageKind::Small,
+        sampling: QUICK,
+    };
+    let again = bandwidth_cells_at(stream, cells(&[(1, 1)]), &Stop::new(), &mut |_| {}).unwrap();
+    assert_eq!(again.iter().map(|(c, _)| *c).collect::<Vec<_>>(), cells(&[(1, 1)]));
+}

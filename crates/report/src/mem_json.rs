@@ -17,6 +17,10 @@
 //! latency matrix also carries `self_check`, the chase at twice the size
 //! (`flattened` false when they differ by more than 10%), or
 //! `self_check_skipped` with the reason it did not run.
+//!
+//! `measured_again` lists the matrix cells whose spread did not hold the
+//! first time and were measured again (`matrix`, `initiator`, `node`,
+//! `times`); the matrices hold each cell's last measurement.
 
 use numasleuth_analyze::interconnect::Interconnect;
 use numasleuth_analyze::latency_check::CurveCheck;
@@ -43,6 +47,9 @@ pub struct MemDocument {
     pub placement_verified: bool,
     pub placements: Vec<PlacementCheck>,
     pub interconnect: Interconnect,
+    /// Matrix cells whose spread did not hold, measured again (their
+    /// figures are from the last time); empty when every cell held.
+    pub measured_again: Vec<MeasuredAgain>,
     pub warnings: Vec<String>,
     /// With `--raw`: every cell's samples as measured, from which
     /// `numasleuth_analyze::timing` derives the figures above.
@@ -115,6 +122,18 @@ pub struct LoadedPoint {
     pub latency_ns: Option<Summary>,
 }
 
+/// A matrix cell measured again because its figure did not hold
+/// (`numasleuth_analyze::confidence::holds`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeasuredAgain {
+    /// `latency` or `bandwidth`.
+    pub matrix: &'static str,
+    pub initiator: u32,
+    pub node: u32,
+    /// How many more times than once it was measured.
+    pub times: u32,
+}
+
 /// Where one buffer's pages were found.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PlacementCheck {
@@ -141,6 +160,7 @@ impl MemDocument {
             placement_verified: false,
             placements: Vec::new(),
             interconnect: Interconnect::default(),
+            measured_again: Vec::new(),
             warnings: Vec::new(),
             raw: None,
         }

@@ -41,6 +41,7 @@ mod tests {
         Finding {
             id: "offline-cpus",
             severity,
+            confidence: None,
             title: String::new(),
             evidence: Vec::new(),
             remedy: String::new(),

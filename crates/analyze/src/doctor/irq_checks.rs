@@ -62,6 +62,7 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
             Finding {
                 id: IRQ_OFF_NODE,
                 severity: if busy { Severity::Warning } else { Severity::Info },
+                confidence: None,
                 title: format!(
                     "{} of {} IRQs of {} {} are served off its node {node}{}",
                     bad.len(),
@@ -89,6 +90,7 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
     vec![Finding {
         id: "irqbalance-running",
         severity: Severity::Info,
+        confidence: None,
         title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),
         evidence: vec![Evidence::new(
             "/proc/<pid>/comm",

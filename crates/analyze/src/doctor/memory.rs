@@ -109,6 +109,7 @@ pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
             Finding {
                 id: "zone-watermark-pressure",
                 severity,
+                confidence: None,
                 title: format!("node {} zone {} is {state}", z.node, z.name),
                 evidence: watermark_evidence(z, page_bytes),
                 remedy: format!(
@@ -149,6 +150,7 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "free-memory-imbalance",
         severity: Severity::Warning,
+        confidence: None,
         title: format!(
             "node {} is {:.0}% free while node {} is {:.0}% free",
             emptiest.0,

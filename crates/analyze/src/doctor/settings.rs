@@ -80,6 +80,7 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
     vec![Finding {
         id: "numa-balancing",
         severity: Severity::Info,
+        confidence: None,
         title: "automatic NUMA balancing (AutoNUMA) is on".into(),
         evidence,
         remedy: "Keep it for long-running processes that rarely move between nodes and have no explicit placement. \
@@ -99,6 +100,7 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
     vec![Finding {
         id: "zone-reclaim-mode",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("vm.zone_reclaim_mode = {mode}: nodes reclaim locally instead of spilling to other nodes"),
         evidence: vec![Evidence::new(
             "/proc/sys/vm/zone_reclaim_mode",
@@ -121,6 +123,7 @@ fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
     vec![Finding {
         id: "transparent-hugepages",
         severity: Severity::Warning,
+        confidence: None,
         title: "THP defrag=always: page faults may stall in direct compaction".into(),
         // Words, not numbers: the values are empty, the text is the setting.
         evidence: vec![
@@ -165,6 +168,7 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
     vec![Finding {
         id: "min-free-kbytes",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("vm.min_free_kbytes reserves {share_percent:.1}% of node {}", smallest.0),
         evidence: vec![
             Evidence::new(

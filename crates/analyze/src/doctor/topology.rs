@@ -35,6 +35,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cpu-less-nodes",
         severity: Severity::Info,
+        confidence: None,
         title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_parse::human_list(&nodes)),
         evidence: topo
             .nodes
@@ -75,6 +76,7 @@ fn offline(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "offline-cpus",
         severity: Severity::Warning,
+        confidence: None,
         title: format!("CPUs {offline} are offline"),
         evidence: vec![Evidence::new(
             "/sys/devices/system/cpu/online",
@@ -126,6 +128,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "nodes-per-package",
         severity: Severity::Info,
+        confidence: None,
         title: "several NUMA nodes per package (sub-NUMA clustering / NPS mode)".into(),
         evidence: split,
         remedy:
@@ -145,6 +148,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
         out.push(Finding {
             id: "numa-disabled",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("NUMA is off, yet the machine has {packages} package(s)"),
             evidence: vec![
                 Evidence::new(
@@ -175,6 +179,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
         out.push(Finding {
             id: "numa-disabled",
             severity: Severity::Info,
+            confidence: None,
             title: "fake NUMA nodes: node boundaries do not reflect hardware".into(),
             evidence: vec![Evidence::new("/proc/cmdline", format!("/proc/cmdline contains {fake}"))],
             remedy: "Do not read measured node-to-node differences as hardware effects; remove numa=fake for \
@@ -277,6 +282,7 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
     vec![Finding {
         id: "cgroup-restricted",
         severity: Severity::Info,
+        confidence: None,
         title: title.into(),
         evidence,
         remedy: remedy.trim_end().to_string(),

@@ -104,6 +104,7 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
         Finding {
             id: "false-sharing",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("threads of process {pid} write different data on one cache line ({name})"),
             evidence,
             remedy: format!(
@@ -118,6 +119,7 @@ fn finding(pid: u32, l: &NamedLine, accesses: u64, duration_s: f64) -> Finding {
         Finding {
             id: "contended-line",
             severity: Severity::Warning,
+            confidence: None,
             title: format!("threads of process {pid} contend for one cache line ({name})"),
             evidence,
             remedy: format!(

@@ -330,6 +330,14 @@ impl Progress {
         }
     }
 
+    /// Adds `steps` to those planned (cells measured again).
+    pub fn plan_more(&mut self, steps: u64) {
+        self.total += steps;
+        if let Some(bar) = &self.bar {
+            bar.set_length(self.total);
+        }
+    }
+
     /// Whether a stop (Ctrl-C, SIGTERM) was asked for: the caller ends
     /// before its next step.
     pub fn stopped(&self) -> bool {

@@ -26,7 +26,7 @@ use numasleuth_report::mem_json::{BandwidthMatrix, LatencyMatrix, MemDocument};
 use super::measure_args::{MemArgs, MemMode, MemOptions, MixArg};
 use super::measure_plan::{self, placement_check, step_error, Machine, Progress};
 use super::output::Aliases;
-use super::{measure_raw, mem_curves, mem_sizing};
+use super::{measure_raw, mem_again, mem_curves, mem_sizing};
 
 /// Resolved knobs shared by every `mem` mode. Buffer sizes are not among
 /// them: each measurement sizes its working set from the caches of the
@@ -204,10 +204,13 @@ fn latency_matrix(
         pages: settings.pages,
         sampling: settings.sampling,
     };
-    let done = mem_grids::latency_cells(plan, &progress.stop_token(), &mut |c| {
+    let mut done = mem_grids::latency_cells(plan, &progress.stop_token(), &mut |c| {
         progress.step(&format!("latency {}→{}", initiators[c.row], targets[c.column]));
     })
     .map_err(|e| chase_error(e, &cpus, targets))?;
+    let again = mem_again::latency(plan, (initiators, targets), &mut done, progress);
+    doc.measured_again
+        .extend(again.map_err(|e| chase_error(e, &cpus, targets))?);
     let matrix = record_chases(doc, (initiators, targets, &cpus), &done);
     let (self_check, self_check_skipped) = if progress.stopped() {
         (None, Some("stopped before the self-check".to_string()))
@@ -341,16 +344,19 @@ fn bandwidth_matrix(
         sampling: settings.sampling,
     };
     let cell_name = |c: &Cell| (initiators[c.row], targets[c.column]);
-    let done = mem_grids::bandwidth_cells(plan, &progress.stop_token(), &mut |c| {
-        let (initiator, target) = cell_name(c);
-        progress.step(&format!("bandwidth {initiator}→{target}"));
-    })
-    .map_err(|e| {
+    let failed = |e| {
         step_error(e, |c| {
             let (initiator, target) = cell_name(c);
             format!("bandwidth from node {initiator} to node {target}")
         })
-    })?;
+    };
+    let mut done = mem_grids::bandwidth_cells(plan, &progress.stop_token(), &mut |c| {
+        let (initiator, target) = cell_name(c);
+        progress.step(&format!("bandwidth {initiator}→{target}"));
+    })
+    .map_err(failed)?;
+    let again = mem_again::bandwidth(plan, (initiators, targets), &mut done, progress);
+    doc.measured_again.extend(again.map_err(failed)?);
     let (per_thread, non_temporal) = done
         .last()
         .map_or((0, false), |(_, s)| (s.buffer_bytes_per_thread, s.non_temporal_stores));

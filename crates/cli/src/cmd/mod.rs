@@ -27,6 +27,7 @@ pub mod measure_args;
 pub mod measure_plan;
 pub mod measure_raw;
 pub mod mem;
+pub mod mem_again;
 pub mod mem_curves;
 pub mod mem_sizing;
 pub mod meminfo;

@@ -19,7 +19,7 @@ use numasleuth_model::readers::{Ancestor, LockFile, Method, Open, ReaderProcess,
 use numasleuth_report::c2c_json::{self, C2cDocument};
 use numasleuth_report::measure_export::{C2cReport, MemReport};
 use numasleuth_report::mem_json::{
-    BandwidthMatrix, LatencyMatrix, Loaded, LoadedPoint, MemDocument, PlacementCheck, Sweep, SweepPoint,
+    BandwidthMatrix, LatencyMatrix, Loaded, LoadedPoint, MeasuredAgain, MemDocument, PlacementCheck, Sweep, SweepPoint,
 };
 use numasleuth_report::probe_latency::{self, ProbeReaders, ProbeReport};
 
@@ -128,6 +128,13 @@ pub(crate) fn mem_document() -> MemDocument {
         findings: Vec::new(),
     };
     doc.warnings = vec!["bandwidth node 0 → node 1 is noisy: p10–p90 spread 53% of the median".into()];
+    // Measured twice more, and still noisy.
+    doc.measured_again = vec![MeasuredAgain {
+        matrix: "bandwidth",
+        initiator: 0,
+        node: 1,
+        times: 2,
+    }];
     doc
 }
 
