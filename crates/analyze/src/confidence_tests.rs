@@ -10,6 +10,7 @@ fn finding(severity: Severity) -> Finding {
         evidence: vec![Evidence::new("measured:mem", "measured")],
         remedy: String::new(),
         incident: None,
+        explains: Vec::new(),
     }
 }
 

@@ -154,12 +154,18 @@ impl Diagnosis {
     }
 
     /// The one ranking rule (docs/doctor.md, "Ranking"): most severe
-    /// first; within a severity, a finding that explains others before
-    /// those it does not; otherwise in the order the checks ran, so output
-    /// is repeatable.
+    /// first; within a severity, a measurement that holds before one that
+    /// does not, then a finding that explains others before those it does
+    /// not; otherwise in the order the checks ran, so output is
+    /// repeatable.
     pub fn rank(&mut self) {
-        self.findings
-            .sort_by_key(|f| (std::cmp::Reverse(f.severity), std::cmp::Reverse(!f.explains.is_empty())));
+        self.findings.sort_by_key(|f| {
+            (
+                std::cmp::Reverse(f.severity),
+                std::cmp::Reverse(f.holds()),
+                std::cmp::Reverse(!f.explains.is_empty()),
+            )
+        });
     }
 
     pub fn worst(&self) -> Option<Severity> {

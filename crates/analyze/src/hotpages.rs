@@ -306,6 +306,7 @@ pub fn unseen(regions: &[HotRegion], window: Window) -> Option<Finding> {
         ),
         incident: Some(incident::REMOTE_GLOBAL),
         explains: Vec::new(),
+        confidence: None,
     })
 }
 

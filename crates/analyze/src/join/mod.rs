@@ -179,6 +179,7 @@ fn finding(clues: &Clues<'_>, r: &Remote<'_>) -> Finding {
         remedy: remedy(clues.pid, r, global),
         incident: Some(incident::REMOTE_GLOBAL),
         explains: SYMPTOMS.to_vec(),
+        confidence: None,
     }
 }
 

@@ -35,6 +35,7 @@ fn finding(id: &'static str, evidence: Vec<Evidence>) -> Finding {
         remedy: String::new(),
         incident: None,
         explains: Vec::new(),
+        confidence: None,
     }
 }
 

@@ -261,6 +261,7 @@ fn static_data_remote_names_the_hottest_symbols_sampled_there() {
         remedy: String::new(),
         incident: None,
         explains: Vec::new(),
+        confidence: None,
     }];
     name_hot_symbols(&mut findings, &hot_static_symbols(&c));
     assert_eq!(
@@ -268,4 +269,50 @@ fn static_data_remote_names_the_hottest_symbols_sampled_there() {
         "the hottest symbols sampled in this static data: nil_root (400 sampled accesses)"
     );
     assert!(hot_static_symbols(&clues(&lines, &[], None, accesses)).is_empty());
+}
+
+/// docs/doctor.md's one ranking rule: severity, then confidence, then
+/// whether a finding explains others, then the order the checks ran.
+#[test]
+fn the_one_ranking_rule() {
+    let make = |id: &'static str, severity, holds: Option<bool>, explains: bool| Finding {
+        id,
+        severity,
+        confidence: holds.map(|holds| crate::findings::Confidence {
+            spread_pct: if holds { 5.0 } else { 40.0 },
+            samples: 5,
+            holds,
+            spread_limit_pct: 20.0,
+        }),
+        title: id.into(),
+        evidence: Vec::new(),
+        remedy: String::new(),
+        incident: None,
+        explains: if explains { vec!["x"] } else { Vec::new() },
+    };
+    let mut diagnosis = crate::findings::Diagnosis::default();
+    diagnosis.ran(
+        "all",
+        vec![
+            make("info-first-ran", Severity::Info, None, false),
+            make("warning-noisy", Severity::Warning, Some(false), true),
+            make("warning-symptom", Severity::Warning, None, false),
+            make("warning-cause", Severity::Warning, Some(true), true),
+            make("critical", Severity::Critical, None, false),
+            make("info-second-ran", Severity::Info, None, false),
+        ],
+    );
+    diagnosis.rank();
+    let order: Vec<&str> = diagnosis.findings.iter().map(|f| f.id).collect();
+    assert_eq!(
+        order,
+        [
+            "critical",
+            "warning-cause",
+            "warning-symptom",
+            "warning-noisy",
+            "info-first-ran",
+            "info-second-ran"
+        ]
+    );
 }
