@@ -144,7 +144,10 @@ fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
             "numasleuth doctor -p victim --measure --json".to_string(),
         ));
     }
-    let host = env::require(&format!("qemu guest {}", spec.name));
+    let mut host = env::require(&format!("qemu guest {}", spec.name));
+    if kernel == Kernel::Debian6_12 {
+        host.timeout_secs = host.timeout_secs.max(crate::guests::MEASURE_TIMEOUT_SECS);
+    }
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, expect);
 }
