@@ -26,20 +26,9 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The placement model of one process; `doctor --pid` judges it too. A
-/// process a snapshot lacks is named with what the snapshot holds.
+/// The placement model of one process (`inspect`, `runs`, `top`, `serve`).
+/// A process a snapshot lacks is named with what the snapshot holds.
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
-    model_and_objects(root, pid, all_mappings, topology).map(|(model, _)| model)
-}
-
-/// [`model`], and the ELF objects placed on the way (`snapshot -p` keeps
-/// their build-ids).
-pub fn model_and_objects(
-    root: &Root,
-    pid: u32,
-    all_mappings: bool,
-    topology: &Topology,
-) -> anyhow::Result<(ProcessModel, numasleuth_symbols::ProcessObjects)> {
     super::process_stat(root, pid)?;
-    numasleuth_app::process::model_and_objects(root, pid, all_mappings, topology)
+    numasleuth_app::process::model(root, pid, all_mappings, topology)
 }

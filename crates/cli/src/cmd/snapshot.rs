@@ -85,7 +85,7 @@ fn resolve(root: &Root, given: &[ProcessRef]) -> anyhow::Result<Vec<u32>> {
 /// `lines -p` and `doctor -p` do, so a replay finds every file they read,
 /// and keeps each mapped object's path and build-id.
 fn capture(recording_root: &Root, pid: u32, topology: &Topology) -> anyhow::Result<()> {
-    let (_, objects) = super::inspect::model_and_objects(recording_root, pid, false, topology)?;
+    let (_, objects) = numasleuth_app::process::model_and_objects(recording_root, pid, false, topology)?;
     for file in ["status", "comm", "cmdline"] {
         recording_root.read_optional(&format!("proc/{pid}/{file}"))?;
     }
