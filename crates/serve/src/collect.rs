@@ -28,8 +28,9 @@ use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
 use numasleuth_report::openmetrics::{BuildInfo, Exposition, NodeMetrics, ProcessMetrics, ReclaimMetrics, Watermark};
 
-/// Reads a `--pid` process's memory model (the CLI's `inspect` reader,
-/// which places its ELF objects too).
+/// Reads a `--pid` process's memory model: the application layer's
+/// (`numasleuth_app::process`, which places its ELF objects too), or a
+/// test's stand-in.
 pub type ProcessReader = dyn Fn(&Root, u32, &Topology) -> anyhow::Result<ProcessModel> + Send + Sync;
 
 /// The part refreshed every `--interval`.

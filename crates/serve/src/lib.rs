@@ -58,9 +58,21 @@ pub enum Ended {
     Stopped,
 }
 
-/// Exports until `stop` is set (or once). `process` reads a `--pid`
-/// process's memory model; `tell` receives each line for the person.
-pub fn run(
+/// Exports until `stop` is set (or once); `tell` receives each line for
+/// the person. A `--pid` process's memory model is the application
+/// layer's (`numasleuth_app::process`), the one `inspect` and `doctor -p`
+/// build.
+pub fn run(root: &Root, options: &Options, stop: &Stop, tell: &dyn Fn(&str)) -> anyhow::Result<Ended> {
+    run_with(root, options, app_process_reader(), stop, tell)
+}
+
+/// The application layer's reader of a process's memory model.
+fn app_process_reader() -> Arc<ProcessReader> {
+    Arc::new(|root: &Root, pid, topology: &_| numasleuth_app::process::model(root, pid, false, topology))
+}
+
+/// [`run`] with another reader of `--pid` processes (tests).
+fn run_with(
     root: &Root,
     options: &Options,
     process: Arc<ProcessReader>,
@@ -218,7 +230,7 @@ mod tests {
             lock_open_cpus: None,
             build: BuildInfo::default(),
         };
-        let ended = run(
+        let ended = run_with(
             &fixture("qemu-two-nodes"),
             &options,
             no_processes(),

@@ -4,7 +4,6 @@
 
 use std::net::SocketAddr;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anyhow::bail;
 use numasleuth_kernel::Root;
@@ -41,8 +40,7 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
             commit: env!("NUMASLEUTH_GIT_COMMIT").to_string(),
         },
     };
-    let process = Arc::new(|root: &Root, pid, topology: &_| super::inspect::model(root, pid, false, topology));
-    match numasleuth_serve::run(root, &options, process, &stop, &|line| say!("{line}"))? {
+    match numasleuth_serve::run(root, &options, &stop, &|line| say!("{line}"))? {
         Ended::Wrote(path) => say!("numasleuth: wrote {}", path.display()),
         Ended::Stopped => say!("numasleuth: stopped on {}", stopped_by()),
     }
