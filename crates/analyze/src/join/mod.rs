@@ -225,7 +225,9 @@ pub fn cite(findings: &mut [Finding], causes: &[Finding]) {
         let Some(address) = cause_address(cause) else {
             continue;
         };
-        let line_text = format!("{address:#x}");
+        // The cache-line findings name their line as "line at 0x… (": the
+        // whole address, not a prefix of a longer one.
+        let line_text = format!("line at {address:#x} ");
         for symptom in findings.iter_mut().filter(|f| cause.explains.contains(&f.id)) {
             let about_line = symptom.evidence.iter().any(|e| e.text.contains(&line_text));
             let about_section = symptom.id == STATIC_DATA_REMOTE;

@@ -316,3 +316,27 @@ fn the_one_ranking_rule() {
         ]
     );
 }
+
+#[test]
+fn a_line_is_cited_by_its_whole_address_not_a_prefix() {
+    let (lines, accesses) = sample(1);
+    let m = model(0, 1);
+    let pages = page(0);
+    let causes = hot_remote(&clues(&lines, &pages, Some(&m), accesses));
+    let other = Finding {
+        id: "contended-line",
+        severity: Severity::Warning,
+        confidence: None,
+        title: "another line".into(),
+        evidence: vec![Evidence::new(
+            "perf",
+            format!("the 64-byte line at {:#x}0 (x)", GLOBAL & !63),
+        )],
+        remedy: String::new(),
+        incident: None,
+        explains: Vec::new(),
+    };
+    let mut findings = vec![other];
+    cite(&mut findings, &causes);
+    assert_eq!(findings[0].evidence.len(), 1, "{:#?}", findings[0].evidence);
+}
