@@ -16,6 +16,18 @@ use crate::stats::{Summary, SPREAD_LIMIT};
 /// third or more.
 pub const STARVED_BANDWIDTH_RATIO: f64 = 0.25;
 
+/// Remote memory "beats" local only when it is this much faster: a
+/// remote/local latency ratio below this, or a bandwidth ratio above
+/// [`INVERTED_BANDWIDTH_RATIO`]. Two buffers on one node already differ by
+/// around 10% with their physical pages (cache colouring, huge pages or
+/// not), and an emulated guest's "nodes" are the same host memory: in the
+/// two-node TCG guest a steady 0.88× (spread 9%) was a WARNING on a clean
+/// machine. A real inversion (misnumbered nodes, unverified placement) is
+/// far larger.
+pub const INVERTED_LATENCY_RATIO: f64 = 0.8;
+/// The bandwidth side of [`INVERTED_LATENCY_RATIO`]: its reciprocal.
+pub const INVERTED_BANDWIDTH_RATIO: f64 = 1.25;
+
 /// How far (as a factor) measured latency ratios may stray from the SLIT
 /// ratio before we say the table misleads.
 pub const SLIT_TOLERANCE: f64 = 1.5;
@@ -121,7 +133,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                         [remote, local],
                     ));
                 }
-                if r > 1.1 {
+                if r > INVERTED_BANDWIDTH_RATIO {
                     let finding = inverted(
                         i,
                         t,
@@ -133,7 +145,7 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
                 }
             }
             if let (Some(r), Some(remote), Some(local)) = (row.latency_ratio, lat_remote, lat_local) {
-                if r < 0.9 {
+                if r < INVERTED_LATENCY_RATIO {
                     let finding = inverted(
                         i,
                         t,

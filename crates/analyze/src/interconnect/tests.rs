@@ -96,7 +96,7 @@ fn a_healthy_link_has_no_findings() {
 
 #[test]
 fn slit_far_from_measurement_and_inverted_cells_are_named() {
-    let latency = matrix([[100.0, 400.0], [80.0, 100.0]]);
+    let latency = matrix([[100.0, 400.0], [70.0, 100.0]]);
     let verdict = judge(&two_sockets(), Some(&latency), None, "read");
     let ids: Vec<_> = verdict.findings.iter().map(|f| f.id).collect();
     assert_eq!(ids, ["slit-misleading", "remote-beats-local", "slit-misleading"]);

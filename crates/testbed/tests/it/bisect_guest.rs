@@ -71,7 +71,7 @@ fn commands(text: bool) -> Vec<(String, String)> {
             "interrupted",
             format!(
                 "numasleuth bisect {PID} --section .bss --metric-cmd \"cat /tmp/rate\" --settle 3s --apply \
-                 --journal /tmp/i.json --json & b=$!; usleep 5000000; kill -TERM $b; wait $b; \
+                 --journal /tmp/i.json --json & b=$!; usleep 7500000; kill -TERM $b; wait $b; \
                  rc=$?; ls /tmp/i.json 2>/dev/null; exit $rc"
             ),
         ),
@@ -218,8 +218,9 @@ fn qemu_two_nodes_bisect_names_the_hot_page_and_restores_every_page() {
             c.eq("interrupted: stopped", doc["stopped"].as_str(), Some("interrupted"));
             c.eq("interrupted: restored", doc["restored"].as_bool(), Some(true));
             c.eq("interrupted: journal", doc["journal"].clone(), Value::Null);
-            // Interrupted in step 1's settle (after a 3 s baseline settle):
-            // every page was away, then brought back.
+            // Interrupted at 7.5 s, in step 1's settle (after the
+            // baseline's two batches, each behind a 3 s settle): every page
+            // was away, then brought back.
             c.check(doc["sets_moved"].as_u64() >= Some(1), || {
                 format!("interrupted before any page moved: {doc}")
             });
