@@ -165,6 +165,9 @@ pub fn judge(topo: &Topology, latency: Option<&NodeMatrix>, bandwidth: Option<&N
             out.ratios.push(row);
         }
     }
+    if topo.cpu_is_emulated() {
+        out.findings = out.findings.into_iter().map(crate::confidence::emulated).collect();
+    }
     out
 }
 

@@ -247,14 +247,27 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
 /// at most INFO when a suspected pair's own timing was too noisy to hold.
 /// The median each pair is compared with is over many pairs, so its noise
 /// is not counted.
-pub fn measured_finding(pairs: &[SuspectedSiblings], cpus: &[u32], matrix: &[Vec<Option<Summary>>]) -> Option<Finding> {
+pub fn measured_finding(
+    topo: &Topology,
+    pairs: &[SuspectedSiblings],
+    cpus: &[u32],
+    matrix: &[Vec<Option<Summary>>],
+) -> Option<Finding> {
     let index = |cpu: u32| cpus.iter().position(|c| *c == cpu);
     let cells = pairs.iter().filter_map(|p| {
         let (i, j) = (index(p.cpus[0])?, index(p.cpus[1])?);
         matrix.get(i)?.get(j)?.as_ref()
     });
     let confidence = crate::confidence::Confidence::of(cells);
-    finding(pairs).map(|f| crate::confidence::qualify(f, confidence, MEASURED_C2C))
+    let found = finding(pairs).map(|f| crate::confidence::qualify(f, confidence, MEASURED_C2C));
+    // An emulated CPU's core-to-core timings are the emulator's threads.
+    found.map(|f| {
+        if topo.cpu_is_emulated() {
+            crate::confidence::emulated(f)
+        } else {
+            f
+        }
+    })
 }
 
 #[cfg(test)]

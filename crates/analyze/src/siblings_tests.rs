@@ -225,21 +225,29 @@ fn timed_issue_matrix(noisy: &[(usize, usize)]) -> Vec<Vec<Option<crate::stats::
 fn steady_sibling_pairs_warn_and_carry_their_confidence() {
     let matrix = timed_issue_matrix(&[]);
     let cpus: Vec<u32> = (0..16).collect();
-    let found = suspected(&machine(1, 16, 1), &cpus, &pair_medians(&matrix));
-    let finding = measured_finding(&found, &cpus, &matrix).expect("the issue's pairs");
+    let topo = machine(1, 16, 1);
+    let found = suspected(&topo, &cpus, &pair_medians(&matrix));
+    let finding = measured_finding(&topo, &found, &cpus, &matrix).expect("the issue's pairs");
     assert_eq!(finding.severity, Severity::Warning);
     let confidence = finding.confidence.expect("measured");
     assert!(confidence.holds && confidence.samples == 5, "{confidence:?}");
     assert!(!finding.title.contains("inconclusive"), "{}", finding.title);
+    // The same steady pairs timed on an emulated CPU: the emulator's threads.
+    let mut emulated = topo.clone();
+    emulated.cpu_model = Some("QEMU TCG CPU version 2.5+".into());
+    let finding = measured_finding(&emulated, &found, &cpus, &matrix).expect("the issue's pairs");
+    assert_eq!(finding.severity, Severity::Info);
+    assert!(finding.title.ends_with("(emulated CPU)"), "{}", finding.title);
 }
 
 #[test]
 fn a_noisy_sibling_pair_is_only_inconclusive() {
     let matrix = timed_issue_matrix(&[(7, 13)]);
     let cpus: Vec<u32> = (0..16).collect();
-    let found = suspected(&machine(1, 16, 1), &cpus, &pair_medians(&matrix));
+    let topo = machine(1, 16, 1);
+    let found = suspected(&topo, &cpus, &pair_medians(&matrix));
     assert_eq!(found.len(), 2, "the medians still stand out: {found:?}");
-    let finding = measured_finding(&found, &cpus, &matrix).expect("the issue's pairs");
+    let finding = measured_finding(&topo, &found, &cpus, &matrix).expect("the issue's pairs");
     assert_eq!(finding.severity, Severity::Info);
     let confidence = finding.confidence.expect("measured");
     assert!(!confidence.holds && confidence.spread_pct > 100.0, "{confidence:?}");

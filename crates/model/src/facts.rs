@@ -33,7 +33,20 @@ impl Node {
     }
 }
 
+/// The CPU model QEMU gives a guest whose instructions it emulates (TCG)
+/// rather than runs on the host's CPU (KVM): "QEMU TCG CPU version 2.5+".
+const EMULATED_CPU_MODEL: &str = "QEMU TCG CPU";
+
 impl Topology {
+    /// Whether the CPU is emulated instruction by instruction: then every
+    /// "node" is the same host memory behind the emulator's own caches,
+    /// and a timing says nothing about the hardware's interconnect.
+    pub fn cpu_is_emulated(&self) -> bool {
+        self.cpu_model
+            .as_deref()
+            .is_some_and(|m| m.contains(EMULATED_CPU_MODEL))
+    }
+
     /// The nodes known to hold memory ([`Node::holds_memory`] says yes).
     pub fn memory_nodes(&self) -> IdList {
         self.nodes

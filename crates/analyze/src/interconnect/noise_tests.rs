@@ -183,6 +183,25 @@ fn a_small_steady_inversion_is_not_remote_beating_local() {
     );
 }
 
+/// The clean TCG guest's other run: remote bandwidth a steady 1.41× local.
+/// On an emulated CPU no ratio between nodes describes a link: INFO, with
+/// the reason; the same cells on a real CPU stay a WARNING.
+#[test]
+fn an_emulated_cpus_steady_inversion_is_only_info() {
+    let local = stream(&[0.30, 0.31, 0.29, 0.30, 0.30]);
+    let remote = stream(&[0.42, 0.43, 0.41, 0.42, 0.42]);
+    let (matrix, _) = bandwidth([[&local, &remote], [&remote, &local]]);
+    let real = judge(&two_nodes(), None, Some(&matrix), "read");
+    assert_eq!(first(&real, "remote-beats-local").severity, Severity::Warning);
+    let mut topo = two_nodes();
+    topo.cpu_model = Some("QEMU TCG CPU version 2.5+".into());
+    let emulated = judge(&topo, None, Some(&matrix), "read");
+    let inverted = first(&emulated, "remote-beats-local");
+    assert_eq!(inverted.severity, Severity::Info);
+    assert!(inverted.title.ends_with("(emulated CPU)"), "{}", inverted.title);
+    assert!(inverted.evidence_text().contains("(it would be warning, on hardware)"));
+}
+
 /// Two samples cannot show a spread: not enough to warn on.
 #[test]
 fn too_few_samples_do_not_hold() {

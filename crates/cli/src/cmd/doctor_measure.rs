@@ -112,7 +112,7 @@ fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
         machine.check_node(home)?;
         let matrix = super::c2c::quick_matrix(&cpus, home)?;
         let pairs = siblings::suspected(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
-        anyhow::Ok(Ok(siblings::measured_finding(&pairs, &cpus, &matrix)))
+        anyhow::Ok(Ok(siblings::measured_finding(&machine.topo, &pairs, &cpus, &matrix)))
     })();
     match outcome {
         Ok(Ok(finding)) => diagnosis.ran(SIBLINGS, finding.into_iter().collect()),
