@@ -139,14 +139,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
 
-    fn names(dir: &Path) -> Vec<String> {
-        let mut names: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
-        names.sort();
-        names
-    }
+    use crate::test_support::dir_names as names;
 
     #[test]
     fn a_write_replaces_the_file_whole_and_leaves_nothing_beside_it() {

@@ -11,14 +11,7 @@ fn c(path: &Path) -> CString {
     CString::new(path.as_os_str().as_bytes()).unwrap()
 }
 
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
-}
+use crate::test_support::dir_names as names;
 
 /// A character device like /dev/null's (1:3), made where the test owns it.
 fn null_device(at: &Path) {

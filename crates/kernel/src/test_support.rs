@@ -88,6 +88,16 @@ pub fn surviving(marker: &str, besides: &[&str]) -> Vec<String> {
     }
 }
 
+/// The names in `dir`, sorted: what a test expects a write to have left.
+pub fn dir_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
