@@ -41,7 +41,13 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
     if let Some(pid) = pid {
         // The process's observations, joined: a process that cannot be
         // read is a skipped check, never the end of the diagnosis.
-        let stop = super::stop_signal::stop_on_signals();
+        // Ctrl-C ends the live probes early only where they run; elsewhere
+        // it keeps its usual meaning, as before the probes moved to the app.
+        let stop = if root.is_live() && !args.quick {
+            super::stop_signal::stop_on_signals()
+        } else {
+            numasleuth_model::stop::Stop::new()
+        };
         let request = ProcessRequest { pid, quick: args.quick };
         let observed = investigate::observe(root, &topo, request, &stop, &crate::output::Say);
         investigate::judge(&observed, &topo, &mut diagnosis);
