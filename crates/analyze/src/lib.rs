@@ -11,6 +11,7 @@ pub mod cpu_sample;
 pub mod doctor;
 pub mod evidence;
 pub mod findings;
+pub mod flat_search;
 pub mod hotlines;
 pub mod hotpages;
 pub mod hotpages_regions;

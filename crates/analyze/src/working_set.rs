@@ -141,7 +141,9 @@ pub struct WorkingSet {
     /// [`FALLBACK_BYTES`], per thread rounded up.
     pub rule_bytes: u64,
     /// `rule`, `size` (an explicit `--size`), `free-memory` (the rule did
-    /// not fit) or `fallback` (no cache size known).
+    /// not fit), `fallback` (no cache size known) or `self-check` (raised
+    /// from the rule's size until the latency curve flattened:
+    /// [`crate::flat_search`]).
     pub chosen_by: &'static str,
     /// What a person should know about the choice (below the rule, bounded
     /// by free memory, no cache known). Also in the document's warnings.

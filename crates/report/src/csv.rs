@@ -170,6 +170,8 @@ mod tests {
             matrix: vec![vec![Some(s), None]],
             self_check: None,
             self_check_skipped: None,
+            size_search: Vec::new(),
+            size_search_note: None,
         });
         assert_eq!(
             mem(&doc),

@@ -13,10 +13,14 @@
 //! (all threads' buffers together) and `sized_from` (`{"cache": "L3",
 //! "bytes": …, "cpus": "0-15", "factor": 4, "count": 1}`, or null when no
 //! cache size was known), with `chosen_by` (`rule`, `size`, `free-memory`,
-//! `fallback`) and the `notes` that explain a choice below the rule. The
+//! `fallback`, `self-check`) and the `notes` that explain a choice below the rule. The
 //! latency matrix also carries `self_check`, the chase at twice the size
 //! (`flattened` false when they differ by more than 10%), or
-//! `self_check_skipped` with the reason it did not run.
+//! `self_check_skipped` with the reason it did not run. Before the matrix,
+//! the rule's size is doubled while a chase at twice it is slower by more
+//! than 10% (at most 8×, within free memory): `size_search` lists each
+//! comparison and `size_search_note` why it did not run or stopped early;
+//! a size raised so is `chosen_by` `self-check`.
 //!
 //! `measured_again` lists the matrix cells whose spread did not hold the
 //! first time and were measured again (`matrix`, `initiator`, `node`,
@@ -74,6 +78,12 @@ pub struct LatencyMatrix {
     pub self_check: Option<CurveCheck>,
     /// Why the self-check did not run, when it did not.
     pub self_check_skipped: Option<String>,
+    /// The size search before the matrix (`numasleuth_analyze::flat_search`):
+    /// each comparison of a size with twice it, smallest first; empty when
+    /// none ran.
+    pub size_search: Vec<CurveCheck>,
+    /// Why the search did not run, or ended before the curve flattened.
+    pub size_search_note: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -199,6 +209,8 @@ mod tests {
             working_set: numasleuth_analyze::working_set::choose(None, &[], 1, Some(1 << 28)),
             self_check: None,
             self_check_skipped: None,
+            size_search: Vec::new(),
+            size_search_note: None,
             matrix: vec![
                 vec![cell(92.1), cell(140.0), cell(200.0)],
                 vec![cell(140.0), cell(92.0), cell(210.0)],

@@ -124,6 +124,10 @@ fn sized(set: &WorkingSet) -> String {
     let from = set.sized_from.as_ref();
     match (set.chosen_by, from) {
         ("rule", Some(from)) => format!("{}× {}", from.factor, from.describe()),
+        ("self-check", _) => format!(
+            "raised from the rule's {} until the latency curve flattened",
+            format::bytes(set.rule_bytes)
+        ),
         ("size", _) => "the --size given".into(),
         ("free-memory", _) => "as much as free memory allows; see the warning".into(),
         _ => "no cache size known; see the warning".into(),

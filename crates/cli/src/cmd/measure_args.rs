@@ -95,10 +95,12 @@ pub struct MemOptions {
     /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.
     /// Default: 4× the largest cache the measuring CPUs share (from sysfs;
     /// 8× for bandwidth, whose sweep adaptive caches keep a share of),
-    /// bounded by the node's free memory above its high watermark; a
-    /// smaller --size is honoured with a warning naming the cache. The
-    /// latency matrix's self-check chases twice the size once (said on
-    /// stderr before it runs).
+    /// bounded by the node's free memory above its high watermark. The
+    /// latency matrix doubles that default (at most 8×, said on stderr)
+    /// while a chase at twice it is over 10% slower: a VM's sysfs may
+    /// report less cache than its host has. A --size is honoured as
+    /// given (a smaller one with a warning naming the cache), and its
+    /// self-check chases twice it once (said on stderr before it runs).
     #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]
     pub size: Option<usize>,
     /// Bandwidth threads per node, 1 to 4096 and at most the node's allowed

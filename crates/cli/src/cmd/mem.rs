@@ -191,8 +191,10 @@ fn latency_matrix(
     progress: &mut Progress,
 ) -> anyhow::Result<()> {
     let cpus: Vec<u32> = initiators.iter().map(|&n| machine.cpus_of(n)[0]).collect();
-    let set = mem_sizing::chase_set(machine, settings.size, &cpus, targets);
+    let mut set = mem_sizing::chase_set(machine, settings.size, &cpus, targets);
     doc.warnings.extend(set.notes.iter().cloned());
+    let home = home_column(machine, &cpus, targets);
+    let search = mem_sizing::grow_until_flat(machine, settings, (cpus[0], targets[home]), targets, &mut set, doc);
     let buffer_bytes = set.working_set_bytes as usize;
     for &target in targets {
         machine.check_fits(target, buffer_bytes, "the latency buffer")?;
@@ -215,7 +217,12 @@ fn latency_matrix(
     let (self_check, self_check_skipped) = if progress.stopped() {
         (None, Some("stopped before the self-check".to_string()))
     } else {
-        first_row_self_check(machine, settings, (&cpus, targets), (&set, &matrix), doc)
+        let probe = search.as_ref().ok().and_then(|found| found.probe.as_ref());
+        first_row_self_check(machine, settings, (cpus[0], targets, home), (&set, probe, &matrix), doc)
+    };
+    let (size_search, size_search_note) = match search {
+        Ok(found) => (found.checks, found.stopped),
+        Err(why) => (Vec::new(), Some(why)),
     };
     doc.latency_ns = Some(LatencyMatrix {
         nodes: targets.to_vec(),
@@ -226,6 +233,8 @@ fn latency_matrix(
         matrix,
         self_check,
         self_check_skipped,
+        size_search,
+        size_search_note,
     });
     Ok(())
 }
@@ -278,31 +287,36 @@ fn record_chases(
     matrix
 }
 
+/// The column of the first row's own node, or the first column when its
+/// node is not measured: where the size search and the self-check chase.
+fn home_column(machine: &Machine, cpus: &[u32], targets: &[u32]) -> usize {
+    let home = machine.topo.node_of_cpu(cpus[0]);
+    targets.iter().position(|&n| Some(n) == home).unwrap_or(0)
+}
+
 /// The self-check of the latency figure: a chase at twice the working set
-/// from the first row's CPU, to its own node when that is a column.
+/// from the first row's CPU to column `t` (`home_column`), or the size
+/// search's chase at that size when there is one.
 fn first_row_self_check(
     machine: &Machine,
     settings: &Settings,
-    (cpus, targets): (&[u32], &[u32]),
-    (set, matrix): (&WorkingSet, &[Vec<Option<Summary>>]),
+    (cpu, targets, t): (u32, &[u32], usize),
+    (set, probe, matrix): (&WorkingSet, Option<&(u64, Summary)>, &[Vec<Option<Summary>>]),
     doc: &mut MemDocument,
 ) -> (Option<CurveCheck>, Option<String>) {
-    let home = machine.topo.node_of_cpu(cpus[0]);
-    let t = targets.iter().position(|&n| Some(n) == home).unwrap_or(0);
     if settings.size.is_some() {
         // Said before it runs: twice a large --size is a large allocation.
         say!(
-            "numasleuth: self-check: a chase over {} ({PROBE_FACTOR}× --size) from CPU {} to node {}",
+            "numasleuth: self-check: a chase over {} ({PROBE_FACTOR}× --size) from CPU {cpu} to node {}",
             numasleuth_model::units::bytes(set.working_set_bytes.saturating_mul(PROBE_FACTOR)),
-            cpus[0],
             targets[t]
         );
     }
     let check = mem_sizing::self_check(
         machine,
         settings,
-        (cpus[0], targets[t]),
-        set,
+        (cpu, targets[t]),
+        (set, probe),
         matrix[0][t].as_ref(),
         doc,
     );

@@ -2,9 +2,11 @@
 //! (`numasleuth_analyze::working_set`) applied to the CPUs that measure and
 //! the nodes that hold the memory, and the self-check chase at twice the
 //! size (`numasleuth_analyze::latency_check`) that every latency matrix
-//! carries.
+//! carries, and before it the search up from the rule's size to where that
+//! check holds (`numasleuth_analyze::flat_search`).
 
 use anyhow::Context;
+use numasleuth_analyze::flat_search::{self, FlatSearch};
 use numasleuth_analyze::latency_check::{self, CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::RawLatency;
@@ -76,45 +78,46 @@ pub fn loaded_sets(
     (chase, load)
 }
 
-/// The chase at twice `set` from `cpu` to `node`, compared with `figure`
-/// (that pair's median). `Err` carries why it did not run.
-pub fn self_check(
+/// One short chase (a few samples) of `size_bytes` on `node` from `cpu`,
+/// for the size search and the self-check: its buffer's placement and, with
+/// `--raw`, its samples go into the document.
+fn probe_chase(
     machine: &Machine,
     settings: &Settings,
     (cpu, node): (u32, u32),
-    set: &WorkingSet,
-    figure: Option<&Summary>,
+    size_bytes: u64,
     doc: &mut MemDocument,
-) -> Result<CurveCheck, String> {
-    let figure = figure.ok_or("the checked cell has no figure")?;
-    let probe_bytes = set.working_set_bytes.saturating_mul(PROBE_FACTOR);
-    if let Some(room) = machine.room(node).filter(|r| probe_bytes > r.usable_bytes()) {
+) -> Result<Summary, String> {
+    if let Some(room) = machine.room(node).filter(|r| size_bytes > r.usable_bytes()) {
         return Err(format!(
             "a chase over {} does not fit in node {node}'s {} free above its high watermark",
-            bytes(probe_bytes),
+            bytes(size_bytes),
             bytes(room.usable_bytes())
         ));
     }
     machine
-        .check_fits(node, probe_bytes as usize, "the self-check's chase")
+        .check_fits(node, size_bytes as usize, "the self-check's chase")
         .map_err(|e| e.to_string())?;
     let measured = (|| {
-        let buffer = ChaseBuffer::allocate(probe_bytes as usize, node, settings.pages, 0xc4ec_u64 ^ probe_bytes)
-            .with_context(|| format!("cannot set up a {} buffer on node {node}", bytes(probe_bytes)))?;
+        let buffer = ChaseBuffer::allocate(size_bytes as usize, node, settings.pages, 0xc4ec_u64 ^ size_bytes)
+            .with_context(|| format!("cannot set up a {} buffer on node {node}", bytes(size_bytes)))?;
         let sampling = Sampling {
             samples: PROBE_SAMPLES,
             ..settings.sampling
         };
         let samples = buffer.measure(cpu, sampling)?;
         anyhow::Ok((
-            placement_check(format!("self-check buffer on node {node}"), buffer.placement()),
+            placement_check(
+                format!("{} self-check buffer on node {node}", bytes(size_bytes)),
+                buffer.placement(),
+            ),
             samples,
         ))
     })();
     let (placement, samples) = measured.map_err(|e| format!("{e:#}"))?;
     doc.placements.push(placement);
     let chase = measure_raw::chase(&samples);
-    let probe = chase.summary().ok_or("the probe gave no figure")?;
+    let summary = chase.summary().ok_or("the probe gave no figure")?;
     if let Some(raw) = doc.raw.as_mut() {
         raw.self_check.push(RawLatency {
             cpu,
@@ -123,5 +126,86 @@ pub fn self_check(
             chase,
         });
     }
+    Ok(summary)
+}
+
+/// Why the rule's chase size is not searched up from, or `None` when it
+/// is: an explicit `--size` is the user's, a size free memory already
+/// bounds cannot double, and an emulated CPU's curve follows the
+/// emulator's software TLB, not caches (this project's TCG guests: 410 ns
+/// at 64 MiB, 1262 ns at 128 MiB).
+fn no_search(machine: &Machine, set: &WorkingSet) -> Option<String> {
+    match set.chosen_by {
+        "size" => Some("the --size given is measured as it is".into()),
+        "free-memory" => Some("free memory already bounds the working set".into()),
+        _ if machine.topo.cpu_is_emulated() => {
+            Some("the CPU is emulated (QEMU TCG): its latency curve follows the emulator, not the caches".into())
+        }
+        _ => None,
+    }
+}
+
+/// Before the latency matrix: raises the rule's chase size while the
+/// curve still rises (`numasleuth_analyze::flat_search`), chasing from
+/// `cpu` to `node`, within the free memory of every node in `targets`.
+/// Updates `set` when the size grew; returns the search (its last probe is
+/// the self-check's) or why none ran.
+pub fn grow_until_flat(
+    machine: &Machine,
+    settings: &Settings,
+    (cpu, node): (u32, u32),
+    targets: &[u32],
+    set: &mut WorkingSet,
+    doc: &mut MemDocument,
+) -> Result<FlatSearch, String> {
+    if let Some(why) = no_search(machine, set) {
+        return Err(why);
+    }
+    let rooms: Option<Vec<u64>> = targets
+        .iter()
+        .map(|n| machine.room(*n).map(|r| r.usable_bytes()))
+        .collect();
+    let max_bytes = rooms
+        .and_then(|r| r.into_iter().min())
+        .ok_or("a measured node's free memory is unknown")?;
+    let start_bytes = set.working_set_bytes;
+    let found = flat_search::search(start_bytes, max_bytes, |size| {
+        probe_chase(machine, settings, (cpu, node), size, doc)
+    });
+    if found.grew(start_bytes) {
+        if let Some(rose) = found.checks.first() {
+            say!(
+                "numasleuth: the latency curve rises past {} ({:+.0}% at {}): measuring at {}",
+                bytes(start_bytes),
+                rose.difference * 100.0,
+                bytes(rose.probe_size_bytes),
+                bytes(found.size_bytes)
+            );
+        }
+        set.working_set_bytes = found.size_bytes;
+        set.per_thread_bytes = found.size_bytes;
+        set.chosen_by = "self-check";
+    }
+    Ok(found)
+}
+
+/// The chase at twice `set` from `cpu` to `node`, compared with `figure`
+/// (that pair's median); `probe` is the size search's chase at that size,
+/// when it ran, so it is not chased again. `Err` carries why it did not
+/// run.
+pub fn self_check(
+    machine: &Machine,
+    settings: &Settings,
+    pair: (u32, u32),
+    (set, probe): (&WorkingSet, Option<&(u64, Summary)>),
+    figure: Option<&Summary>,
+    doc: &mut MemDocument,
+) -> Result<CurveCheck, String> {
+    let figure = figure.ok_or("the checked cell has no figure")?;
+    let probe_bytes = set.working_set_bytes.saturating_mul(PROBE_FACTOR);
+    let probe = match probe.filter(|(size, _)| *size == probe_bytes) {
+        Some((_, summary)) => summary.clone(),
+        None => probe_chase(machine, settings, pair, probe_bytes, doc)?,
+    };
     Ok(latency_check::check(set.working_set_bytes, figure, probe_bytes, &probe))
 }

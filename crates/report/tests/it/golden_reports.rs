@@ -59,6 +59,8 @@ pub(crate) fn mem_document() -> MemDocument {
             &summary(95.0, 1.0),
         )),
         self_check_skipped: None,
+        size_search: Vec::new(),
+        size_search_note: None,
     });
     doc.bandwidth_bytes_per_sec = Some(BandwidthMatrix {
         nodes: vec![0, 1],
