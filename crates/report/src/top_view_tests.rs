@@ -16,6 +16,7 @@ fn proc_row(pid: u32, remote: Option<u64>, node_moves: u64) -> ProcRow {
         remote_bytes: remote,
         cpu_moves: 0,
         node_moves,
+        cpu_percent: None,
     }
 }
 
