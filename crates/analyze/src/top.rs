@@ -1,11 +1,12 @@
 //! `top`'s node rows from two readings a refresh apart: CPU utilisation
 //! over each node's CPUs, free memory against the watermarks, and the
 //! numa_miss / numa_foreign and machine-wide reclaim rates. The first
-//! frame has no rates (there is nothing to difference against).
+//! frame has no rates (there is nothing to difference against), and a
+//! process's first row no CPU%.
 
 use std::collections::BTreeMap;
 
-use numasleuth_model::top::{Frame, NodeRow, ProcReading, ProcRow};
+use numasleuth_model::top::{CpuBefore, Frame, NodeRow, ProcReading, ProcRow};
 use numasleuth_parse::procfs::stat::CpuTicks;
 use numasleuth_parse::IdList;
 
@@ -68,9 +69,10 @@ fn node_signal(signals: &Option<Sample>, node: u32) -> Option<&NodeSample> {
 }
 
 /// A process's row: the nodes its threads run on, the threads that moved
-/// since the previous refresh, and its memory on nodes none of them run on.
-/// `cpu_node` maps a CPU to its node; a CPU it lacks has no node.
-pub fn proc_row(reading: &ProcReading, cpu_node: &BTreeMap<u32, u32>) -> ProcRow {
+/// since the previous refresh, its memory on nodes none of them run on,
+/// and its CPU%. `cpu_node` maps a CPU to its node; a CPU it lacks has no
+/// node. `ticks_per_sec` is the unit of its CPU times (`_SC_CLK_TCK`).
+pub fn proc_row(reading: &ProcReading, cpu_node: &BTreeMap<u32, u32>, ticks_per_sec: u64) -> ProcRow {
     let thread_nodes: std::collections::BTreeSet<u32> = reading
         .thread_cpus
         .iter()
@@ -90,7 +92,18 @@ pub fn proc_row(reading: &ProcReading, cpu_node: &BTreeMap<u32, u32>) -> ProcRow
         remote_bytes,
         cpu_moves,
         node_moves,
+        cpu_percent: cpu_percent(reading.cpu_ticks, reading.cpu_before, ticks_per_sec),
     }
+}
+
+/// CPU time between two readings in percent of one CPU's time over the
+/// same span, as top's %CPU; `None` without both readings or a span.
+pub fn cpu_percent(cpu_ticks: Option<u64>, before: Option<CpuBefore>, ticks_per_sec: u64) -> Option<f64> {
+    let before = before.filter(|b| b.elapsed_s > 0.0 && ticks_per_sec > 0)?;
+    // A counter that went backwards cannot be this process's (the start
+    // time already tells a reused PID): no figure rather than 0.
+    let used_ticks = cpu_ticks?.checked_sub(before.cpu_ticks)?;
+    Some(used_ticks as f64 / ticks_per_sec as f64 / before.elapsed_s * 100.0)
 }
 
 #[cfg(test)]
@@ -173,8 +186,9 @@ mod tests {
             thread_cpus: vec![(10, 1), (11, 2), (12, 0), (13, 9)],
             thread_cpus_before: [(10, 0), (11, 0)].into_iter().collect(),
             bytes_by_node: Some([(0, 4096), (1, 8192), (2, 100)].into_iter().collect()),
+            ..ProcReading::default()
         };
-        let row = proc_row(&reading, &cpu_node);
+        let row = proc_row(&reading, &cpu_node, 100);
         assert_eq!((row.pid, row.threads), (7, 4));
         assert_eq!(row.thread_nodes, [0, 1].into_iter().collect());
         assert_eq!((row.cpu_moves, row.node_moves), (2, 1));
@@ -183,11 +197,69 @@ mod tests {
             bytes_by_node: None,
             ..reading.clone()
         };
-        assert_eq!(proc_row(&unread, &cpu_node).remote_bytes, None);
+        assert_eq!(proc_row(&unread, &cpu_node, 100).remote_bytes, None);
         let nowhere = ProcReading {
             thread_cpus: vec![(13, 9)],
             ..reading
         };
-        assert_eq!(proc_row(&nowhere, &cpu_node).remote_bytes, None);
+        assert_eq!(proc_row(&nowhere, &cpu_node, 100).remote_bytes, None);
+    }
+
+    #[test]
+    fn cpu_percent_is_ticks_used_over_ticks_elapsed() {
+        let cpu_node = BTreeMap::new();
+        let second = ProcReading {
+            pid: 7,
+            cpu_ticks: Some(150),
+            cpu_before: Some(CpuBefore {
+                cpu_ticks: 100,
+                elapsed_s: 1.0,
+            }),
+            ..ProcReading::default()
+        };
+        // 50 ticks in 1 s at 100 Hz: half of one CPU.
+        assert_eq!(proc_row(&second, &cpu_node, 100).cpu_percent, Some(50.0));
+        // Two CPUs busy for 2 s at 250 Hz: 1000 ticks, 200%.
+        let two_cpus = cpu_percent(
+            Some(1000),
+            Some(CpuBefore {
+                cpu_ticks: 0,
+                elapsed_s: 2.0,
+            }),
+            250,
+        );
+        assert_eq!(two_cpus, Some(200.0));
+        // An idle process reads 0, not unknown.
+        let idle = CpuBefore {
+            cpu_ticks: 150,
+            elapsed_s: 1.0,
+        };
+        assert_eq!(cpu_percent(Some(150), Some(idle), 100), Some(0.0));
+    }
+
+    #[test]
+    fn without_an_earlier_reading_cpu_percent_is_unknown_not_zero() {
+        let cpu_node = BTreeMap::new();
+        // A first reading, or a reused PID (the scan drops what came
+        // before): no earlier ticks.
+        let first = ProcReading {
+            pid: 7,
+            cpu_ticks: Some(150),
+            cpu_before: None,
+            ..ProcReading::default()
+        };
+        assert_eq!(proc_row(&first, &cpu_node, 100).cpu_percent, None);
+        let before = CpuBefore {
+            cpu_ticks: 100,
+            elapsed_s: 1.0,
+        };
+        assert_eq!(cpu_percent(None, Some(before), 100), None, "unreadable now");
+        assert_eq!(cpu_percent(Some(50), Some(before), 100), None, "went backwards");
+        let no_time = CpuBefore {
+            elapsed_s: 0.0,
+            ..before
+        };
+        assert_eq!(cpu_percent(Some(150), Some(no_time), 100), None);
+        assert_eq!(cpu_percent(Some(150), Some(before), 0), None);
     }
 }

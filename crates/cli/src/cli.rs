@@ -119,8 +119,8 @@ pub enum Command {
     #[command(arg = root_refused())]
     ProbeLatency(crate::cmd::probe_args::ProbeLatencyArgs),
     /// Live terminal view: per node CPU, free memory against watermarks,
-    /// NUMA fallback and reclaim; processes with the most remote memory or
-    /// thread moves; Enter inspects one.
+    /// NUMA fallback and reclaim; processes with the most remote memory,
+    /// CPU use or thread moves; Enter inspects one.
     #[command(arg = root_refused())]
     Top(crate::cmd::top::TopArgs),
     /// Each thread's moves between CPUs and NUMA nodes, and AutoNUMA's

@@ -43,6 +43,10 @@ pub struct ProcRow {
     /// Threads seen on another CPU / node than at the last refresh.
     pub cpu_moves: u64,
     pub node_moves: u64,
+    /// CPU time used since the previous refresh, in percent of one CPU
+    /// (as top's %CPU: a process busy on two CPUs reads 200); `None` at
+    /// its first refresh, as a reused PID, or when its stat was unreadable.
+    pub cpu_percent: Option<f64>,
 }
 
 impl ProcRow {
@@ -68,4 +72,18 @@ pub struct ProcReading {
     /// Resident bytes per node at the last numa_maps reading (which may be
     /// a few refreshes old; `None` before the first or when unreadable).
     pub bytes_by_node: Option<BTreeMap<u32, u64>>,
+    /// CPU time of all its threads (`utime` + `stime` of `/proc/PID/stat`),
+    /// in clock ticks; `None` when unreadable.
+    pub cpu_ticks: Option<u64>,
+    /// Its CPU time at the previous refresh (`None` when it is new, its PID
+    /// was reused, or the ticks were unreadable then).
+    pub cpu_before: Option<CpuBefore>,
+}
+
+/// A process's CPU time at the previous refresh, and how long ago that
+/// reading was: the two halves of its CPU% besides the ticks now.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CpuBefore {
+    pub cpu_ticks: u64,
+    pub elapsed_s: f64,
 }

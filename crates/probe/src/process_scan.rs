@@ -8,10 +8,11 @@
 //! others carried from their last reading.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::Instant;
 
 use numasleuth_kernel::procfs::process::resident_bytes_by_node;
 use numasleuth_kernel::{task, Root};
-use numasleuth_model::top::ProcReading;
+use numasleuth_model::top::{CpuBefore, ProcReading};
 
 pub const MAX_PROCESSES: usize = 4096;
 pub const MAX_THREADS_PER_PROCESS: usize = 512;
@@ -42,6 +43,8 @@ struct Known {
     bytes_by_node: Option<BTreeMap<u32, u64>>,
     /// Refresh number of the last numa_maps reading (0: never).
     memory_read_at: u64,
+    /// CPU time at the last refresh, and when it was read.
+    cpu: Option<(u64, Instant)>,
 }
 
 impl Known {
@@ -51,7 +54,18 @@ impl Known {
             cpus: HashMap::new(),
             bytes_by_node: None,
             memory_read_at: 0,
+            cpu: None,
         }
+    }
+
+    /// Keeps `cpu_ticks` read at `now`, returning the reading it replaces.
+    fn swap_cpu(&mut self, cpu_ticks: Option<u64>, now: Instant) -> Option<CpuBefore> {
+        let before = self.cpu.take();
+        self.cpu = cpu_ticks.map(|ticks| (ticks, now));
+        before.map(|(cpu_ticks, at)| CpuBefore {
+            cpu_ticks,
+            elapsed_s: now.saturating_duration_since(at).as_secs_f64(),
+        })
     }
 }
 
@@ -103,12 +117,17 @@ impl ProcessScan {
             *known = Known::new(stat.start_time_ticks);
         }
         let before = std::mem::replace(&mut known.cpus, cpus.iter().copied().collect());
+        // Each process's own clock: reading thousands of them takes a
+        // while, and its CPU% is over the time between its two readings.
+        let cpu_before = known.swap_cpu(stat.cpu_ticks, Instant::now());
         Some(ProcReading {
             pid,
             comm: stat.comm,
             thread_cpus: cpus,
             thread_cpus_before: before,
             bytes_by_node: known.bytes_by_node.clone(),
+            cpu_ticks: stat.cpu_ticks,
+            cpu_before,
         })
     }
 
@@ -170,6 +189,7 @@ mod tests {
         assert_eq!(first.pid, me);
         assert!(!first.thread_cpus.is_empty());
         assert!(first.thread_cpus_before.is_empty(), "nothing before the first refresh");
+        assert!(first.cpu_ticks.is_some() && first.cpu_before.is_none(), "{first:?}");
         assert!(first
             .bytes_by_node
             .as_ref()
@@ -179,6 +199,7 @@ mod tests {
             again[0].thread_cpus_before.contains_key(&me),
             "the main thread was seen before"
         );
+        assert!(again[0].cpu_before.is_some(), "{:?}", again[0]);
     }
 
     #[test]
@@ -187,5 +208,50 @@ mod tests {
         let cpus = thread_cpus(&Root::live(), std::process::id(), &mut budget).unwrap();
         assert_eq!(budget, 0);
         assert!(cpus.len() <= 1);
+    }
+
+    /// `proc/4242/stat` with this CPU time and start time, on CPU 1.
+    fn stat(utime_ticks: u64, stime_ticks: u64, start_time_ticks: u64) -> String {
+        format!(
+            "4242 (worker) S 1 4242 1 0 -1 4194304 0 0 0 0 {utime_ticks} {stime_ticks} 0 0 20 0 1 0 \
+             {start_time_ticks} 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0"
+        )
+    }
+
+    #[test]
+    fn cpu_time_is_carried_to_the_next_refresh_of_the_same_process() {
+        let files = [
+            ("proc/4242/stat", stat(100, 50, 777)),
+            ("proc/4242/task/4242/stat", stat(100, 50, 777)),
+        ];
+        let (dir, root) = numasleuth_kernel::test_support::temp_tree(&files);
+        let write = |text: String| std::fs::write(dir.path().join("proc/4242/stat"), text).unwrap();
+        let mut scan = ProcessScan::default();
+        let refresh = |scan: &mut ProcessScan| scan.refresh(&root, &[4242]).0.remove(0);
+        let first = refresh(&mut scan);
+        assert_eq!(
+            (first.cpu_ticks, first.cpu_before),
+            (Some(150), None),
+            "nothing before the first"
+        );
+        write(stat(180, 70, 777));
+        let second = refresh(&mut scan);
+        assert_eq!(second.cpu_ticks, Some(250));
+        let before = second.cpu_before.expect("the first refresh's ticks");
+        assert_eq!(before.cpu_ticks, 150);
+        assert!(before.elapsed_s >= 0.0 && before.elapsed_s < 60.0, "{before:?}");
+        // The same PID, started later: another process, whose CPU time
+        // must not be taken from the old one's.
+        write(stat(5, 0, 999));
+        let reused = refresh(&mut scan);
+        assert_eq!((reused.cpu_ticks, reused.cpu_before), (Some(5), None));
+        // A stat cut before utime (so before the start time too): the
+        // process is still listed, its CPU time unknown now and at the
+        // next refresh, never a made-up 0.
+        write("4242 (worker) S 1 4242 1 0 -1 4194304 0 0 0 0".into());
+        let unread = refresh(&mut scan);
+        assert_eq!((unread.cpu_ticks, unread.cpu_before), (None, None));
+        write(stat(9, 0, 999));
+        assert_eq!(refresh(&mut scan).cpu_before, None);
     }
 }

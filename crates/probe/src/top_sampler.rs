@@ -1,8 +1,8 @@
 //! `top`'s sampler, one frame per refresh: per node CPU utilisation (from
 //! /proc/stat over the node's CPUs), free memory against the watermarks,
 //! numa_miss/numa_foreign rates, machine-wide reclaim rates, and the
-//! process list. Rates are over the time between two refreshes; the first
-//! frame has none.
+//! process list with each process's CPU%. Rates are over the time between
+//! two refreshes; the first frame has none.
 //!
 //! Why here: reading /proc on every refresh is watching the machine, this
 //! crate's room. The CLI keeps the terminal loop (keys, drawing) and only
@@ -30,6 +30,8 @@ pub struct Collector {
     only: Vec<u32>,
     previous: Option<(Instant, Reading)>,
     scan: ProcessScan,
+    /// The unit of processes' CPU times, for their CPU%.
+    ticks_per_sec: u64,
 }
 
 impl Collector {
@@ -46,6 +48,7 @@ impl Collector {
             only,
             previous: None,
             scan: ProcessScan::default(),
+            ticks_per_sec: crate::damon_collect::ticks_per_sec(),
         }
     }
 
@@ -66,7 +69,10 @@ impl Collector {
         let mut frame = top::frame(&self.nodes, before, &reading, self.page_bytes);
         frame.notes = notes;
         let (procs, notes) = self.scan.refresh(&self.root, &self.only);
-        frame.procs = procs.iter().map(|p| top::proc_row(p, &self.cpu_node)).collect();
+        frame.procs = procs
+            .iter()
+            .map(|p| top::proc_row(p, &self.cpu_node, self.ticks_per_sec))
+            .collect();
         frame.notes.extend(notes);
         self.previous = Some((now, reading));
         frame
@@ -101,6 +107,22 @@ mod tests {
             second.nodes
         );
         assert_eq!(second.kswapd_scan_per_sec, Some(0.0));
+    }
+
+    #[test]
+    fn a_process_has_a_cpu_percent_from_its_second_frame_on() {
+        // The fixtures hold no process stat: a tree of one process.
+        let stat = "4242 (worker) S 1 4242 1 0 -1 4194304 0 0 0 0 100 50 0 0 20 0 1 0 777 \
+                    0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 17 1 0 0";
+        let files = [("proc/4242/stat", stat), ("proc/4242/task/4242/stat", stat)];
+        let (_dir, root) = numasleuth_kernel::test_support::temp_tree(&files);
+        let topology = topology(&fixture("qemu-two-nodes"));
+        let mut collector = Collector::new(root, &topology, 4096, vec![4242]);
+        let first = collector.refresh();
+        assert_eq!(first.procs.len(), 1, "{:?}", first.notes);
+        assert_eq!(first.procs[0].cpu_percent, None, "no figure before a second reading");
+        let second = collector.refresh();
+        assert_eq!(second.procs[0].cpu_percent, Some(0.0), "its CPU time stood still");
     }
 
     #[test]

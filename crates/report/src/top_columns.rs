@@ -1,7 +1,7 @@
 //! `top`'s columns and which of them a terminal's width keeps: each has a
 //! rank, and a narrow terminal drops the highest ranks first, so at 60
 //! columns a node still shows its free memory and state, and a process
-//! its resident and remote memory.
+//! its CPU%, resident and remote memory.
 
 /// A column: its header, its width, and its rank (kept first when the
 /// terminal is narrow: lower ranks).
@@ -77,7 +77,7 @@ pub(crate) const NODE_COLUMNS: [Column; 8] = [
 
 /// `MEMORY BY NODE` is last and takes what the others leave: on a machine
 /// of many nodes, a wide terminal shows every node's share.
-pub(crate) const PROC_COLUMNS: [Column; 9] = [
+pub(crate) const PROC_COLUMNS: [Column; 10] = [
     Column {
         header: "PID",
         width: 7,
@@ -91,12 +91,19 @@ pub(crate) const PROC_COLUMNS: [Column; 9] = [
     Column {
         header: "THR",
         width: 4,
-        rank: 6,
+        rank: 7,
+    },
+    // After memory, what a top user looks for first: it shows from 60
+    // columns on, and at 80 it takes THR's place.
+    Column {
+        header: "CPU%",
+        width: 5,
+        rank: 4,
     },
     Column {
         header: "RUNS ON",
         width: 7,
-        rank: 4,
+        rank: 5,
     },
     Column {
         header: "RESIDENT",
@@ -111,17 +118,17 @@ pub(crate) const PROC_COLUMNS: [Column; 9] = [
     Column {
         header: "NODE MV",
         width: 7,
-        rank: 7,
+        rank: 8,
     },
     Column {
         header: "CPU MV",
         width: 6,
-        rank: 8,
+        rank: 9,
     },
     Column {
         header: "MEMORY BY NODE",
         width: 18,
-        rank: 5,
+        rank: 6,
     },
 ];
 
@@ -138,5 +145,17 @@ mod tests {
         let kept = fitting(&PROC_COLUMNS, 40);
         let headers: Vec<&str> = kept.iter().map(|&c| PROC_COLUMNS[c].header).collect();
         assert_eq!(headers, ["PID", "COMM", "RESIDENT"]);
+        let headers = |width| -> Vec<&str> {
+            fitting(&PROC_COLUMNS, width)
+                .iter()
+                .map(|&c| PROC_COLUMNS[c].header)
+                .collect()
+        };
+        assert_eq!(headers(60), ["PID", "COMM", "CPU%", "RUNS ON", "RESIDENT", "REMOTE"]);
+        assert_eq!(
+            headers(80),
+            ["PID", "COMM", "CPU%", "RUNS ON", "RESIDENT", "REMOTE", "MEMORY BY NODE"]
+        );
+        assert_eq!(headers(200).len(), PROC_COLUMNS.len());
     }
 }

@@ -28,6 +28,8 @@ pub const MIN_HEIGHT: u16 = 12;
 pub enum SortKey {
     Remote,
     Resident,
+    /// CPU% (`u`, usage: `c` was already CPU moves).
+    CpuUsage,
     NodeMoves,
     CpuMoves,
     Pid,
@@ -37,7 +39,8 @@ impl SortKey {
     pub fn next(self) -> SortKey {
         match self {
             SortKey::Remote => SortKey::Resident,
-            SortKey::Resident => SortKey::NodeMoves,
+            SortKey::Resident => SortKey::CpuUsage,
+            SortKey::CpuUsage => SortKey::NodeMoves,
             SortKey::NodeMoves => SortKey::CpuMoves,
             SortKey::CpuMoves => SortKey::Pid,
             SortKey::Pid => SortKey::Remote,
@@ -49,6 +52,7 @@ impl SortKey {
         match key {
             'r' => Some(SortKey::Remote),
             'm' => Some(SortKey::Resident),
+            'u' => Some(SortKey::CpuUsage),
             'n' => Some(SortKey::NodeMoves),
             'c' => Some(SortKey::CpuMoves),
             'p' => Some(SortKey::Pid),
@@ -60,6 +64,7 @@ impl SortKey {
         match self {
             SortKey::Remote => "remote memory",
             SortKey::Resident => "resident memory",
+            SortKey::CpuUsage => "CPU usage",
             SortKey::NodeMoves => "node moves",
             SortKey::CpuMoves => "CPU moves",
             SortKey::Pid => "PID",
@@ -85,12 +90,25 @@ pub fn sort(procs: &mut [ProcRow], key: SortKey) {
         let order = match key {
             SortKey::Remote => b.remote_bytes.cmp(&a.remote_bytes),
             SortKey::Resident => b.resident_bytes().cmp(&a.resident_bytes()),
+            SortKey::CpuUsage => most_cpu_first(a.cpu_percent, b.cpu_percent),
             SortKey::NodeMoves => b.node_moves.cmp(&a.node_moves),
             SortKey::CpuMoves => b.cpu_moves.cmp(&a.cpu_moves),
             SortKey::Pid => std::cmp::Ordering::Equal,
         };
         order.then(a.pid.cmp(&b.pid))
     });
+}
+
+/// Highest CPU% first; a process without one yet (its first refresh)
+/// after every process that has one, even at 0%.
+fn most_cpu_first(a: Option<f64>, b: Option<f64>) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    match (a, b) {
+        (Some(a), Some(b)) => b.total_cmp(&a),
+        (Some(_), None) => Ordering::Less,
+        (None, Some(_)) => Ordering::Greater,
+        (None, None) => Ordering::Equal,
+    }
 }
 
 pub struct Inspect {
@@ -167,25 +185,33 @@ pub fn draw(f: &mut ratatui_core::terminal::Frame, frame: &Frame, state: &ViewSt
     f.render_widget(Paragraph::new(numasleuth_parse::error::escape(&note)), notes);
 }
 
+/// The sort keys, as the title names them: every one [`SortKey::from_key`]
+/// takes, and `s`, which cycles.
+const SORT_KEYS: &str = "r m u n c p s: sort";
+
 /// The title line: the sort in use (and why, when it fell back), then the
 /// keys that fit, most needed first, in their usual order.
 fn heading(by: SortKey, chosen: SortKey, width: u16) -> String {
     let fallback = if by == chosen { "" } else { " (nothing remote)" };
-    let base = format!("numasleuth top, by {}{fallback}", by.label());
+    let title = format!("top, by {}{fallback}", by.label());
+    let named = format!("numasleuth {title}");
     let levels: [&[&str]; 3] = [
-        &["r m n c p s: sort", "q: quit"],
-        &["r m n c p s: sort", "Enter: inspect", "q: quit"],
-        &["r m n c p s: sort", "↑↓: select", "Enter: inspect", "q: quit"],
+        &[SORT_KEYS, "↑↓: select", "Enter: inspect", "q: quit"],
+        &[SORT_KEYS, "Enter: inspect", "q: quit"],
+        &[SORT_KEYS, "q: quit"],
     ];
-    let mut best = base.clone();
-    for keys in levels {
-        let line = format!("{base}  {}", keys.join("  "));
-        if line.chars().count() > usize::from(width) {
-            break;
-        }
-        best = line;
-    }
-    best
+    let mut lines: Vec<String> = levels
+        .iter()
+        .map(|keys| format!("{named}  {}", keys.join("  ")))
+        .collect();
+    // The sort and quit keys matter more than the program's name, which
+    // the user typed: at 80 columns "(nothing remote)" leaves no room for
+    // both.
+    lines.push(format!("{title}  {}", levels[2].join("  ")));
+    lines
+        .into_iter()
+        .find(|line| line.chars().count() <= usize::from(width))
+        .unwrap_or(named)
 }
 
 /// Where a node's free memory stands against its watermarks.
@@ -296,6 +322,7 @@ fn proc_table(procs: &[ProcRow], header_style: Style, width: u16) -> Table<'_> {
             p.pid.to_string(),
             numasleuth_parse::error::quote(&p.comm),
             p.threads.to_string(),
+            cpu_percent(p.cpu_percent),
             nodes,
             optional_bytes(p.resident_bytes()),
             optional_bytes(p.remote_bytes),
@@ -314,6 +341,17 @@ fn proc_table(procs: &[ProcRow], header_style: Style, width: u16) -> Table<'_> {
     Table::new(rows, widths)
         .header(header)
         .row_highlight_style(Style::new().add_modifier(Modifier::REVERSED))
+}
+
+/// As top's %CPU: `0.5`, `99.5`, then whole numbers (`1600` for sixteen
+/// busy CPUs) so five columns hold any machine up to 999 CPUs; `-` before
+/// a process's second refresh.
+fn cpu_percent(value: Option<f64>) -> String {
+    match value {
+        Some(v) if v < 99.95 => format!("{v:.1}"),
+        Some(v) => format!("{v:.0}"),
+        None => "-".into(),
+    }
 }
 
 fn draw_inspect(f: &mut ratatui_core::terminal::Frame, area: Rect, inspect: &Inspect) {

@@ -16,6 +16,7 @@ fn proc_row(pid: u32, remote: Option<u64>, node_moves: u64) -> ProcRow {
         remote_bytes: remote,
         cpu_moves: 0,
         node_moves,
+        cpu_percent: None,
     }
 }
 
@@ -94,10 +95,102 @@ fn sort_keys_cycle_and_order() {
     sort(&mut procs, SortKey::Pid);
     assert_eq!(procs.iter().map(|p| p.pid).collect::<Vec<_>>(), [3, 7, 9]);
     let mut key = SortKey::Remote;
-    for _ in 0..5 {
+    let mut seen = vec![];
+    for _ in 0..6 {
+        seen.push(key.label());
         key = key.next();
     }
     assert_eq!(key, SortKey::Remote);
+    assert_eq!(
+        seen,
+        [
+            "remote memory",
+            "resident memory",
+            "CPU usage",
+            "node moves",
+            "CPU moves",
+            "PID"
+        ]
+    );
+}
+
+#[test]
+fn cpu_usage_sorts_the_busiest_first_and_the_unknown_last() {
+    let mut procs = frame().procs;
+    let figures = [(7, None), (3, Some(0.0)), (9, Some(250.0))];
+    for (p, (pid, cpu)) in procs.iter_mut().zip(figures) {
+        p.pid = pid;
+        p.cpu_percent = cpu;
+    }
+    procs.push(ProcRow {
+        cpu_percent: Some(12.5),
+        ..proc_row(4, None, 0)
+    });
+    sort(&mut procs, SortKey::CpuUsage);
+    assert_eq!(procs.iter().map(|p| p.pid).collect::<Vec<_>>(), [9, 4, 3, 7]);
+    assert_eq!(SortKey::from_key('u'), Some(SortKey::CpuUsage));
+    assert_eq!(SortKey::CpuUsage.effective(&procs), SortKey::CpuUsage);
+}
+
+#[test]
+fn the_cpu_column_and_its_sort_key_show() {
+    let mut f = frame();
+    f.procs[0].cpu_percent = Some(250.0);
+    f.procs[2].cpu_percent = Some(0.5);
+    let mut s = state(false);
+    s.sort = SortKey::CpuUsage;
+    sort(&mut f.procs, s.sort);
+    for width in [60, 80, 200] {
+        let (text, _) = render(width, 24, &f, &s);
+        let lines = trimmed(&text);
+        assert!(
+            lines[0].contains("by CPU usage  r m u n c p s: sort"),
+            "{width}: {text}"
+        );
+        let header = lines.iter().find(|l| l.starts_with("PID")).unwrap();
+        assert!(header.contains("CPU%"), "{width}: {text}");
+        // 250% first, 0.5% next, the process not yet measured last.
+        let row = |pid: &str| lines.iter().position(|l| l.starts_with(pid)).unwrap();
+        assert!(row("7 ") < row("9 ") && row("9 ") < row("3 "), "{width}: {text}");
+        assert!(lines[row("7 ")].contains(" 250 "), "{width}: {text}");
+        assert!(lines[row("9 ")].contains(" 0.5 "), "{width}: {text}");
+        assert!(lines[row("3 ")].contains(" - "), "{width}: {text}");
+    }
+    // Every key the title names picks a sort, and every sort has a key.
+    let keys: Vec<char> = SORT_KEYS
+        .split(':')
+        .next()
+        .unwrap()
+        .chars()
+        .filter(|c| *c != ' ')
+        .collect();
+    let picked: Vec<SortKey> = keys.iter().filter_map(|&c| SortKey::from_key(c)).collect();
+    assert_eq!(picked.len(), keys.len() - 1, "all but s, which cycles: {keys:?}");
+    let mut key = SortKey::Remote;
+    for _ in 0..picked.len() {
+        assert!(picked.contains(&key), "{key:?} has no key in {SORT_KEYS}");
+        key = key.next();
+    }
+}
+
+#[test]
+fn at_80_columns_the_title_keeps_the_keys_when_the_sort_fell_back() {
+    let title = heading(SortKey::Resident, SortKey::Remote, 80);
+    assert_eq!(
+        title,
+        "top, by resident memory (nothing remote)  r m u n c p s: sort  q: quit"
+    );
+    let title = heading(SortKey::Remote, SortKey::Remote, 80);
+    assert_eq!(
+        title,
+        "numasleuth top, by remote memory  r m u n c p s: sort  Enter: inspect  q: quit"
+    );
+    let title = heading(SortKey::Remote, SortKey::Remote, 60);
+    assert_eq!(title, "top, by remote memory  r m u n c p s: sort  q: quit");
+    assert_eq!(
+        heading(SortKey::Remote, SortKey::Remote, 40),
+        "numasleuth top, by remote memory"
+    );
 }
 
 #[test]
@@ -133,6 +226,7 @@ fn an_80_by_24_terminal_shows_every_column_whole() {
         "MIN/LOW/HIGH",
         "1M/2M/3M",
         "FOREIGN",
+        "CPU%",
         "MEMORY BY NODE",
         "N0=4 KiB N1=1 GiB",
         "remote = resident memory on nodes none of its threads run on",
@@ -181,6 +275,7 @@ fn sixty_columns_keep_the_telling_columns() {
         "below low",
         "PID",
         "COMM",
+        "CPU%",
         "RESIDENT",
         "REMOTE",
         "proc7",
@@ -205,6 +300,10 @@ fn two_hundred_columns_use_the_width() {
     assert!(!narrow.contains(whole), "{narrow}");
     let (wide, _) = render(200, 50, &f, &state(false));
     assert!(wide.contains(whole), "{wide}");
+    let procs_header = trimmed(&wide).into_iter().find(|l| l.starts_with("PID")).unwrap();
+    for column in ["THR", "CPU%", "NODE MV", "CPU MV"] {
+        assert!(procs_header.contains(column), "{column}: {wide}");
+    }
     let header = trimmed(&wide)
         .into_iter()
         .find(|l| l.starts_with("NODE"))
@@ -228,4 +327,9 @@ fn with_nothing_remote_the_default_sort_is_resident_memory() {
     assert!(text.contains("by resident memory (nothing remote)"), "{text}");
     assert_eq!(SortKey::from_key('m'), Some(SortKey::Resident));
     assert_eq!(SortKey::from_key('c'), Some(SortKey::CpuMoves));
+    let (text, _) = render(80, 24, &f, &state(false));
+    assert!(
+        text.contains("by resident memory (nothing remote)  r m u n c p s: sort  q: quit"),
+        "{text}"
+    );
 }

@@ -1,7 +1,7 @@
 //! `numasleuth top`: a live terminal view, refreshed every second, of each
 //! node (CPU utilisation, free memory against the watermarks, NUMA
-//! fallback, reclaim) and of the processes with the most remote memory or
-//! the most thread moves; Enter shows the selected process's `inspect`.
+//! fallback, reclaim) and of the processes with the most remote memory,
+//! CPU use or thread moves; Enter shows the selected process's `inspect`.
 //!
 //! Wiring only: the frames come from `probe::top_sampler`, the drawing from
 //! `report::top_view`; this file holds the terminal loop (keys, and a new

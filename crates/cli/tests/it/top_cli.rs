@@ -139,6 +139,19 @@ fn top_shows_nodes_and_a_known_process_inspects_it_and_quits_with_q() {
     );
     s.keys(&["s"]);
     s.wait_for(&["by resident memory"]);
+    // `u` sorts by CPU%, which the sleeper has from the second refresh on:
+    // `-` before, 0.0 after (it sleeps).
+    s.keys(&["u"]);
+    let started = Instant::now();
+    loop {
+        let screen = s.wait_for(&["by CPU usage", "r m u n c p s: sort", "CPU%"]);
+        let row = screen.lines().find(|l| l.starts_with(&pid)).unwrap().to_string();
+        if row.contains(" 0.0 ") {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "{screen}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     s.keys(&["n"]);
     s.wait_for(&["by node moves"]);
     // Sort by PID puts 1 first and the sleeper second: select it, inspect it.
