@@ -15,7 +15,7 @@
 //! Pure: the caller passes the chase (`measure`), so the rule is tested on
 //! recorded curves.
 
-use crate::latency_check::{check, CurveCheck, PROBE_FACTOR};
+use crate::latency_check::{check, CurveCheck, CurveVerdict, PROBE_FACTOR};
 use crate::stats::Summary;
 
 /// At most this many doublings past the rule's size (8× it): each one
@@ -50,7 +50,7 @@ impl FlatSearch {
 /// caches (or the TLB's reach) still shape the figure, so a larger size
 /// measures something else. A falling or noisy pair is no reason to grow.
 fn still_rising(c: &CurveCheck) -> bool {
-    c.verdict == "not-flattened" && c.difference > 0.0
+    c.verdict == CurveVerdict::NotFlattened && c.difference > 0.0
 }
 
 /// Searches from `start_bytes`; a chase larger than `max_bytes` is never
@@ -147,7 +147,7 @@ mod tests {
         assert_eq!(found.size_bytes, 256 * MIB);
         assert_eq!(found.probe, Some((512 * MIB, quiet(128.0))));
         let verdicts: Vec<_> = found.checks.iter().map(|c| c.verdict).collect();
-        assert_eq!(verdicts, ["not-flattened", "flattened"]);
+        assert_eq!(verdicts, [CurveVerdict::NotFlattened, CurveVerdict::Flattened]);
         assert_eq!(found.stopped, None);
         assert!(found.grew(128 * MIB));
     }
@@ -198,7 +198,10 @@ mod tests {
             })
         };
         let found = search(128 * MIB, u64::MAX, noisy);
-        assert_eq!((found.size_bytes, found.checks[0].verdict), (128 * MIB, "inconclusive"));
+        assert_eq!(
+            (found.size_bytes, found.checks[0].verdict),
+            (128 * MIB, CurveVerdict::Inconclusive)
+        );
         let falling = [(128 * MIB, 150.0), (256 * MIB, 100.0)];
         assert_eq!(search(128 * MIB, u64::MAX, on(&falling)).size_bytes, 128 * MIB);
         let failed = search(128 * MIB, u64::MAX, |_| Err("no memory".to_string()));

@@ -23,6 +23,20 @@ pub const PROBE_FACTOR: u64 = 2;
 /// A relative difference above this means the curve has not flattened.
 pub const FLAT_TOLERANCE: f64 = 0.10;
 
+/// What the self-check concluded; serialised as `flattened`,
+/// `not-flattened` or `inconclusive`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CurveVerdict {
+    /// The two agree within the tolerance.
+    Flattened,
+    /// They differ by more than the tolerance and their p10–p90 ranges
+    /// are apart.
+    NotFlattened,
+    /// They differ, but their ranges overlap: a noisy machine.
+    Inconclusive,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CurveCheck {
     pub size_bytes: u64,
@@ -34,10 +48,7 @@ pub struct CurveCheck {
     pub difference: f64,
     /// Whether the two agree within [`FLAT_TOLERANCE`].
     pub flattened: bool,
-    /// `flattened`, `not-flattened` (they differ by more than the
-    /// tolerance and their p10–p90 ranges are apart) or `inconclusive`
-    /// (they differ, but their ranges overlap: a noisy machine).
-    pub verdict: &'static str,
+    pub verdict: CurveVerdict,
     /// For people: what was compared and what it means.
     pub message: String,
 }
@@ -71,9 +82,9 @@ pub fn check(size_bytes: u64, figure: &Summary, probe_size_bytes: u64, probe: &S
     let flattened = difference.abs() <= FLAT_TOLERANCE;
     let overlap = figure.p10.max(probe.p10) <= figure.p90.min(probe.p90);
     let verdict = match (flattened, overlap) {
-        (true, _) => "flattened",
-        (false, false) => "not-flattened",
-        (false, true) => "inconclusive",
+        (true, _) => CurveVerdict::Flattened,
+        (false, false) => CurveVerdict::NotFlattened,
+        (false, true) => CurveVerdict::Inconclusive,
     };
     let compared = format!(
         "a chase over {} gives {probe_latency_ns:.1} ns against {latency_ns:.1} ns over {} ({:+.1}%",
@@ -82,14 +93,14 @@ pub fn check(size_bytes: u64, figure: &Summary, probe_size_bytes: u64, probe: &S
         difference * 100.0
     );
     let message = match verdict {
-        "flattened" => format!("self-check: {compared}): the curve has flattened"),
-        "inconclusive" => format!(
+        CurveVerdict::Flattened => format!("self-check: {compared}): the curve has flattened"),
+        CurveVerdict::Inconclusive => format!(
             "self-check inconclusive: {compared}), but their p10–p90 ranges ({:.1}–{:.1} and {:.1}–{:.1} ns) \
              overlap: the machine is too noisy to tell whether the curve has flattened; measure again on a quiet \
              machine",
             figure.p10, figure.p90, probe.p10, probe.p90
         ),
-        _ => format!(
+        CurveVerdict::NotFlattened => format!(
             "the latency curve has not flattened at {}: {compared}, more than {:.0}%); cache, TLB reach or the page \
              size still shape the figure. See where it flattens with `numasleuth mem latency --sizes {}`",
             bytes(size_bytes),
@@ -152,7 +163,7 @@ mod tests {
         let early = check_on(&ISSUE_CURVE, 512 * MIB);
         assert!(!early.flattened, "{}", early.message);
         assert!((early.difference - 21.0 / 123.0).abs() < 1e-12);
-        assert_eq!(early.verdict, "not-flattened");
+        assert_eq!(early.verdict, CurveVerdict::NotFlattened);
         assert_eq!(
             early.message,
             "the latency curve has not flattened at 512 MiB: a chase over 1 GiB gives 144.0 ns against 123.0 ns \
@@ -161,7 +172,7 @@ mod tests {
         );
         let late = check_on(&ISSUE_CURVE, 1024 * MIB);
         assert!(late.flattened, "{}", late.message);
-        assert_eq!(late.verdict, "flattened");
+        assert_eq!(late.verdict, CurveVerdict::Flattened);
         assert!(late.message.contains("+3.5%"), "{}", late.message);
     }
 
@@ -226,7 +237,7 @@ mod tests {
     fn a_difference_either_way_beyond_10_percent_is_flagged() {
         // Falling too: a probe faster by more than 10% is as suspect.
         let falling = check(256 * MIB, &quiet(150.0), 512 * MIB, &quiet(120.0));
-        assert_eq!(falling.verdict, "not-flattened");
+        assert_eq!(falling.verdict, CurveVerdict::NotFlattened);
         assert!(falling.message.contains("-20.0%"), "{}", falling.message);
         let exactly = check(100 * MIB, &quiet(100.0), 200 * MIB, &quiet(110.0));
         assert!(exactly.flattened, "10% is still flat");
@@ -252,7 +263,7 @@ mod tests {
             samples: 3,
         };
         let noisy = check(144 * MIB, &figure, 288 * MIB, &probe);
-        assert_eq!((noisy.flattened, noisy.verdict), (false, "inconclusive"));
+        assert_eq!((noisy.flattened, noisy.verdict), (false, CurveVerdict::Inconclusive));
         assert!(
             noisy.message.starts_with("self-check inconclusive"),
             "{}",
@@ -260,7 +271,7 @@ mod tests {
         );
         // The same medians with ranges apart are a real difference.
         let apart = check(144 * MIB, &quiet(548.5), 288 * MIB, &quiet(393.0));
-        assert_eq!(apart.verdict, "not-flattened");
+        assert_eq!(apart.verdict, CurveVerdict::NotFlattened);
     }
 
     #[test]
