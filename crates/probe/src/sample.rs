@@ -129,7 +129,8 @@ impl CodeReader {
         let ip = from.checked_add(back as u64)?;
         let mut buffer = vec![0u8; back + CODE_BYTES];
         // An instruction near the end of a mapping: read up to the page end.
-        let to_page_end = (4096 - (ip % 4096)) as usize;
+        let page_bytes = numasleuth_kernel::pages::page_size_bytes();
+        let to_page_end = (page_bytes - (ip % page_bytes)) as usize;
         for want in [back + CODE_BYTES, back + to_page_end.min(CODE_BYTES)] {
             if let Ok(n) = mem.read_at(&mut buffer[..want], from) {
                 if n > back {
@@ -173,7 +174,7 @@ fn attach(spec: &SampleSpec, tid: u32) -> Result<Option<Sampler>, ProbeError> {
         Err(e) => return Err(fail(&e)),
     };
     let mut sampler = counter
-        .sampled(spec.ring_pages.max(1).next_power_of_two() * 4096)
+        .sampled(crate::tracepoint::ring_bytes(spec.ring_pages))
         .map_err(|e| ProbeError::Other {
             pid: spec.pid,
             tid,

@@ -93,9 +93,20 @@ pub fn open_per_cpu(
     Ok(samplers)
 }
 
-/// A power-of-two number of pages, as perf's ring buffer must be.
+/// Perf's ring buffer is at most this (4096 pages of 4 KiB): the cap is
+/// bytes, so a 64 KiB-page kernel (Arm servers) does not map 16× more.
+const RING_BYTES_MAX: usize = 16 << 20;
+
+/// A power-of-two number of this system's pages, as perf's ring buffer
+/// must be, at most [`RING_BYTES_MAX`].
 pub fn ring_bytes(pages: usize) -> usize {
-    pages.clamp(1, 1 << 12).next_power_of_two() * 4096
+    ring_bytes_for(pages, numasleuth_kernel::pages::page_size_bytes() as usize)
+}
+
+fn ring_bytes_for(pages: usize, page_bytes: usize) -> usize {
+    let page_bytes = page_bytes.max(1);
+    let pages_max = (RING_BYTES_MAX / page_bytes).max(1);
+    pages.clamp(1, pages_max).next_power_of_two() * page_bytes
 }
 
 /// Attaches an ftrace filter expression to one event
@@ -131,9 +142,13 @@ mod tests {
 
     #[test]
     fn ring_sizes_are_powers_of_two_pages() {
-        assert_eq!(ring_bytes(0), 4096);
-        assert_eq!(ring_bytes(64), 64 * 4096);
-        assert_eq!(ring_bytes(65), 128 * 4096);
-        assert_eq!(ring_bytes(usize::MAX), 4096 << 12);
+        assert_eq!(ring_bytes_for(0, 4096), 4096);
+        assert_eq!(ring_bytes_for(64, 4096), 64 * 4096);
+        assert_eq!(ring_bytes_for(65, 4096), 128 * 4096);
+        assert_eq!(ring_bytes_for(usize::MAX, 4096), 4096 << 12);
+        // 64 KiB pages: whole pages, the same byte cap.
+        assert_eq!(ring_bytes_for(3, 65536), 4 * 65536);
+        assert_eq!(ring_bytes_for(4096, 65536), 16 << 20);
+        assert_eq!(ring_bytes(1), numasleuth_kernel::pages::page_size_bytes() as usize);
     }
 }

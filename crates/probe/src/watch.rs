@@ -163,8 +163,7 @@ fn attach(spec: &WatchSpec, tid: u32) -> Result<Option<Event>, ProbeError> {
         Err(e) => return Err(classify(&e, spec.pid, tid, spec.address, spec.len_bytes, spec.paranoid)),
     };
     // The ring is whole pages of this machine (64 KiB on many Arm kernels).
-    let page = usize::try_from(numasleuth_kernel::pages::page_size_bytes()).unwrap_or(4096);
-    let mut event = match opened.sampled(spec.ring_pages.max(1).next_power_of_two() * page) {
+    let mut event = match opened.sampled(crate::tracepoint::ring_bytes(spec.ring_pages)) {
         Ok(sampler) => Event::Sampled(sampler),
         // No ring buffer (locked-memory limit): count without sampling.
         Err(_) => match builder(spec, tid).build() {
