@@ -67,16 +67,103 @@ pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
             source: "invariant TSC, a reference clock: the core clock differs under boost".into(),
         })
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        generic_timer(window_ms)
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = window_ms;
         Err("no cycle counter whose rate is known on this architecture; times are in ns only".into())
     }
 }
 
+/// Below this rate a reference clock's ticks are too coarse to print
+/// latencies in: a 25 MHz generic timer (Ampere Altra's) gives 100 ns as
+/// 2.5 ticks. Armv8.6 and later tick at 1 GHz.
+#[cfg(any(target_arch = "aarch64", test))]
+const TICKS_PER_NS_MIN: f64 = 0.5;
+
+/// Arm's generic timer: CNTVCT_EL0 counts at CNTFRQ_EL0 Hz, a fixed rate
+/// the kernel lets user space read. Its rate is checked against
+/// CLOCK_MONOTONIC over `window_ms` (firmware sets CNTFRQ; a wrong one is
+/// not unheard of), and a slow one is declined.
+#[cfg(target_arch = "aarch64")]
+fn generic_timer(window_ms: u64) -> Result<CycleClock, String> {
+    fn read() -> (u64, u64) {
+        let (count, frequency): (u64, u64);
+        // SAFETY: reading CNTVCT_EL0 and CNTFRQ_EL0 has no side effects;
+        // Linux enables both for EL0 (the vDSO's clock reads CNTVCT).
+        unsafe {
+            std::arch::asm!("isb", "mrs {c}, cntvct_el0", "mrs {f}, cntfrq_el0", c = out(reg) count, f = out(reg) frequency, options(nomem, nostack));
+        }
+        (count, frequency)
+    }
+    let start = Instant::now();
+    let (first, frequency_hz) = read();
+    while start.elapsed().as_millis() < u128::from(window_ms.max(1)) {
+        std::hint::spin_loop();
+    }
+    let (last, _) = read();
+    let ns = start.elapsed().as_nanos() as f64;
+    let measured = last.wrapping_sub(first) as f64 / ns;
+    judge_generic_timer(frequency_hz, measured)
+}
+
+/// The generic timer's figure from CNTFRQ_EL0 (`frequency_hz`) and the rate
+/// measured against CLOCK_MONOTONIC (`measured_per_ns`).
+#[cfg(any(target_arch = "aarch64", test))]
+fn judge_generic_timer(frequency_hz: u64, measured_per_ns: f64) -> Result<CycleClock, String> {
+    let declared_per_ns = frequency_hz as f64 / 1e9;
+    let agrees = declared_per_ns > 0.0 && (measured_per_ns / declared_per_ns - 1.0).abs() <= 0.05;
+    let per_ns = if agrees { declared_per_ns } else { measured_per_ns };
+    if !(per_ns.is_finite() && per_ns >= TICKS_PER_NS_MIN) {
+        return Err(format!(
+            "the generic timer (CNTVCT_EL0) ticks at {:.0} MHz, too coarse to express latencies in; times are in ns \
+             only",
+            per_ns * 1e3
+        ));
+    }
+    let note = if agrees {
+        String::new()
+    } else {
+        format!(" (CNTFRQ_EL0 says {:.0} MHz; measured)", declared_per_ns * 1e3)
+    };
+    Ok(CycleClock {
+        cycles_per_ns: per_ns,
+        source: format!(
+            "Arm generic timer (CNTVCT_EL0) at {:.0} MHz{note}, a reference clock: not core cycles",
+            per_ns * 1e3
+        ),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_generic_timer_is_used_only_when_fine_enough_and_checked() {
+        // Armv8.6's 1 GHz timer, as declared.
+        let ghz = judge_generic_timer(1_000_000_000, 1.001).unwrap();
+        assert_eq!(ghz.cycles_per_ns, 1.0);
+        assert!(
+            ghz.source.starts_with("Arm generic timer (CNTVCT_EL0) at 1000 MHz,"),
+            "{}",
+            ghz.source
+        );
+        // Ampere Altra's 25 MHz: declined, saying why.
+        let slow = judge_generic_timer(25_000_000, 0.025).unwrap_err();
+        assert!(slow.contains("25 MHz, too coarse"), "{slow}");
+        // A CNTFRQ that disagrees with the clock: the measured rate wins.
+        let wrong = judge_generic_timer(25_000_000, 1.0).unwrap();
+        assert_eq!(wrong.cycles_per_ns, 1.0);
+        assert!(
+            wrong.source.contains("CNTFRQ_EL0 says 25 MHz; measured"),
+            "{}",
+            wrong.source
+        );
+    }
 
     #[test]
     fn cycle_clock_is_plausible_or_explained() {
