@@ -80,7 +80,9 @@ fn call(pid: u32, addresses: &[u64], node: Option<u32>, flags: libc::c_int) -> R
             return Err(match error.raw_os_error() {
                 Some(libc::EPERM) | Some(libc::EACCES) => PagesError::PermissionDenied { pid },
                 Some(libc::ESRCH) => PagesError::NoSuchProcess { pid },
-                Some(libc::ENOSYS) => PagesError::Unsupported,
+                Some(libc::ENOSYS) => PagesError::Unsupported {
+                    why: enosys_reason(&crate::Root::live(), "move_pages"),
+                },
                 Some(libc::ENODEV) => PagesError::BadNode {
                     pid,
                     node: node.unwrap_or_default(),
@@ -105,8 +107,40 @@ fn decode(status: libc::c_int) -> PageStatus {
     }
 }
 
+/// Why a NUMA system call (`call`: mbind, move_pages) said ENOSYS. A
+/// kernel built without NUMA has no `sys/devices/system/node`; where its
+/// nodes are listed the kernel has the call, and something between refused
+/// it: an emulator such as qemu-user (which implements neither mbind nor
+/// move_pages) or a seccomp filter. Blaming the kernel there sends the user
+/// the wrong way.
+pub fn enosys_reason(root: &crate::Root, call: &str) -> String {
+    if root.exists("sys/devices/system/node/node0") {
+        format!(
+            "{call} says ENOSYS although this kernel has NUMA (sysfs lists its nodes): an emulator such as \
+             qemu-user, or a seccomp filter, refuses the call"
+        )
+    } else {
+        format!("the kernel was built without NUMA support ({call}: ENOSYS); all memory is node 0")
+    }
+}
+
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn enosys_blames_the_kernel_only_when_it_lists_no_nodes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = crate::Root::directory(dir.path()).unwrap();
+        let bare = enosys_reason(&root, "mbind");
+        assert!(
+            bare.starts_with("the kernel was built without NUMA support (mbind: ENOSYS)"),
+            "{bare}"
+        );
+        std::fs::create_dir_all(dir.path().join("sys/devices/system/node/node0")).unwrap();
+        let emulated = enosys_reason(&root, "move_pages");
+        assert!(emulated.starts_with("move_pages says ENOSYS although"), "{emulated}");
+        assert!(emulated.contains("an emulator such as qemu-user"), "{emulated}");
+    }
     use super::*;
 
     #[test]
@@ -206,7 +240,7 @@ mod tests {
     fn a_process_that_does_not_exist() {
         let err = query(i32::MAX as u32, &[0x1000]).unwrap_err();
         assert!(
-            matches!(err, PagesError::NoSuchProcess { .. } | PagesError::Unsupported),
+            matches!(err, PagesError::NoSuchProcess { .. } | PagesError::Unsupported { .. }),
             "{err}"
         );
     }
@@ -216,7 +250,7 @@ mod tests {
         let mut page = vec![0u8; page_size_bytes() as usize];
         page[0] = 1;
         match move_to(0, &[page.as_ptr() as u64], 1000, false) {
-            Err(PagesError::BadNode { node: 1000, .. }) | Err(PagesError::Unsupported) => {}
+            Err(PagesError::BadNode { node: 1000, .. }) | Err(PagesError::Unsupported { .. }) => {}
             other => panic!("{other:?}"),
         }
     }

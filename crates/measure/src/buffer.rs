@@ -147,7 +147,10 @@ impl NodeBuffer {
             buffer.query_placement()
         } else {
             Placement {
-                unverifiable: Some("the kernel has no NUMA support (mbind: ENOSYS); all memory is node 0".into()),
+                unverifiable: Some(numasleuth_kernel::pages::enosys_reason(
+                    &numasleuth_kernel::Root::live(),
+                    "mbind",
+                )),
                 ..buffer.placement.clone()
             }
         };

@@ -112,8 +112,10 @@ pub enum PagesError {
     PermissionDenied { pid: u32 },
     #[error("move_pages: process {pid} does not exist (it may have exited)")]
     NoSuchProcess { pid: u32 },
-    #[error("move_pages is not available: the kernel was built without NUMA support")]
-    Unsupported,
+    /// ENOSYS; `why` says whether the kernel lacks NUMA or something
+    /// (an emulator, a seccomp filter) refused the call.
+    #[error("move_pages is not available: {why}")]
+    Unsupported { why: String },
     #[error("move_pages: node {node} is not online or may not be used by process {pid}")]
     BadNode { pid: u32, node: u32 },
     #[error("move_pages on process {pid}: {message}")]

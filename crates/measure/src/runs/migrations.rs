@@ -39,7 +39,11 @@ fn reason(error: &std::io::Error) -> String {
         Some(libc::ENOENT) | Some(libc::ENODEV) | Some(libc::EOPNOTSUPP) => {
             "this kernel has no cpu-migrations software event".into()
         }
-        Some(libc::ENOSYS) => "this kernel has no perf events".into(),
+        Some(libc::ENOSYS) => {
+            "perf_event_open says ENOSYS: the kernel has no perf events, or an emulator such as qemu-user (which has \
+             none) refuses the call"
+                .into()
+        }
         Some(libc::ESRCH) => "the workload exited before the counter was attached".into(),
         _ => format!("perf cpu-migrations counter: {error}"),
     }
