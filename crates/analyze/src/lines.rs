@@ -49,7 +49,7 @@ pub fn data_symbols(symbols: &[Symbol], bias: u64) -> Vec<LineSymbol> {
         if symbol.kind == SymbolKind::Function || symbol.size_bytes == 0 {
             continue;
         }
-        let tls = symbol.kind == SymbolKind::Tls || section.starts_with(".t");
+        let tls = symbol.kind == SymbolKind::Tls || matches!(section, ".tdata" | ".tbss");
         let address = if tls {
             symbol.address
         } else {
