@@ -27,11 +27,15 @@ fn fixtures_survive_a_round_trip_through_an_archive() {
         let name = tree.file_name().unwrap().to_string_lossy().into_owned();
         let (root, recording) = snapshot::open(&tree).unwrap().recording();
         let direct = read_topology(&root).unwrap_or_else(|e| panic!("{name}: {e}"));
-        read_host(&root, &direct);
+        let host = read_host(&root, &direct);
         let archive = out.path().join(format!("{name}.tar.gz"));
         snapshot::write(&recording.lock().unwrap(), "{}", &archive).unwrap();
         let replayed = snapshot::open(&archive).unwrap_or_else(|e| panic!("{name}: {e}"));
         let again = read_topology(&replayed).unwrap_or_else(|e| panic!("{name} replayed: {e}"));
         assert_eq!(format!("{direct:?}"), format!("{again:?}"), "{name}");
+        // Every host reading (zoneinfo, IRQs, settings, …) replays the same,
+        // failures included: the archive holds what the readers opened.
+        let host_again = read_host(&replayed, &again);
+        assert_eq!(format!("{host:?}"), format!("{host_again:?}"), "{name}");
     }
 }

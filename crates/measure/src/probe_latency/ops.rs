@@ -195,5 +195,8 @@ mod tests {
         let page_bytes = crate::sys::page_size();
         let mut op = AllocTouch::new(0, page_bytes).unwrap();
         op.once().unwrap();
+        // The node the kernel reports for a freshly bound and touched page,
+        // asked here as well as inside `new`.
+        assert_eq!(op.with_pages(query_node).unwrap(), 0);
     }
 }
