@@ -34,8 +34,7 @@ pub(crate) fn read_journal_file_with_meta(path: &Path) -> Result<(String, std::f
 
 /// The user whose journals and key these are.
 pub(crate) fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+    numasleuth_kernel::identity::euid()
 }
 
 fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), String> {

@@ -9,6 +9,7 @@ pub mod atomic_write;
 pub mod cgroup;
 pub mod cleanup;
 pub mod gather;
+pub mod identity;
 mod live_open;
 pub mod memory_sample;
 pub mod output_file;

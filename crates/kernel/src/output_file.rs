@@ -36,8 +36,7 @@ pub fn write_output(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
 }
 
 fn write_through_link(path: &Path, link: &std::fs::Metadata, bytes: &[u8], mode: u32) -> io::Result<()> {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = crate::identity::euid();
     if link.uid() != euid && link.uid() != 0 {
         return Err(refused(format!(
             "a symbolic link owned by user {}; not followed (name its target instead)",

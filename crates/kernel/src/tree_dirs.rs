@@ -67,8 +67,7 @@ impl TreeDirs {
         if unsafe { libc::fstat(fd.as_raw_fd(), &mut stat) } != 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: geteuid has no preconditions.
-        let euid = *self.euid.get_or_insert_with(|| unsafe { libc::geteuid() });
+        let euid = *self.euid.get_or_insert_with(crate::identity::euid);
         let private = (stat.st_uid == euid || stat.st_uid == 0) && stat.st_mode & 0o022 == 0;
         Ok(Dir {
             fd,

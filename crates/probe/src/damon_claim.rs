@@ -116,8 +116,7 @@ pub fn read_claim(path: &Path) -> Result<Option<Claim>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    // SAFETY: geteuid has no memory effects.
-    let euid = unsafe { libc::geteuid() };
+    let euid = numasleuth_kernel::identity::euid();
     if meta.uid() != euid || meta.mode() & 0o022 != 0 {
         return Err(format!(
             "{}: not this user's own file, or writable by others: ignored",

@@ -178,8 +178,7 @@ fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<
              {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
         );
     }
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let euid = unsafe { libc::geteuid() };
+    let euid = numasleuth_kernel::identity::euid();
     Ok(if mode & 0o020 != 0 {
         Some(format!(
             "--textfile {shown} (mode {mode:o}) can be written by its group, who could replace {TEXTFILE_NAME}"

@@ -190,8 +190,7 @@ enum Want {
 
 impl Want {
     fn from_flags(readers: bool, no_readers: bool) -> Want {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let root = unsafe { libc::geteuid() } == 0;
+        let root = numasleuth_kernel::identity::is_root();
         match (readers, no_readers) {
             (_, true) => Want::No,
             (true, false) => Want::Required,

@@ -9,8 +9,7 @@ use super::perf::PerfSource;
 use super::{Choice, Setup, Source};
 
 fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    numasleuth_kernel::identity::is_root()
 }
 
 /// The method `setup.choice` asks for, or the best one that works.
