@@ -218,7 +218,7 @@ fn latency_matrix(
         (None, Some("stopped before the self-check".to_string()))
     } else {
         let probe = search.as_ref().ok().and_then(|found| found.probe.as_ref());
-        first_row_self_check(machine, settings, (cpus[0], targets, home), (&set, probe, &matrix), doc)
+        first_row_self_check(machine, settings, (cpus[0], targets, home), (&set, &matrix), probe, doc)
     };
     let (size_search, size_search_note) = match search {
         Ok(found) => (found.checks, found.stopped),
@@ -301,7 +301,8 @@ fn first_row_self_check(
     machine: &Machine,
     settings: &Settings,
     (cpu, targets, t): (u32, &[u32], usize),
-    (set, probe, matrix): (&WorkingSet, Option<&(u64, Summary)>, &[Vec<Option<Summary>>]),
+    (set, matrix): (&WorkingSet, &[Vec<Option<Summary>>]),
+    probe: Option<&(u64, Summary)>,
     doc: &mut MemDocument,
 ) -> (Option<CurveCheck>, Option<String>) {
     if settings.size.is_some() {

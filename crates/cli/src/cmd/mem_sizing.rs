@@ -204,7 +204,7 @@ pub fn self_check(
     let figure = figure.ok_or("the checked cell has no figure")?;
     let probe_bytes = set.working_set_bytes.saturating_mul(PROBE_FACTOR);
     let probe = match probe.filter(|(size, _)| *size == probe_bytes) {
-        Some((_, summary)) => summary.clone(),
+        Some((_, summary)) => *summary,
         None => probe_chase(machine, settings, pair, probe_bytes, doc)?,
     };
     Ok(latency_check::check(set.working_set_bytes, figure, probe_bytes, &probe))
