@@ -341,7 +341,7 @@ prepare_6_12() {
 # lists only), so the host needs no `dpkg --add-architecture arm64` and its
 # own apt state is not touched.
 # What it costs once, measured on this project's machine: the two Packages
-# lists 18.6 MB, the three packages 50 MB; about 30 s of download, in the
+# lists 18.6 MB, the three packages 50 MB: 22 to 30 s in two runs, in the
 # background beside the builds (scripts/test-all). Nothing once cached.
 apt_arm64_dir="$cache/apt-arm64"
 apt_arm64() {
