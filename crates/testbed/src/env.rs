@@ -11,9 +11,18 @@ use std::env;
 use std::path::{Path, PathBuf};
 
 pub const ENV_STATIC_BIN: &str = "NUMASLEUTH_STATIC_BIN";
+/// The static aarch64 numasleuth the aarch64 guests run (`scripts/test-all`
+/// builds it); the host still replays their snapshots with
+/// [`ENV_STATIC_BIN`]'s.
+pub const ENV_STATIC_BIN_AARCH64: &str = "NUMASLEUTH_STATIC_BIN_AARCH64";
 pub const ENV_KERNEL_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_DIR";
 pub const ENV_KERNEL_612_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_612_DIR";
+/// `.qemu-cache/current-arm64` and `current-arm64-6.12` from
+/// scripts/qemu-kernel.sh: `Image`, `busybox`, `config`, `kernel-release`.
+pub const ENV_KERNEL_ARM64_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_ARM64_DIR";
+pub const ENV_KERNEL_ARM64_612_DIR: &str = "NUMASLEUTH_QEMU_KERNEL_ARM64_612_DIR";
 pub const ENV_QEMU: &str = "NUMASLEUTH_QEMU";
+pub const ENV_QEMU_AARCH64: &str = "NUMASLEUTH_QEMU_AARCH64";
 pub const ENV_TIMEOUT: &str = "NUMASLEUTH_QEMU_TIMEOUT_SECS";
 pub const ENV_INIT_TIMEOUT: &str = "NUMASLEUTH_QEMU_INIT_TIMEOUT_SECS";
 pub const ENV_FREEZE: &str = "NUMASLEUTH_QEMU_FREEZE_SECS";
@@ -40,8 +49,9 @@ pub const DEFAULT_FREEZE_SECS: u64 = 40;
 
 const HOW_TO: &str = "\
 to run the QEMU guests:
-    eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR and _612_DIR
+    eval \"$(scripts/qemu-kernel.sh)\"          # sets NUMASLEUTH_QEMU_KERNEL_DIR, _612_DIR and the _ARM64_ ones
     export NUMASLEUTH_STATIC_BIN=\"$(scripts/build-static.sh)\"
+    export NUMASLEUTH_STATIC_BIN_AARCH64=...   # the aarch64 guests' static build (scripts/test-all makes it)
     cargo test -p numasleuth-testbed
 or leave them out by name: cargo test -- --skip qemu_";
 
@@ -59,6 +69,10 @@ pub struct HostEnv {
     /// fail, saying so.
     pub kernel_612_dir: Option<PathBuf>,
     pub qemu: PathBuf,
+    /// What the aarch64 guests need besides the above; each is `None`
+    /// when its variable is unset, and only those guests then fail, saying
+    /// so.
+    pub aarch64: Aarch64Inputs,
     pub timeout_secs: u64,
     /// From spawn to /init's first line; see [`DEFAULT_INIT_TIMEOUT_SECS`].
     pub init_timeout_secs: u64,
@@ -67,6 +81,83 @@ pub struct HostEnv {
     /// Guests that may run at once, from [`ENV_GUEST_SLOTS`] (default 1).
     pub guest_slots: usize,
     pub update_fixtures: bool,
+}
+
+/// What only the aarch64 guests need.
+#[derive(Debug, Clone, Default)]
+pub struct Aarch64Inputs {
+    /// [`ENV_STATIC_BIN_AARCH64`].
+    pub static_bin: Option<PathBuf>,
+    /// [`ENV_KERNEL_ARM64_DIR`].
+    pub kernel_dir: Option<PathBuf>,
+    /// [`ENV_KERNEL_ARM64_612_DIR`].
+    pub kernel_612_dir: Option<PathBuf>,
+    /// [`ENV_QEMU_AARCH64`], else `qemu-system-aarch64` on `PATH`.
+    pub qemu: Option<PathBuf>,
+}
+
+/// The instruction set of a guest: what QEMU emulates, which numasleuth
+/// and busybox go in, and how its test programs are compiled.
+///
+/// Why aarch64: the incident numasleuth exists for happened on an Arm
+/// server (an Ampere Altra), and Arm has its own decoder, register layout
+/// and zones (issue 34).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Arch {
+    #[default]
+    X86_64,
+    /// QEMU's `virt` machine with Neoverse N1 cores (the Altra's).
+    Aarch64,
+}
+
+impl Arch {
+    /// "x86_64" or "aarch64", as `uname -m` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "x86_64",
+            Arch::Aarch64 => "aarch64",
+        }
+    }
+    /// Debian's name for it, which the guests' names and the kernel
+    /// directories carry: "amd64" or "arm64".
+    pub fn debian_name(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "amd64",
+            Arch::Aarch64 => "arm64",
+        }
+    }
+    /// The `-cpu` a guest gets unless it asks for another. For aarch64 the
+    /// Altra's core: ARMv8.2 with LSE atomics, a PMU, 6 breakpoint and 4
+    /// watchpoint registers, and no pointer authentication, which `max`
+    /// has and TCG emulates slowly (QARMA).
+    pub fn default_cpu(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "max",
+            Arch::Aarch64 => "neoverse-n1",
+        }
+    }
+    /// The kernel's console: the first 16550 on the PC, the PL011 on virt.
+    pub fn console(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "ttyS0",
+            Arch::Aarch64 => "ttyAMA0",
+        }
+    }
+    /// The guest's device for /init's heartbeat: the PC's second serial
+    /// port; on virt, which has one UART, a PCI 16550 (`pci-serial`).
+    pub fn heartbeat_tty(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "/dev/ttyS1",
+            Arch::Aarch64 => "/dev/ttyS0",
+        }
+    }
+    /// The C compiler that builds the guests' static test programs.
+    pub fn c_compiler(self) -> &'static str {
+        match self {
+            Arch::X86_64 => "gcc",
+            Arch::Aarch64 => "aarch64-linux-gnu-gcc",
+        }
+    }
 }
 
 /// Which of the test bed's two Debian kernels a guest boots.
@@ -93,36 +184,72 @@ impl Kernel {
     }
 }
 
+/// The error for an aarch64 input whose variable is unset.
+fn unset(what: &str, var: &str) -> String {
+    format!("QEMU test bed cannot run {what}: {var} is not set\n{HOW_TO}")
+}
+
 impl HostEnv {
-    /// The directory scripts/qemu-kernel.sh filled for `kernel`.
-    pub fn kernel_dir_for(&self, kernel: Kernel) -> Result<&Path, String> {
-        match kernel {
-            Kernel::Debian6_1 => Ok(&self.kernel_dir),
-            Kernel::Debian6_12 => self
+    /// The directory scripts/qemu-kernel.sh filled for `kernel` on `arch`.
+    pub fn kernel_dir_for(&self, arch: Arch, kernel: Kernel) -> Result<&Path, String> {
+        let a = &self.aarch64;
+        match (arch, kernel) {
+            (Arch::X86_64, Kernel::Debian6_1) => Ok(&self.kernel_dir),
+            (Arch::X86_64, Kernel::Debian6_12) => self
                 .kernel_612_dir
                 .as_deref()
                 .ok_or_else(|| format!("QEMU test bed cannot boot 6.12: {ENV_KERNEL_612_DIR} is not set\n{HOW_TO}")),
+            (Arch::Aarch64, Kernel::Debian6_1) => a
+                .kernel_dir
+                .as_deref()
+                .ok_or_else(|| unset("an aarch64 guest", ENV_KERNEL_ARM64_DIR)),
+            (Arch::Aarch64, Kernel::Debian6_12) => a
+                .kernel_612_dir
+                .as_deref()
+                .ok_or_else(|| unset("an aarch64 guest on 6.12", ENV_KERNEL_ARM64_612_DIR)),
         }
     }
-    /// The image QEMU boots: the uncompressed `vmlinux` that
+    /// The image QEMU boots. On x86 the uncompressed `vmlinux` that
     /// scripts/qemu-kernel.sh extracts when the kernel has the PVH entry
     /// note (about 5 s less a guest under TCG: no real-mode set-up, no
-    /// decompressor), else the bzImage.
-    pub fn kernel_image(&self, kernel: Kernel) -> Result<PathBuf, String> {
-        let dir = self.kernel_dir_for(kernel)?;
+    /// decompressor), else the bzImage; on aarch64 Debian's `Image`, which
+    /// is not compressed.
+    pub fn kernel_image(&self, arch: Arch, kernel: Kernel) -> Result<PathBuf, String> {
+        let dir = self.kernel_dir_for(arch, kernel)?;
         let vmlinux = dir.join("vmlinux");
-        Ok(if vmlinux.is_file() {
-            vmlinux
-        } else {
-            dir.join("vmlinuz")
+        Ok(match arch {
+            Arch::Aarch64 => dir.join("Image"),
+            Arch::X86_64 if vmlinux.is_file() => vmlinux,
+            Arch::X86_64 => dir.join("vmlinuz"),
         })
     }
     pub fn e1000_ko(&self, kernel: Kernel) -> Result<PathBuf, String> {
-        Ok(self.kernel_dir_for(kernel)?.join("e1000.ko"))
+        Ok(self.kernel_dir_for(Arch::X86_64, kernel)?.join("e1000.ko"))
     }
-    /// Static busybox does not depend on the kernel; the 6.1 directory's.
-    pub fn busybox(&self) -> PathBuf {
-        self.kernel_dir.join("busybox")
+    /// Static busybox does not depend on the kernel; the 6.1 directory's
+    /// of `arch`.
+    pub fn busybox(&self, arch: Arch) -> Result<PathBuf, String> {
+        Ok(self.kernel_dir_for(arch, Kernel::Debian6_1)?.join("busybox"))
+    }
+    /// The static numasleuth that goes into a guest of `arch`.
+    pub fn guest_bin(&self, arch: Arch) -> Result<&Path, String> {
+        match arch {
+            Arch::X86_64 => Ok(&self.static_bin),
+            Arch::Aarch64 => self
+                .aarch64
+                .static_bin
+                .as_deref()
+                .ok_or_else(|| unset("an aarch64 guest", ENV_STATIC_BIN_AARCH64)),
+        }
+    }
+    /// The QEMU that emulates `arch`.
+    pub fn qemu_for(&self, arch: Arch) -> Result<&Path, String> {
+        match arch {
+            Arch::X86_64 => Ok(&self.qemu),
+            Arch::Aarch64 => self.aarch64.qemu.as_deref().ok_or_else(|| {
+                format!("QEMU test bed cannot run an aarch64 guest: qemu-system-aarch64 not found (apt-get install qemu-system-arm, or set {ENV_QEMU_AARCH64})\n{HOW_TO}")
+            }),
+        }
     }
 }
 
@@ -180,6 +307,8 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
         }
     }
 
+    let aarch64 = aarch64_inputs(&mut problems);
+
     let qemu = match env::var_os(ENV_QEMU) {
         Some(p) => Some(PathBuf::from(p)),
         None => which("qemu-system-x86_64"),
@@ -201,6 +330,7 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
             kernel_dir,
             kernel_612_dir,
             qemu,
+            aarch64,
             timeout_secs,
             init_timeout_secs,
             freeze_secs,
@@ -208,6 +338,35 @@ fn find_inputs() -> Result<HostEnv, Vec<String>> {
             update_fixtures,
         }),
         _ => Err(problems),
+    }
+}
+
+/// The aarch64 guests' inputs: each unset one is `None` (only those
+/// guests fail, saying so), each set to something missing a problem.
+fn aarch64_inputs(problems: &mut Vec<String>) -> Aarch64Inputs {
+    let static_bin = env::var_os(ENV_STATIC_BIN_AARCH64).map(PathBuf::from);
+    if let Some(p) = static_bin.as_deref().filter(|p| !p.is_file()) {
+        problems.push(format!("{ENV_STATIC_BIN_AARCH64}={} is not a file", p.display()));
+    }
+    let dirs = [ENV_KERNEL_ARM64_DIR, ENV_KERNEL_ARM64_612_DIR].map(|var| {
+        let dir = env::var_os(var).map(PathBuf::from);
+        for f in ["Image", "busybox"] {
+            if let Some(missing) = dir.as_ref().map(|d| d.join(f)).filter(|p| !p.is_file()) {
+                problems.push(format!("{} is missing", missing.display()));
+            }
+        }
+        dir
+    });
+    let [kernel_dir, kernel_612_dir] = dirs;
+    let qemu = match env::var_os(ENV_QEMU_AARCH64) {
+        Some(p) => Some(PathBuf::from(p)),
+        None => which("qemu-system-aarch64"),
+    };
+    Aarch64Inputs {
+        static_bin,
+        kernel_dir,
+        kernel_612_dir,
+        qemu,
     }
 }
 

@@ -11,7 +11,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use crate::console::{self, Transcript};
-use crate::env::{HostEnv, Kernel};
+use crate::env::{Arch, HostEnv, Kernel};
 use crate::initramfs;
 use crate::lock::GuestLock;
 
@@ -28,12 +28,14 @@ pub struct NodeSpec {
 pub struct GuestSpec {
     /// Short name, used for the work dir and `tests/fixtures/qemu-<name>`.
     pub name: String,
+    /// The instruction set (see [`crate::guests::on_arch`]).
+    pub arch: Arch,
     /// The kernel it boots (see [`crate::guests::on_kernel`]).
     pub kernel: Kernel,
     /// Argument of `-smp`, e.g. "4,sockets=2,cores=2".
     pub smp: String,
     /// Argument of `-cpu`: "max", or with properties, e.g.
-    /// "max,l3-cache=off".
+    /// "max,l3-cache=off"; [`Arch::default_cpu`] unless a guest asks.
     pub cpu: String,
     pub nodes: Vec<NodeSpec>,
     /// `(src, dst, value)` for `-numa dist`. Empty leaves QEMU's default
@@ -60,23 +62,38 @@ impl GuestSpec {
 
     /// The full qemu argument list (without the program name).
     pub fn qemu_args(&self, host: &HostEnv, initrd: &Path, console_log: &Path) -> Result<Vec<String>, String> {
-        let kernel_image = host.kernel_image(self.kernel)?;
+        let kernel_image = host.kernel_image(self.arch, self.kernel)?;
         let mut a: Vec<String> = Vec::new();
         let mut push = |items: &[&str]| a.extend(items.iter().map(|s| s.to_string()));
+        let machine = match self.arch {
+            Arch::X86_64 => "pc",
+            // The generic Arm machine: PL011, GICv2, PCIe, PSCI, a DT.
+            Arch::Aarch64 => "virt",
+        };
         // KVM is not available on our machines; TCG works everywhere.
-        push(&["-machine", "pc", "-accel", "tcg", "-cpu", &self.cpu]);
+        push(&["-machine", machine, "-accel", "tcg", "-cpu", &self.cpu]);
         push(&["-smp", &self.smp, "-m", &format!("{}M", self.memory_mib())]);
         // -nodefaults drops the default e1000 on pci.0, which would be a
         // second NIC with no NUMA node in every guest.
         push(&["-nodefaults", "-no-reboot", "-display", "none"]);
         push(&["-serial", &format!("file:{}", console_log.display())]);
-        // ttyS1: /init's heartbeat, for the freeze watchdog (`boot`).
-        push(&["-serial", &format!("file:{}", heartbeat_log(console_log).display())]);
+        // /init's heartbeat, for the freeze watchdog (`boot`): the PC's
+        // second serial port; virt has a single UART, so a PCI one there.
+        let heartbeat = heartbeat_log(console_log);
+        match self.arch {
+            Arch::X86_64 => push(&["-serial", &format!("file:{}", heartbeat.display())]),
+            Arch::Aarch64 => push(&[
+                "-chardev",
+                &format!("file,id=heartbeat,path={}", heartbeat.display()),
+                "-device",
+                "pci-serial,chardev=heartbeat",
+            ]),
+        }
         push(&["-kernel", &kernel_image.display().to_string()]);
         push(&["-initrd", &initrd.display().to_string()]);
         // panic=-1 turns a kernel panic (e.g. /init exiting) into an
         // immediate reboot, which -no-reboot turns into qemu exiting.
-        push(&["-append", "console=ttyS0 panic=-1"]);
+        push(&["-append", &format!("console={} panic=-1", self.arch.console())]);
         for (i, node) in self.nodes.iter().enumerate() {
             let backend = format!("memory-backend-ram,id=m{i},size={}M", node.mem_mib);
             push(&["-object", &backend]);
@@ -122,7 +139,8 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
     fs::write(workdir.join("init"), initramfs::init_script(spec)).map_err(|e| e.to_string())?;
 
     let args = spec.qemu_args(host, &initrd, &console_log)?;
-    let cmdline = std::iter::once(host.qemu.display().to_string())
+    let qemu = host.qemu_for(spec.arch)?;
+    let cmdline = std::iter::once(qemu.display().to_string())
         .chain(args.iter().map(|a| shell_quote(a)))
         .collect::<Vec<_>>()
         .join(" ");
@@ -130,7 +148,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 
     let _lock = GuestLock::acquire(host.guest_slots)?;
     let limit = Duration::from_secs(host.timeout_secs);
-    let boot = boot_with_one_retry(host, spec, &args, workdir, &console_log)?;
+    let boot = boot_with_one_retry(host, spec, (qemu, &args), workdir, &console_log)?;
     let (started, status) = match boot {
         Boot::Finished(started, status) => (started, status),
         // Nothing to report from but the consoles.
@@ -196,7 +214,7 @@ pub fn run(host: &HostEnv, spec: &GuestSpec, workdir: &Path) -> Result<GuestRun,
 fn boot_with_one_retry(
     host: &HostEnv,
     spec: &GuestSpec,
-    args: &[String],
+    (qemu, args): (&Path, &[String]),
     workdir: &Path,
     console_log: &Path,
 ) -> Result<Boot, String> {
@@ -205,7 +223,7 @@ fn boot_with_one_retry(
         freeze: Duration::from_secs(host.freeze_secs),
         all: Duration::from_secs(host.timeout_secs),
     };
-    let first = boot(host, args, workdir, console_log, &limits)?;
+    let first = boot(qemu, args, workdir, console_log, &limits)?;
     let (kept, why) = match first {
         Boot::Finished(..) if !kernel_died(console_log) => return Ok(first),
         Boot::Finished(..) => (
@@ -228,7 +246,7 @@ fn boot_with_one_retry(
         spec.name,
         kept.display()
     ));
-    boot(host, args, workdir, console_log, &limits)
+    boot(qemu, args, workdir, console_log, &limits)
 }
 
 /// Whether the console shows the guest kernel oopsing or panicking before
@@ -267,18 +285,18 @@ fn heartbeat_log(console_log: &Path) -> PathBuf {
 /// Runs qemu once, to power-off, to the init limit without /init's first
 /// line, to the freeze limit without a new heartbeat once /init runs, or to
 /// the whole limit.
-fn boot(host: &HostEnv, args: &[String], workdir: &Path, console_log: &Path, limits: &Limits) -> Result<Boot, String> {
+fn boot(qemu: &Path, args: &[String], workdir: &Path, console_log: &Path, limits: &Limits) -> Result<Boot, String> {
     let out = File::create(workdir.join("qemu.out")).map_err(|e| e.to_string())?;
     let err = out.try_clone().map_err(|e| e.to_string())?;
     let heartbeat = heartbeat_log(console_log);
     let started = Instant::now();
-    let mut child = Command::new(&host.qemu)
+    let mut child = Command::new(qemu)
         .args(args)
         .stdin(Stdio::null())
         .stdout(out)
         .stderr(err)
         .spawn()
-        .map_err(|e| format!("starting {}: {e}", host.qemu.display()))?;
+        .map_err(|e| format!("starting {}: {e}", qemu.display()))?;
     // Since /init started: the heartbeat's length and when it last grew.
     let mut beat: Option<(u64, Instant)> = None;
     loop {

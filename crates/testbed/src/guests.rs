@@ -6,7 +6,7 @@
 //! nodes with non-uniform and one asymmetric distance, and a CPU taken
 //! offline at run time.
 
-use crate::env::Kernel;
+use crate::env::{Arch, Kernel};
 use crate::guest::{GuestSpec, NodeSpec};
 
 /// What every guest runs after its setup, in this order. The snapshot is
@@ -32,9 +32,10 @@ fn node(cpus: Option<&str>, mem_mib: u64) -> NodeSpec {
 fn base(name: &str, smp: &str, nodes: Vec<NodeSpec>) -> GuestSpec {
     GuestSpec {
         name: name.to_string(),
+        arch: Arch::default(),
         kernel: Kernel::default(),
         smp: smp.to_string(),
-        cpu: "max".to_string(),
+        cpu: Arch::default().default_cpu().to_string(),
         nodes,
         distances: Vec::new(),
         extra_qemu: Vec::new(),
@@ -53,6 +54,18 @@ pub fn on_kernel(mut spec: GuestSpec, kernel: Kernel) -> GuestSpec {
         spec.name = format!("{}-{}", spec.name, kernel.version());
     }
     spec.kernel = kernel;
+    spec
+}
+
+/// `spec` on `arch`, with that architecture's CPU; an architecture other
+/// than the default adds its Debian name (`two-nodes-victim-arm64`), as
+/// [`on_kernel`] does. Apply it before `on_kernel`.
+pub fn on_arch(mut spec: GuestSpec, arch: Arch) -> GuestSpec {
+    if arch != Arch::default() {
+        spec.name = format!("{}-{}", spec.name, arch.debian_name());
+    }
+    spec.arch = arch;
+    spec.cpu = arch.default_cpu().to_string();
     spec
 }
 

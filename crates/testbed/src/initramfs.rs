@@ -97,10 +97,11 @@ pub fn init_script(spec: &GuestSpec) -> String {
     // tells it apart from a command that is slow or hung. The OOM killer
     // must never take it (the pressure guests run near their limits), and
     // it starts one process a second (`sleep`), nothing else.
-    s.push_str(
+    s.push_str(&format!(
         "( echo -1000 > /proc/self/oom_score_adj; \
-         while :; do read -r up rest < /proc/uptime; echo \"$up\"; sleep 1; done > /dev/ttyS1 ) &\n",
-    );
+         while :; do read -r up rest < /proc/uptime; echo \"$up\"; sleep 1; done > {} ) &\n",
+        spec.arch.heartbeat_tty()
+    ));
     s.push_str(&functions);
     // Setup runs as a section too, so its errors reach the host; it runs in a
     // child shell, which is enough for sysfs writes and insmod.
@@ -185,8 +186,8 @@ const BASE_DIRS: [&str; 10] = [
 /// Writes the (uncompressed) newc archive for `spec` to `out`.
 pub fn build(host: &HostEnv, spec: &GuestSpec, out: &Path) -> Result<(), String> {
     let read = |p: &Path| fs::read(p).map_err(|e| format!("reading {}: {e}", p.display()));
-    let busybox = read(&host.busybox())?;
-    let numasleuth = read(&host.static_bin)?;
+    let busybox = read(&host.busybox(spec.arch)?)?;
+    let numasleuth = read(host.guest_bin(spec.arch)?)?;
     let e1000 = if spec.load_e1000 {
         Some(read(&host.e1000_ko(spec.kernel)?)?)
     } else {

@@ -60,7 +60,13 @@ fn u64s(v: &Value) -> Option<Vec<u64>> {
 /// Node ids, cpus, has_cpus and distance rows, checked exactly; memory
 /// within (min_percent %, 100 %] of the node's backend (the kernel keeps
 /// some) and equal to the node's MemTotal as the guest printed it.
-fn expect_nodes(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]], (mem_mib, min_percent): (u64, u64)) {
+pub(crate) fn expect_nodes(
+    o: &Outcome,
+    c: &mut Checks,
+    cpus: &[&[u64]],
+    rows: &[&[u64]],
+    (mem_mib, min_percent): (u64, u64),
+) {
     let Some(t) = &o.topo else { return };
     let ids: Vec<_> = array(t, "nodes").iter().map(|n| n["id"].as_u64()).collect();
     let want: Vec<_> = (0..cpus.len() as u64).map(Some).collect();
@@ -97,7 +103,7 @@ fn expect_nodes(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]], (
 
 /// The kernel's own view must match the command line, else the test bed
 /// (not numasleuth) is broken.
-fn expect_kernel(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]]) {
+pub(crate) fn expect_kernel(o: &Outcome, c: &mut Checks, cpus: &[&[u64]], rows: &[&[u64]]) {
     for (i, (want_cpus, want_row)) in cpus.iter().zip(rows).enumerate() {
         let node = o.kernel.nodes.get(&(i as u32));
         let got = node.map(|n| n.cpus.iter().map(|&x| u64::from(x)).collect::<Vec<_>>());

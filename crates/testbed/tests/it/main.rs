@@ -1,6 +1,7 @@
 //! Every integration test of this crate, in one test binary: one link
 //! instead of one per file (run one file with `cargo test -p CRATE --test it FILE::`).
 
+mod arm64_guest;
 mod bisect_guest;
 mod boot_watchdog;
 mod detective_guest;

@@ -26,13 +26,13 @@ use numasleuth_testbed::{env, guests};
 use serde_json::Value;
 
 /// The loop's own count of `cat`s, written when it is done.
-const LOOPS: u64 = 15;
+pub(crate) const LOOPS: u64 = 15;
 
 /// Runs `numasleuth ARGS` in the background, its stderr in `/tmp/NAME.err`;
 /// once that says `started` (the watch is on: registering kprobes takes a
 /// while under TCG), `cat /proc/slabinfo` every 200 ms, `LOOPS` times, and
 /// the loop's count into `/tmp/NAME.count`; then waits for numasleuth.
-fn under_loop(name: &str, args: &str, started: &str) -> String {
+pub(crate) fn under_loop(name: &str, args: &str, started: &str) -> String {
     format!(
         "numasleuth {args} 2>/tmp/{name}.err & \
          wait-until 600 100000 \"grep -q \\\"{started}\\\" /tmp/{name}.err\" || exit 9; \
@@ -47,7 +47,7 @@ fn cats(doc: &Value) -> Vec<&Value> {
         .map_or(Vec::new(), |r| r.iter().filter(|r| r["comm"] == "cat").collect())
 }
 
-fn check_loop(c: &mut Checks, doc: &Value, counted: Option<u64>) {
+pub(crate) fn check_loop(c: &mut Checks, doc: &Value, counted: Option<u64>) {
     c.eq("schema", doc["schema"].as_str(), Some("numasleuth.readers/1"));
     c.eq("method", doc["method"]["kind"].as_str(), Some("kprobe"));
     let found = cats(doc);

@@ -43,7 +43,7 @@ fn qemu_two_nodes_victim_incident_move_undo_watch_6_12() {
 }
 
 /// The incident as the victim shows it, then moved, undone and watched.
-fn expect_incident(o: &Outcome, c: &mut Checks) {
+pub(crate) fn expect_incident(o: &Outcome, c: &mut Checks) {
     let sections = &o.run.transcript.sections;
     let line = sections.get("victim").map_or("", |s| s.text.as_str());
     c.check(line.contains("same_line=yes"), || {
