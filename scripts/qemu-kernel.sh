@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepare everything the QEMU test bed (crates/testbed) needs besides the
-# static numasleuth binary: qemu and busybox on the host, plus two Debian
-# generic kernels unpacked into .qemu-cache/:
+# static numasleuth binaries: qemu (x86-64 and aarch64) and busybox on the
+# host, plus two Debian generic kernels unpacked into .qemu-cache/:
 #   - 6.1 (bookworm, from the host's own apt lists), the kernel most guests
 #     boot;
 #   - 6.12 (trixie), for the guests that need DAMON (CONFIG_DAMON_VADDR,
@@ -63,6 +63,8 @@ as_root() {
 ensure_host_packages() {
     local missing=()
     command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+    # The aarch64 guests (-M virt): qemu-system-aarch64 is in qemu-system-arm.
+    command -v qemu-system-aarch64 >/dev/null 2>&1 || missing+=(qemu-system-arm)
     # The Debian busybox-static package installs /bin/busybox statically linked;
     # a dynamic busybox would not run inside the initramfs.
     if ! dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q "install ok installed"; then
