@@ -70,6 +70,7 @@ as_root() {
 ensure_host_packages() {
     local missing=()
     command -v qemu-system-x86_64 >/dev/null 2>&1 || missing+=(qemu-system-x86)
+    # The aarch64 guests (-M virt): qemu-system-aarch64 is in qemu-system-arm.
     command -v qemu-system-aarch64 >/dev/null 2>&1 || missing+=(qemu-system-arm)
     # The Debian busybox-static package installs /bin/busybox statically linked;
     # a dynamic busybox would not run inside the initramfs.
