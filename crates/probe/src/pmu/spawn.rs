@@ -338,10 +338,22 @@ mod tests {
         let fake = dir.path().join("fake");
         std::fs::write(&fake, [0u8; 16]).unwrap();
         std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let error = spawn_stopped(&fake, &[OsString::from("fake")])
-            .unwrap()
-            .release()
-            .unwrap_err();
+        // ETXTBSY while another test's child, forked as `fake` was being
+        // written and stopped before its exec, still holds the write
+        // descriptor (CI, stop 37): that child lets go when its test ends.
+        let mut error = None;
+        for _ in 0..200 {
+            let e = spawn_stopped(&fake, &[OsString::from("fake")])
+                .unwrap()
+                .release()
+                .unwrap_err();
+            if e.raw_os_error() != Some(libc::ETXTBSY) {
+                error = Some(e);
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let error = error.expect("ETXTBSY for 2 s: something keeps the fake program open for writing");
         assert_eq!(error.raw_os_error(), Some(libc::ENOEXEC), "{error}");
     }
 
