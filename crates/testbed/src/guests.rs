@@ -235,6 +235,22 @@ pub fn two_nodes_victim(victim: &std::path::Path) -> GuestSpec {
     g
 }
 
+/// The victim guest's last command: the contention alone. The incident's
+/// victim is stopped and a second one started on node 0 whole (its .bss
+/// and its threads' stacks first touched there), so its one problem is the
+/// line nil_root shares with the read-mostly log_level, written from both
+/// workers. Last, since every command before it asks about the first.
+pub fn victim_contention_alone() -> (String, String) {
+    let pid = VICTIM_PID;
+    (
+        "doctor-local".to_string(),
+        format!(
+            "sh -c 'kill {pid}; /victim --workers 2 --start-cpu 0 --worker-cpus 0-1 >/tmp/local.out 2>&1 & l=$!; \
+             sleep 1; numasleuth doctor --pid $l --json; rc=$?; kill $l; exit $rc'"
+        ),
+    )
+}
+
 /// Prints `mm->numa_scan_seq` from a `sched` file named next: how many
 /// whole NUMA-balancing scan passes the process's memory has had.
 const SCAN_SEQ: &str = "awk '/numa_scan_seq/ {print $3}'";

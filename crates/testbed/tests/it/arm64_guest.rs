@@ -130,6 +130,7 @@ fn spec(kernel: Kernel) -> GuestSpec {
     spec.extra_qemu
         .extend(["-icount".to_string(), "shift=auto,sleep=off".to_string()]);
     spec.commands.extend(arm64_commands(kernel));
+    spec.commands.push(guests::victim_contention_alone());
     spec
 }
 

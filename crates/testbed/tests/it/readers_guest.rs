@@ -111,6 +111,23 @@ fn check_probe(c: &mut Checks, doc: &Value) {
     );
 }
 
+/// The incident's cause is named first: the reader taking the lock, or
+/// the zone-reclaim setting that makes every allocation reclaim under it,
+/// and the other one beside it.
+fn check_incident_first(c: &mut Checks, doc: &Value) {
+    let ids: Vec<&str> = doc["findings"]
+        .as_array()
+        .map(|f| f.iter().filter_map(|f| f["id"].as_str()).collect())
+        .unwrap_or_default();
+    const CAUSES: [&str; 2] = ["lock-taking-reader", "zone-reclaim-mode"];
+    c.check(ids.first().is_some_and(|id| CAUSES.contains(id)), || {
+        format!("doctor --measure did not name the zone-reclaim incident first: {ids:?}")
+    });
+    c.check(CAUSES.iter().all(|id| ids.contains(id)), || {
+        format!("doctor --measure: want both {CAUSES:?} among {ids:?}")
+    });
+}
+
 fn check_quiet(c: &mut Checks, doc: &Value) {
     c.eq("quiet method", doc["method"]["kind"].as_str(), Some("kprobe"));
     c.eq("quiet readers", doc["readers"].as_array().map(Vec::len), Some(0));
@@ -135,6 +152,16 @@ fn qemu_two_nodes_readers_finds_the_slabinfo_loop_by_kprobe_6_12() {
             under_loop("probe", "probe-latency --duration 12s --rate 100/s --json", "recording"),
         ),
         sh("probe.count", "cat /tmp/probe.count; cat /tmp/probe.err".into()),
+        // The zone-reclaim incident as a user who knows nothing asks about
+        // it (issue 33): zone reclaim on, a script reading slabinfo every
+        // 200 ms, and one `doctor --measure`. Last, as it changes a setting.
+        sh(
+            "doctor-measure",
+            "echo 1 > /proc/sys/vm/zone_reclaim_mode; \
+             (while :; do cat /proc/slabinfo >/dev/null; usleep 200000; done) & l=$!; \
+             numasleuth doctor --measure --json; rc=$?; kill $l; exit $rc"
+                .into(),
+        ),
     ]);
     if std::env::var("NUMASLEUTH_READERS_TEXT").is_ok_and(|v| v == "1") {
         spec.commands.push(sh(
@@ -142,7 +169,8 @@ fn qemu_two_nodes_readers_finds_the_slabinfo_loop_by_kprobe_6_12() {
             under_loop("text", "readers --duration 12s", "watching"),
         ));
     }
-    let host = env::require(&format!("qemu guest {}", spec.name));
+    let mut host = env::require(&format!("qemu guest {}", spec.name));
+    host.timeout_secs = host.timeout_secs.max(crate::guests::MEASURE_TIMEOUT_SECS);
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
     run_checked(&host, &spec, &workdir, None, |o, c| {
         let sections = &o.run.transcript.sections;
@@ -157,6 +185,9 @@ fn qemu_two_nodes_readers_finds_the_slabinfo_loop_by_kprobe_6_12() {
         }
         if let Some(doc) = command_json(c, sections, "probe") {
             check_probe(c, &doc);
+        }
+        if let Some(doc) = command_json(c, sections, "doctor-measure") {
+            check_incident_first(c, &doc);
         }
         for name in ["loop.count", "probe.count"] {
             if let Some(section) = sections.get(name) {

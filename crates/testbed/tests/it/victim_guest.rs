@@ -6,7 +6,9 @@
 //! `nil_root` under TCG and name `apply_op`. `doctor --pid` (and on 6.12
 //! `doctor -p victim --measure`, by name) must name the incident first:
 //! `hot-remote-global` on `nil_root`, its page on node 1, written from
-//! node 0, the join of the hot lines with the nodes of their pages.
+//! node 0, the join of the hot lines with the nodes of their pages. Then a
+//! second victim, whole on node 0, has only its shared line: `doctor
+//! --pid` names that first, and nothing remote.
 //!
 //! Needs the same inputs as `guests.rs` (leave them out with `cargo test -- --skip qemu_`, to skip
 //! visibly), plus gcc for the static victim (the test fails without it):
@@ -117,6 +119,9 @@ pub(crate) fn expect_incident(o: &Outcome, c: &mut Checks) {
             Some("apply_op"),
         );
     }
+    if let Some(local) = command_json(c, sections, "doctor-local") {
+        expect_line_first(c, &local);
+    }
     match sections.get("move-bad-node") {
         Some(s) => c.eq("move --to-node 5 exit code", s.rc, 2),
         None => c.fail("move --to-node 5 printed no result"),
@@ -124,6 +129,27 @@ pub(crate) fn expect_incident(o: &Outcome, c: &mut Checks) {
     let stderr = sections.get("move-bad-node.stderr").map_or("", |s| s.text.as_str());
     c.check(stderr.contains("node 5 does not exist"), || {
         format!("move --to-node 5: {stderr:?}")
+    });
+}
+
+/// A victim whole on node 0 has one problem, the line `nil_root` shares
+/// with `log_level`: `doctor --pid` names it first (contention or false
+/// sharing, by how the sample splits), and nothing remote.
+fn expect_line_first(c: &mut Checks, doctor: &Value) {
+    let findings = doc::array(doctor, "findings");
+    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let first = findings.first();
+    let first_id = first.and_then(|f| f["id"].as_str());
+    c.check(matches!(first_id, Some("contended-line" | "false-sharing")), || {
+        format!("doctor --pid, victim on node 0: first finding is not the shared line: {ids:?}")
+    });
+    let title = first.and_then(|f| f["title"].as_str()).unwrap_or("");
+    c.check(title.contains("nil_root"), || {
+        format!("doctor --pid, victim on node 0: first finding's title {title:?} does not name nil_root")
+    });
+    let remote = ["hot-remote-global", "hot-remote-line", "static-data-remote"];
+    c.check(!ids.iter().any(|id| remote.contains(id)), || {
+        format!("doctor --pid, victim on node 0, says remote: {ids:?}")
     });
 }
 
@@ -148,6 +174,7 @@ fn run(kernel: Kernel, expect: impl FnOnce(&Outcome, &mut Checks)) {
             "numasleuth doctor -p victim --measure --json".to_string(),
         ));
     }
+    spec.commands.push(guests::victim_contention_alone());
     let mut host = env::require(&format!("qemu guest {}", spec.name));
     if kernel == Kernel::Debian6_12 {
         host.timeout_secs = host.timeout_secs.max(crate::guests::MEASURE_TIMEOUT_SECS);
