@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use anyhow::bail;
 use clap::Args;
 use numasleuth_analyze::meminfo::table;
-use numasleuth_kernel::procfs::meminfo::Meminfo;
+use numasleuth_kernel::procfs::meminfo::{self, Meminfo};
+use numasleuth_kernel::sysfs::node;
+use numasleuth_kernel::unread::Gaps;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_report::meminfo_text::MeminfoReport;
 
@@ -26,29 +28,37 @@ pub struct MeminfoArgs {
 
 pub fn run(root: &Root, args: &MeminfoArgs) -> anyhow::Result<ExitCode> {
     let plan = args.output.plan_text_json(args.json)?;
-    let read = super::read_degraded(root)?;
+    // Only the files it prints from, as numastat -m: the node directories'
+    // meminfo and /proc/meminfo (for the huge page size), not the topology.
+    let mut gaps = Gaps::default();
+    let per_node = node::read_meminfo(root, &mut gaps);
+    let machine = gaps.ok(meminfo::read(root, "proc/meminfo"));
     if !plan.json() {
-        super::warn(&read.warnings);
-    }
-    let machine = read.readings.meminfo.as_ref();
-    // A kernel without NUMA has no node directory: the machine is node 0.
-    let (nodes, fallback): (Vec<(u32, &Meminfo)>, bool) = match &read.readings.nodes {
-        Some(sysfs) if !sysfs.nodes.is_empty() => (
-            sysfs
-                .nodes
+        let unread = gaps.into_unread();
+        super::warn(
+            &unread
                 .iter()
-                .filter(|n| !n.meminfo.values.is_empty())
-                .map(|n| (n.id, &n.meminfo))
+                .map(|u| format!("could not read {u}; shown without it"))
+                .collect::<Vec<_>>(),
+        );
+    }
+    // A kernel without NUMA has no node directory: the machine is node 0.
+    let (nodes, fallback): (Vec<(u32, &Meminfo)>, bool) = match &per_node {
+        Some(nodes) if !nodes.is_empty() => (
+            nodes
+                .iter()
+                .filter(|(_, info)| !info.values.is_empty())
+                .map(|(id, info)| (*id, info))
                 .collect(),
             false,
         ),
-        _ => (machine.map(|m| vec![(0, m)]).unwrap_or_default(), true),
+        _ => (machine.as_ref().map(|m| vec![(0, m)]).unwrap_or_default(), true),
     };
     if nodes.is_empty() {
         bail!("no node's meminfo could be read (see the warnings above)");
     }
     let chosen = select(&nodes, args.nodes.as_ref())?;
-    let mut meminfo = table(&chosen, machine.and_then(|m| m.get("Hugepagesize")));
+    let mut meminfo = table(&chosen, machine.as_ref().and_then(|m| m.get("Hugepagesize")));
     if fallback {
         meminfo.notes.push(
             "this kernel has no per-node meminfo (no NUMA): node 0 is the whole machine, from /proc/meminfo".into(),

@@ -46,6 +46,22 @@ pub fn read(root: &Root, gaps: &mut Gaps) -> Option<NodeSysfs> {
     Some(NodeSysfs { states, nodes })
 }
 
+/// Each node's `meminfo` and nothing else, what `numastat -m` reads:
+/// `None` when the kernel has no node sysfs (or it cannot be listed,
+/// noted). A node without the file is left out; an unreadable or malformed
+/// one is noted and left out.
+pub fn read_meminfo(root: &Root, gaps: &mut Gaps) -> Option<Vec<(u32, Meminfo)>> {
+    let names = gaps.keep(root.list(NODE_DIR))?;
+    let ids = crate::unread::ids_below(node_ids(&names), MAX_NODE_IDS, NODE_DIR, ("node", "nodes"), gaps);
+    let mut nodes = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(info) = gaps.ok(meminfo::read(root, &format!("{NODE_DIR}/node{id}/meminfo"))) {
+            nodes.push((id, info));
+        }
+    }
+    Some(nodes)
+}
+
 /// `None` when the directory holds nothing that describes a node.
 fn read_node(root: &Root, id: u32, gaps: &mut Gaps) -> Option<NodeFiles> {
     let dir = format!("{NODE_DIR}/node{id}");
@@ -136,5 +152,27 @@ mod tests {
         std::fs::write(node(1).join("numastat"), "numa_hit five\n").unwrap();
         let err = read_counters(&root, [0, 1], "numastat").unwrap_err().to_string();
         assert!(err.contains("node1/numastat"), "{err}");
+    }
+
+    #[test]
+    fn meminfo_alone_of_each_node_with_a_usable_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Root::directory(dir.path()).unwrap();
+        let mut gaps = Gaps::default();
+        assert!(read_meminfo(&root, &mut gaps).is_none(), "no node directory: no NUMA");
+        assert!(gaps.is_empty());
+        let node = |n: u32| dir.path().join(format!("{NODE_DIR}/node{n}"));
+        for n in [0, 1, 2] {
+            std::fs::create_dir_all(node(n)).unwrap();
+        }
+        std::fs::write(node(0).join("meminfo"), "Node 0 MemTotal:       1024 kB\n").unwrap();
+        std::fs::write(node(1).join("meminfo"), "Node 1 MemTotal:  lots kB\n").unwrap();
+        // node2 has no meminfo (a CPU-only node on an old kernel): left out.
+        let nodes = read_meminfo(&root, &mut gaps).unwrap();
+        assert_eq!(nodes.iter().map(|(id, _)| *id).collect::<Vec<_>>(), vec![0]);
+        assert_eq!(nodes[0].1.get("MemTotal"), Some(1024 * 1024));
+        let unread: Vec<String> = gaps.into_unread().iter().map(|u| u.to_string()).collect();
+        assert_eq!(unread.len(), 1, "{unread:?}");
+        assert!(unread[0].contains("node1/meminfo"), "{unread:?}");
     }
 }
