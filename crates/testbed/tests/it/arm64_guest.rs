@@ -80,6 +80,17 @@ fn arm64_commands(kernel: Kernel) -> Vec<(String, String)> {
         ]);
     }
     c.extend([
+        // Read-and-write watches (issue 34 asked whether hits on Arm land
+        // on the right instruction): nil_root is only written, log_level,
+        // on its line, only read.
+        sh(
+            "watch-rw-root",
+            "numasleuth watch victim --symbol nil_root --rw --duration 2s --json".into(),
+        ),
+        sh(
+            "watch-rw-level",
+            "numasleuth watch victim --symbol log_level --rw --duration 2s --json".into(),
+        ),
         sh("victim-pause", "kill -STOP $(cat /tmp/victim.pid); echo paused".into()),
         sh(
             "memwatch",
@@ -143,6 +154,7 @@ fn run(kernel: Kernel) {
         expect_machine(o, c);
         crate::victim_guest::expect_incident(o, c);
         expect_hotlines(o, c);
+        expect_watch_rw(o, c);
         expect_memwatch(o, c);
         expect_mem(o, c);
         expect_readers(o, c);
@@ -178,6 +190,41 @@ fn nil_root(o: &Outcome) -> Option<u64> {
         .split_whitespace()
         .find_map(|w| w.strip_prefix("nil_root=0x"))?;
     u64::from_str_radix(word, 16).ok()
+}
+
+/// The code addresses a watch counted hits at.
+fn watch_addresses(doc: &Value) -> std::collections::BTreeSet<String> {
+    array(doc, "writers")
+        .iter()
+        .flat_map(|w| array(w, "addresses"))
+        .filter_map(|a| a.as_str().map(String::from))
+        .collect()
+}
+
+/// Arm reports a watchpoint at the accessing instruction itself. Watching
+/// reads too, `nil_root` (never read) is hit at the very stores the
+/// write watch found, and `log_level` (never written) elsewhere: at its
+/// load, none of those stores.
+fn expect_watch_rw(o: &Outcome, c: &mut Checks) {
+    let sections = &o.run.transcript.sections;
+    let (Some(writes), Some(root), Some(level)) = (
+        command_json(c, sections, "watch"),
+        command_json(c, sections, "watch-rw-root"),
+        command_json(c, sections, "watch-rw-level"),
+    ) else {
+        return;
+    };
+    let stores = watch_addresses(&writes);
+    c.check(!stores.is_empty(), || format!("watch found no store: {writes}"));
+    c.eq(
+        "watch --rw nil_root: the stores alone",
+        watch_addresses(&root),
+        stores.clone(),
+    );
+    let loads = watch_addresses(&level);
+    c.check(!loads.is_empty() && loads.is_disjoint(&stores), || {
+        format!("watch --rw log_level: hits at {loads:?}, nil_root's stores {stores:?}")
+    });
 }
 
 /// The A64 decoder's verdict: `nil_root`'s line first, written by both
