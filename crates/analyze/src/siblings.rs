@@ -24,6 +24,7 @@ use numasleuth_model::Topology;
 use serde::Serialize;
 
 use crate::cpu_sample::core_key;
+use crate::doctor::CheckId;
 use crate::evidence::Evidence;
 use crate::findings::{Finding, Severity};
 use crate::stats::Summary;
@@ -224,7 +225,7 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
         .collect();
     let listed: Vec<String> = pairs.iter().map(|p| format!("{}↔{}", p.cpus[0], p.cpus[1])).collect();
     Some(Finding {
-        id: "vcpu-siblings",
+        id: CheckId::VcpuSiblings.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!(

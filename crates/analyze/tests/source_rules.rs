@@ -94,6 +94,33 @@ fn node_has_memory_is_defined_once() {
 }
 
 #[test]
+fn a_check_id_appears_once() {
+    // Every doctor check id is written in `CheckId::as_str`; everyone
+    // else names the variant, so no check can be run, skipped or
+    // gated under a misspelt id.
+    const HOME: &str = "crates/analyze/src/doctor/check_id.rs";
+    let text = std::fs::read_to_string(workspace().join(HOME)).unwrap();
+    let arm = Regex::new(r#"CheckId::[A-Za-z]+ => "([a-z-]+)","#).unwrap();
+    let ids: Vec<String> = arm.captures_iter(&text).map(|c| c[1].to_string()).collect();
+    assert!(ids.len() >= 13, "{ids:?}");
+    // The guest script's command of the same name prints the knob itself.
+    let elsewhere = [("crates/testbed/src/guests.rs", "\"numa-balancing\".to_string()")];
+    let mut found = Vec::new();
+    for (path, number, line) in lines(&[]) {
+        let quoted = |id: &String| line.contains(&format!("\"{id}\""));
+        let allowed = path.ends_with(HOME) || elsewhere.iter().any(|(f, t)| path.ends_with(f) && line.contains(t));
+        if ids.iter().any(quoted) && !allowed {
+            found.push(format!("{path}:{number}: {}", line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a check id written outside CheckId::as_str; name the CheckId variant:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
 fn the_node_of_a_cpu_is_defined_once() {
     assert_one_place(
         "\"the node of a CPU\" (Topology::node_of_cpu, Topology::cpu_nodes)",
