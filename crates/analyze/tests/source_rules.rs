@@ -121,6 +121,15 @@ fn a_check_id_appears_once() {
 }
 
 #[test]
+fn the_kind_of_a_mapping_is_defined_once() {
+    assert_one_place(
+        "the kind of a mapping (model::mapping_kind::MappingKind)",
+        r#"== "\[(heap|stack)\]"|starts_with\("\[anon"#,
+        &["crates/model/src/mapping_kind.rs"],
+    );
+}
+
+#[test]
 fn the_node_of_a_cpu_is_defined_once() {
     assert_one_place(
         "\"the node of a CPU\" (Topology::node_of_cpu, Topology::cpu_nodes)",
