@@ -82,13 +82,21 @@ fn assert_one_place(fact: &str, pattern: &str, home: &[&str]) {
     );
 }
 
+/// A node's memory told from its raw fields: the kernel's flag compared,
+/// or its size tested for more than zero.
+const MEMORY_COPY: &str = concat!(
+    r"\.has_memory[ \t]*(==|!=|\.unwrap_or|\.map|\.is_)",
+    r"|memory_total_bytes[ \t]*((==|!=)[ \t]*Some\(0\)|\.unwrap_or\(0\)[ \t]*>",
+    r"|\.filter\(\|[a-z_]+\|[ \t]*\*[a-z_]+[ \t]*>[ \t]*0\))",
+);
+
 #[test]
 fn node_has_memory_is_defined_once() {
     // The raw field is read by the definition and by the JSON that
     // exports the kernel's own answer; everyone else asks the method.
     assert_one_place(
-        "\"node has memory\" (Node::holds_memory, Topology::memory_nodes)",
-        r"\.has_memory[ \t]*(==|!=|\.unwrap_or|\.map|\.is_)|memory_total_bytes[ \t]*(==|!=)[ \t]*Some\(0\)",
+        "\"node has memory\" (Node::holds_memory, Node::memory_bytes, Topology::memory_nodes)",
+        MEMORY_COPY,
         &["crates/model/src/facts.rs"],
     );
 }
@@ -127,6 +135,14 @@ fn the_kind_of_a_mapping_is_defined_once() {
         r#"== "\[(heap|stack)\]"|starts_with\("\[anon"#,
         &["crates/model/src/mapping_kind.rs"],
     );
+}
+
+#[test]
+fn the_memory_rule_catches_what_it_names() {
+    let re = Regex::new(MEMORY_COPY).unwrap();
+    assert!(re.is_match("n.memory_total_bytes.unwrap_or(0) > 0"));
+    assert!(re.is_match("n.memory_total_bytes.filter(|t| *t > 0)?"));
+    assert!(!re.is_match("topo.memory_total_bytes.filter(|t| bytes as u64 > *t)"));
 }
 
 #[test]

@@ -134,7 +134,7 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
         .nodes
         .iter()
         .filter_map(|n| {
-            let total = n.memory_total_bytes.filter(|t| *t > 0)?;
+            let total = n.memory_bytes()?;
             let free = n.memory_free_bytes?;
             Some((n.id, free as f64 / total as f64, free, total))
         })

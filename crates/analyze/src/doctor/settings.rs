@@ -155,12 +155,12 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
     let Some(smallest) = topo
         .nodes
         .iter()
-        .filter_map(|n| n.memory_total_bytes.filter(|b| *b > 0).map(|b| (n.id, b)))
+        .filter_map(|n| n.memory_bytes().map(|b| (n.id, b)))
         .min_by_key(|(_, b)| *b)
     else {
         return Vec::new();
     };
-    let total: u64 = topo.nodes.iter().filter_map(|n| n.memory_total_bytes).sum();
+    let total: u64 = topo.nodes.iter().filter_map(|n| n.memory_bytes()).sum();
     let share_bytes = reserve_bytes as f64 * smallest.1 as f64 / total.max(1) as f64;
     let share_percent = 100.0 * share_bytes / smallest.1 as f64;
     if share_percent <= 5.0 {

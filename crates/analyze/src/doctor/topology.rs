@@ -27,7 +27,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
     let nodes: Vec<u32> = topo
         .nodes
         .iter()
-        .filter(|n| !n.has_cpus() && n.memory_total_bytes.unwrap_or(0) > 0)
+        .filter(|n| !n.has_cpus() && n.memory_bytes().is_some())
         .map(|n| n.id)
         .collect();
     if nodes.is_empty() {
@@ -48,7 +48,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                 let text = format!(
                     "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {}",
                     n.id,
-                    super::mib(n.memory_total_bytes.unwrap_or(0)),
+                    super::mib(n.memory_bytes().unwrap_or(0)),
                     n.id,
                     distances.join(" ")
                 );
@@ -56,7 +56,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                 let known: Option<Vec<u32>> = n.distances.iter().copied().collect();
                 Evidence::new(format!("/sys/devices/system/node/node{}", n.id), text)
                     .with("node", n.id)
-                    .with("memory_total_bytes", n.memory_total_bytes.unwrap_or(0))
+                    .with("memory_total_bytes", n.memory_bytes().unwrap_or(0))
                     .with_some("distances", known)
             })
             .collect(),
