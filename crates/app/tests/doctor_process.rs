@@ -18,7 +18,7 @@ fn topology(root: &Root) -> Topology {
     Topology::build_degraded(&readings).0
 }
 
-fn skipped_why<'a>(d: &'a Diagnosis, id: CheckId) -> Option<&'a str> {
+fn skipped_why(d: &Diagnosis, id: CheckId) -> Option<&str> {
     d.checks_skipped.iter().find(|s| s.id == id).map(|s| s.why.as_str())
 }
 
