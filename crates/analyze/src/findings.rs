@@ -6,6 +6,8 @@ pub use crate::evidence::Evidence;
 use numasleuth_parse::{ReadError, Unread};
 use serde::Serialize;
 
+use crate::doctor::CheckId;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
@@ -83,7 +85,7 @@ impl Finding {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Skipped {
-    pub id: &'static str,
+    pub id: CheckId,
     pub why: String,
     /// The input exists but could not be read, so whether there is
     /// something to find is unknown. `false` when the input is absent (the
@@ -94,7 +96,7 @@ pub struct Skipped {
 /// A check that ran on what it could read, and what it could not.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Partial {
-    pub id: &'static str,
+    pub id: CheckId,
     pub unread: Vec<Unread>,
 }
 
@@ -103,7 +105,7 @@ pub struct Partial {
 pub struct Diagnosis {
     pub findings: Vec<Finding>,
     /// Every check that ran, including the partial ones.
-    pub checks_run: Vec<&'static str>,
+    pub checks_run: Vec<CheckId>,
     pub checks_skipped: Vec<Skipped>,
     /// Checks in `checks_run` that could not read all their inputs: no
     /// finding from them is not a clean bill.
@@ -111,14 +113,14 @@ pub struct Diagnosis {
 }
 
 impl Diagnosis {
-    pub fn ran(&mut self, id: &'static str, findings: Vec<Finding>) {
+    pub fn ran(&mut self, id: CheckId, findings: Vec<Finding>) {
         self.checks_run.push(id);
         self.findings.extend(findings);
     }
 
     /// A check with nothing to judge: its input is absent or was not asked
     /// for.
-    pub fn skipped(&mut self, id: &'static str, why: impl Into<String>) {
+    pub fn skipped(&mut self, id: CheckId, why: impl Into<String>) {
         self.checks_skipped.push(Skipped {
             id,
             why: why.into(),
@@ -127,7 +129,7 @@ impl Diagnosis {
     }
 
     /// A check whose input exists but could not be read.
-    pub fn skipped_unreadable(&mut self, id: &'static str, why: impl Into<String>) {
+    pub fn skipped_unreadable(&mut self, id: CheckId, why: impl Into<String>) {
         self.checks_skipped.push(Skipped {
             id,
             why: why.into(),
@@ -136,7 +138,7 @@ impl Diagnosis {
     }
 
     /// Skipped for `error`: unreadable unless the file is simply absent.
-    pub fn skipped_for(&mut self, id: &'static str, error: &ReadError) {
+    pub fn skipped_for(&mut self, id: CheckId, error: &ReadError) {
         if error.is_not_found() {
             self.skipped(id, error.to_string());
         } else {
@@ -146,7 +148,7 @@ impl Diagnosis {
 
     /// Checks whose answer is not known: partial, or skipped because their
     /// input could not be read.
-    pub fn incomplete(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub fn incomplete(&self) -> impl Iterator<Item = CheckId> + '_ {
         self.checks_partial
             .iter()
             .map(|p| p.id)

@@ -7,6 +7,7 @@ use numasleuth_model::Topology;
 use serde::Serialize;
 
 use crate::confidence::{qualify, Confidence};
+use crate::doctor::CheckId;
 use crate::evidence::{MEASURED_MEM, REFERENCE};
 use crate::findings::{incident, Evidence, Finding, Severity};
 use crate::stats::{Summary, SPREAD_LIMIT};
@@ -181,7 +182,7 @@ fn measured(finding: Finding, figures: [&Summary; 2]) -> Finding {
 /// of local, for the pair `(i, t)`.
 fn starved_bandwidth((i, t): (u32, u32), mix: &str, r: f64, remote: &Summary, local: &Summary) -> Finding {
     Finding {
-        id: "interconnect-bandwidth",
+        id: CheckId::InterconnectBandwidth.as_str(),
         severity: Severity::Critical,
         confidence: None,
         title: format!(

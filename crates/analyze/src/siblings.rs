@@ -24,6 +24,7 @@ use numasleuth_model::Topology;
 use serde::Serialize;
 
 use crate::cpu_sample::core_key;
+use crate::doctor::CheckId;
 use crate::evidence::Evidence;
 use crate::findings::{Finding, Severity};
 use crate::stats::Summary;
@@ -47,27 +48,51 @@ pub struct SuspectedSiblings {
     pub latency_ns: f64,
     /// The median of the other pairs of the same kind.
     pub median_ns: f64,
-    /// What the pair and the pairs it is compared with share: `shared L3`
-    /// (the level of the last cache), `same package` or `across packages`.
-    pub kind: String,
+    /// What the pair and the pairs it is compared with share.
+    pub kind: PairKind,
     pub message: String,
+}
+
+/// What two CPUs share by the declared topology; serialised as `shared L3`
+/// (the level of the last cache), `same package` or `across packages`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairKind {
+    SharedCache { level: u32 },
+    SamePackage,
+    AcrossPackages,
+}
+
+impl std::fmt::Display for PairKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PairKind::SharedCache { level } => write!(f, "shared L{level}"),
+            PairKind::SamePackage => f.write_str("same package"),
+            PairKind::AcrossPackages => f.write_str("across packages"),
+        }
+    }
+}
+
+impl Serialize for PairKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 /// What two CPUs share, by the declared topology: the same last-level
 /// cache (which), else the same package (which), else nothing.
-fn kind_of(topo: &Topology, a: u32, b: u32) -> (u8, u32, String) {
+fn kind_of(topo: &Topology, a: u32, b: u32) -> (u8, u32, PairKind) {
     let data = || topo.caches.iter().filter(|c| c.kind.holds_data());
     let top = data().map(|c| c.level).max();
     let shared = data()
         .filter(|c| Some(c.level) == top)
         .position(|c| c.cpus.contains(a) && c.cpus.contains(b));
     if let (Some(index), Some(level)) = (shared, top) {
-        return (0, index as u32, format!("shared L{level}"));
+        return (0, index as u32, PairKind::SharedCache { level });
     }
     let package = |cpu: u32| topo.cpus.iter().find(|c| c.id == cpu).and_then(|c| c.package);
     match (package(a), package(b)) {
-        (Some(p), Some(q)) if p == q => (1, p, "same package".into()),
-        _ => (2, 0, "across packages".into()),
+        (Some(p), Some(q)) if p == q => (1, p, PairKind::SamePackage),
+        _ => (2, 0, PairKind::AcrossPackages),
     }
 }
 
@@ -149,7 +174,7 @@ pub fn check(topo: &Topology, cpus: &[u32], medians: &[Vec<Option<f64>>]) -> Sib
 /// declares on separate cores, each CPU counted in as many as it is in.
 fn fast_pairs(topo: &Topology, cpus: &[u32], medians: &[Vec<Option<f64>>], ratio: f64) -> Vec<SuspectedSiblings> {
     // Pairs declared on separate cores, grouped by what they share.
-    let mut kinds: std::collections::BTreeMap<(u8, u32), (String, Vec<Pair>)> = Default::default();
+    let mut kinds: std::collections::BTreeMap<(u8, u32), (PairKind, Vec<Pair>)> = Default::default();
     for (i, &a) in cpus.iter().enumerate() {
         for (j, &b) in cpus.iter().enumerate().skip(i + 1) {
             let Some(ns) = medians.get(i).and_then(|row| row.get(j)).copied().flatten() else {
@@ -183,8 +208,8 @@ fn fast_pairs(topo: &Topology, cpus: &[u32], medians: &[Vec<Option<f64>>], ratio
                 cpus: [a, b],
                 latency_ns: ns,
                 median_ns,
-                message: message([a, b], ns, median_ns, &name),
-                kind: name.clone(),
+                message: message([a, b], ns, median_ns, name),
+                kind: name,
             });
         }
     }
@@ -193,11 +218,11 @@ fn fast_pairs(topo: &Topology, cpus: &[u32], medians: &[Vec<Option<f64>>], ratio
 }
 
 /// The sentence for one suspected pair; `kind` as in [`SuspectedSiblings`].
-pub fn message([a, b]: [u32; 2], latency_ns: f64, median_ns: f64, kind: &str) -> String {
-    let others = match kind.strip_prefix("shared ") {
-        Some(cache) => format!("sharing their {cache}"),
-        None if kind == "same package" => "in their package".to_string(),
-        None => kind.to_string(),
+pub fn message([a, b]: [u32; 2], latency_ns: f64, median_ns: f64, kind: PairKind) -> String {
+    let others = match kind {
+        PairKind::SharedCache { level } => format!("sharing their L{level}"),
+        PairKind::SamePackage => "in their package".to_string(),
+        PairKind::AcrossPackages => kind.to_string(),
     };
     format!(
         "CPUs {a} and {b} answer in {latency_ns:.1} ns, like two threads of one core (median {median_ns:.0} ns of the \
@@ -224,7 +249,7 @@ pub fn finding(pairs: &[SuspectedSiblings]) -> Option<Finding> {
         .collect();
     let listed: Vec<String> = pairs.iter().map(|p| format!("{}↔{}", p.cpus[0], p.cpus[1])).collect();
     Some(Finding {
-        id: "vcpu-siblings",
+        id: CheckId::VcpuSiblings.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!(

@@ -66,7 +66,7 @@ fn the_issue_vm_has_two_undeclared_sibling_pairs() {
     let seven = &found[1];
     assert_eq!(seven.latency_ns, 24.8);
     assert!((85.0..95.0).contains(&seven.median_ns), "{}", seven.median_ns);
-    assert_eq!(seven.kind, "shared L3");
+    assert_eq!(seven.kind.to_string(), "shared L3");
     assert_eq!(
         seven.message,
         format!(
@@ -131,7 +131,10 @@ fn an_undeclared_pair_on_a_two_socket_machine_is_compared_within_its_socket() {
     (matrix[2][5], matrix[5][2]) = (Some(14.0), Some(14.0));
     let found = suspected(&topo, &cpus, &matrix);
     assert_eq!(found.len(), 1, "{found:?}");
-    assert_eq!((found[0].cpus, found[0].kind.as_str()), ([2, 5], "shared L3"));
+    assert_eq!(
+        (found[0].cpus, found[0].kind),
+        ([2, 5], PairKind::SharedCache { level: 3 })
+    );
     assert!((45.0..50.0).contains(&found[0].median_ns), "{}", found[0].median_ns);
 }
 

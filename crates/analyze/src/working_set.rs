@@ -128,6 +128,24 @@ impl NodeRoom {
     }
 }
 
+/// What decided a working set's size; serialised as `rule`, `size`,
+/// `free-memory`, `fallback` or `self-check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChosenBy {
+    /// The factor times the largest cache.
+    Rule,
+    /// An explicit `--size`.
+    Size,
+    /// The rule did not fit in free memory.
+    FreeMemory,
+    /// No cache size known: [`FALLBACK_BYTES`].
+    Fallback,
+    /// Raised from the rule's size until the latency curve flattened
+    /// ([`crate::flat_search`]).
+    SelfCheck,
+}
+
 /// How one working set was chosen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WorkingSet {
@@ -140,11 +158,7 @@ pub struct WorkingSet {
     /// What the rule asks for: the factor times the cache, or
     /// [`FALLBACK_BYTES`], per thread rounded up.
     pub rule_bytes: u64,
-    /// `rule`, `size` (an explicit `--size`), `free-memory` (the rule did
-    /// not fit), `fallback` (no cache size known) or `self-check` (raised
-    /// from the rule's size until the latency curve flattened:
-    /// [`crate::flat_search`]).
-    pub chosen_by: &'static str,
+    pub chosen_by: ChosenBy,
     /// What a person should know about the choice (below the rule, bounded
     /// by free memory, no cache known). Also in the document's warnings.
     pub notes: Vec<String>,
@@ -223,11 +237,11 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
         threads,
         sized_from: cache,
         rule_bytes,
-        chosen_by: "rule",
+        chosen_by: ChosenBy::Rule,
         notes: Vec::new(),
     };
     if let Some(explicit) = explicit_bytes {
-        set.chosen_by = "size";
+        set.chosen_by = ChosenBy::Size;
         set.per_thread_bytes = (explicit / threads).max(1);
         set.working_set_bytes = set.per_thread_bytes * threads;
         if let Some(from) = set.sized_from.as_ref().filter(|_| explicit < rule_bytes) {
@@ -243,7 +257,7 @@ pub fn choose(cache: Option<SizedFrom>, rooms: &[NodeRoom], threads: u64, explic
         return set;
     }
     if set.sized_from.is_none() {
-        set.chosen_by = "fallback";
+        set.chosen_by = ChosenBy::Fallback;
         set.notes.push(format!(
             "no cache sizes in sysfs (/sys/devices/system/cpu/cpu*/cache/index*/size): the working set is {}, \
              and nothing here can tell whether that is beyond the caches",
@@ -275,7 +289,7 @@ fn fit_per_thread(usable: u64, threads: u64, base_page_bytes: u64) -> u64 {
 /// Shrinks `set` to `per_thread` bytes a thread, which is what `room`
 /// holds, and says so.
 fn bound_by_free_memory(set: &mut WorkingSet, room: &NodeRoom, per_thread: u64) {
-    set.chosen_by = "free-memory";
+    set.chosen_by = ChosenBy::FreeMemory;
     set.per_thread_bytes = per_thread;
     set.working_set_bytes = per_thread.saturating_mul(set.threads);
     let watermark = room.high_watermark_bytes.map_or_else(

@@ -61,7 +61,7 @@ fn the_issue_server_gets_1_2_gib_whatever_the_thread_count() {
     // 1200 MiB over 16 threads is 75 MiB, rounded up to 76 MiB each.
     assert_eq!(bandwidth.per_thread_bytes, 76 * MIB);
     assert_eq!(bandwidth.working_set_bytes, 16 * 76 * MIB);
-    assert_eq!((bandwidth.chosen_by, bandwidth.notes.len()), ("rule", 0));
+    assert_eq!((bandwidth.chosen_by, bandwidth.notes.len()), (ChosenBy::Rule, 0));
     // One chasing CPU sees the same L3: the chase is 1200 MiB too.
     let latency = choose(largest_cache(&server_16(), &[&[7]]), &plenty, 1, None);
     assert_eq!(latency.working_set_bytes, 1200 * MIB);
@@ -86,7 +86,7 @@ fn streamed_buffers_take_twice_the_chase_s_multiple() {
 fn a_smaller_explicit_size_is_honoured_with_a_warning_naming_the_cache() {
     let from = largest_cache(&server_16(), &[&[0]]);
     let set = choose(from, &[room(0, 100 * GIB, GIB)], 1, Some(GIB));
-    assert_eq!((set.working_set_bytes, set.chosen_by), (GIB, "size"));
+    assert_eq!((set.working_set_bytes, set.chosen_by), (GIB, ChosenBy::Size));
     assert_eq!(
         set.notes,
         ["1 GiB is 3.4× the 300 MiB L3 shared by CPUs 0-15: the figure may include cache hits (the rule asks 4× it, \
@@ -102,7 +102,10 @@ fn free_memory_above_the_high_watermark_bounds_it_and_says_so() {
     let from = largest_cache(&server_16(), &[&[0]]);
     // 900 MiB free, 100 MiB high watermark: 90% of 800 MiB = 720 MiB.
     let set = choose(from, &[room(0, 900 * MIB, 100 * MIB)], 1, None);
-    assert_eq!((set.working_set_bytes, set.chosen_by), (720 * MIB, "free-memory"));
+    assert_eq!(
+        (set.working_set_bytes, set.chosen_by),
+        (720 * MIB, ChosenBy::FreeMemory)
+    );
     assert_eq!(set.rule_bytes, 1200 * MIB);
     let note = &set.notes[0];
     assert!(note.starts_with("node 0 has 900 MiB free, 800 MiB of it above its high watermark: the working set is 720 MiB, 2.4× the 300 MiB L3 shared by CPUs 0-15, where the rule asks 4× (1.2 GiB)"), "{note}");
@@ -183,7 +186,10 @@ fn without_cache_sizes_the_fallback_is_used_and_said() {
     assert_eq!(largest_cache(&unsized_caches, &[&[0]]), None);
     assert_eq!(largest_cache(&[], &[&[0]]), None);
     let set = choose(None, &[], 1, None);
-    assert_eq!((set.working_set_bytes, set.chosen_by), (FALLBACK_BYTES, "fallback"));
+    assert_eq!(
+        (set.working_set_bytes, set.chosen_by),
+        (FALLBACK_BYTES, ChosenBy::Fallback)
+    );
     assert!(set.notes[0].starts_with("no cache sizes in sysfs"), "{:?}", set.notes);
     // Instruction caches never count, and CPUs outside the group neither.
     let l1i = vec![

@@ -173,3 +173,25 @@ fn the_checks_fail_where_they_should() {
         "{cli_direct:?}"
     );
 }
+
+#[test]
+fn no_collector_links_analyze() {
+    // Collectors return observations and never decide (docs/architecture.md):
+    // a judgement they need is handed to them by the caller, as probe's
+    // memory-signal sampler is handed analyze's detector.
+    let graph = normal_graph();
+    for collector in [
+        "numasleuth-probe",
+        "numasleuth-measure",
+        "numasleuth-symbols",
+        "numasleuth-decode",
+    ] {
+        let direct = graph
+            .get(collector)
+            .unwrap_or_else(|| panic!("{collector} is in the workspace"));
+        assert!(
+            !direct.contains("numasleuth-analyze"),
+            "{collector} links numasleuth-analyze: move what it needs down to model, or up to app"
+        );
+    }
+}

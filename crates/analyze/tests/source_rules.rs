@@ -82,15 +82,67 @@ fn assert_one_place(fact: &str, pattern: &str, home: &[&str]) {
     );
 }
 
+/// A node's memory told from its raw fields: the kernel's flag compared,
+/// or its size tested for more than zero.
+const MEMORY_COPY: &str = concat!(
+    r"\.has_memory[ \t]*(==|!=|\.unwrap_or|\.map|\.is_)",
+    r"|memory_total_bytes[ \t]*((==|!=)[ \t]*Some\(0\)|\.unwrap_or\(0\)[ \t]*>",
+    r"|\.filter\(\|[a-z_]+\|[ \t]*\*[a-z_]+[ \t]*>[ \t]*0\))",
+);
+
 #[test]
 fn node_has_memory_is_defined_once() {
     // The raw field is read by the definition and by the JSON that
     // exports the kernel's own answer; everyone else asks the method.
     assert_one_place(
-        "\"node has memory\" (Node::holds_memory, Topology::memory_nodes)",
-        r"\.has_memory[ \t]*(==|!=|\.unwrap_or|\.map|\.is_)|memory_total_bytes[ \t]*(==|!=)[ \t]*Some\(0\)",
+        "\"node has memory\" (Node::holds_memory, Node::memory_bytes, Topology::memory_nodes)",
+        MEMORY_COPY,
         &["crates/model/src/facts.rs"],
     );
+}
+
+#[test]
+fn a_check_id_appears_once() {
+    // Every doctor check id is written in `CheckId::as_str`; everyone
+    // else names the variant, so no check can be run, skipped or
+    // gated under a misspelt id.
+    const HOME: &str = "crates/analyze/src/doctor/check_id.rs";
+    let text = std::fs::read_to_string(workspace().join(HOME)).unwrap();
+    let arm = Regex::new(r#"CheckId::[A-Za-z]+ => "([a-z-]+)","#).unwrap();
+    let ids: Vec<String> = arm.captures_iter(&text).map(|c| c[1].to_string()).collect();
+    assert!(ids.len() >= 13, "{ids:?}");
+    // The guest script's command of the same name prints the knob itself.
+    let elsewhere = [("crates/testbed/src/guests.rs", "\"numa-balancing\".to_string()")];
+    let mut found = Vec::new();
+    for (path, number, line) in lines(&[]) {
+        let quoted = |id: &String| line.contains(&format!("\"{id}\""));
+        let allowed = path.ends_with(HOME) || elsewhere.iter().any(|(f, t)| path.ends_with(f) && line.contains(t));
+        if ids.iter().any(quoted) && !allowed {
+            found.push(format!("{path}:{number}: {}", line.trim()));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a check id written outside CheckId::as_str; name the CheckId variant:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn the_kind_of_a_mapping_is_defined_once() {
+    assert_one_place(
+        "the kind of a mapping (model::mapping_kind::MappingKind)",
+        r#"== "\[(heap|stack)\]"|starts_with\("\[anon"#,
+        &["crates/model/src/mapping_kind.rs"],
+    );
+}
+
+#[test]
+fn the_memory_rule_catches_what_it_names() {
+    let re = Regex::new(MEMORY_COPY).unwrap();
+    assert!(re.is_match("n.memory_total_bytes.unwrap_or(0) > 0"));
+    assert!(re.is_match("n.memory_total_bytes.filter(|t| *t > 0)?"));
+    assert!(!re.is_match("topo.memory_total_bytes.filter(|t| bytes as u64 > *t)"));
 }
 
 #[test]

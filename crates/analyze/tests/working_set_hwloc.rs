@@ -143,7 +143,11 @@ fn every_capture_gets_at_least_four_times_any_cache_its_cpus_reach() {
                     checked += 1;
                 }
                 None => {
-                    assert_eq!(bandwidth.chosen_by, "fallback", "{name}");
+                    assert_eq!(
+                        bandwidth.chosen_by,
+                        numasleuth_analyze::working_set::ChosenBy::Fallback,
+                        "{name}"
+                    );
                     unsized_captures.push(name.clone());
                 }
             }

@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding};
 use numasleuth_analyze::join::{self, Clues, LinePage};
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
@@ -26,15 +27,15 @@ use crate::Observer;
 pub const BUDGET: Duration = Duration::from_secs(1);
 
 /// The placement findings of `inspect` for the process.
-pub const PROCESS_CHECK: &str = "process-placement";
+pub const PROCESS_CHECK: CheckId = CheckId::ProcessPlacement;
 /// `contended-line` and `false-sharing` from a short `hotlines` sample.
-pub const HOTLINES_CHECK: &str = "process-cache-lines";
+pub const HOTLINES_CHECK: CheckId = CheckId::ProcessCacheLines;
 /// `thread-hopping-nodes` and `numa-balancing-migrating` from a short
 /// `migrations` observation.
-pub const MIGRATIONS_CHECK: &str = "process-migrations";
+pub const MIGRATIONS_CHECK: CheckId = CheckId::ProcessMigrations;
 /// `hot-remote-global` and `hot-remote-line`: the hot lines joined with
 /// the nodes of their pages.
-pub const JOIN_CHECK: &str = "process-hot-remote-lines";
+pub const JOIN_CHECK: CheckId = CheckId::ProcessHotRemoteLines;
 
 /// What `doctor -p` asks of one process.
 #[derive(Debug, Clone, Copy)]
@@ -231,7 +232,7 @@ pub fn judge(observed: &ProcessObservations, topology: &Topology, diagnosis: &mu
     record(diagnosis, JOIN_CHECK, &observed.pages, causes);
 }
 
-fn record<T>(diagnosis: &mut Diagnosis, check: &'static str, clue: &Clue<T>, found: Vec<Finding>) {
+fn record<T>(diagnosis: &mut Diagnosis, check: CheckId, clue: &Clue<T>, found: Vec<Finding>) {
     match clue {
         Clue::Seen(_) => diagnosis.ran(check, found),
         Clue::Skipped { why, unreadable: true } => diagnosis.skipped_unreadable(check, why.clone()),

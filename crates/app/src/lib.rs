@@ -6,13 +6,15 @@
 //!
 //! `doctor -p`'s investigation of a process is here ([`doctor`]), with the
 //! collectors' pipelines it runs: the placement model ([`process`]), the
-//! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]).
+//! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]);
+//! so is `top`'s frame per refresh ([`top`]).
 //! The other commands move here as issue 35 says.
 
 pub mod doctor;
 pub mod hotlines;
 pub mod migrations;
 pub mod process;
+pub mod top;
 
 use std::time::Duration;
 

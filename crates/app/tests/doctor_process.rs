@@ -2,6 +2,7 @@
 //! layer: what it observes, what it records when it cannot, and that
 //! every check it owns is either run or skipped with a reason.
 
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_app::doctor::{
     judge, observe, Clue, ProcessRequest, HOTLINES_CHECK, JOIN_CHECK, MIGRATIONS_CHECK, PROCESS_CHECK,
@@ -17,7 +18,7 @@ fn topology(root: &Root) -> Topology {
     Topology::build_degraded(&readings).0
 }
 
-fn skipped_why<'a>(d: &'a Diagnosis, id: &str) -> Option<&'a str> {
+fn skipped_why(d: &Diagnosis, id: CheckId) -> Option<&str> {
     d.checks_skipped.iter().find(|s| s.id == id).map(|s| s.why.as_str())
 }
 

@@ -73,14 +73,17 @@ fn remove(path: &Path) {
 }
 
 /// Whether `signal` is set to be ignored now (by `nohup`, or a shell for a
-/// background job): such a signal is left alone.
+/// background job): such a signal is left alone. Asked of the kernel's
+/// `SigIgn` in this process's status rather than with `sigaction`, so every
+/// disposition this program sets goes through signal-hook. Where the file
+/// cannot be read (no /proc) the signal counts as not ignored: the
+/// handler then cleans up where the default action would have ended the
+/// process anyway.
 pub fn ignored(signal: i32) -> bool {
-    // SAFETY: sigaction with a null new action only reads the current one
-    // into a zeroed struct we own.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(signal, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_IGN
-    }
+    crate::procfs::status::read_ignored_signals(&crate::Root::live(), "proc/self")
+        .ok()
+        .flatten()
+        .is_some_and(|mask| mask.contains(signal))
 }
 
 /// Takes the ending signals now, before anything is registered, so even the

@@ -31,6 +31,15 @@ impl Node {
     pub fn may_hold_memory(&self) -> bool {
         self.holds_memory() != Some(false)
     }
+
+    /// The node's memory in bytes when it is known to hold some
+    /// ([`Node::holds_memory`]) and its size was read: what shares of
+    /// memory are computed over. `None` for a node without memory, so no
+    /// caller divides by its zero.
+    pub fn memory_bytes(&self) -> Option<u64> {
+        self.memory_total_bytes
+            .filter(|bytes| *bytes > 0 && self.holds_memory() == Some(true))
+    }
 }
 
 /// The CPU model QEMU gives a guest whose instructions it emulates (TCG)

@@ -13,6 +13,8 @@ mod facts;
 pub mod hotpages;
 pub mod lab;
 pub mod latency;
+pub mod mapping_kind;
+pub mod memory_signals;
 pub mod migrations;
 pub mod perf;
 pub mod process;

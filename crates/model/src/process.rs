@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::mapping_kind::MappingKind;
 use crate::symbol::SectionClass;
 use numasleuth_parse::procfs::maps::{Backing, Perms};
 use numasleuth_parse::procfs::numa_maps::{Policy, PolicyMode};
@@ -378,22 +379,7 @@ pub(crate) fn base_kind(vma: &Vma) -> MemoryKind {
     if numa.is_some_and(|n| n.stack) {
         return MemoryKind::Stack;
     }
-    match &vma.mapping.backing {
-        Backing::Special(name) if name == "[heap]" => MemoryKind::Heap,
-        Backing::Special(name) if name == "[stack]" => MemoryKind::Stack,
-        Backing::Special(name) if name.starts_with("[anon_shmem:") => MemoryKind::Shm,
-        Backing::Special(name) if name.starts_with("[anon:") => MemoryKind::Anon,
-        Backing::Special(_) => MemoryKind::Special,
-        Backing::Anonymous => MemoryKind::Anon,
-        Backing::File { path, .. } => {
-            let shm = ["/dev/shm/", "/SYSV", "/memfd:", "/dev/zero", "/anon_hugepage"];
-            if shm.iter().any(|p| path.starts_with(p)) {
-                MemoryKind::Shm
-            } else {
-                MemoryKind::File
-            }
-        }
-    }
+    vma.mapping.kind()
 }
 
 #[cfg(test)]

@@ -3,8 +3,7 @@
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
 //! (`damon`, `damon_collect`), with the claim and the reaper process that
 //! remove it after a SIGKILL (`damon_claim`, `damon_reaper`); `top`'s
-//! frames (`top_sampler`, over its process sampler `process_scan`); and
-//! the periodic sampler of the per-node memory signals (`memory_signals`)
+//! process sampler (`process_scan`); and the periodic sampler of the per-node memory signals (`memory_signals`)
 //! for memwatch and probe-latency.
 //!
 //! Why a crate of its own: these are side effects on a *different* process
@@ -33,7 +32,6 @@ pub mod process_scan;
 pub mod readers;
 pub mod ring;
 pub mod sample;
-pub mod top_sampler;
 pub mod tracepoint;
 pub mod watch;
 

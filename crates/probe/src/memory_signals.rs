@@ -1,8 +1,10 @@
 //! The periodic sampler of the per-node memory signals: `memwatch`'s
 //! schedule ([`follow`]) and `probe-latency`'s background thread
 //! ([`Sampler`]). Both read through the one reader,
-//! `kernel::gather::memory_sample`, and find events with analyze's one
-//! detector; they return raw samples, events and timings and never print.
+//! `kernel::gather::memory_sample` into model's `Sample`; the events are
+//! found by the detector the caller hands the thread (analyze's one, so
+//! this crate decides nothing). They return raw samples, what the detector
+//! found, and timings, and never print.
 //!
 //! Why here: sampling /proc on a schedule is watching the machine, which
 //! is this crate's room; the CLI only says how often and what to do with
@@ -11,9 +13,9 @@
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use numasleuth_analyze::memwatch::{conditions, Event, Sample};
 use numasleuth_kernel::gather::{memory_sample, MemoryParts};
 use numasleuth_kernel::{ReadError, Root};
+use numasleuth_model::memory_signals::Sample;
 use numasleuth_model::stop::Stop;
 
 /// Events kept at most over one run; later ones are counted, not kept.
@@ -100,40 +102,58 @@ where
     Ok(cost_us)
 }
 
-/// What the background sampler saw.
-#[derive(Debug, Default)]
-pub struct Record {
+/// What the background sampler saw: `E` is what the caller's detector
+/// finds between two samples.
+#[derive(Debug)]
+pub struct Record<E> {
     pub samples: u64,
-    pub events: Vec<Event>,
+    pub events: Vec<E>,
     pub events_dropped: u64,
     /// The first read error, after which sampling stopped.
     pub error: Option<String>,
 }
 
+impl<E> Default for Record<E> {
+    fn default() -> Self {
+        Record {
+            samples: 0,
+            events: Vec::new(),
+            events_dropped: 0,
+            error: None,
+        }
+    }
+}
+
+/// Finds the events between a sample and the next (analyze's
+/// `memwatch::conditions`).
+pub type Detector<E> = fn(&Sample, &Sample) -> Vec<E>;
+
 /// `probe-latency`'s memory-signal sampler: a thread that samples beside
 /// the probe so latency spikes can be set against the memory events of
 /// the same moments.
-pub struct Sampler {
+pub struct Sampler<E> {
     /// The thread's own token: `finish` ends this sampler, not the run.
     stop: Stop,
-    handle: JoinHandle<Record>,
+    handle: JoinHandle<Record<E>>,
 }
 
-impl Sampler {
+impl<E: Send + 'static> Sampler<E> {
     /// Samples every `interval`, timing events from `start` (the probe's
-    /// own time origin, so spikes and events share one clock).
+    /// own time origin, so spikes and events share one clock), and keeps
+    /// what `detect` finds in each pair of samples: the events, not every
+    /// sample, so memory stays bounded however long the run.
     /// Fails, rather than panicking, when the system refuses a thread.
-    pub fn start(root: Root, start: Instant, interval: Duration) -> std::io::Result<Sampler> {
+    pub fn start(root: Root, start: Instant, interval: Duration, detect: Detector<E>) -> std::io::Result<Self> {
         let stop = Stop::new();
         let token = stop.clone();
         let handle = std::thread::Builder::new()
             .name("memory signals".into())
-            .spawn(move || run(&root, start, interval, &token))?;
+            .spawn(move || run(&root, start, interval, &token, detect))?;
         Ok(Sampler { stop, handle })
     }
 
     /// Stops the thread and returns what it saw.
-    pub fn finish(self) -> Record {
+    pub fn finish(self) -> Record<E> {
         self.stop.request();
         self.handle.join().unwrap_or_else(|_| Record {
             error: Some("the memory-signal sampler thread failed".into()),
@@ -142,7 +162,7 @@ impl Sampler {
     }
 }
 
-fn run(root: &Root, start: Instant, interval: Duration, stop: &Stop) -> Record {
+fn run<E>(root: &Root, start: Instant, interval: Duration, stop: &Stop, detect: Detector<E>) -> Record<E> {
     let mut record = Record::default();
     let mut previous = match sample(root, start.elapsed().as_secs_f64()) {
         Ok(s) => s,
@@ -165,14 +185,14 @@ fn run(root: &Root, start: Instant, interval: Duration, stop: &Stop) -> Record {
             }
         };
         record.samples += 1;
-        keep(&mut record, conditions(&previous, &current));
+        keep(&mut record, detect(&previous, &current));
         previous = current;
     }
     record
 }
 
 /// Keeps events up to [`MAX_EVENTS`] and counts the rest.
-fn keep(record: &mut Record, events: Vec<Event>) {
+fn keep<E>(record: &mut Record<E>, events: Vec<E>) {
     for event in events {
         if record.events.len() < MAX_EVENTS {
             record.events.push(event);

@@ -112,9 +112,27 @@ fn follow_ends_at_the_callers_error() {
     assert_eq!(calls, 1);
 }
 
+/// A detector for the tests (analyze's is the real one): the nodes whose
+/// free pages changed.
+fn free_pages_changed(previous: &Sample, current: &Sample) -> Vec<u32> {
+    let before = |node: u32| previous.nodes.iter().find(|n| n.node == node).map(|n| n.free_pages);
+    current
+        .nodes
+        .iter()
+        .filter(|n| before(n.node) != Some(n.free_pages))
+        .map(|n| n.node)
+        .collect()
+}
+
 #[test]
 fn the_sampler_thread_samples_until_finished_and_finds_no_event_in_a_still_tree() {
-    let sampler = Sampler::start(fixture("qemu-two-nodes"), Instant::now(), Duration::from_millis(1)).unwrap();
+    let sampler = Sampler::start(
+        fixture("qemu-two-nodes"),
+        Instant::now(),
+        Duration::from_millis(1),
+        free_pages_changed,
+    )
+    .unwrap();
     std::thread::sleep(Duration::from_millis(30));
     let record = sampler.finish();
     assert_eq!(record.error, None);
@@ -130,6 +148,7 @@ fn the_sampler_thread_keeps_its_first_read_error() {
         Root::directory(empty.path()).unwrap(),
         Instant::now(),
         Duration::from_millis(1),
+        free_pages_changed,
     )
     .unwrap();
     let record = sampler.finish();

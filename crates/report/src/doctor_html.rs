@@ -149,7 +149,10 @@ fn devices_html(topo: &Topology) -> String {
 fn checks_html(diagnosis: &Diagnosis) -> String {
     let mut html = String::new();
     html.push_str("<h2>Checks</h2>");
-    html.push_str(&format!("<p>Ran: {}</p>", escape(&diagnosis.checks_run.join(", "))));
+    html.push_str(&format!(
+        "<p>Ran: {}</p>",
+        escape(&crate::doctor_text::joined(&diagnosis.checks_run))
+    ));
     if !diagnosis.checks_skipped.is_empty() {
         let rows: Vec<Vec<String>> = diagnosis
             .checks_skipped

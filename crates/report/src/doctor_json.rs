@@ -6,6 +6,7 @@
 //! may be added, none renamed.
 
 use crate::provenance::Provenance;
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
 use numasleuth_parse::Unread;
 use serde::Serialize;
@@ -21,7 +22,7 @@ pub struct DoctorJson<'a> {
     /// Which machine, kernel, time, numasleuth and source (live or snapshot).
     pub provenance: &'a Provenance,
     pub findings: &'a [Finding],
-    pub checks_run: &'a [&'static str],
+    pub checks_run: &'a [CheckId],
     pub checks_skipped: &'a [Skipped],
     /// Checks in `checks_run` that could not read all their inputs, with
     /// each file they missed: their silence is not a clean bill.

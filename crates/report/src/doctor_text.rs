@@ -5,15 +5,21 @@
 
 use std::collections::BTreeSet;
 
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Severity};
 
 /// Unread files shown per partial check; the JSON has them all.
 const UNREAD_SHOWN: usize = 3;
 
 /// Checks that could not read all their inputs (partial, or skipped as
-/// unreadable), each once.
+/// unreadable), each once, in the order of their ids.
 pub fn incomplete(diagnosis: &Diagnosis) -> BTreeSet<&'static str> {
-    diagnosis.incomplete().collect()
+    diagnosis.incomplete().map(CheckId::as_str).collect()
+}
+
+/// Check ids as a person reads them: `a, b, c`.
+pub fn joined(ids: &[CheckId]) -> String {
+    ids.iter().map(|id| id.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 /// What an empty list of findings means.
@@ -54,7 +60,7 @@ pub fn render(headline: &str, diagnosis: &Diagnosis, color: bool) -> String {
     out.push_str(&format!(
         "{} checks run: {}\n",
         diagnosis.checks_run.len(),
-        diagnosis.checks_run.join(", ")
+        joined(&diagnosis.checks_run)
     ));
     for skipped in &diagnosis.checks_skipped {
         let unreadable = if skipped.unreadable { " (unreadable)" } else { "" };

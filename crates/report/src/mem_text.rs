@@ -2,7 +2,7 @@
 //! when colour is on, the placement proof and the interconnect verdict.
 
 use numasleuth_analyze::stats::Summary;
-use numasleuth_analyze::working_set::WorkingSet;
+use numasleuth_analyze::working_set::{ChosenBy, WorkingSet};
 
 use crate::format;
 use crate::heatmap::{grid, heat, Cell};
@@ -123,14 +123,14 @@ fn render_latency(doc: &MemDocument, lat: &LatencyMatrix, layout: &TextLayout, o
 fn sized(set: &WorkingSet) -> String {
     let from = set.sized_from.as_ref();
     match (set.chosen_by, from) {
-        ("rule", Some(from)) => format!("{}× {}", from.factor, from.describe()),
-        ("self-check", _) => format!(
+        (ChosenBy::Rule, Some(from)) => format!("{}× {}", from.factor, from.describe()),
+        (ChosenBy::SelfCheck, _) => format!(
             "raised from the rule's {} until the latency curve flattened",
             format::bytes(set.rule_bytes)
         ),
-        ("size", _) => "the --size given".into(),
-        ("free-memory", _) => "as much as free memory allows; see the warning".into(),
-        _ => "no cache size known; see the warning".into(),
+        (ChosenBy::Size, _) => "the --size given".into(),
+        (ChosenBy::FreeMemory, _) => "as much as free memory allows; see the warning".into(),
+        (ChosenBy::Fallback | ChosenBy::Rule, _) => "no cache size known; see the warning".into(),
     }
 }
 

@@ -3,7 +3,7 @@
 //! have raised one but did not read all its input, since "nothing found"
 //! is then a guess.
 
-use super::uncertain_at;
+use super::{uncertain_at, CheckId};
 use crate::findings::{Diagnosis, Severity};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,7 +13,7 @@ pub enum Gate {
     Found,
     /// No finding at the level, but these checks could not read all
     /// their inputs.
-    Unsure(Vec<&'static str>),
+    Unsure(Vec<CheckId>),
 }
 
 /// No threshold always passes.
@@ -39,7 +39,7 @@ mod tests {
 
     fn finding(severity: Severity) -> Finding {
         Finding {
-            id: "offline-cpus",
+            id: CheckId::OfflineCpus.as_str(),
             severity,
             confidence: None,
             title: String::new(),
@@ -53,18 +53,21 @@ mod tests {
     #[test]
     fn the_gate_fails_on_a_finding_at_the_level_or_an_unread_check_that_could_raise_one() {
         let mut d = Diagnosis::default();
-        d.ran("offline-cpus", vec![finding(Severity::Warning)]);
+        d.ran(CheckId::OfflineCpus, vec![finding(Severity::Warning)]);
         assert_eq!(gate(&d, None), Gate::Pass);
         assert_eq!(gate(&d, Some(Severity::Warning)), Gate::Found);
         assert_eq!(gate(&d, Some(Severity::Critical)), Gate::Pass);
         // cpu-less-nodes can say at most Info: unread, it cannot hide a warning.
-        d.skipped_unreadable("cpu-less-nodes", "permission denied");
+        d.skipped_unreadable(CheckId::CpuLessNodes, "permission denied");
         assert_eq!(gate(&d, Some(Severity::Critical)), Gate::Pass);
         assert_eq!(gate(&d, Some(Severity::Info)), Gate::Found);
         let mut quiet = Diagnosis::default();
-        quiet.skipped_unreadable("cpu-less-nodes", "permission denied");
-        quiet.skipped("offline-cpus", "absent");
-        assert_eq!(gate(&quiet, Some(Severity::Info)), Gate::Unsure(vec!["cpu-less-nodes"]));
+        quiet.skipped_unreadable(CheckId::CpuLessNodes, "permission denied");
+        quiet.skipped(CheckId::OfflineCpus, "absent");
+        assert_eq!(
+            gate(&quiet, Some(Severity::Info)),
+            Gate::Unsure(vec![CheckId::CpuLessNodes])
+        );
         assert_eq!(gate(&quiet, Some(Severity::Warning)), Gate::Pass);
     }
 }

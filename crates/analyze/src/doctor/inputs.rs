@@ -1,131 +1,10 @@
-//! What each static check reads, and the worst it can report.
+//! Matching what a check reads against what could not be read.
 //!
 //! The readers note every file that exists but could not be used; matching
-//! those paths against these patterns tells which checks ran on partial
-//! input. A check listed here too broadly is reported partial more often
-//! than needed; one listed too narrowly could call itself clean without
-//! having looked, so err broad.
+//! those paths against each check's input patterns ([`super::CheckId::inputs`])
+//! tells which checks ran on partial input.
 
-use crate::findings::Severity;
-
-/// One static check of `doctor`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Check {
-    pub id: &'static str,
-    /// The most severe finding it can raise: with `--fail-on` below this, a
-    /// partial run of it cannot vouch for the machine.
-    pub worst: Severity,
-    /// Path patterns as shown to users (`/proc/irq/**`): `*` is one path
-    /// segment, `name*` a segment starting with `name`, `**` any number of
-    /// segments (none included).
-    pub inputs: &'static [&'static str],
-}
-
-const NODES: &str = "/sys/devices/system/node/**";
-const CPU_LIST: &str = "/sys/devices/system/cpu";
-const CPU_STATES: [&str; 5] = [
-    "/sys/devices/system/cpu/online",
-    "/sys/devices/system/cpu/offline",
-    "/sys/devices/system/cpu/present",
-    "/sys/devices/system/cpu/possible",
-    "/sys/devices/system/cpu/*/online",
-];
-const CPU_PLACES: [&str; 2] = ["/sys/devices/system/cpu/*", "/sys/devices/system/cpu/*/topology/**"];
-
-pub const CHECKS: &[Check] = &[
-    Check {
-        id: "cpu-less-nodes",
-        worst: Severity::Info,
-        inputs: &[NODES, CPU_LIST, CPU_PLACES[0]],
-    },
-    Check {
-        id: "offline-cpus",
-        worst: Severity::Warning,
-        inputs: &[
-            CPU_LIST,
-            CPU_STATES[0],
-            CPU_STATES[1],
-            CPU_STATES[2],
-            CPU_STATES[3],
-            CPU_STATES[4],
-        ],
-    },
-    Check {
-        id: "nodes-per-package",
-        worst: Severity::Info,
-        inputs: &[NODES, CPU_LIST, CPU_PLACES[0], CPU_PLACES[1]],
-    },
-    Check {
-        id: "numa-disabled",
-        worst: Severity::Warning,
-        inputs: &["/proc/cmdline", NODES, CPU_LIST, CPU_PLACES[0], CPU_PLACES[1]],
-    },
-    Check {
-        id: "cgroup-restricted",
-        worst: Severity::Info,
-        inputs: &[
-            "/proc/self/status",
-            "/proc/mounts",
-            "/proc/self/cgroup",
-            "/proc/self/cpuset",
-            "/sys/fs/cgroup/**",
-            NODES,
-            CPU_LIST,
-            CPU_STATES[0],
-        ],
-    },
-    Check {
-        id: "numa-balancing",
-        worst: Severity::Info,
-        inputs: &["/proc/sys/kernel/numa_balancing", NODES],
-    },
-    Check {
-        id: "zone-reclaim-mode",
-        worst: Severity::Warning,
-        inputs: &["/proc/sys/vm/zone_reclaim_mode", NODES],
-    },
-    Check {
-        id: "transparent-hugepages",
-        worst: Severity::Warning,
-        inputs: &["/sys/kernel/mm/transparent_hugepage/**"],
-    },
-    Check {
-        id: "min-free-kbytes",
-        worst: Severity::Warning,
-        inputs: &["/proc/sys/vm/min_free_kbytes", NODES],
-    },
-    Check {
-        id: "zone-watermark-pressure",
-        worst: Severity::Critical,
-        inputs: &["/proc/zoneinfo"],
-    },
-    Check {
-        id: "free-memory-imbalance",
-        worst: Severity::Warning,
-        inputs: &[NODES],
-    },
-    Check {
-        id: super::IRQ_OFF_NODE,
-        worst: Severity::Warning,
-        inputs: &[
-            "/proc/interrupts",
-            "/proc/irq/**",
-            "/sys/bus/pci/**",
-            "/sys/class/net/**",
-            "/sys/class/nvme/**",
-            "/sys/class/block/**",
-            "/sys/devices/pci*/**",
-            CPU_STATES[0],
-        ],
-    },
-    Check {
-        id: "irqbalance-running",
-        worst: Severity::Info,
-        inputs: &["/proc", numasleuth_parse::procfs::processes::COMM_PATTERN],
-    },
-];
-
-/// Whether `pattern` (see [`Check::inputs`]) names `path`.
+/// Whether `pattern` (see [`super::CheckId::inputs`]) names `path`.
 pub fn reads(pattern: &str, path: &str) -> bool {
     let pattern: Vec<&str> = pattern.split('/').filter(|s| !s.is_empty()).collect();
     let path: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
@@ -176,13 +55,5 @@ mod tests {
         assert!(reads("/proc", "/proc"));
         assert!(!reads("/proc", "/proc/1/comm"));
         assert!(reads("/proc/[pid]/comm", "/proc/[pid]/comm"));
-    }
-
-    #[test]
-    fn ids_are_unique() {
-        let mut ids: Vec<_> = CHECKS.iter().map(|c| c.id).collect();
-        ids.sort_unstable();
-        ids.dedup();
-        assert_eq!(ids.len(), CHECKS.len());
     }
 }

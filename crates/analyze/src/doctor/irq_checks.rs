@@ -3,20 +3,19 @@
 use numasleuth_model::Topology;
 use numasleuth_parse::gather::HostReadings;
 
+use super::CheckId;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 use crate::irq::audit;
 
-pub const IRQ_OFF_NODE: &str = "irq-off-node";
-
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     if let Err(e) = &host.interrupts {
-        out.skipped_for(IRQ_OFF_NODE, e);
+        out.skipped_for(CheckId::IrqOffNode, e);
     } else {
-        out.ran(IRQ_OFF_NODE, off_node(topo, host));
+        out.ran(CheckId::IrqOffNode, off_node(topo, host));
     }
     match &host.irqbalance_pids {
-        Ok(pids) => out.ran("irqbalance-running", irqbalance(pids)),
-        Err(e) => out.skipped_for("irqbalance-running", e),
+        Ok(pids) => out.ran(CheckId::IrqbalanceRunning, irqbalance(pids)),
+        Err(e) => out.skipped_for(CheckId::IrqbalanceRunning, e),
     }
 }
 
@@ -60,7 +59,7 @@ fn off_node(topo: &Topology, host: &HostReadings) -> Vec<Finding> {
             // An IRQ that never fired costs nothing yet: worth knowing, not a warning.
             let busy = bad.iter().any(|r| r.count > 0);
             Finding {
-                id: IRQ_OFF_NODE,
+                id: CheckId::IrqOffNode.as_str(),
                 severity: if busy { Severity::Warning } else { Severity::Info },
                 confidence: None,
                 title: format!(
@@ -88,7 +87,7 @@ fn irqbalance(pids: &[u32]) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "irqbalance-running",
+        id: CheckId::IrqbalanceRunning.as_str(),
         severity: Severity::Info,
         confidence: None,
         title: "irqbalance is running: it rewrites IRQ affinity periodically".into(),

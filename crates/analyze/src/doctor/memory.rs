@@ -10,6 +10,7 @@ use numasleuth_parse::gather::HostReadings;
 use numasleuth_parse::procfs::zoneinfo::Zone;
 
 use super::memory_nodes;
+use super::CheckId;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 /// Nodes whose free share differs by more than this are imbalanced…
@@ -19,10 +20,10 @@ const IMBALANCE_LOW_FREE: f64 = 0.1;
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     match &host.zones {
-        Ok(zones) => out.ran("zone-watermark-pressure", watermarks(zones, host.base_page_bytes)),
-        Err(e) => out.skipped_for("zone-watermark-pressure", e),
+        Ok(zones) => out.ran(CheckId::ZoneWatermarkPressure, watermarks(zones, host.base_page_bytes)),
+        Err(e) => out.skipped_for(CheckId::ZoneWatermarkPressure, e),
     }
-    out.ran("free-memory-imbalance", imbalance(topo));
+    out.ran(CheckId::FreeMemoryImbalance, imbalance(topo));
 }
 
 fn relevant(zone: &Zone) -> bool {
@@ -107,7 +108,7 @@ pub fn watermarks(zones: &[Zone], page_bytes: Option<u64>) -> Vec<Finding> {
                 )
             };
             Finding {
-                id: "zone-watermark-pressure",
+                id: CheckId::ZoneWatermarkPressure.as_str(),
                 severity,
                 confidence: None,
                 title: format!("node {} zone {} is {state}", z.node, z.name),
@@ -133,7 +134,7 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
         .nodes
         .iter()
         .filter_map(|n| {
-            let total = n.memory_total_bytes.filter(|t| *t > 0)?;
+            let total = n.memory_bytes()?;
             let free = n.memory_free_bytes?;
             Some((n.id, free as f64 / total as f64, free, total))
         })
@@ -148,7 +149,7 @@ fn imbalance(topo: &Topology) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "free-memory-imbalance",
+        id: CheckId::FreeMemoryImbalance.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!(

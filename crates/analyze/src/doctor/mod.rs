@@ -4,6 +4,7 @@
 //! runs on that part and is listed as partial with what it missed. Neither
 //! aborts the others, and neither counts as clean.
 
+mod check_id;
 mod inputs;
 mod irq_checks;
 mod memory;
@@ -15,11 +16,11 @@ use numasleuth_parse::gather::HostReadings;
 
 use crate::findings::{Diagnosis, Partial, Severity};
 
-pub use inputs::{reads, Check, CHECKS};
+pub use check_id::CheckId;
+pub use inputs::reads;
 
 mod gate;
 pub use gate::{gate, Gate};
-pub use irq_checks::IRQ_OFF_NODE;
 
 /// Runs every static check. `--measure` and `--pid` add their findings to
 /// the returned diagnosis afterwards.
@@ -30,13 +31,10 @@ pub fn diagnose(topo: &Topology, host: &HostReadings) -> Diagnosis {
     memory::check(topo, host, &mut diagnosis);
     irq_checks::check(topo, host, &mut diagnosis);
     for id in diagnosis.checks_run.clone() {
-        let Some(check) = CHECKS.iter().find(|c| c.id == id) else {
-            continue;
-        };
         let unread: Vec<_> = host
             .unread
             .iter()
-            .filter(|u| check.inputs.iter().any(|pattern| reads(pattern, &u.path)))
+            .filter(|u| id.inputs().iter().any(|pattern| reads(pattern, &u.path)))
             .cloned()
             .collect();
         if !unread.is_empty() {
@@ -48,15 +46,8 @@ pub fn diagnose(topo: &Topology, host: &HostReadings) -> Diagnosis {
 
 /// Checks that could have reported something at `threshold` or worse but
 /// could not read all their inputs: `--fail-on` cannot vouch for them.
-pub fn uncertain_at(diagnosis: &Diagnosis, threshold: Severity) -> Vec<&'static str> {
-    let mut ids: Vec<&'static str> = diagnosis
-        .incomplete()
-        .filter(|id| {
-            // A check without an entry (added by the caller) is assumed to
-            // be able to say anything.
-            CHECKS.iter().find(|c| c.id == *id).is_none_or(|c| c.worst >= threshold)
-        })
-        .collect();
+pub fn uncertain_at(diagnosis: &Diagnosis, threshold: Severity) -> Vec<CheckId> {
+    let mut ids: Vec<CheckId> = diagnosis.incomplete().filter(|id| id.worst() >= threshold).collect();
     ids.dedup();
     ids
 }

@@ -6,25 +6,26 @@ use numasleuth_parse::gather::HostReadings;
 use numasleuth_parse::procfs::settings::{Settings, ThpMode};
 
 use super::memory_nodes;
+use super::CheckId;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
     let settings = &host.settings;
     let multi_node = memory_nodes(topo) > 1;
     match settings.numa_balancing {
-        Some(mode) => out.ran("numa-balancing", numa_balancing(mode, multi_node, host)),
-        None => missing(out, host, "numa-balancing", &["/proc/sys/kernel/numa_balancing"]),
+        Some(mode) => out.ran(CheckId::NumaBalancing, numa_balancing(mode, multi_node, host)),
+        None => missing(out, host, CheckId::NumaBalancing, &["/proc/sys/kernel/numa_balancing"]),
     }
     match settings.zone_reclaim_mode {
-        Some(mode) => out.ran("zone-reclaim-mode", zone_reclaim(mode, multi_node)),
-        None => missing(out, host, "zone-reclaim-mode", &["/proc/sys/vm/zone_reclaim_mode"]),
+        Some(mode) => out.ran(CheckId::ZoneReclaimMode, zone_reclaim(mode, multi_node)),
+        None => missing(out, host, CheckId::ZoneReclaimMode, &["/proc/sys/vm/zone_reclaim_mode"]),
     }
     match (&settings.thp_enabled, &settings.thp_defrag) {
-        (Some(enabled), Some(defrag)) => out.ran("transparent-hugepages", thp(enabled, defrag)),
+        (Some(enabled), Some(defrag)) => out.ran(CheckId::TransparentHugepages, thp(enabled, defrag)),
         _ => missing(
             out,
             host,
-            "transparent-hugepages",
+            CheckId::TransparentHugepages,
             &[
                 "/sys/kernel/mm/transparent_hugepage/enabled",
                 "/sys/kernel/mm/transparent_hugepage/defrag",
@@ -32,14 +33,14 @@ pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
         ),
     }
     match settings.min_free_kbytes {
-        Some(_) => out.ran("min-free-kbytes", min_free(topo, settings)),
-        None => missing(out, host, "min-free-kbytes", &["/proc/sys/vm/min_free_kbytes"]),
+        Some(_) => out.ran(CheckId::MinFreeKbytes, min_free(topo, settings)),
+        None => missing(out, host, CheckId::MinFreeKbytes, &["/proc/sys/vm/min_free_kbytes"]),
     }
 }
 
 /// A knob read as absent: unreadable if the readers noted it, else the
 /// kernel does not have it (nothing to judge).
-fn missing(out: &mut Diagnosis, host: &HostReadings, id: &'static str, paths: &[&str]) {
+fn missing(out: &mut Diagnosis, host: &HostReadings, id: CheckId, paths: &[&str]) {
     match host.unread.iter().find(|u| paths.contains(&u.path.as_str())) {
         Some(unread) => out.skipped_unreadable(id, unread.to_string()),
         None => out.skipped(
@@ -78,7 +79,7 @@ fn numa_balancing(mode: u64, multi_node: bool, host: &HostReadings) -> Vec<Findi
         &["numa_hint_faults", "numa_hint_faults_local", "numa_pages_migrated"],
     ));
     vec![Finding {
-        id: "numa-balancing",
+        id: CheckId::NumaBalancing.as_str(),
         severity: Severity::Info,
         confidence: None,
         title: "automatic NUMA balancing (AutoNUMA) is on".into(),
@@ -98,7 +99,7 @@ fn zone_reclaim(mode: u64, multi_node: bool) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "zone-reclaim-mode",
+        id: CheckId::ZoneReclaimMode.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!("vm.zone_reclaim_mode = {mode}: nodes reclaim locally instead of spilling to other nodes"),
@@ -121,7 +122,7 @@ fn thp(enabled: &ThpMode, defrag: &ThpMode) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "transparent-hugepages",
+        id: CheckId::TransparentHugepages.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: "THP defrag=always: page faults may stall in direct compaction".into(),
@@ -154,19 +155,19 @@ fn min_free(topo: &Topology, settings: &Settings) -> Vec<Finding> {
     let Some(smallest) = topo
         .nodes
         .iter()
-        .filter_map(|n| n.memory_total_bytes.filter(|b| *b > 0).map(|b| (n.id, b)))
+        .filter_map(|n| n.memory_bytes().map(|b| (n.id, b)))
         .min_by_key(|(_, b)| *b)
     else {
         return Vec::new();
     };
-    let total: u64 = topo.nodes.iter().filter_map(|n| n.memory_total_bytes).sum();
+    let total: u64 = topo.nodes.iter().filter_map(|n| n.memory_bytes()).sum();
     let share_bytes = reserve_bytes as f64 * smallest.1 as f64 / total.max(1) as f64;
     let share_percent = 100.0 * share_bytes / smallest.1 as f64;
     if share_percent <= 5.0 {
         return Vec::new();
     }
     vec![Finding {
-        id: "min-free-kbytes",
+        id: CheckId::MinFreeKbytes.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!("vm.min_free_kbytes reserves {share_percent:.1}% of node {}", smallest.0),

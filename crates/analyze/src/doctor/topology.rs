@@ -7,33 +7,34 @@ use numasleuth_model::{NumaSource, Topology};
 use numasleuth_parse::gather::HostReadings;
 use numasleuth_parse::IdList;
 
+use super::CheckId;
 use crate::findings::{incident, Diagnosis, Evidence, Finding, Severity};
 
 pub fn check(topo: &Topology, host: &HostReadings, out: &mut Diagnosis) {
-    out.ran("cpu-less-nodes", cpu_less(topo));
-    out.ran("offline-cpus", offline(topo));
-    out.ran("nodes-per-package", nodes_per_package(topo));
+    out.ran(CheckId::CpuLessNodes, cpu_less(topo));
+    out.ran(CheckId::OfflineCpus, offline(topo));
+    out.ran(CheckId::NodesPerPackage, nodes_per_package(topo));
     // Without /proc/cmdline only the package count speaks; an unreadable
     // one makes this check partial.
     out.ran(
-        "numa-disabled",
+        CheckId::NumaDisabled,
         numa_disabled(topo, host.settings.kernel_cmdline.as_deref()),
     );
-    out.ran("cgroup-restricted", cgroup(topo));
+    out.ran(CheckId::CgroupRestricted, cgroup(topo));
 }
 
 fn cpu_less(topo: &Topology) -> Vec<Finding> {
     let nodes: Vec<u32> = topo
         .nodes
         .iter()
-        .filter(|n| !n.has_cpus() && n.memory_total_bytes.unwrap_or(0) > 0)
+        .filter(|n| !n.has_cpus() && n.memory_bytes().is_some())
         .map(|n| n.id)
         .collect();
     if nodes.is_empty() {
         return Vec::new();
     }
     vec![Finding {
-        id: "cpu-less-nodes",
+        id: CheckId::CpuLessNodes.as_str(),
         severity: Severity::Info,
         confidence: None,
         title: format!("node(s) {} hold memory but no CPUs (CXL, HBM, PMEM or device memory)", numasleuth_parse::human_list(&nodes)),
@@ -47,7 +48,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                 let text = format!(
                     "node {}: empty cpulist, {} MiB (/sys/devices/system/node/node{}/meminfo), distances {}",
                     n.id,
-                    super::mib(n.memory_total_bytes.unwrap_or(0)),
+                    super::mib(n.memory_bytes().unwrap_or(0)),
                     n.id,
                     distances.join(" ")
                 );
@@ -55,7 +56,7 @@ fn cpu_less(topo: &Topology) -> Vec<Finding> {
                 let known: Option<Vec<u32>> = n.distances.iter().copied().collect();
                 Evidence::new(format!("/sys/devices/system/node/node{}", n.id), text)
                     .with("node", n.id)
-                    .with("memory_total_bytes", n.memory_total_bytes.unwrap_or(0))
+                    .with("memory_total_bytes", n.memory_bytes().unwrap_or(0))
                     .with_some("distances", known)
             })
             .collect(),
@@ -74,7 +75,7 @@ fn offline(topo: &Topology) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "offline-cpus",
+        id: CheckId::OfflineCpus.as_str(),
         severity: Severity::Warning,
         confidence: None,
         title: format!("CPUs {offline} are offline"),
@@ -126,7 +127,7 @@ fn nodes_per_package(topo: &Topology) -> Vec<Finding> {
         return Vec::new();
     }
     vec![Finding {
-        id: "nodes-per-package",
+        id: CheckId::NodesPerPackage.as_str(),
         severity: Severity::Info,
         confidence: None,
         title: "several NUMA nodes per package (sub-NUMA clustering / NPS mode)".into(),
@@ -146,7 +147,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
     let packages = topo.distinct(|c| c.package);
     if words.contains(&"numa=off") || (topo.numa == NumaSource::Implicit && packages > 1) {
         out.push(Finding {
-            id: "numa-disabled",
+            id: CheckId::NumaDisabled.as_str(),
             severity: Severity::Warning,
             confidence: None,
             title: format!("NUMA is off, yet the machine has {packages} package(s)"),
@@ -177,7 +178,7 @@ fn numa_disabled(topo: &Topology, cmdline: Option<&str>) -> Vec<Finding> {
     }
     if let Some(fake) = words.iter().find(|w| w.starts_with("numa=fake")) {
         out.push(Finding {
-            id: "numa-disabled",
+            id: CheckId::NumaDisabled.as_str(),
             severity: Severity::Info,
             confidence: None,
             title: "fake NUMA nodes: node boundaries do not reflect hardware".into(),
@@ -280,7 +281,7 @@ fn cgroup(topo: &Topology) -> Vec<Finding> {
         _ => "this process is confined to part of the machine (cpuset cgroup and CPU affinity)",
     };
     vec![Finding {
-        id: "cgroup-restricted",
+        id: CheckId::CgroupRestricted.as_str(),
         severity: Severity::Info,
         confidence: None,
         title: title.into(),

@@ -95,7 +95,7 @@ fn without_a_hot_line_a_hot_static_region_explains_static_data_remote() {
         texts(&findings[0])
     );
     let mut diagnosis = crate::findings::Diagnosis::default();
-    diagnosis.ran("all", findings);
+    diagnosis.ran(crate::doctor::CheckId::ProcessPlacement, findings);
     diagnosis.rank();
     assert_eq!(
         diagnosis.findings[0].id, HOT_REMOTE_MEMORY,

@@ -241,8 +241,8 @@ fn the_symptoms_cite_the_cause_and_rank_after_it() {
         contended.evidence_text()
     );
     let mut diagnosis = crate::findings::Diagnosis::default();
-    diagnosis.ran("process", findings);
-    diagnosis.ran("join", causes);
+    diagnosis.ran(crate::doctor::CheckId::ProcessPlacement, findings);
+    diagnosis.ran(crate::doctor::CheckId::ProcessHotRemoteLines, causes);
     diagnosis.rank();
     assert_eq!(diagnosis.findings[0].id, HOT_REMOTE_GLOBAL, "the cause first");
 }
@@ -292,7 +292,7 @@ fn the_one_ranking_rule() {
     };
     let mut diagnosis = crate::findings::Diagnosis::default();
     diagnosis.ran(
-        "all",
+        crate::doctor::CheckId::ProcessPlacement,
         vec![
             make("info-first-ran", Severity::Info, None, false),
             make("warning-noisy", Severity::Warning, Some(false), true),

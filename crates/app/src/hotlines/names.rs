@@ -12,6 +12,8 @@ use std::ops::Range;
 use numasleuth_analyze::lines::{data_symbols, LineSymbol};
 use numasleuth_kernel::procfs::maps::{Backing, Mapping};
 use numasleuth_kernel::Root;
+use numasleuth_model::mapping_kind::MappingKind;
+use numasleuth_model::process::MemoryKind;
 use numasleuth_symbols::code::FunctionIndex;
 use numasleuth_symbols::MappedObjects;
 
@@ -111,16 +113,16 @@ impl Namer {
                 .find(|(_, sp)| m.start <= **sp && **sp < m.end)
                 .map(|(tid, _)| format!("stack of {tid}"))
         };
-        match &m.backing {
-            Backing::Special(name) if name == "[heap]" => "heap".into(),
-            Backing::Special(name) if name == "[stack]" => {
-                stack_of().unwrap_or_else(|| format!("stack of {}", self.pid))
-            }
-            Backing::Special(name) => name.clone(),
-            Backing::Anonymous => stack_of()
+        // Heap and stack as every command classifies them; other mappings
+        // are named by what backs them.
+        match (m.kind(), &m.backing) {
+            (MemoryKind::Heap, _) => "heap".into(),
+            (MemoryKind::Stack, Backing::Special(_)) => stack_of().unwrap_or_else(|| format!("stack of {}", self.pid)),
+            (_, Backing::Special(name)) => name.clone(),
+            (_, Backing::Anonymous) => stack_of()
                 .or_else(|| self.section_of(address))
                 .unwrap_or_else(|| "anon".into()),
-            Backing::File { path, .. } => path.clone(),
+            (_, Backing::File { path, .. }) => path.clone(),
         }
     }
 }

@@ -83,7 +83,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
                 "numasleuth: --fail-on {}: not clean at that level, because checks that can report it could not \
                  read all their inputs: {} (exit 1); fix their access (run as root) or lower --fail-on",
                 threshold.map_or("", Severity::as_str),
-                unsure.join(", ")
+                numasleuth_report::doctor_text::joined(&unsure)
             );
             Ok(ExitCode::from(1))
         }

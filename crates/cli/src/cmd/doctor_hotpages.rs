@@ -6,12 +6,13 @@
 
 use std::time::Duration;
 
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::HotRemoteRegion;
 use numasleuth_model::Topology;
 
-pub const CHECK: &str = "process-hot-memory";
+pub const CHECK: CheckId = CheckId::ProcessHotMemory;
 /// Long enough for DAMON to split its regions down to the hot ones (it
 /// aggregates every 100 ms), short enough for a diagnosis.
 const WINDOW: Duration = Duration::from_secs(3);

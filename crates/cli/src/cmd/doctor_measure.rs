@@ -4,6 +4,7 @@
 //! core-to-core matrix compared with the declared topology
 //! (`vcpu-siblings`).
 
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_analyze::siblings;
 use numasleuth_kernel::Root;
@@ -12,8 +13,8 @@ use numasleuth_report::mem_json::MemDocument;
 use super::measure_args::{MemOptions, MixArg, PagesArg};
 use super::measure_plan;
 
-pub const CHECK: &str = "interconnect-bandwidth";
-pub const SIBLINGS: &str = "vcpu-siblings";
+pub const CHECK: CheckId = CheckId::InterconnectBandwidth;
+pub const SIBLINGS: CheckId = CheckId::VcpuSiblings;
 /// Above this many CPUs the pairs (2,016 at 64) take longer than a doctor
 /// run should; `c2c` measures them on request.
 const SIBLING_MAX_CPUS: usize = 64;

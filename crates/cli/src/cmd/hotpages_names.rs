@@ -14,6 +14,7 @@ use numasleuth_kernel::procfs::maps::{Backing, Mapping};
 use numasleuth_kernel::procfs::syscall::read_stack_pointer;
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::RegionName;
+use numasleuth_model::mapping_kind::MappingKind;
 use numasleuth_model::process::MemoryKind;
 use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
@@ -90,7 +91,9 @@ impl Namer {
     pub fn name(&self, start: u64, end: u64) -> RegionName {
         let mut name = RegionName::default();
         let mapping = self.main_mapping(start, end);
-        name.kind = mapping.map(|m| kind_of(m, self.stack_owner(m).is_some()));
+        // Without its numa_maps line: anonymous memory holding a thread's
+        // stack pointer is that thread's stack.
+        name.kind = mapping.map(|m| m.kind_given_stack(self.stack_owner(m).is_some()));
         name.stack_of_tid = mapping.and_then(|m| self.stack_owner(m));
         if let Some(Backing::File { path, .. }) = mapping.map(|m| &m.backing) {
             name.object = Some(path.clone());
@@ -128,22 +131,6 @@ impl Namer {
             .iter()
             .find(|(_, sp)| m.start <= **sp && **sp < m.end)
             .map(|(tid, _)| *tid)
-    }
-}
-
-/// A mapping's kind as `inspect` names it, without its numa_maps line:
-/// anonymous memory holding a thread's stack pointer is that thread's stack.
-fn kind_of(m: &Mapping, holds_a_stack: bool) -> MemoryKind {
-    match &m.backing {
-        Backing::Special(name) if name == "[heap]" => MemoryKind::Heap,
-        Backing::Special(name) if name == "[stack]" => MemoryKind::Stack,
-        Backing::Special(name) if name.starts_with("[anon_shmem:") => MemoryKind::Shm,
-        Backing::Special(name) if name.starts_with("[anon:") => MemoryKind::Anon,
-        Backing::Special(_) => MemoryKind::Special,
-        Backing::Anonymous if holds_a_stack => MemoryKind::Stack,
-        Backing::Anonymous => MemoryKind::Anon,
-        Backing::File { path, .. } if path.starts_with("/dev/shm/") || path.starts_with("/memfd:") => MemoryKind::Shm,
-        Backing::File { .. } => MemoryKind::File,
     }
 }
 

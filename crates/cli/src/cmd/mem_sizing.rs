@@ -10,7 +10,7 @@ use numasleuth_analyze::flat_search::{self, FlatSearch};
 use numasleuth_analyze::latency_check::{self, CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::RawLatency;
-use numasleuth_analyze::working_set::{choose, largest_cache, largest_cache_streamed, NodeRoom, WorkingSet};
+use numasleuth_analyze::working_set::{choose, largest_cache, largest_cache_streamed, ChosenBy, NodeRoom, WorkingSet};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_model::units::bytes;
 use numasleuth_report::mem_json::MemDocument;
@@ -136,8 +136,8 @@ fn probe_chase(
 /// at 64 MiB, 1262 ns at 128 MiB).
 fn no_search(machine: &Machine, set: &WorkingSet) -> Option<String> {
     match set.chosen_by {
-        "size" => Some("the --size given is measured as it is".into()),
-        "free-memory" => Some("free memory already bounds the working set".into()),
+        ChosenBy::Size => Some("the --size given is measured as it is".into()),
+        ChosenBy::FreeMemory => Some("free memory already bounds the working set".into()),
         _ if machine.topo.cpu_is_emulated() => {
             Some("the CPU is emulated (QEMU TCG): its latency curve follows the emulator, not the caches".into())
         }
@@ -184,7 +184,7 @@ pub fn grow_until_flat(
         }
         set.working_set_bytes = found.size_bytes;
         set.per_thread_bytes = found.size_bytes;
-        set.chosen_by = "self-check";
+        set.chosen_by = ChosenBy::SelfCheck;
     }
     Ok(found)
 }

@@ -17,6 +17,7 @@ use std::time::Duration;
 use anyhow::{bail, Context};
 use numasleuth_analyze::latency_spikes::{spikes, Window};
 use numasleuth_analyze::latency_summary::{spike_floors, summary};
+use numasleuth_analyze::memwatch::{conditions, Event};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::spike_readers::attach;
 use numasleuth_kernel::Root;
@@ -57,7 +58,8 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
     let start = origin.instant;
     let want = Want::from_flags(args.readers, args.no_readers);
     let (recorder, readers_note) = readers_for_probe(root, want, origin, args.duration)?;
-    let sampler = Sampler::start(root.clone(), start, interval).context("cannot start the memory-signal sampler")?;
+    let sampler =
+        Sampler::start(root.clone(), start, interval, conditions).context("cannot start the memory-signal sampler")?;
     let recorded = drive(op.as_mut(), args.rate, args.duration, start, &stop);
     let signals = sampler.finish();
     let readers = recorder.and_then(Recorder::finish);
@@ -114,7 +116,7 @@ pub fn run(root: &Root, args: &ProbeLatencyArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// What limited the memory-signal sampler, if anything.
-fn signal_notes(signals: &Record) -> Vec<String> {
+fn signal_notes(signals: &Record<Event>) -> Vec<String> {
     let mut notes = Vec::new();
     if let Some(error) = &signals.error {
         notes.push(format!("memory signals stopped: {error}"));

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{anyhow, bail};
+use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_analyze::readers::{finding, summarize};
 use numasleuth_kernel::Root;
@@ -25,7 +26,7 @@ use super::stop_signal::stop_on_signals;
 use numasleuth_model::stop::RunSpan;
 
 /// The `doctor --measure` check.
-pub const CHECK: &str = "lock-taking-readers";
+pub const CHECK: CheckId = CheckId::LockTakingReaders;
 /// `doctor --measure` watches this long: a reader every 200 ms shows ten
 /// times, a monitor polling every few seconds may not show at all.
 pub const DOCTOR_WINDOW: Duration = Duration::from_secs(2);

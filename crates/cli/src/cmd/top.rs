@@ -3,7 +3,7 @@
 //! fallback, reclaim) and of the processes with the most remote memory,
 //! CPU use or thread moves; Enter shows the selected process's `inspect`.
 //!
-//! Wiring only: the frames come from `probe::top_sampler`, the drawing from
+//! Wiring only: the frames come from `app::top`, the drawing from
 //! `report::top_view`; this file holds the terminal loop (keys, and a new
 //! frame when one is due).
 
@@ -19,7 +19,7 @@ use numasleuth_model::Topology;
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use ratatui::DefaultTerminal;
 
-use numasleuth_probe::top_sampler::{Collector, Frame};
+use numasleuth_app::top::{Collector, Frame};
 use numasleuth_report::top_view::{draw, sort, Inspect, SortKey, ViewState};
 
 /// Processes `--pid` may name.

@@ -4,9 +4,11 @@
 //! process list with each process's CPU%. Rates are over the time between
 //! two refreshes; the first frame has none.
 //!
-//! Why here: reading /proc on every refresh is watching the machine, this
-//! crate's room. The CLI keeps the terminal loop (keys, drawing) and only
-//! asks for a frame when one is due; the rates and rows are analyze's.
+//! Why here: the reading is the collectors' (probe's process scan and
+//! memory-signal sample, kernel's /proc/stat), the rates and rows are
+//! analyze's, and joining the two per refresh is this layer's. The CLI
+//! keeps the terminal loop (keys, drawing) and only asks for a frame when
+//! one is due.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -16,9 +18,9 @@ use numasleuth_kernel::procfs::stat;
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::Topology;
 
-use crate::memory_signals;
-use crate::process_scan::ProcessScan;
 pub use numasleuth_model::top::Frame;
+use numasleuth_probe::memory_signals;
+use numasleuth_probe::process_scan::ProcessScan;
 
 /// What `top` keeps between refreshes: the machine's nodes, the last
 /// reading (for rates) and the process scan's state.
@@ -48,7 +50,7 @@ impl Collector {
             only,
             previous: None,
             scan: ProcessScan::default(),
-            ticks_per_sec: crate::damon_collect::ticks_per_sec(),
+            ticks_per_sec: numasleuth_probe::damon_collect::ticks_per_sec(),
         }
     }
 
