@@ -5,7 +5,8 @@
 //! remove it after a SIGKILL (`damon_claim`, `damon_reaper`); `top`'s
 //! frames (`top_sampler`, over its process sampler `process_scan`); and
 //! the periodic sampler of the per-node memory signals (`memory_signals`)
-//! for memwatch and probe-latency.
+//! for memwatch and probe-latency; and Arm SPE's records, read from perf's
+//! AUX buffer (`spe`).
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -33,6 +34,7 @@ pub mod process_scan;
 pub mod readers;
 pub mod ring;
 pub mod sample;
+pub mod spe;
 pub mod top_sampler;
 pub mod tracepoint;
 pub mod watch;
