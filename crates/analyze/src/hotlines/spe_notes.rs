@@ -34,6 +34,13 @@ pub fn spe_notes(aux: &AuxTotals, records: &SpeRecordTotals) -> Vec<String> {
             aux.missed_bytes
         ));
     }
+    if aux.lost_ring_records > 0 || aux.unreadable_ring_bytes > 0 {
+        notes.push(format!(
+            "{} notice(s) of new SPE data were lost from full rings and {} ring bytes were unreadable: their \
+             records were not decoded",
+            aux.lost_ring_records, aux.unreadable_ring_bytes
+        ));
+    }
     let cut = records.cut_records.saturating_add(aux.partial_chunks);
     if cut > 0 {
         notes.push(format!("{cut} SPE record(s) were cut short and dropped"));
@@ -105,7 +112,8 @@ mod tests {
             truncated_chunks: 2,
             partial_chunks: 1,
             collision_chunks: 3,
-            lost_ring_records: 0,
+            lost_ring_records: 2,
+            unreadable_ring_bytes: 0,
         };
         let records = SpeRecordTotals {
             records: 0,
@@ -116,9 +124,10 @@ mod tests {
         };
         let notes = spe_notes(&aux, &records);
         let starts: Vec<&str> = notes.iter().map(|n| n.split(' ').next().unwrap_or("")).collect();
-        assert_eq!(starts, ["no", "the", "3", "7", "5", "5", "6", "8"], "{notes:#?}");
+        assert_eq!(starts, ["no", "the", "3", "7", "5", "2", "5", "6", "8"], "{notes:#?}");
         assert!(notes[0].contains("(100 bytes in 9 AUX chunk(s))"), "{}", notes[0]);
         assert!(notes[1].contains("filled 2 time(s)"), "{}", notes[1]);
-        assert!(notes[5].starts_with("5 SPE record(s) were cut short"), "{}", notes[5]);
+        assert!(notes[5].contains("and 0 ring bytes were unreadable"), "{}", notes[5]);
+        assert!(notes[6].starts_with("5 SPE record(s) were cut short"), "{}", notes[6]);
     }
 }

@@ -49,6 +49,9 @@ pub struct AuxTotals {
     pub collision_chunks: u64,
     /// Ring records the kernel counted lost (`PERF_RECORD_LOST`).
     pub lost_ring_records: u64,
+    /// Ring bytes skipped because what was there was not a record (never
+    /// expected from the kernel).
+    pub unreadable_ring_bytes: u64,
 }
 
 /// What decoding the AUX bytes into SPE records met (`decode::spe`'s

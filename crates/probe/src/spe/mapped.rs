@@ -63,12 +63,17 @@ impl Drop for Mapping {
 /// An event with its ring and AUX area mapped. Dropped in field order:
 /// the AUX area, then the ring, then the event's descriptor.
 pub struct AuxEvent {
-    aux: Mapping,
+    /// `None` only in tests, which drain a software event's ring (no PMU
+    /// here has an AUX area).
+    aux: Option<Mapping>,
     ring: Mapping,
     pub counter: Counter,
     data_offset: u64,
     data_bytes: u64,
+    /// Kept between passes so a drain allocates only when a record or a
+    /// chunk is longer than any before.
     scratch: Vec<u8>,
+    aux_scratch: Vec<u8>,
 }
 
 /// One AUX record's data, copied out, and what the record said.
@@ -89,6 +94,9 @@ pub struct PassCounts {
     pub collision: u64,
     pub copied_bytes: u64,
     pub lost_ring_records: u64,
+    /// Ring bytes skipped because a header there was not a record's (never
+    /// expected from the kernel).
+    pub unreadable_ring_bytes: u64,
     pub missed_bytes: u64,
     pub over_cap_bytes: u64,
 }
@@ -96,8 +104,8 @@ pub struct PassCounts {
 impl AuxEvent {
     /// Maps `counter`'s ring (a metadata page and `data_pages` pages) and
     /// an AUX area of `aux_bytes` (whole pages, a power of two of them)
-    /// behind it. The event must still be disabled: the SPE driver starts
-    /// it only once the AUX area exists.
+    /// behind it, none when 0. The event must still be disabled: the SPE
+    /// driver starts it only once the AUX area exists.
     pub fn map(counter: Counter, data_pages: usize, aux_bytes: usize) -> std::io::Result<AuxEvent> {
         let page_bytes = numasleuth_kernel::pages::page_size_bytes() as usize;
         let fd = counter.as_raw_fd();
@@ -122,7 +130,10 @@ impl AuxEvent {
         };
         // PROT_WRITE on the AUX area asks for the non-overwrite mode: the
         // kernel stops at aux_tail and flags the records truncated.
-        let aux = Mapping::new(fd, aux_bytes, data_offset + data_bytes)?;
+        let aux = match aux_bytes {
+            0 => None,
+            bytes => Some(Mapping::new(fd, bytes, data_offset + data_bytes)?),
+        };
         Ok(AuxEvent {
             aux,
             ring,
@@ -130,6 +141,7 @@ impl AuxEvent {
             data_offset,
             data_bytes,
             scratch: Vec::new(),
+            aux_scratch: Vec::new(),
         })
     }
 
@@ -158,6 +170,9 @@ impl AuxEvent {
         out.clear();
         let (first, second) = aux_ring::wrapped(start, len, area_bytes);
         for range in [first, second] {
+            if range.is_empty() {
+                continue;
+            }
             // SAFETY: `wrapped` keeps both ranges inside the area, which is
             // mapped for `area_bytes`; these bytes lie between tail and
             // head, which the kernel does not write until the tail moves.
@@ -182,13 +197,14 @@ impl AuxEvent {
         // it, or it is the first page after the metadata).
         let data = unsafe { self.ring.base.add(self.data_offset as usize) };
         let mut record = std::mem::take(&mut self.scratch);
-        let mut aux_bytes = Vec::new();
+        let mut aux_bytes = std::mem::take(&mut self.aux_scratch);
         while tail < head && counts.ring_records < MAX_RING_RECORDS_PER_PASS {
             Self::copy_wrapped(data, self.data_bytes, tail, HEADER_BYTES as u64, &mut record);
             let header: [u8; HEADER_BYTES] = record.as_slice().try_into().unwrap_or([0; HEADER_BYTES]);
             let size = u64::from(aux_ring::record_size(&header));
             if size < HEADER_BYTES as u64 || size > head - tail {
                 // Not a record the kernel wrote: skip what is there.
+                counts.unreadable_ring_bytes = head - tail;
                 tail = head;
                 break;
             }
@@ -204,6 +220,7 @@ impl AuxEvent {
             counts.ring_records += 1;
         }
         self.scratch = record;
+        self.aux_scratch = aux_bytes;
         self.word(Field::DataTail).store(tail, Ordering::Release);
         counts
     }
@@ -219,7 +236,10 @@ impl AuxEvent {
     ) {
         let head = self.word(Field::AuxHead).load(Ordering::Acquire);
         let tail_word = self.word(Field::AuxTail);
-        let area_bytes = self.aux.bytes as u64;
+        let (area, area_bytes) = self
+            .aux
+            .as_ref()
+            .map_or((std::ptr::null_mut(), 0), |m| (m.base, m.bytes as u64));
         let plan = aux_ring::plan_copy(&aux, tail_word.load(Ordering::Relaxed), head, area_bytes);
         counts.aux_records += 1;
         let flagged = |flag: u64| u64::from(aux.flags & flag != 0);
@@ -230,7 +250,7 @@ impl AuxEvent {
         if plan.bytes() > 0 {
             if budget.take(now_ns, plan.bytes()) {
                 let start = plan.first.start as u64;
-                Self::copy_wrapped(self.aux.base, area_bytes, start, plan.bytes(), bytes);
+                Self::copy_wrapped(area, area_bytes, start, plan.bytes(), bytes);
                 counts.copied_bytes = counts.copied_bytes.saturating_add(plan.bytes());
                 each(Chunk { record: aux, bytes });
             } else {
@@ -249,3 +269,7 @@ enum Field {
     AuxHead,
     AuxTail,
 }
+
+#[cfg(test)]
+#[path = "mapped_tests.rs"]
+mod tests;

@@ -249,6 +249,7 @@ fn add(totals: &mut AuxTotals, pass: &PassCounts) {
     totals.partial_chunks = totals.partial_chunks.saturating_add(pass.partial);
     totals.collision_chunks = totals.collision_chunks.saturating_add(pass.collision);
     totals.lost_ring_records = totals.lost_ring_records.saturating_add(pass.lost_ring_records);
+    totals.unreadable_ring_bytes = totals.unreadable_ring_bytes.saturating_add(pass.unreadable_ring_bytes);
 }
 
 fn summary(thread: &Thread, exited: bool) -> ThreadSamples {
