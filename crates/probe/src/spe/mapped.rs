@@ -128,6 +128,11 @@ impl AuxEvent {
             (*page).aux_size = aux_bytes as u64;
             (data_offset, data_bytes)
         };
+        if data_bytes == 0 || data_offset.saturating_add(data_bytes) > ring_bytes as u64 {
+            // The kernel's data area must lie inside what was mapped, or
+            // reading it would stray outside the mapping.
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
         // PROT_WRITE on the AUX area asks for the non-overwrite mode: the
         // kernel stops at aux_tail and flags the records truncated.
         let aux = match aux_bytes {
