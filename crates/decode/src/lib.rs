@@ -13,12 +13,17 @@
 //! the A64 one on every target (it is plain Rust, and its tests run on any
 //! host). Which one a sample meets is the sampled machine's [`Arch`]:
 //! [`Arch::HOST`], since `hotlines` samples the machine it runs on.
+//!
+//! [`spe`] decodes the other input `hotlines` can get on Arm: the sample
+//! records of the Statistical Profiling Extension, which carry the data
+//! address themselves, so no instruction needs decoding.
 
 // A pure crate: no unsafe code, so no memory or system effect hides here.
 #![forbid(unsafe_code)]
 
 mod a64;
 pub mod regs;
+pub mod spe;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 

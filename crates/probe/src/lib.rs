@@ -3,8 +3,8 @@
 //! (`pmu`); and a DAMON kdamond of numasleuth's own for `hotpages`
 //! (`damon`, `damon_collect`), with the claim and the reaper process that
 //! remove it after a SIGKILL (`damon_claim`, `damon_reaper`); `top`'s
-//! process sampler (`process_scan`); and the periodic sampler of the per-node memory signals (`memory_signals`)
-//! for memwatch and probe-latency.
+//! process sampler (`process_scan`); the periodic sampler of the per-node memory signals (`memory_signals`)
+//! for memwatch and probe-latency; and Arm SPE's records, read from perf's AUX buffer (`spe`).
 //!
 //! Why a crate of its own: these are side effects on a *different* process
 //! (hardware breakpoints on each of its threads, a sample ring buffer per
@@ -32,6 +32,7 @@ pub mod process_scan;
 pub mod readers;
 pub mod ring;
 pub mod sample;
+pub mod spe;
 pub mod tracepoint;
 pub mod watch;
 

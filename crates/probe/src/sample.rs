@@ -365,6 +365,7 @@ pub fn sample(spec: &SampleSpec, hooks: &mut Hooks<'_>, stop: &Stop) -> Result<S
         threads,
         process_exited,
         problems,
+        aux: None,
     })
 }
 

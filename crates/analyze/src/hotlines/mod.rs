@@ -16,6 +16,7 @@ use serde::Serialize;
 mod findings;
 mod rank;
 pub mod sampled;
+pub mod spe_notes;
 #[cfg(test)]
 mod tests;
 

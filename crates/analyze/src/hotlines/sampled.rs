@@ -17,9 +17,13 @@ pub const MAX_STACKS: usize = 65_536;
 /// What one sample carried, after decoding where there was code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seen {
-    /// A precise event's data address (`PERF_SAMPLE_ADDR`) and whether the
-    /// data source said store (`None`: not said, taken as a load).
-    Precise { address: u64, is_store: Option<bool> },
+    /// A precise event's data address (`PERF_SAMPLE_ADDR`, or an SPE
+    /// record's) and what the access did, where the sample said (`None`:
+    /// not said, taken as a read).
+    Precise { address: u64, access: Option<AccessKind> },
+    /// A precise sample of an operation that touches no data memory (an
+    /// SPE record of a branch or other operation).
+    PreciseNoMemory,
     /// No code bytes could be read at the IP.
     CodeUnreadable,
     /// The thread was in the kernel: no user registers came.
@@ -74,18 +78,18 @@ impl SampleTally {
             access,
         };
         match &s.seen {
-            Seen::Precise { address, is_store } => {
+            Seen::Precise { address, access } => {
                 self.precise_samples += 1;
                 if *address == 0 {
                     self.tally.sample_unknown("no data address in the precise sample");
                     return;
                 }
-                let access = if *is_store == Some(true) {
-                    AccessKind::Write
-                } else {
-                    AccessKind::Read
-                };
-                self.tally.sample_with(&[touch(*address, access)]);
+                self.tally
+                    .sample_with(&[touch(*address, access.unwrap_or(AccessKind::Read))]);
+            }
+            Seen::PreciseNoMemory => {
+                self.precise_samples += 1;
+                self.tally.sample_without_memory();
             }
             Seen::CodeUnreadable => self.tally.sample_unknown(Unknown::CodeUnreadable.describe()),
             Seen::NoRegisters => self.tally.sample_unknown(Unknown::MissingRegister.describe()),
@@ -182,7 +186,7 @@ mod tests {
         t.add(&sample(7, Some(9), Seen::Decoded(Decoded::NoMemory, Attributed::AtIp)));
         let store = Seen::Precise {
             address: 0x1008,
-            is_store: Some(true),
+            access: Some(AccessKind::Write),
         };
         t.add(&sample(8, Some(0), store));
         t.add(&sample(
@@ -190,7 +194,7 @@ mod tests {
             None,
             Seen::Precise {
                 address: 0,
-                is_store: None,
+                access: None,
             },
         ));
         t.add(&sample(9, None, Seen::CodeUnreadable));
@@ -212,11 +216,33 @@ mod tests {
     }
 
     #[test]
+    fn spe_atomics_count_as_read_modify_writes_and_branches_as_no_memory() {
+        let mut t = SampleTally::new([(0, 0), (4, 1)].into_iter().collect());
+        let rmw = Seen::Precise {
+            address: 0x2000,
+            access: Some(AccessKind::ReadModifyWrite),
+        };
+        t.add(&sample(1, Some(0), rmw));
+        let load = Seen::Precise {
+            address: 0x2008,
+            access: Some(AccessKind::Read),
+        };
+        t.add(&sample(2, Some(4), load));
+        t.add(&sample(2, Some(4), Seen::PreciseNoMemory));
+        assert_eq!((t.tally.samples, t.tally.no_memory, t.precise_samples), (3, 1, 3));
+        let line = &t.tally.lines[&0x2000];
+        assert_eq!((line.samples, line.reads, line.writes, line.rmw), (2, 2, 1, 1));
+        assert_eq!(line.nodes.iter().copied().collect::<Vec<_>>(), [0, 1]);
+        // Every sample was precise: no skid note.
+        assert_eq!(t.notes().0, None);
+    }
+
+    #[test]
     fn a_cpu_without_a_node_gives_a_touch_without_one() {
         let mut t = SampleTally::new(BTreeMap::new());
         let load = Seen::Precise {
             address: 0x40,
-            is_store: None,
+            access: None,
         };
         t.add(&sample(1, Some(3), load));
         let line = &t.tally.lines[&0x40];
@@ -241,6 +267,7 @@ mod tests {
             threads: vec![thread(1, 3), thread(2, u64::MAX)],
             process_exited: true,
             problems: vec!["thread 7 not attached".into()],
+            aux: None,
         };
         let t = SampleTally::new(BTreeMap::new());
         assert_eq!(

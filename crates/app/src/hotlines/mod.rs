@@ -6,22 +6,26 @@
 //! process's other observations. See docs/hotlines.md.
 
 pub mod names;
+pub mod spe;
 
 use std::time::Duration;
 
 use anyhow::bail;
 use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
+use numasleuth_analyze::hotlines::spe_notes::spe_notes;
 use numasleuth_analyze::hotlines::NamedLine;
-use numasleuth_analyze::hotlines::{false_sharing, rank, Tally, LINE_BYTES};
-use numasleuth_analyze::pmu::precise;
+use numasleuth_analyze::hotlines::{false_sharing, rank, AccessKind, Tally, LINE_BYTES};
+use numasleuth_analyze::pmu::precise::{self, Precise, Source};
 use numasleuth_decode::{Arch, Registers};
 use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::sysfs::pmu::{read_pmus, PmuReadings};
 use numasleuth_kernel::Root;
-use numasleuth_model::perf::sample::SampleRaw;
+use numasleuth_model::perf::pmu::EventSpec;
+use numasleuth_model::perf::sample::{SampleRaw, SpeRecordTotals};
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
 use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleSpec};
+use numasleuth_probe::spe::SpeSpec;
 use numasleuth_probe::ProbeError;
 
 use crate::Observer;
@@ -31,7 +35,7 @@ use names::Namer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
-    /// ibs_op), else ip-decode.
+    /// ibs_op, arm_spe on an aarch64 build), else ip-decode.
     Auto,
     /// Timer samples, the sampled instruction decoded (works in VMs).
     IpDecode,
@@ -49,7 +53,9 @@ fn seen(arch: Arch, s: &RegSample<'_>) -> Sample {
     let seen = match (s.addr, s.code) {
         (Some(address), _) => Seen::Precise {
             address,
-            is_store: s.is_store,
+            access: s
+                .is_store
+                .map(|store| if store { AccessKind::Write } else { AccessKind::Read }),
         },
         (None, None) => Seen::CodeUnreadable,
         (None, Some(_)) if s.regs.is_empty() => Seen::NoRegisters,
@@ -66,10 +72,35 @@ fn seen(arch: Arch, s: &RegSample<'_>) -> Sample {
     }
 }
 
+/// What a run samples with: perf sample records (the timer, PEBS, IBS),
+/// or SPE's records in the AUX buffer.
+enum Plan {
+    Samples(SampleEvent),
+    Spe { event: EventSpec, period: u64 },
+}
+
+/// A precise event as a plan, with its `method` name and note.
+fn precise_plan(p: Precise) -> (Plan, String, String) {
+    let plan = match p.source {
+        Source::SampleAddr => Plan::Samples(SampleEvent::Precise {
+            event: p.event,
+            period: p.period,
+        }),
+        Source::SpeAux => Plan::Spe {
+            event: p.event,
+            period: p.period,
+        },
+    };
+    (plan, p.method, p.note)
+}
+
 /// The event to sample on, its `method` name, and what to say about it.
 /// `pmus`: the PMU list, read once per run, or why it could not be read.
-fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(SampleEvent, String, String)> {
-    let choose_precise = || pmus.map_err(String::clone).and_then(precise::choose);
+fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(Plan, String, String)> {
+    let choose_precise = || {
+        pmus.map_err(String::clone)
+            .and_then(|p| precise::choose(p, numasleuth_probe::spe::READS_SPE))
+    };
     let ip_decode = |why: String| {
         if Arch::HOST.is_none() {
             bail!("hotlines ip-decode decodes x86-64 and aarch64 only, not this build's architecture ({why})");
@@ -77,30 +108,16 @@ fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow:
         let event = SampleEvent::CpuClock {
             period_ns: 1_000_000_000 / args.frequency,
         };
-        Ok((event, "ip-decode".to_string(), why))
+        Ok((Plan::Samples(event), "ip-decode".to_string(), why))
     };
     match args.method {
         Method::IpDecode => ip_decode("--method ip-decode was asked for".into()),
         Method::Precise => {
             let p = choose_precise().map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
-            Ok((
-                SampleEvent::Precise {
-                    event: p.event,
-                    period: p.period,
-                },
-                p.method,
-                p.note,
-            ))
+            Ok(precise_plan(p))
         }
         Method::Auto => match choose_precise() {
-            Ok(p) => Ok((
-                SampleEvent::Precise {
-                    event: p.event,
-                    period: p.period,
-                },
-                p.method,
-                p.note,
-            )),
+            Ok(p) => Ok(precise_plan(p)),
             Err(why) => ip_decode(format!("{why}: using ip-decode")),
         },
     }
@@ -142,35 +159,21 @@ pub fn sample_process(
     }
     let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
     let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
-    let (event, method, method_note) = choose_event(pmus.as_ref(), how)?;
-    // Only ip-decode needs the registers and the decoder (checked above).
-    let arch = Arch::HOST.unwrap_or(Arch::X86_64);
+    let (plan, method, method_note) = choose_event(pmus.as_ref(), how)?;
     let namer = Namer::load(root, pid);
-    let spec = SampleSpec {
-        pid,
-        duration: how.duration,
-        event,
-        regs_mask: arch.sample_mask(),
-        rescan_interval: RESCAN,
-        ring_pages: RING_PAGES,
-        paranoid: numasleuth_kernel::procfs::settings::perf_event_paranoid(root),
-    };
     observer.progress(&format!(
         "numasleuth: sampling every thread of process {pid} ({method}) {}…",
         crate::how_long(Some(how.duration))
     ));
     let mut collector = SampleTally::new(topo.cpu_nodes());
-    let raw = sample(
-        &spec,
-        &mut Hooks {
-            function_start: &|ip| code_start(arch, &namer, ip),
-            on_sample: &mut |s| collector.add(&seen(arch, s)),
-        },
-        stop,
-    )
-    .map_err(|e| sampling_error(e, &method))?;
+    let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
+    let (raw, spe_totals) = run_plan(plan, (pid, how.duration, paranoid), &namer, &mut collector, stop)
+        .map_err(|e| sampling_error(e, &method))?;
     let mut notes = vec![method_note];
     notes.extend(collector.run_notes(&raw, &namer.notes));
+    if let (Some(aux), Some(records)) = (raw.aux, spe_totals) {
+        notes.extend(spe_notes(&aux, &records));
+    }
     let lines = name_lines(&collector, &namer, how.top);
     Ok(Sampled {
         method,
@@ -180,6 +183,50 @@ pub fn sample_process(
         lines,
         notes,
     })
+}
+
+/// Runs the plan's sampler for `(pid, duration, perf_event_paranoid)`,
+/// tallying into `collector`; SPE runs also give their record totals.
+fn run_plan(
+    plan: Plan,
+    (pid, duration, paranoid): (u32, Duration, Option<i32>),
+    namer: &Namer,
+    collector: &mut SampleTally,
+    stop: &Stop,
+) -> Result<(SampleRaw, Option<SpeRecordTotals>), ProbeError> {
+    match plan {
+        Plan::Samples(event) => {
+            // Only ip-decode needs the registers and the decoder (its
+            // choice checked that this build has one).
+            let arch = Arch::HOST.unwrap_or(Arch::X86_64);
+            let spec = SampleSpec {
+                pid,
+                duration,
+                event,
+                regs_mask: arch.sample_mask(),
+                rescan_interval: RESCAN,
+                ring_pages: RING_PAGES,
+                paranoid,
+            };
+            let hooks = &mut Hooks {
+                function_start: &|ip| code_start(arch, namer, ip),
+                on_sample: &mut |s| collector.add(&seen(arch, s)),
+            };
+            Ok((sample(&spec, hooks, stop)?, None))
+        }
+        Plan::Spe { event, period } => {
+            let spec = SpeSpec {
+                pid,
+                duration,
+                event,
+                period,
+                rescan_interval: RESCAN,
+                paranoid,
+            };
+            let (raw, totals) = spe::sample_spe(&spec, collector, stop)?;
+            Ok((raw, Some(totals)))
+        }
+    }
 }
 
 /// Where to read a sample's code from: its function's start on x86-64 (to

@@ -5,7 +5,7 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HotMethod {
     /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
-    /// ibs_op), else ip-decode.
+    /// ibs_op, arm_spe on an aarch64 build), else ip-decode.
     Auto,
     /// Timer samples, the sampled instruction decoded (works in VMs).
     IpDecode,
