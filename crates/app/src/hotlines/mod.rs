@@ -35,7 +35,7 @@ use names::Namer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
     /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
-    /// ibs_op, arm_spe on an aarch64 build), else ip-decode.
+    /// ibs_op), else ip-decode; arm_spe only through `Precise`.
     Auto,
     /// Timer samples, the sampled instruction decoded (works in VMs).
     IpDecode,
@@ -95,12 +95,14 @@ fn precise_plan(p: Precise) -> (Plan, String, String) {
 }
 
 /// The event to sample on, its `method` name, and what to say about it.
-/// `pmus`: the PMU list, read once per run, or why it could not be read.
-fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow::Result<(Plan, String, String)> {
-    let choose_precise = || {
-        pmus.map_err(String::clone)
-            .and_then(|p| precise::choose(p, numasleuth_probe::spe::READS_SPE))
-    };
+/// `pmus`: the PMU list, read once per run, or why it could not be read;
+/// `reads_spe`: whether this build reads SPE (`probe::spe::READS_SPE`).
+fn choose_event(
+    pmus: Result<&PmuReadings, &String>,
+    args: &Sampling,
+    reads_spe: bool,
+) -> anyhow::Result<(Plan, String, String)> {
+    let choose_precise = || pmus.map_err(String::clone).and_then(|p| precise::choose(p, reads_spe));
     let ip_decode = |why: String| {
         if Arch::HOST.is_none() {
             bail!("hotlines ip-decode decodes x86-64 and aarch64 only, not this build's architecture ({why})");
@@ -117,7 +119,13 @@ fn choose_event(pmus: Result<&PmuReadings, &String>, args: &Sampling) -> anyhow:
             Ok(precise_plan(p))
         }
         Method::Auto => match choose_precise() {
-            Ok(p) => Ok(precise_plan(p)),
+            Ok(p) if p.source == Source::SampleAddr => Ok(precise_plan(p)),
+            // SPE's reading has not met hardware: ip-decode, which has, stays
+            // the default, and SPE runs only when asked for by name.
+            Ok(p) => ip_decode(format!(
+                "{} is read only with --method precise (its reading has not met hardware yet): using ip-decode",
+                p.method.trim_start_matches("precise:")
+            )),
             Err(why) => ip_decode(format!("{why}: using ip-decode")),
         },
     }
@@ -159,7 +167,7 @@ pub fn sample_process(
     }
     let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
     let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
-    let (plan, method, method_note) = choose_event(pmus.as_ref(), how)?;
+    let (plan, method, method_note) = choose_event(pmus.as_ref(), how, numasleuth_probe::spe::READS_SPE)?;
     let namer = Namer::load(root, pid);
     observer.progress(&format!(
         "numasleuth: sampling every thread of process {pid} ({method}) {}…",
@@ -299,7 +307,50 @@ fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::refused;
+    use super::*;
+
+    /// An aarch64 machine's PMU list with Arm SPE (`arm_spe_0`, its type
+    /// and the format fields the event is encoded from).
+    fn spe_machine() -> (tempfile::TempDir, PmuReadings) {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().join("sys/bus/event_source/devices");
+        for (path, text) in [
+            ("software/type", "1\n"),
+            ("arm_spe_0/type", "8\n"),
+            ("arm_spe_0/format/ts_enable", "config:0\n"),
+            ("arm_spe_0/format/load_filter", "config:33\n"),
+            ("arm_spe_0/format/store_filter", "config:34\n"),
+        ] {
+            std::fs::create_dir_all(base.join(path).parent().unwrap()).unwrap();
+            std::fs::write(base.join(path), text).unwrap();
+        }
+        std::fs::create_dir_all(dir.path().join("proc")).unwrap();
+        let readings = read_pmus(&Root::directory(dir.path()).unwrap()).unwrap();
+        (dir, readings)
+    }
+
+    fn sampling(method: Method) -> Sampling {
+        Sampling {
+            duration: Duration::from_secs(1),
+            top: 10,
+            frequency: 1000,
+            method,
+        }
+    }
+
+    /// SPE's reading has not met hardware: the default keeps to ip-decode
+    /// and says why; asked for by name, SPE is what runs.
+    #[test]
+    fn spe_only_when_asked_for() {
+        let (_dir, pmus) = spe_machine();
+        let (plan, method, why) = choose_event(Ok(&pmus), &sampling(Method::Auto), true).unwrap();
+        assert!(matches!(plan, Plan::Samples(SampleEvent::CpuClock { .. })));
+        assert_eq!(method, "ip-decode");
+        assert!(why.contains("arm_spe_0 is read only with --method precise"), "{why}");
+        let (plan, method, _) = choose_event(Ok(&pmus), &sampling(Method::Precise), true).unwrap();
+        assert!(matches!(plan, Plan::Spe { .. }));
+        assert_eq!(method, "precise:arm_spe_0");
+    }
 
     #[test]
     fn paranoid_3_names_the_sysctl() {

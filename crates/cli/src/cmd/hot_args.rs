@@ -5,7 +5,8 @@ use clap::{Args, ValueEnum};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HotMethod {
     /// Precise memory sampling where the kernel offers it (cpu/mem-loads,
-    /// ibs_op, arm_spe on an aarch64 build), else ip-decode.
+    /// ibs_op), else ip-decode. Arm's arm_spe, whose reading has not met
+    /// hardware, only with --method precise.
     Auto,
     /// Timer samples, the sampled instruction decoded (works in VMs).
     IpDecode,
