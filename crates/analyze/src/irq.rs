@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_model::Topology;
+use numasleuth_model::{DeviceKind, Topology};
 use numasleuth_parse::gather::HostReadings;
 use numasleuth_parse::IdList;
 use serde::Serialize;
@@ -26,7 +26,7 @@ pub struct IrqRow {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DeviceIrqs {
-    pub kind: String,
+    pub kind: DeviceKind,
     pub name: String,
     pub pci: String,
     pub node: Option<u32>,
@@ -96,7 +96,7 @@ pub fn audit(topo: &Topology, host: &HostReadings) -> Vec<DeviceIrqs> {
                 })
                 .collect();
             DeviceIrqs {
-                kind: device.kind.clone(),
+                kind: device.kind,
                 name: device.name.clone(),
                 pci: device.pci.clone(),
                 node: device.node,

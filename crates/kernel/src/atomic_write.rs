@@ -9,6 +9,10 @@
 //! The temporary file is created with `O_EXCL` (or linked with `linkat`)
 //! under a random name, so a planted file or symlink is never followed; on
 //! any failure, and on any signal that ends the process, it is removed.
+//!
+//! [`place_new`] is the same door for output too big to hold in memory
+//! (a snapshot's archive or tree): the caller stages it beside the target,
+//! and it is moved into place only if nothing is there, and durably.
 
 use std::ffi::CString;
 use std::fs::{File, Permissions};
@@ -35,22 +39,95 @@ pub fn write_atomic(path: &Path, bytes: &[u8], mode: u32) -> io::Result<()> {
     let name = path
         .file_name()
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
+    let dir = parent_dir(path);
     let prefix = format!(".{}.", name.to_string_lossy());
     match unnamed_in(dir, mode) {
         Some(file) => write_unnamed(file, dir, &prefix, path, bytes)?,
         None => write_named(dir, &prefix, path, bytes, mode)?,
     }
-    // The rename itself is durable only once the directory is. Some file
-    // systems refuse fsync on a directory (EINVAL): the file is in place,
-    // which is what the caller asked, so that refusal is not an error.
+    sync_dir(dir)
+}
+
+/// The directory that holds `path` (`.` for a bare name).
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// A rename is durable only once its directory is. Some file systems
+/// refuse fsync on a directory (EINVAL): the file is in place, which is
+/// what the caller asked, so that refusal is not an error.
+fn sync_dir(dir: &Path) -> io::Result<()> {
     match File::open(dir)?.sync_all() {
         Err(e) if e.raw_os_error() == Some(libc::EINVAL) => Ok(()),
         other => other,
     }
+}
+
+/// Moves `staged`, a finished file or directory whose contents the caller
+/// has already flushed, to `target` on the same file system, and flushes
+/// `target`'s directory. Nothing already at `target` (a file, a directory,
+/// even a link to nothing) is ever replaced: that is an error of kind
+/// `AlreadyExists` (EEXIST), decided by the kernel at the moment of the
+/// move, so no other process can slip a file in between a check and the
+/// move. On an error `staged` is left where it was, for the caller to
+/// remove.
+pub fn place_new(staged: &Path, target: &Path) -> io::Result<()> {
+    match rename_noreplace(staged, target) {
+        // Older kernels (ENOSYS) and some file systems (EINVAL: NFS, most
+        // FUSE) have no RENAME_NOREPLACE; the fallback keeps the promise.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => {
+            place_new_without_flag(staged, target)?
+        }
+        other => other?,
+    }
+    sync_dir(parent_dir(target))
+}
+
+fn rename_noreplace(from: &Path, to: &Path) -> io::Result<()> {
+    let c = |p: &Path| {
+        CString::new(p.as_os_str().as_bytes())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "NUL in the path"))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // The raw system call, not glibc's wrapper, which only glibc 2.28 and
+    // later have. SAFETY: both strings are NUL-terminated and alive for
+    // the call; the arguments are the ones renameat2(2) takes.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// [`place_new`] without RENAME_NOREPLACE. A file is hard-linked, which
+/// never replaces anything, then its staged name removed. For a
+/// directory, `mkdir` claims the name (it fails on anything there) and the
+/// rename then replaces only that empty directory; if another process
+/// filled it meanwhile, the rename fails (ENOTEMPTY) rather than mix the
+/// two.
+fn place_new_without_flag(staged: &Path, target: &Path) -> io::Result<()> {
+    if !std::fs::symlink_metadata(staged)?.is_dir() {
+        std::fs::hard_link(staged, target)?;
+        return std::fs::remove_file(staged);
+    }
+    std::fs::create_dir(target)?;
+    std::fs::rename(staged, target).inspect_err(|_| {
+        // Ours and empty, or not ours to remove (remove_dir fails then).
+        let _ = std::fs::remove_dir(target);
+    })
 }
 
 /// A file without a name in `dir`, or `None` where the file system (or
@@ -188,6 +265,54 @@ mod tests {
         write_atomic(&target, b"new", 0o666).unwrap();
         assert_eq!(std::fs::read_to_string(&elsewhere).unwrap(), "keep");
         assert!(!std::fs::symlink_metadata(&target).unwrap().file_type().is_symlink());
+    }
+
+    #[test]
+    fn place_new_moves_a_file_or_a_tree_into_an_empty_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("staged");
+        std::fs::write(&staged, "whole").unwrap();
+        place_new(&staged, &dir.path().join("out.tar.gz")).unwrap();
+        let tree = dir.path().join("tree");
+        std::fs::create_dir_all(tree.join("sys")).unwrap();
+        place_new(&tree, &dir.path().join("snap")).unwrap();
+        assert!(dir.path().join("snap/sys").is_dir());
+        assert_eq!(names(dir.path()), ["out.tar.gz", "snap"]);
+    }
+
+    #[test]
+    fn place_new_replaces_nothing_not_even_a_dangling_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("staged");
+        std::fs::write(&staged, "new").unwrap();
+        let file = dir.path().join("file");
+        std::fs::write(&file, "old").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink("nowhere", &link).unwrap();
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        for taken in [&file, &link, &empty] {
+            let error = place_new(&staged, taken).unwrap_err();
+            assert_eq!(error.kind(), io::ErrorKind::AlreadyExists, "{taken:?}: {error}");
+        }
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "old");
+        assert_eq!(std::fs::read_to_string(&staged).unwrap(), "new");
+    }
+
+    #[test]
+    fn the_fallback_replaces_nothing_either() {
+        let dir = tempfile::tempdir().unwrap();
+        let staged = dir.path().join("staged");
+        std::fs::create_dir(&staged).unwrap();
+        let taken = dir.path().join("taken");
+        std::fs::create_dir(&taken).unwrap();
+        assert!(place_new_without_flag(&staged, &taken).is_err());
+        let file = dir.path().join("file");
+        std::fs::write(&file, "x").unwrap();
+        assert!(place_new_without_flag(&file, &taken).is_err());
+        place_new_without_flag(&staged, &dir.path().join("free")).unwrap();
+        place_new_without_flag(&file, &dir.path().join("free.tgz")).unwrap();
+        assert_eq!(names(dir.path()), ["free", "free.tgz", "taken"]);
     }
 
     #[test]

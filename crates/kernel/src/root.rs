@@ -301,9 +301,11 @@ impl Root {
         dirs.list(&self.base, resolved, crate::snapshot::KEEP, MAX_DIR_ENTRIES)
     }
 
-    /// Writes a kernel file (a sysctl, an IRQ affinity) in one `write`, as
-    /// procfs and sysfs expect. Only `change`'s journalled operations call
-    /// this, and only after `--apply`.
+    /// Writes a kernel file (a sysctl, an IRQ affinity, a DAMON setting) in
+    /// one `write`, as procfs and sysfs expect: the one door for every
+    /// kernel file numasleuth writes (docs/security.md). `change`'s
+    /// journalled operations call it, only after `--apply`, and so does
+    /// `hotpages`' own kdamond.
     pub fn write(&self, relative: &str, contents: &str) -> Result<(), ReadError> {
         let resolved = self.resolve(relative)?;
         let mut file = untrusted::open_regular_for_write(&self.base.join(&resolved))

@@ -81,7 +81,7 @@ impl Topology {
                 .devices
                 .iter()
                 .map(|d| Device {
-                    kind: d.kind.clone(),
+                    kind: d.kind,
                     name: d.name.clone(),
                     pci: d.pci.address.clone(),
                     node: d.pci.node,

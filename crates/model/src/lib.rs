@@ -32,6 +32,8 @@ use serde::Serialize;
 
 pub use build::ModelError;
 pub use caches::{CacheDomain, CacheKind};
+/// A device's kind is a fact of sysfs, typed once where it is parsed.
+pub use numasleuth_parse::sysfs::pci::DeviceKind;
 
 /// `Default` (`Sysfs`) and the `Default`s below let a test or a synthetic
 /// machine name only the fields it sets.
@@ -81,7 +83,7 @@ pub struct Cpu {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
-    pub kind: String,
+    pub kind: DeviceKind,
     pub name: String,
     pub pci: String,
     pub node: Option<u32>,

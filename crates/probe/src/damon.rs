@@ -16,14 +16,12 @@
 //! [`crate::damon_claim`]) that lets a later run, or the reaper process the
 //! CLI starts beside it, remove the kdamond after a SIGKILL.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use numasleuth_kernel::sysfs::damon::{
     self, DamonAdmin, DamonAttrs, DamonRegion, KdamondReading, KdamondState, KDAMONDS,
 };
-use numasleuth_kernel::untrusted;
 use numasleuth_kernel::{ReadError, Root};
 use thiserror::Error;
 
@@ -172,19 +170,28 @@ pub fn check_available(admin: &DamonAdmin) -> Result<(), DamonError> {
     Ok(())
 }
 
-/// Writes one value to a file of the live tree under `root`, again while
-/// DAMON's lock is busy.
+/// Writes one value to a file of the tree under `root`, again while
+/// DAMON's lock is busy. It goes through [`Root::write`], the one door
+/// for every kernel file numasleuth writes (docs/security.md).
 pub(crate) fn write(root: &Root, relative: &str, value: &str) -> Result<(), DamonError> {
-    let path = root.base().join(relative);
-    let result = retry_busy(
-        || untrusted::open_regular_for_write(&path).and_then(|mut f| f.write_all(value.as_bytes())),
-        |e| e.raw_os_error() == Some(libc::EBUSY),
-    );
+    let result = retry_busy(|| root.write(relative, value), read_is_busy);
     result.map_err(|e| DamonError::Write {
         path: format!("/{relative}"),
         value: value.to_string(),
-        message: e.to_string(),
+        message: write_cause(&e),
     })
+}
+
+/// The cause alone, worded as the system's (the message names the path
+/// and value already). [`ReadError`] keeps no errno for a missing file or
+/// a refusal, so they are worded from the errors open(2) gives for them
+/// on sysfs: ENOENT, and EACCES for a file only root may write.
+fn write_cause(error: &ReadError) -> String {
+    match error {
+        ReadError::NotFound { .. } => std::io::Error::from_raw_os_error(libc::ENOENT).to_string(),
+        ReadError::PermissionDenied { .. } => std::io::Error::from_raw_os_error(libc::EACCES).to_string(),
+        ReadError::Io { message, .. } | ReadError::Malformed { message, .. } => message.clone(),
+    }
 }
 
 /// Numasleuth's kdamond, from set-up to removal.

@@ -313,6 +313,25 @@ fn a_busy_lock_is_tried_again_and_other_errors_are_not() {
     assert!(read_is_busy(&read(Some(libc::EBUSY))));
     assert!(!read_is_busy(&read(Some(libc::EIO))));
     assert!(!read_is_busy(&read(None)));
+    // Writes go through Root::write now: its EBUSY must still read as busy.
+    let busy = std::io::Error::from_raw_os_error(libc::EBUSY);
+    assert!(read_is_busy(&ReadError::from_io("sys/kernel/mm/damon/x", &busy)));
+}
+
+/// Root::write words a missing file and a refusal in its own way; the
+/// DAMON error still ends in the system's words, as it did before.
+#[test]
+fn a_failed_write_names_the_path_value_and_the_system_cause() {
+    let (_d, root) = kernel_tree("1\n", "on\n");
+    let err = write(&root, &format!("{KDAMONDS}/0/nothing"), "on")
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!("writing `on` to /{KDAMONDS}/0/nothing: No such file or directory (os error 2)")
+    );
+    let denied = ReadError::PermissionDenied { path: "/x".into() };
+    assert_eq!(write_cause(&denied), "Permission denied (os error 13)");
 }
 
 #[test]

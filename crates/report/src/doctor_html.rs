@@ -130,7 +130,7 @@ fn devices_html(topo: &Topology) -> String {
             .iter()
             .map(|d| {
                 vec![
-                    d.kind.clone(),
+                    d.kind.to_string(),
                     d.name.clone(),
                     d.pci.clone(),
                     d.node.map_or("-".into(), |n| n.to_string()),

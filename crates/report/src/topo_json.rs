@@ -3,7 +3,7 @@
 //! The names below are a contract: scripts parse them. Fields may be added;
 //! none may be renamed or change meaning without a new schema version.
 
-use numasleuth_model::{CacheDomain, Cpu, Device, Node, NumaSource, Topology};
+use numasleuth_model::{CacheDomain, Cpu, Device, DeviceKind, Node, NumaSource, Topology};
 use numasleuth_parse::IdList;
 use serde::Serialize;
 
@@ -77,7 +77,7 @@ pub struct CacheJson {
 
 #[derive(Debug, Serialize)]
 pub struct DeviceJson {
-    pub kind: String,
+    pub kind: DeviceKind,
     pub name: String,
     pub pci: String,
     pub node: Option<u32>,
@@ -174,7 +174,7 @@ fn cache_json(c: &CacheDomain) -> CacheJson {
 /// PCI ids in hex, as lspci shows them.
 fn device_json(d: &Device) -> DeviceJson {
     DeviceJson {
-        kind: d.kind.clone(),
+        kind: d.kind,
         name: d.name.clone(),
         pci: d.pci.clone(),
         node: d.node,

@@ -23,6 +23,7 @@ use self::gzip::Gzip;
 use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};
 pub(crate) use self::unpacked::Unpacked;
 use self::untar::{Kind, Problem, TarReader};
+use crate::atomic_write;
 use crate::cleanup;
 use crate::error::{escape, ReadError};
 use crate::root::{Recording, Root};
@@ -189,7 +190,8 @@ fn snapshot_base(dir: &Path) -> io::Result<PathBuf> {
 
 /// Writes what a recording root saw to `out`: a `.tar.gz` when the name
 /// says so, otherwise a new directory. The tree is built in a temporary
-/// directory first, so a failure leaves nothing half-written at `out`.
+/// directory first, so a failure leaves nothing half-written at `out`, and
+/// an existing `out` is never replaced.
 pub fn write(recording: &Recording, manifest_json: &str, out: &Path) -> Result<SnapshotSummary, ReadError> {
     write_within(recording, manifest_json, out, Caps::REAL)
 }
@@ -201,12 +203,10 @@ pub(crate) fn write_within(
     out: &Path,
     caps: Caps,
 ) -> Result<SnapshotSummary, ReadError> {
-    if out.exists() {
-        return Err(ReadError::Io {
-            errno: None,
-            path: out.display().to_string(),
-            message: "already exists; refusing to overwrite".into(),
-        });
+    // Only to fail before the work: the move at the end is what refuses,
+    // atomically, a file that appears meanwhile.
+    if out.symlink_metadata().is_ok() {
+        return Err(already_exists(out));
     }
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -236,11 +236,46 @@ pub(crate) fn write_within(
         }
         let partial = staging.path().join("snapshot.tar.gz");
         write_archive(&tree, &partial).map_err(|e| io_error(out, e))?;
-        fs::rename(&partial, out).map_err(|e| io_error(out, e))?;
+        place(&partial, out)?;
     } else {
-        fs::rename(&tree, out).map_err(|e| io_error(out, e))?;
+        sync_tree(&tree).map_err(|e| io_error(&tree, e))?;
+        place(&tree, out)?;
     }
     Ok(summary)
+}
+
+fn already_exists(out: &Path) -> ReadError {
+    ReadError::Io {
+        errno: None,
+        path: out.display().to_string(),
+        message: "already exists; refusing to overwrite".into(),
+    }
+}
+
+/// Moves the finished snapshot to `out` through the one writer that
+/// never replaces: a snapshot is there whole, or not at all.
+fn place(staged: &Path, out: &Path) -> Result<(), ReadError> {
+    atomic_write::place_new(staged, out).map_err(|e| match e.raw_os_error() {
+        // ENOTEMPTY: the fallback's claimed directory was filled by another.
+        Some(libc::EEXIST | libc::ENOTEMPTY) => already_exists(out),
+        _ => io_error(out, e),
+    })
+}
+
+/// Flushes every file and directory under `dir`, so the tree is on disk
+/// before its name appears: after a crash `out` is the whole snapshot or
+/// absent, never a tree of empty files.
+fn sync_tree(dir: &Path) -> io::Result<()> {
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            sync_tree(&entry.path())?;
+        } else if kind.is_file() {
+            fs::File::open(entry.path())?.sync_all()?;
+        }
+    }
+    fs::File::open(dir)?.sync_all()
 }
 
 /// Entries (files, directories, links) and file bytes under `dir`, links

@@ -127,3 +127,18 @@ fn every_prefix_of_a_real_archive_is_refused_or_opens() {
         }
     }
 }
+
+/// The check before the work is only a courtesy: a file that appears
+/// while the snapshot is built is refused by the move itself, with the
+/// same words, and survives.
+#[test]
+fn a_file_that_appears_meanwhile_is_not_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let staged = dir.path().join("staged.tar.gz");
+    fs::write(&staged, "ours").unwrap();
+    let out = dir.path().join("snap.tar.gz");
+    fs::write(&out, "theirs").unwrap();
+    let err = place(&staged, &out).unwrap_err().to_string();
+    assert!(err.contains("refusing to overwrite"), "{err}");
+    assert_eq!(fs::read_to_string(&out).unwrap(), "theirs");
+}

@@ -66,9 +66,9 @@ pub fn read_irqs(root: &Root, function_dir: &str) -> Result<Vec<u32>, ReadError>
 pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
     let mut devices = Vec::new();
     for (kind, class_dir, virtual_dir) in [
-        ("net", "sys/class/net", Some("sys/devices/virtual/net")),
-        ("nvme", "sys/class/nvme", None),
-        ("block", "sys/class/block", Some("sys/devices/virtual/block")),
+        (DeviceKind::Net, "sys/class/net", Some("sys/devices/virtual/net")),
+        (DeviceKind::Nvme, "sys/class/nvme", None),
+        (DeviceKind::Block, "sys/class/block", Some("sys/devices/virtual/block")),
     ] {
         // Virtual devices (lo, bridges, veths, loops) have no PCI function.
         // One listing of where they live spares resolving each link, which
@@ -92,21 +92,17 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
                 continue;
             };
             // Partitions share their disk's locality; one line per disk.
-            if kind == "block" && root.exists(&format!("{entry}/partition")) {
+            if kind == DeviceKind::Block && root.exists(&format!("{entry}/partition")) {
                 continue;
             }
             let pci = read_function(root, &function_dir, gaps);
             let already = devices
                 .iter()
-                .any(|d: &Device| d.kind == "nvme" && d.pci.address == pci.address);
-            if kind == "block" && already {
+                .any(|d: &Device| d.kind == DeviceKind::Nvme && d.pci.address == pci.address);
+            if kind == DeviceKind::Block && already {
                 continue;
             }
-            devices.push(Device {
-                kind: kind.into(),
-                name,
-                pci,
-            });
+            devices.push(Device { kind, name, pci });
         }
     }
     for address in gaps.keep(root.list("sys/bus/pci/devices")).unwrap_or_default() {
@@ -123,7 +119,7 @@ pub fn read_devices(root: &Root, gaps: &mut Gaps) -> Vec<Device> {
             continue;
         };
         devices.push(Device {
-            kind: kind.into(),
+            kind,
             name: address.clone(),
             pci: read_function(root, &dir, gaps),
         });
@@ -243,9 +239,9 @@ mod tests {
 
     #[test]
     fn classes() {
-        assert_eq!(kind_of_class(0x030000), Some("display"));
-        assert_eq!(kind_of_class(0x120000), Some("accelerator"));
-        assert_eq!(kind_of_class(0x0b4000), Some("accelerator"));
+        assert_eq!(kind_of_class(0x030000), Some(DeviceKind::Display));
+        assert_eq!(kind_of_class(0x120000), Some(DeviceKind::Accelerator));
+        assert_eq!(kind_of_class(0x0b4000), Some(DeviceKind::Accelerator));
         assert_eq!(kind_of_class(0x060400), None);
     }
 }

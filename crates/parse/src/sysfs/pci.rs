@@ -23,10 +23,47 @@ pub struct PciFunction {
     pub device: Option<u16>,
 }
 
+/// What a placed device is: the class directory it was found in (`net`,
+/// `nvme`, `block`) or, for a PCI function no class directory names, what
+/// its PCI class says ([`kind_of_class`]). Reports show and serialise it as
+/// [`DeviceKind::as_str`], the words they always used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    Net,
+    Nvme,
+    Block,
+    Display,
+    Accelerator,
+}
+
+impl DeviceKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeviceKind::Net => "net",
+            DeviceKind::Nvme => "nvme",
+            DeviceKind::Block => "block",
+            DeviceKind::Display => "display",
+            DeviceKind::Accelerator => "accelerator",
+        }
+    }
+}
+
+impl std::fmt::Display for DeviceKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// As a JSON string, the same word as before the kind was an enum.
+impl serde::Serialize for DeviceKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Device {
-    /// `net`, `nvme`, `block`, `display` or `accelerator`.
-    pub kind: String,
+    pub kind: DeviceKind,
     pub name: String,
     pub pci: PciFunction,
 }
@@ -56,11 +93,11 @@ pub fn pci_ancestor(resolved: &str) -> Option<String> {
 
 /// Maps a PCI class code to the device kinds we show; `None` for the rest
 /// (bridges, USB, ...), which have no NUMA story worth a line.
-pub fn kind_of_class(class: u32) -> Option<&'static str> {
+pub fn kind_of_class(class: u32) -> Option<DeviceKind> {
     match class >> 16 {
-        0x03 => Some("display"),
-        0x12 => Some("accelerator"),
-        0x0b if (class >> 8) & 0xff == 0x40 => Some("accelerator"),
+        0x03 => Some(DeviceKind::Display),
+        0x12 => Some(DeviceKind::Accelerator),
+        0x0b if (class >> 8) & 0xff == 0x40 => Some(DeviceKind::Accelerator),
         _ => None,
     }
 }
@@ -69,4 +106,25 @@ pub fn kind_of_class(class: u32) -> Option<&'static str> {
 pub fn parse_hex(text: &str) -> Result<u32, ParseError> {
     let digits = text.trim().trim_start_matches("0x");
     u32::from_str_radix(digits, 16).map_err(|_| ParseError::new(format!("`{}` is not a hex id", text.trim())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reports printed and serialised these words when the kind was a
+    /// string; scripts match on them, so the enum must keep them.
+    #[test]
+    fn a_kind_is_shown_and_serialised_as_the_same_word() {
+        for (kind, word) in [
+            (DeviceKind::Net, "net"),
+            (DeviceKind::Nvme, "nvme"),
+            (DeviceKind::Block, "block"),
+            (DeviceKind::Display, "display"),
+            (DeviceKind::Accelerator, "accelerator"),
+        ] {
+            assert_eq!(kind.to_string(), word);
+            assert_eq!(serde_json::to_string(&kind).unwrap(), format!("\"{word}\""));
+        }
+    }
 }

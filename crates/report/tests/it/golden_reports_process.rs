@@ -224,7 +224,7 @@ fn irq_row(irq: u32, actions: &str, served_by: u32, count: u64, off_node: bool) 
 #[test]
 fn irq_with_a_plan() {
     let devices = vec![DeviceIrqs {
-        kind: "net".into(),
+        kind: numasleuth_model::DeviceKind::Net,
         name: "eth0".into(),
         pci: "0000:11:01.0".into(),
         node: Some(1),
