@@ -13,6 +13,11 @@ pub fn array<'a>(v: &'a Value, key: &str) -> &'a [Value] {
     v.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }
 
+/// The ids of a doctor or inspect document's findings, in their rank.
+pub fn finding_ids(doc: &Value) -> Vec<&str> {
+    array(doc, "findings").iter().filter_map(|f| f["id"].as_str()).collect()
+}
+
 /// The finding with this id in a doctor or inspect document.
 pub fn finding<'a>(doc: &'a Value, id: &str) -> Option<&'a Value> {
     array(doc, "findings").iter().find(|f| f["id"] == id)
@@ -56,7 +61,7 @@ pub fn expect_move_verified(c: &mut Checks, applied: &Value) {
 /// citing nothing it does not explain.
 pub fn expect_hot_remote_global_first(c: &mut Checks, doctor: &Value, what: &str, (page_node, user_node): (u64, u64)) {
     let findings = array(doctor, "findings");
-    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let ids = finding_ids(doctor);
     let Some(first) = findings.first() else {
         return c.fail(format!("{what}: no finding at all"));
     };

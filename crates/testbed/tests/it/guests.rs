@@ -15,7 +15,7 @@
 use std::path::Path;
 
 use numasleuth_testbed::check::{command_json, run_checked, Checks, Outcome};
-use numasleuth_testbed::doc::array;
+use numasleuth_testbed::doc::{self, array};
 use numasleuth_testbed::guest::GuestSpec;
 use numasleuth_testbed::{env, guests};
 use serde_json::Value;
@@ -330,10 +330,7 @@ fn expect_irq_round_trip(o: &Outcome, c: &mut Checks) {
     c.eq("doctor schema", doctor["schema"].as_str(), Some("numasleuth.doctor/2"));
     // Named first by one command (issue 33): the IRQ is this guest's only
     // planted problem, so nothing may outrank it.
-    let ids: Vec<&str> = array(&doctor, "findings")
-        .iter()
-        .filter_map(|f| f["id"].as_str())
-        .collect();
+    let ids = doc::finding_ids(&doctor);
     c.check(ids.first() == Some(&"irq-off-node"), || {
         format!("doctor did not name irq-off-node first: {ids:?}")
     });

@@ -115,10 +115,7 @@ fn check_probe(c: &mut Checks, doc: &Value) {
 /// the zone-reclaim setting that makes every allocation reclaim under it,
 /// and the other one beside it.
 fn check_incident_first(c: &mut Checks, doc: &Value) {
-    let ids: Vec<&str> = doc["findings"]
-        .as_array()
-        .map(|f| f.iter().filter_map(|f| f["id"].as_str()).collect())
-        .unwrap_or_default();
+    let ids = numasleuth_testbed::doc::finding_ids(doc);
     const CAUSES: [&str; 2] = ["lock-taking-reader", "zone-reclaim-mode"];
     c.check(ids.first().is_some_and(|id| CAUSES.contains(id)), || {
         format!("doctor --measure did not name the zone-reclaim incident first: {ids:?}")

@@ -137,7 +137,7 @@ pub(crate) fn expect_incident(o: &Outcome, c: &mut Checks) {
 /// sharing, by how the sample splits), and nothing remote.
 fn expect_line_first(c: &mut Checks, doctor: &Value) {
     let findings = doc::array(doctor, "findings");
-    let ids: Vec<&str> = findings.iter().filter_map(|f| f["id"].as_str()).collect();
+    let ids = doc::finding_ids(doctor);
     let first = findings.first();
     let first_id = first.and_then(|f| f["id"].as_str());
     c.check(matches!(first_id, Some("contended-line" | "false-sharing")), || {
