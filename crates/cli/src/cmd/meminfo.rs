@@ -34,13 +34,7 @@ pub fn run(root: &Root, args: &MeminfoArgs) -> anyhow::Result<ExitCode> {
     let per_node = node::read_meminfo(root, &mut gaps);
     let machine = gaps.ok(meminfo::read(root, "proc/meminfo"));
     if !plan.json() {
-        let unread = gaps.into_unread();
-        super::warn(
-            &unread
-                .iter()
-                .map(|u| format!("could not read {u}; shown without it"))
-                .collect::<Vec<_>>(),
-        );
+        super::warn(&super::unread_warnings(&gaps.into_unread()));
     }
     // A kernel without NUMA has no node directory: the machine is node 0.
     let (nodes, fallback): (Vec<(u32, &Meminfo)>, bool) = match &per_node {

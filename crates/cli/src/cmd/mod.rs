@@ -138,15 +138,19 @@ pub struct Readings {
     pub warnings: Vec<String>,
 }
 
+/// One warning per file that could not be used, each shown without it.
+pub fn unread_warnings(unread: &[numasleuth_kernel::Unread]) -> Vec<String> {
+    unread
+        .iter()
+        .map(|u| format!("could not read {u}; shown without it"))
+        .collect()
+}
+
 /// Only a tree with nothing usable at all is an error.
 pub fn read_degraded(root: &Root) -> anyhow::Result<Readings> {
     let readings = read_topology(root).context("cannot read the machine's topology")?;
     let (topology, problems) = Topology::build_degraded(&readings);
-    let mut warnings: Vec<String> = readings
-        .unread
-        .iter()
-        .map(|u| format!("could not read {u}; shown without it"))
-        .collect();
+    let mut warnings = unread_warnings(&readings.unread);
     warnings.extend(problems.iter().map(|p| format!("{p}; shown without those distances")));
     Ok(Readings {
         topology,
