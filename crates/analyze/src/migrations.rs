@@ -19,6 +19,9 @@ pub mod refresh;
 /// What the collectors hand in (`probe::migrations`, `top`).
 pub use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath, MAX_MOVES_KEPT};
 
+/// The finding of threads that change node faster than [`HOP_RATE_PER_S`].
+pub const THREAD_HOPPING_NODES: &str = "thread-hopping-nodes";
+
 /// `thread-hopping-nodes`: more node changes per second than this...
 pub const HOP_RATE_PER_S: f64 = 1.0;
 /// ...and at least this many, so one move in a short window is not a rate.
@@ -139,7 +142,7 @@ fn hopping(pid: u32, hoppers: &[&ThreadMigrations], method: &Method, duration_s:
             .with_some("interval_ms", interval_ms),
     );
     Finding {
-        id: "thread-hopping-nodes",
+        id: THREAD_HOPPING_NODES,
         severity: Severity::Warning,
         confidence: None,
         title: format!(

@@ -190,7 +190,8 @@ fn line_pages(pid: u32, sampled: &Sampled) -> Clue<Vec<LinePage>> {
 }
 
 /// Joins the observations and records every check: the cause found by
-/// the join ranks before the symptoms it explains, which cite it.
+/// the join ranks before the symptoms it explains, which cite it, and a
+/// hot line that follows its hopping threads is handed to the hop.
 pub fn judge(observed: &ProcessObservations, topology: &Topology, diagnosis: &mut Diagnosis) {
     let pid = observed.pid;
     let model = match &observed.model {
@@ -200,6 +201,10 @@ pub fn judge(observed: &ProcessObservations, topology: &Topology, diagnosis: &mu
     let mut process = model.map_or_else(Vec::new, |m| numasleuth_analyze::process::findings(m, topology));
     let mut lines = match &observed.lines {
         Clue::Seen(s) => numasleuth_analyze::hotlines::findings(pid, &s.lines, s.tally.accesses(), s.raw.duration_s),
+        Clue::Skipped { .. } => Vec::new(),
+    };
+    let mut moves = match &observed.migrations {
+        Clue::Seen(found) => found.clone(),
         Clue::Skipped { .. } => Vec::new(),
     };
     let causes = match (&observed.lines, &observed.pages) {
@@ -217,7 +222,9 @@ pub fn judge(observed: &ProcessObservations, topology: &Topology, diagnosis: &mu
                 duration_s: s.raw.duration_s,
             };
             join::name_hot_symbols(&mut process, &join::hot_static_symbols(&clues));
-            join::hot_remote(&clues)
+            let mut causes = join::hot_remote(&clues);
+            join::defer_to_moves(&mut causes, &mut moves, &clues);
+            causes
         }
         (Clue::Skipped { .. }, _) => Vec::new(),
     };
@@ -225,10 +232,7 @@ pub fn judge(observed: &ProcessObservations, topology: &Topology, diagnosis: &mu
     join::cite(&mut lines, &causes);
     record(diagnosis, PROCESS_CHECK, &observed.model, process);
     record(diagnosis, HOTLINES_CHECK, &observed.lines, lines);
-    match &observed.migrations {
-        Clue::Seen(found) => diagnosis.ran(MIGRATIONS_CHECK, found.clone()),
-        skipped => record(diagnosis, MIGRATIONS_CHECK, skipped, Vec::new()),
-    }
+    record(diagnosis, MIGRATIONS_CHECK, &observed.migrations, moves);
     record(diagnosis, JOIN_CHECK, &observed.pages, causes);
 }
 

@@ -62,6 +62,9 @@ pub struct LineTally {
     pub per_node: BTreeMap<u32, Counts>,
     /// (thread, byte offset in the line) → counts.
     pub offsets: BTreeMap<(u32, u8), Counts>,
+    /// Per tracked thread: the nodes it touched the line from. Two nodes
+    /// mean the thread moved while it was sampled.
+    pub thread_nodes: BTreeMap<u32, BTreeSet<u32>>,
     /// Touches whose thread or offset was past the caps.
     pub untracked: u64,
 }
@@ -123,6 +126,9 @@ impl Tally {
         let mut tracked = false;
         if tally.threads.len() < MAX_THREADS_PER_LINE || tally.threads.contains_key(&t.tid) {
             add(tally.threads.entry(t.tid).or_default(), counts);
+            if let Some(node) = t.node {
+                tally.thread_nodes.entry(t.tid).or_default().insert(node);
+            }
             let key = (t.tid, (t.address - line) as u8);
             if tally.offsets.len() < MAX_OFFSETS_PER_LINE || tally.offsets.contains_key(&key) {
                 add(tally.offsets.entry(key).or_default(), counts);

@@ -31,6 +31,8 @@ pub struct HotLine {
     /// Per node of the sampled CPUs: reads and writes (the nodes are
     /// bounded by the machine's).
     pub per_node: BTreeMap<u32, Counts>,
+    /// Per thread: the nodes it touched the line from.
+    pub thread_nodes: BTreeMap<u32, BTreeSet<u32>>,
     /// Touches past the per-line thread/offset caps.
     pub untracked: u64,
 }
@@ -77,6 +79,7 @@ fn hot_line(address: u64, t: &LineTally) -> HotLine {
         reasons,
         per_thread: t.threads.clone(),
         per_node: t.per_node.clone(),
+        thread_nodes: t.thread_nodes.clone(),
         untracked: t.untracked,
     }
 }

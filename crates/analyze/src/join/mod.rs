@@ -303,9 +303,13 @@ pub fn name_hot_symbols(findings: &mut [Finding], hot: &[(String, u64)]) {
     }
 }
 
+mod moves;
 mod regions;
+pub use moves::defer_to_moves;
 pub use regions::with_hot_regions;
 
+#[cfg(test)]
+mod moves_tests;
 #[cfg(test)]
 mod regions_tests;
 #[cfg(test)]

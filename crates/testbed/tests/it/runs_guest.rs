@@ -25,8 +25,10 @@ use serde_json::{json, Value};
 /// Sampled 1 s after the start: 800 ms after the release for the program to
 /// see it and move to CPU 0 (the default 500 ms left 300 ms, which a loaded
 /// two-CPU host running TCG guests side by side does not always give), and
-/// still 700 ms before its 1.5 s of work ends.
+/// 2 s before its 3 s of work ends: with the 1.5 s default, a starved
+/// host once saw a run exit while `inspect` was still reading it.
 const RUNS: &str = "numasleuth runs -n 6 --start-cpus 0,2 --release-after 200ms --settle 1s --metric ops/s";
+const BIMODAL: &str = "/bimodal --seconds 3";
 
 fn column(doc: &Value, key: &str) -> Vec<Value> {
     doc["runs"]
@@ -113,7 +115,7 @@ fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
     spec.setup =
         vec!["if [ -w /proc/sys/kernel/numa_balancing ]; then echo 0 > /proc/sys/kernel/numa_balancing; fi".into()];
     spec.commands.extend([
-        ("runs".into(), format!("{RUNS} --json --svg /tmp/runs.svg -- /bimodal")),
+        ("runs".into(), format!("{RUNS} --json --svg /tmp/runs.svg -- {BIMODAL}")),
         ("svg".into(), "cat /tmp/runs.svg".into()),
         (
             "never-matches".into(),
@@ -121,7 +123,7 @@ fn qemu_two_nodes_runs_bimodal_explained_by_start_and_bss_node() {
         ),
     ]);
     if std::env::var("NUMASLEUTH_RUNS_TEXT").is_ok_and(|v| v == "1") {
-        spec.commands.push(("runs.text".into(), format!("{RUNS} -- /bimodal")));
+        spec.commands.push(("runs.text".into(), format!("{RUNS} -- {BIMODAL}")));
     }
     let host = env::require(&format!("qemu guest {}", spec.name));
     let workdir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("testbed").join(&spec.name);
