@@ -153,12 +153,15 @@ fn run(kernel: Kernel) {
         // with the host's load (once too few moves in its second), so a
         // second hopper moves itself every 20 ms, spinning in between: its
         // stack line is then hot from both nodes, which must read as a
-        // thread that moves, not as a page on the wrong node.
+        // thread that moves, not as a page on the wrong node. It starts on
+        // CPU 0 so that every page is first touched on node 0: started on
+        // node 1, its pinned thread's stack page (first touched by the
+        // parent) was rightly reported remote from that thread on CPU 1.
         sh(
             "doctor",
             format!(
-                "kill {PID}; /hopper --self-hop-ms 20 > /tmp/selfhop.out 2>&1 & record-pid selfhop && \
-                 numasleuth doctor --pid {SELF_HOPPER} --json"
+                "kill {PID}; taskset -c 0 /hopper --self-hop-ms 20 > /tmp/selfhop.out 2>&1 & \
+                 record-pid selfhop && numasleuth doctor --pid {SELF_HOPPER} --json"
             ),
         ),
     ]);
