@@ -7,11 +7,14 @@
 //! `doctor -p`'s investigation of a process is here ([`doctor`]), with the
 //! collectors' pipelines it runs: the placement model ([`process`]), the
 //! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]);
-//! so is `top`'s frame per refresh ([`top`]).
+//! so is `top`'s frame per refresh ([`top`]), and the machine a
+//! measurement runs on, with the rules that refuse what could not be
+//! measured honestly ([`machine`]).
 //! The other commands move here as issue 35 says.
 
 pub mod doctor;
 pub mod hotlines;
+pub mod machine;
 pub mod migrations;
 pub mod process;
 pub mod top;
