@@ -54,8 +54,13 @@ fn still_rising(c: &CurveCheck) -> bool {
 }
 
 /// Searches from `start_bytes`; a chase larger than `max_bytes` is never
-/// asked for. `measure(size)` chases a buffer of `size` bytes.
-pub fn search(start_bytes: u64, max_bytes: u64, mut measure: impl FnMut(u64) -> Result<Summary, String>) -> FlatSearch {
+/// asked for. `measure(size)` chases a buffer of `size` bytes; why it
+/// failed becomes the reason the search stopped.
+pub fn search<E: std::fmt::Display>(
+    start_bytes: u64,
+    max_bytes: u64,
+    mut measure: impl FnMut(u64) -> Result<Summary, E>,
+) -> FlatSearch {
     let mut found = FlatSearch {
         size_bytes: start_bytes,
         probe: None,
@@ -75,11 +80,11 @@ pub fn search(start_bytes: u64, max_bytes: u64, mut measure: impl FnMut(u64) -> 
         }
         let figure = match at_size.take().map_or_else(|| measure(size), Ok) {
             Ok(s) => s,
-            Err(why) => return stop(found, why),
+            Err(why) => return stop(found, why.to_string()),
         };
         let probe = match measure(probe_bytes) {
             Ok(s) => s,
-            Err(why) => return stop(found, why),
+            Err(why) => return stop(found, why.to_string()),
         };
         let c = check(size, &figure, probe_bytes, &probe);
         let rising = still_rising(&c);
@@ -119,15 +124,25 @@ mod tests {
         }
     }
 
+    /// A size the search should not have asked for.
+    #[derive(Debug)]
+    struct Unasked(u64);
+
+    impl std::fmt::Display for Unasked {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "asked for {}", self.0)
+        }
+    }
+
     /// A curve given as (size, ns); sizes it lacks are an error, so a test
     /// fails if the search asks for one it should not.
-    fn on(curve: &[(u64, f64)]) -> impl FnMut(u64) -> Result<Summary, String> + '_ {
+    fn on(curve: &[(u64, f64)]) -> impl FnMut(u64) -> Result<Summary, Unasked> + '_ {
         move |size| {
             curve
                 .iter()
                 .find(|(s, _)| *s == size)
                 .map(|(_, ns)| quiet(*ns))
-                .ok_or(format!("asked for {size}"))
+                .ok_or(Unasked(size))
         }
     }
 
@@ -190,7 +205,7 @@ mod tests {
     #[test]
     fn noise_and_a_falling_curve_do_not_grow_and_errors_stop() {
         let noisy = |size: u64| {
-            Ok(Summary {
+            Ok::<_, Unasked>(Summary {
                 median: if size == 128 * MIB { 100.0 } else { 130.0 },
                 p10: 80.0,
                 p90: 140.0,

@@ -228,17 +228,26 @@ pub struct TargetNode {
     pub note: Option<String>,
 }
 
+/// Why `--to-node` names no node pages can be moved to.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetNodeError {
+    #[error("--to-node {node}: node {node} does not exist (nodes: {nodes})")]
+    NoSuchNode { node: u32, nodes: numasleuth_parse::IdList },
+    #[error(
+        "--to-node {node}: node {node} has no memory (/sys/devices/system/node/has_memory), so no page can live there"
+    )]
+    NoMemory { node: u32 },
+}
+
 /// Refuses a node that does not exist or has no memory; a CPU-less node
 /// is allowed (memory can live there) and said so.
-pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, String> {
+pub fn target_node(topology: &Topology, node: u32) -> Result<TargetNode, TargetNodeError> {
     let Some(found) = topology.nodes.iter().find(|n| n.id == node) else {
-        let ids: numasleuth_parse::IdList = topology.nodes.iter().map(|n| n.id).collect();
-        return Err(format!("--to-node {node}: node {node} does not exist (nodes: {ids})"));
+        let nodes = topology.nodes.iter().map(|n| n.id).collect();
+        return Err(TargetNodeError::NoSuchNode { node, nodes });
     };
     if !found.may_hold_memory() {
-        return Err(format!(
-            "--to-node {node}: node {node} has no memory (/sys/devices/system/node/has_memory), so no page can live there"
-        ));
+        return Err(TargetNodeError::NoMemory { node });
     }
     let has_cpus = found.has_cpus();
     Ok(TargetNode {

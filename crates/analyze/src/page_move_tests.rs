@@ -144,9 +144,9 @@ fn target_nodes() {
     assert!(ok.has_cpus && ok.note.is_none());
     let cpuless = target_node(&topology, 2).unwrap();
     assert!(cpuless.note.unwrap().contains("node 2 has no CPUs"));
-    let err = target_node(&topology, 1).unwrap_err();
+    let err = target_node(&topology, 1).unwrap_err().to_string();
     assert!(err.contains("node 1 has no memory"), "{err}");
-    let err = target_node(&topology, 7).unwrap_err();
+    let err = target_node(&topology, 7).unwrap_err().to_string();
     assert_eq!(err, "--to-node 7: node 7 does not exist (nodes: 0-2)");
 }
 

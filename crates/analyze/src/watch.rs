@@ -225,18 +225,27 @@ fn notes(raw: &WatchRaw, writes_total: u64, lost_samples: u64) -> Vec<String> {
     notes
 }
 
+/// Why a `--len` cannot be watched at the address.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LenError {
+    #[error("--len {len}: a watchpoint covers 1, 2, 4 or 8 bytes")]
+    NotAWatchLen { len: u64 },
+    #[error(
+        "address {address:#x} is not aligned to {len} bytes: debug registers watch aligned 1, 2, 4 or 8-byte \
+         ranges; use a smaller --len or an aligned --addr"
+    )]
+    Unaligned { address: u64, len: u64 },
+}
+
 /// The watched length: `requested` if aligned, else the largest aligned
 /// 8, 4, 2 or 1 bytes that fit in `object_size` (8 when unknown).
-pub fn choose_len(address: u64, object_size: Option<u64>, requested: Option<u64>) -> Result<u64, String> {
+pub fn choose_len(address: u64, object_size: Option<u64>, requested: Option<u64>) -> Result<u64, LenError> {
     if let Some(len) = requested {
         if ![1, 2, 4, 8].contains(&len) {
-            return Err(format!("--len {len}: a watchpoint covers 1, 2, 4 or 8 bytes"));
+            return Err(LenError::NotAWatchLen { len });
         }
         if !address.is_multiple_of(len) {
-            return Err(format!(
-                "address {address:#x} is not aligned to {len} bytes: debug registers watch aligned 1, 2, 4 or \
-                 8-byte ranges; use a smaller --len or an aligned --addr"
-            ));
+            return Err(LenError::Unaligned { address, len });
         }
         return Ok(len);
     }

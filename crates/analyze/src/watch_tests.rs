@@ -106,7 +106,7 @@ fn watched_length() {
     assert_eq!(choose_len(0x4141, None, None), Ok(1));
     assert_eq!(choose_len(0x4140, Some(2), None), Ok(2));
     assert_eq!(choose_len(0x4140, None, Some(4)), Ok(4));
-    let err = choose_len(0x4142, None, Some(4)).unwrap_err();
+    let err = choose_len(0x4142, None, Some(4)).unwrap_err().to_string();
     assert!(err.contains("not aligned to 4 bytes"), "{err}");
     assert!(choose_len(0x4140, None, Some(3)).is_err());
 }

@@ -36,6 +36,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("numasleuth-analyze", "serde_json", "JSON evidence"),
     ("numasleuth-analyze", "regex", "`runs --metric` patterns"),
     ("numasleuth-analyze", "hdrhistogram", "probe-latency percentiles"),
+    ("numasleuth-analyze", "thiserror", "typed errors"),
     (
         "numasleuth-report",
         "numasleuth-parse",
@@ -50,6 +51,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
     ("numasleuth-report", "ratatui-widgets", "top's tables and text"),
     ("numasleuth-report", "prometheus-client", "OpenMetrics text"),
     ("numasleuth-report", "unicode-width", "column widths of wide characters"),
+    ("numasleuth-report", "thiserror", "typed errors"),
 ];
 
 /// Never reachable from a pure crate. (libc is not on it: ratatui-widgets

@@ -6,15 +6,16 @@ use std::path::Path;
 use numasleuth_kernel::{IdList, ReadError, Root};
 use thiserror::Error;
 
+use crate::error::{JournalRefusal, KeyError};
 use crate::journal::{Journal, MachineIdentity};
 use crate::seal::JournalKey;
 
 #[derive(Debug, Error)]
 pub enum ChangeError {
     #[error("{path}: {why}")]
-    Journal { path: String, why: String },
+    Journal { path: String, why: JournalRefusal },
     #[error("journal key {path}: {why}")]
-    Key { path: String, why: String },
+    Key { path: String, why: KeyError },
     #[error("{0}")]
     Read(#[from] ReadError),
     #[error("/{path} is `{found}`, not `{expected}` as planned; something else changed it, so nothing was written")]
@@ -305,7 +306,7 @@ pub fn undo(root: &Root, journal_path: &Path, key: &JournalKey) -> Result<(Journ
     if journal.kind != crate::journal::KIND_IRQ {
         return Err(ChangeError::Journal {
             path: journal_path.display().to_string(),
-            why: "a page-move journal has no file changes; undo it with `undo_any`".into(),
+            why: JournalRefusal::NoFileChanges,
         });
     }
     let undone = undo_files(root, &journal, journal_path)?;

@@ -13,6 +13,7 @@ use numasleuth_kernel::{IdList, Root};
 use serde::{Deserialize, Serialize};
 
 use crate::apply::ChangeError;
+use crate::error::{JournalError, JournalRefusal, Remains, WriteError};
 use crate::journal_file::{write_whole, JournalFs, RealFs, Stale};
 use crate::seal::JournalKey;
 
@@ -31,13 +32,13 @@ const MAX_NODE: u32 = 1 << 10;
 /// beyond any real machine and keeps a forged number from being huge.
 const MAX_IRQ_DIGITS: usize = 7;
 /// Affinity changes in one journal: one per IRQ of a very large machine.
-const MAX_FILE_CHANGES: usize = 1 << 16;
+pub(crate) const MAX_FILE_CHANGES: usize = 1 << 16;
 /// A CPU list of 65,536 CPUs, fully fragmented, is under this.
 const MAX_VALUE_BYTES: usize = 1 << 18;
 /// Runs of pages in one journal, and pages in all: 2^24 base pages is
 /// 64 GiB, more than any static section we move. The count is checked
 /// before anything is materialised from it.
-const MAX_PAGE_RUNS: usize = 1 << 20;
+pub(crate) const MAX_PAGE_RUNS: usize = 1 << 20;
 pub const MAX_JOURNAL_PAGES: u64 = 1 << 24;
 /// User space ends below 2^57 on x86-64 with 5-level paging and below
 /// 2^52 on arm64; nothing we move lies above.
@@ -162,48 +163,41 @@ impl Journal {
     /// set of files, one live process's pages, sane counts, and a complete
     /// identity. The same checks run before saving and after loading, so
     /// numasleuth never writes a journal it would refuse to undo.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), JournalError> {
         if self.schema != SCHEMA {
-            return Err(format!(
-                "unknown journal schema `{}` (expected {SCHEMA})",
-                numasleuth_kernel::error::quote(&self.schema)
-            ));
+            return Err(JournalError::UnknownSchema {
+                schema: numasleuth_kernel::error::quote(&self.schema),
+            });
         }
         if let Some(what) = self.machine.missing() {
-            return Err(format!(
-                "it does not record the {what}, so it cannot be tied to this machine and boot"
-            ));
+            return Err(JournalError::NoIdentity { what });
         }
         match self.kind.as_str() {
             KIND_IRQ if self.page_moves.is_empty() => validate_file_changes(&self.changes),
             crate::pages::KIND if self.changes.is_empty() => validate_page_moves(&self.page_moves),
-            KIND_IRQ | crate::pages::KIND => Err(format!("a `{}` journal with entries of the other kind", self.kind)),
-            other => Err(format!(
-                "kind `{}` is not one numasleuth makes ({KIND_IRQ}, {})",
-                numasleuth_kernel::error::quote(other),
-                crate::pages::KIND
-            )),
+            KIND_IRQ | crate::pages::KIND => Err(JournalError::MixedKinds {
+                kind: self.kind.clone(),
+            }),
+            other => Err(JournalError::UnknownKind {
+                kind: numasleuth_kernel::error::quote(other),
+            }),
         }
     }
 
     /// Parses and validates a journal without checking its seal: what the
     /// seal protects must already be well-formed to be worth checking. An
     /// empty or cut-off file is named for what it is (see [`records_nothing`]).
-    pub fn from_json(text: &str) -> Result<Journal, String> {
+    pub fn from_json(text: &str) -> Result<Journal, JournalError> {
         let journal: Journal = serde_json::from_str(text).map_err(|e| {
             if records_nothing(text) {
-                let what = if text.trim().is_empty() {
-                    "empty".to_string()
+                let remains = if text.trim().is_empty() {
+                    Remains::Empty
                 } else {
-                    format!("cut off after {} bytes", text.len())
+                    Remains::CutOff { bytes: text.len() }
                 };
-                format!(
-                    "{KILLED_BEFORE_CHANGE}: the journal is {what}, and every --apply syncs its whole journal \
-                     before the first change, so nothing was changed under it and there is nothing to undo \
-                     (rerun the --apply with the same --journal, or remove it)"
-                )
+                JournalError::RecordsNothing { remains }
             } else {
-                format!("corrupt journal (not a numasleuth journal): {e}")
+                JournalError::NotJson(e)
             }
         })?;
         journal.validate()?;
@@ -220,38 +214,33 @@ impl Journal {
     /// [`Journal::save`] through `fs_ops`, which the tests stop after any
     /// step, as a kill would.
     pub fn save_with(&mut self, fs_ops: &mut dyn JournalFs, path: &Path, key: &JournalKey) -> Result<(), ChangeError> {
-        let fail = |why: String| ChangeError::Journal {
+        let fail = |why: JournalRefusal| ChangeError::Journal {
             path: numasleuth_kernel::error::escape(&path.display().to_string()),
             why,
         };
-        self.validate()
-            .map_err(|why| fail(format!("refusing to write it: {why}")))?;
-        crate::trust::check_directory(path).map_err(|why| fail(format!("refusing to write it: {why}")))?;
+        self.validate().map_err(|e| fail(JournalRefusal::WouldRefuse(e)))?;
+        crate::trust::check_directory(path).map_err(|e| fail(JournalRefusal::UnsafeDirectory(e)))?;
         let stale = match std::fs::symlink_metadata(path) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Err(fail(e.to_string())),
+            Err(e) => return Err(fail(JournalRefusal::Write(WriteError::Io(e)))),
             Ok(_) => Some(stale_file(path).map_err(fail)?),
         };
         self.seal = format!("{SEAL_PREFIX}{}", key.seal(&self.sealed_bytes()));
-        let text = serde_json::to_string_pretty(self).map_err(|e| fail(e.to_string()))?;
-        write_whole(fs_ops, path, text.as_bytes(), stale).map_err(fail)
+        let text = serde_json::to_string_pretty(self).map_err(|e| fail(JournalRefusal::Encode(e)))?;
+        write_whole(fs_ops, path, text.as_bytes(), stale).map_err(|e| fail(JournalRefusal::Write(e)))
     }
 
     /// Reads, checks and verifies a journal; see the module docs.
     pub fn load(path: &Path, key: &JournalKey) -> Result<Self, ChangeError> {
-        let bad = |why: String| ChangeError::Journal {
+        let bad = |why: JournalRefusal| ChangeError::Journal {
             path: path.display().to_string(),
             why,
         };
-        let text = crate::trust::read_journal_file(path).map_err(&bad)?;
-        let journal = Journal::from_json(&text).map_err(&bad)?;
+        let text = crate::trust::read_journal_file(path).map_err(|e| bad(JournalRefusal::Untrusted(e)))?;
+        let journal = Journal::from_json(&text).map_err(|e| bad(JournalRefusal::Content(e)))?;
         let seal = journal.seal.strip_prefix(SEAL_PREFIX).unwrap_or("");
         if !key.verify(&journal.sealed_bytes(), seal) {
-            return Err(bad(
-                "its seal does not verify with this user's journal key: it was edited, or written by \
-                 another user or machine"
-                    .into(),
-            ));
+            return Err(bad(JournalRefusal::SealMismatch));
         }
         Ok(journal)
     }
@@ -273,13 +262,12 @@ pub fn records_nothing(text: &str) -> bool {
 /// The file at a journal's path, if a new journal may replace it: our own
 /// private file (`undo`'s checks) that records nothing. Anything else is
 /// refused with the reason.
-fn stale_file(path: &Path) -> Result<Stale, String> {
-    let (text, meta) = crate::trust::read_journal_file_with_meta(path)
-        .map_err(|why| format!("already exists, and it is not a journal that may be replaced: {why}"))?;
+fn stale_file(path: &Path) -> Result<Stale, JournalRefusal> {
+    let (text, meta) = crate::trust::read_journal_file_with_meta(path).map_err(JournalRefusal::NotReplaceable)?;
     if records_nothing(&text) {
         return Ok(Stale::of(&meta));
     }
-    Err("already exists; refusing to replace it: it may be the only record of an earlier change".into())
+    Err(JournalRefusal::Write(WriteError::Exists))
 }
 
 /// Every file `--apply` writes, by exact pattern: today only IRQ affinity.
@@ -296,36 +284,33 @@ pub fn is_writable_target(path: &str) -> bool {
         && (irq == "0" || !irq.starts_with('0'))
 }
 
-fn validate_cpu_list(value: &str) -> Result<(), String> {
+fn validate_cpu_list(value: &str) -> Result<(), JournalError> {
     if value.len() > MAX_VALUE_BYTES {
-        return Err(format!("a CPU list of {} bytes", value.len()));
+        return Err(JournalError::CpuListTooLong { bytes: value.len() });
     }
     match IdList::parse(value) {
         Ok(list) if !list.is_empty() => Ok(()),
-        _ => Err(format!(
-            "`{}` is not a CPU list",
-            numasleuth_kernel::error::quote(value)
-        )),
+        _ => Err(JournalError::NotCpuList {
+            value: numasleuth_kernel::error::quote(value),
+        }),
     }
 }
 
-fn validate_file_changes(changes: &[FileChange]) -> Result<(), String> {
+fn validate_file_changes(changes: &[FileChange]) -> Result<(), JournalError> {
     if changes.is_empty() || changes.len() > MAX_FILE_CHANGES {
-        return Err(format!(
-            "it records {} changes (1 to {MAX_FILE_CHANGES} expected)",
-            changes.len()
-        ));
+        return Err(JournalError::ChangeCount { count: changes.len() });
     }
     let mut seen = std::collections::BTreeSet::new();
     for change in changes {
         if !is_writable_target(&change.path) {
-            return Err(format!(
-                "it names /{}, which is not a file numasleuth ever writes (only /proc/irq/N/smp_affinity_list)",
-                numasleuth_kernel::error::quote(&change.path)
-            ));
+            return Err(JournalError::NotWritable {
+                path: numasleuth_kernel::error::quote(&change.path),
+            });
         }
         if !seen.insert(change.path.as_str()) {
-            return Err(format!("it names /{} twice", change.path));
+            return Err(JournalError::NamedTwice {
+                path: change.path.clone(),
+            });
         }
         validate_cpu_list(&change.before)?;
         validate_cpu_list(&change.after)?;
@@ -333,46 +318,43 @@ fn validate_file_changes(changes: &[FileChange]) -> Result<(), String> {
     Ok(())
 }
 
-fn validate_page_moves(moves: &[PageMove]) -> Result<(), String> {
+fn validate_page_moves(moves: &[PageMove]) -> Result<(), JournalError> {
     let Some(first) = moves.first() else {
-        return Err("a page journal that moves no page".into());
+        return Err(JournalError::NoPages);
     };
     if moves.len() > MAX_PAGE_RUNS {
-        return Err(format!("{} page runs, more than {MAX_PAGE_RUNS}", moves.len()));
+        return Err(JournalError::TooManyRuns { runs: moves.len() });
     }
     let mut total_pages: u64 = 0;
     for m in moves {
         if (m.pid, m.pid_start_time) != (first.pid, first.pid_start_time) {
-            return Err("it names more than one process; a page journal belongs to one".into());
+            return Err(JournalError::ManyProcesses);
         }
         if m.pid == 0 || m.pid > MAX_PID {
-            return Err(format!("PID {} is not a possible PID", m.pid));
+            return Err(JournalError::ImpossiblePid { pid: m.pid });
         }
         if m.from_node >= MAX_NODE || m.to_node >= MAX_NODE {
-            return Err(format!(
-                "node {} is beyond any kernel's nodes",
-                m.from_node.max(m.to_node)
-            ));
+            return Err(JournalError::ImpossibleNode {
+                node: m.from_node.max(m.to_node),
+            });
         }
         if !m.page_bytes.is_power_of_two() || !(4096..=1 << 30).contains(&m.page_bytes) {
-            return Err(format!("page size {} is not a page size", m.page_bytes));
+            return Err(JournalError::ImpossiblePageSize { bytes: m.page_bytes });
         }
         let end = m
             .pages
             .checked_mul(m.page_bytes)
             .and_then(|bytes| m.address.checked_add(bytes));
         if m.pages == 0 || m.address % m.page_bytes != 0 || end.is_none_or(|end| end > USER_ADDRESS_LIMIT) {
-            return Err(format!(
-                "{} page(s) at {:#x} are not a page-aligned run in user space",
-                m.pages, m.address
-            ));
+            return Err(JournalError::NotUserRun {
+                pages: m.pages,
+                address: m.address,
+            });
         }
         total_pages = total_pages.saturating_add(m.pages);
     }
     if total_pages > MAX_JOURNAL_PAGES {
-        return Err(format!(
-            "it claims {total_pages} pages, more than the {MAX_JOURNAL_PAGES} a move may journal"
-        ));
+        return Err(JournalError::TooManyPages { pages: total_pages });
     }
     Ok(())
 }

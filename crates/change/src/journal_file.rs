@@ -29,6 +29,8 @@ use std::io::Write;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::error::WriteError;
+
 /// The file operations a journal write makes, one call per step.
 pub trait JournalFs {
     /// Creates `path` new (never following a link), mode 0600.
@@ -121,31 +123,35 @@ impl Stale {
 /// file already at `path` that [`crate::journal::Journal::save`] found to
 /// record nothing. On an error the temporary file is removed (a kill
 /// cannot do that, and leaves it; nothing reads it).
-pub fn write_whole(fs_ops: &mut dyn JournalFs, path: &Path, text: &[u8], stale: Option<Stale>) -> Result<(), String> {
+pub fn write_whole(
+    fs_ops: &mut dyn JournalFs,
+    path: &Path,
+    text: &[u8],
+    stale: Option<Stale>,
+) -> Result<(), WriteError> {
     let temp = temporary_name(path);
-    let mut file = fs_ops
-        .create(&temp)
-        .map_err(|e| format!("cannot create {}: {e}", temp.display()))?;
+    let mut file = fs_ops.create(&temp).map_err(|error| WriteError::CreateTemporary {
+        temp: temp.clone(),
+        error,
+    })?;
     let placed = (|| {
-        fs_ops.write(&mut file, text).map_err(|e| e.to_string())?;
-        fs_ops.sync(&file).map_err(|e| e.to_string())?;
+        fs_ops.write(&mut file, text).map_err(WriteError::Io)?;
+        fs_ops.sync(&file).map_err(WriteError::Io)?;
         if let Some(stale) = stale {
             if !stale.unchanged(path) {
-                return Err("the empty journal there changed while it was being replaced; refusing".into());
+                return Err(WriteError::StaleChanged);
             }
-            fs_ops.unlink(path).map_err(|e| e.to_string())?;
+            fs_ops.unlink(path).map_err(WriteError::Io)?;
         }
         fs_ops.link(&temp, path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => {
-                "already exists; refusing to replace it: it may be the only record of an earlier change".to_string()
-            }
-            _ => e.to_string(),
+            std::io::ErrorKind::AlreadyExists => WriteError::Exists,
+            _ => WriteError::Io(e),
         })
     })();
     let removed = fs_ops.unlink(&temp);
     placed?;
-    removed.map_err(|e| format!("cannot remove the temporary {}: {e}", temp.display()))?;
-    fs_ops.sync_dir(parent_dir(path)).map_err(|e| e.to_string())
+    removed.map_err(|error| WriteError::RemoveTemporary { temp, error })?;
+    fs_ops.sync_dir(parent_dir(path)).map_err(WriteError::Io)
 }
 
 #[cfg(test)]

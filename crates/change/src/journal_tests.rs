@@ -115,7 +115,7 @@ fn targets_outside_the_closed_set_are_refused() {
     ] {
         let mut journal = sample();
         journal.changes[0].path = path.into();
-        let err = journal.validate().unwrap_err();
+        let err = journal.validate().unwrap_err().to_string();
         assert!(err.contains("not a file numasleuth ever writes"), "{path}: {err}");
         assert!(journal.save(Path::new("/nonexistent/j"), &key()).is_err());
     }
@@ -128,7 +128,7 @@ fn values_must_be_cpu_lists() {
     for value in ["", "all", "0-3\nextra", "\u{1b}[2J", "3-1"] {
         let mut journal = sample();
         journal.changes[0].after = value.into();
-        let err = journal.validate().unwrap_err();
+        let err = journal.validate().unwrap_err().to_string();
         assert!(err.contains("not a CPU list"), "{value:?}: {err}");
         assert!(!err.contains('\u{1b}'), "escape reached the message: {err:?}");
     }
@@ -143,7 +143,7 @@ fn identity_is_mandatory() {
             1 => journal.machine.hostname = Some(String::new()),
             _ => journal.machine.boot_id = None,
         }
-        let err = journal.validate().unwrap_err();
+        let err = journal.validate().unwrap_err().to_string();
         assert!(err.contains("cannot be tied to this machine"), "{err}");
     }
 }
@@ -152,12 +152,20 @@ fn identity_is_mandatory() {
 fn unknown_and_mixed_kinds_are_refused() {
     let mut journal = sample();
     journal.kind = "sysctl".into();
-    assert!(journal.validate().unwrap_err().contains("not one numasleuth makes"));
+    assert!(journal
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("not one numasleuth makes"));
     let mut journal = sample();
     journal.page_moves.push(page_move());
-    assert!(journal.validate().unwrap_err().contains("other kind"));
+    assert!(matches!(journal.validate(), Err(JournalError::MixedKinds { .. })));
     let journal = Journal::new(KIND_IRQ, machine(), 1, Vec::new());
-    assert!(journal.validate().unwrap_err().contains("records 0 changes"));
+    assert!(journal
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("records 0 changes"));
 }
 
 #[test]
@@ -229,13 +237,17 @@ fn page_moves_are_sealed_and_bounded() {
         ),
     ];
     for (m, expected) in cases {
-        let err = Journal::pages(machine(), 1, vec![m.clone()]).validate().unwrap_err();
+        let err = Journal::pages(machine(), 1, vec![m.clone()])
+            .validate()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains(expected), "{m:?}: {err}");
     }
     let other = PageMove { pid: 43, ..page_move() };
     let err = Journal::pages(machine(), 1, vec![page_move(), other])
         .validate()
-        .unwrap_err();
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("more than one process"), "{err}");
     // Many runs that each pass add up past the cap.
     let runs: Vec<PageMove> = (0..4u64)
@@ -245,8 +257,8 @@ fn page_moves_are_sealed_and_bounded() {
             ..page_move()
         })
         .collect();
-    assert!(Journal::pages(machine(), 1, runs)
-        .validate()
-        .unwrap_err()
-        .contains("more than the"));
+    assert!(matches!(
+        Journal::pages(machine(), 1, runs).validate(),
+        Err(JournalError::TooManyPages { .. })
+    ));
 }

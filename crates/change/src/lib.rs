@@ -13,6 +13,7 @@
 //! [`journal`] for the checks and `docs/security.md` for the threat model.
 
 mod apply;
+pub mod error;
 pub mod journal;
 pub mod journal_file;
 pub mod page_session;
@@ -25,6 +26,7 @@ use std::path::Path;
 use numasleuth_kernel::Root;
 
 pub use apply::{apply, undo, undo_files, ChangeError, FilesUndone};
+pub use error::{JournalError, JournalRefusal, KeyError, TrustError, WriteError};
 pub use journal::{FileChange, Journal, MachineIdentity, PageMove, KIND_IRQ};
 pub use page_session::{PageSession, Restored, SetMoved};
 pub use pages::{apply_pages, undo_pages, PagesOutcome};

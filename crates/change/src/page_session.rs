@@ -14,6 +14,7 @@ use numasleuth_kernel::pages::{PageStatus, BATCH_PAGES};
 use numasleuth_kernel::Root;
 
 use crate::apply::{require_identity, ChangeError};
+use crate::error::JournalRefusal;
 use crate::journal::{Journal, PageMove};
 use crate::pages::{self, batches, check_processes, query_revealing, send, Reveals, Sent};
 use crate::seal::JournalKey;
@@ -60,7 +61,7 @@ impl PageSession {
         if journal.kind != pages::KIND || journal.page_moves.is_empty() {
             return Err(ChangeError::Journal {
                 path: path.display().to_string(),
-                why: "not a page-move journal, or it moves no page".into(),
+                why: JournalRefusal::NotPageMoves,
             });
         }
         require_identity(root)?;
@@ -97,7 +98,7 @@ impl PageSession {
             let Some(m) = self.run_of(address) else {
                 return Err(ChangeError::Journal {
                     path: self.path.display().to_string(),
-                    why: format!("page {address:#x} is not in the journal; refusing to move it"),
+                    why: JournalRefusal::PageNotJournalled { address },
                 });
             };
             let node = if home { m.from_node } else { m.to_node };

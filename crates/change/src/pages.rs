@@ -27,6 +27,7 @@ use numasleuth_kernel::Root;
 use serde::Serialize;
 
 use crate::apply::{check_machine, require_identity, ChangeError};
+use crate::error::JournalRefusal;
 use crate::journal::{Journal, PageMove};
 use crate::seal::JournalKey;
 
@@ -248,7 +249,7 @@ pub fn apply_pages(
     if journal.kind != KIND || journal.page_moves.is_empty() {
         return Err(ChangeError::Journal {
             path: journal_path.display().to_string(),
-            why: "not a page-move journal, or it moves no page".into(),
+            why: JournalRefusal::NotPageMoves,
         });
     }
     require_identity(root)?;

@@ -19,9 +19,10 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 use crate::apply::ChangeError;
+use crate::error::{KeyError, KeyPart};
 
 /// Bytes of key: 32 random bytes are the strength of the hash itself.
-const KEY_BYTES: usize = 32;
+pub(crate) const KEY_BYTES: usize = 32;
 pub const KEY_FILE: &str = "journal.key";
 /// Where root's key lives.
 pub const ROOT_STATE_DIR: &str = "/var/lib/numasleuth";
@@ -55,7 +56,7 @@ impl JournalKey {
     /// through a symlink, and both must belong to us and be private, so
     /// another user can neither read the key nor swap in one they know.
     pub fn load_or_create(dir: &Path) -> Result<Self, ChangeError> {
-        let fail = |why: String| ChangeError::Key {
+        let fail = |why: KeyError| ChangeError::Key {
             path: dir.join(KEY_FILE).display().to_string(),
             why,
         };
@@ -64,16 +65,16 @@ impl JournalKey {
             match open_at(&dir_fd, KEY_FILE, libc::O_RDONLY) {
                 Ok(file) => return read_key(file).map(JournalKey).map_err(&fail),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(fail(e.to_string())),
+                Err(e) => return Err(fail(KeyError::Io(e))),
             }
             match create_key(&dir_fd) {
                 Ok(key) => return Ok(JournalKey(key)),
                 // Another numasleuth created it first: read theirs.
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(fail(format!("cannot create the key: {e}"))),
+                Err(e) => return Err(fail(KeyError::Create(e))),
             }
         }
-        Err(fail("the key appeared and vanished while it was being created".into()))
+        Err(fail(KeyError::Vanished))
     }
 
     /// HMAC-SHA256 (RFC 2104) of `message`, as lowercase hex.
@@ -135,56 +136,68 @@ fn default_state_dir() -> Result<PathBuf, ChangeError> {
         Some(home) => Ok(Path::new(&home).join(".local/state/numasleuth")),
         None => Err(ChangeError::Key {
             path: "$HOME/.local/state/numasleuth".into(),
-            why: "HOME is not set: nowhere to keep the journal key".into(),
+            why: KeyError::NoHome,
         }),
     }
 }
 
-fn c_path(path: &Path) -> Result<CString, String> {
-    CString::new(path.as_os_str().as_bytes()).map_err(|_| "path contains a NUL byte".to_string())
+fn c_path(path: &Path) -> Result<CString, KeyError> {
+    CString::new(path.as_os_str().as_bytes()).map_err(|_| KeyError::NulInPath)
 }
 
 /// Opens (creating if absent) a directory that must be ours and closed to
 /// group and others, without following a symlink in its last component.
-fn open_private_dir(dir: &Path) -> Result<OwnedFd, String> {
+fn open_private_dir(dir: &Path) -> Result<OwnedFd, KeyError> {
     if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(parent).map_err(|error| KeyError::CreateDirectory {
+            path: parent.to_path_buf(),
+            error,
+        })?;
     }
     let path = c_path(dir)?;
     // SAFETY: `path` is a valid NUL-terminated string for the call.
     if unsafe { libc::mkdir(path.as_ptr(), 0o700) } != 0 {
-        let e = std::io::Error::last_os_error();
-        if e.kind() != std::io::ErrorKind::AlreadyExists {
-            return Err(format!("cannot create {}: {e}", dir.display()));
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::AlreadyExists {
+            return Err(KeyError::CreateDirectory {
+                path: dir.to_path_buf(),
+                error,
+            });
         }
     }
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: `path` is valid for the call; the result is checked below.
     let fd = unsafe { libc::open(path.as_ptr(), flags) };
     if fd < 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(format!("cannot open {} (a symlink is refused): {e}", dir.display()));
+        return Err(KeyError::OpenDirectory {
+            path: dir.to_path_buf(),
+            error: std::io::Error::last_os_error(),
+        });
     }
     // SAFETY: `fd` was just opened and is owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let meta = File::from(fd.try_clone().map_err(|e| e.to_string())?)
+    let meta = File::from(fd.try_clone().map_err(KeyError::Io)?)
         .metadata()
-        .map_err(|e| e.to_string())?;
-    check_private(&meta, &format!("directory {}", dir.display()))?;
+        .map_err(KeyError::Io)?;
+    check_private(&meta, KeyPart::Directory(dir.to_path_buf()))?;
     Ok(fd)
 }
 
 /// Ours, and neither readable nor writable by group or others.
-fn check_private(meta: &std::fs::Metadata, what: &str) -> Result<(), String> {
+fn check_private(meta: &std::fs::Metadata, what: KeyPart) -> Result<(), KeyError> {
     let euid = crate::trust::euid();
     if meta.uid() != euid {
-        return Err(format!("{what} belongs to uid {}, not to us (uid {euid})", meta.uid()));
+        return Err(KeyError::NotOurs {
+            what,
+            uid: meta.uid(),
+            euid,
+        });
     }
     if meta.mode() & 0o077 != 0 {
-        return Err(format!(
-            "{what} has mode {:o}: group or others can reach it",
-            meta.mode() & 0o7777
-        ));
+        return Err(KeyError::Reachable {
+            what,
+            mode: meta.mode() & 0o7777,
+        });
     }
     Ok(())
 }
@@ -201,19 +214,19 @@ fn open_at(dir: &OwnedFd, name: &str, flags: libc::c_int) -> std::io::Result<Fil
     Ok(unsafe { File::from_raw_fd(fd) })
 }
 
-fn read_key(mut file: File) -> Result<[u8; KEY_BYTES], String> {
-    let meta = file.metadata().map_err(|e| e.to_string())?;
+fn read_key(mut file: File) -> Result<[u8; KEY_BYTES], KeyError> {
+    let meta = file.metadata().map_err(KeyError::Io)?;
     if !meta.is_file() {
-        return Err("not a regular file".into());
+        return Err(KeyError::NotAFile);
     }
-    check_private(&meta, "the key")?;
+    check_private(&meta, KeyPart::Key)?;
     let mut key = [0u8; KEY_BYTES];
     let mut rest = Vec::new();
     file.read_exact(&mut key)
         .and_then(|()| file.take(1).read_to_end(&mut rest))
-        .map_err(|e| format!("cannot read the key: {e}"))?;
+        .map_err(KeyError::Read)?;
     if !rest.is_empty() {
-        return Err(format!("not a numasleuth key: longer than {KEY_BYTES} bytes"));
+        return Err(KeyError::TooLong);
     }
     Ok(key)
 }

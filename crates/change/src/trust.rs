@@ -10,25 +10,26 @@ use std::path::Path;
 
 use numasleuth_kernel::untrusted;
 
+use crate::error::{Place, TrustError};
+
 /// A journal of the largest change we make (every page of a 64 GiB
 /// section as separate runs, or every IRQ of a large machine) stays well
 /// under this; anything bigger is not ours.
 pub const MAX_JOURNAL_BYTES: u64 = 16 << 20;
 
 /// Reads a journal file after checking who could have written it.
-pub fn read_journal_file(path: &Path) -> Result<String, String> {
+pub fn read_journal_file(path: &Path) -> Result<String, TrustError> {
     read_journal_file_with_meta(path).map(|(text, _)| text)
 }
 
 /// [`read_journal_file`], with what `fstat` said of the open file.
-pub(crate) fn read_journal_file_with_meta(path: &Path) -> Result<(String, std::fs::Metadata), String> {
+pub(crate) fn read_journal_file_with_meta(path: &Path) -> Result<(String, std::fs::Metadata), TrustError> {
     // The last component is never followed: a link could point anywhere.
-    let (file, meta) = untrusted::open_regular(path, false).map_err(|e| e.to_string())?;
-    check_owner_and_mode(&meta, "the journal")?;
+    let (file, meta) = untrusted::open_regular(path, false).map_err(TrustError::Open)?;
+    check_owner_and_mode(&meta)?;
     check_directory(path)?;
-    let bytes = untrusted::read_capped(file, meta.len(), MAX_JOURNAL_BYTES)
-        .map_err(|e| format!("{e} (no journal numasleuth writes is that large)"))?;
-    let text = String::from_utf8(bytes).map_err(|_| "corrupt journal: not UTF-8 text".to_string())?;
+    let bytes = untrusted::read_capped(file, meta.len(), MAX_JOURNAL_BYTES).map_err(TrustError::Read)?;
+    let text = String::from_utf8(bytes).map_err(|_| TrustError::NotUtf8)?;
     Ok((text, meta))
 }
 
@@ -37,19 +38,15 @@ pub(crate) fn euid() -> u32 {
     numasleuth_kernel::identity::euid()
 }
 
-fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), String> {
+fn check_owner_and_mode(meta: &std::fs::Metadata) -> Result<(), TrustError> {
     let euid = euid();
     if meta.uid() != euid {
-        return Err(format!(
-            "{what} belongs to uid {}, not to the user running undo (uid {euid}); refusing a journal someone else wrote",
-            meta.uid()
-        ));
+        return Err(TrustError::NotOurs { uid: meta.uid(), euid });
     }
     if meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{what} has mode {:o}: group or others could have edited it",
-            meta.mode() & 0o7777
-        ));
+        return Err(TrustError::Editable {
+            mode: meta.mode() & 0o7777,
+        });
     }
     Ok(())
 }
@@ -65,55 +62,53 @@ fn check_owner_and_mode(meta: &std::fs::Metadata, what: &str) -> Result<(), Stri
 /// with links resolved, so a link in the path is covered by its directory.
 /// Checked before a journal is written too, so numasleuth never writes one
 /// it would refuse.
-pub(crate) fn check_directory(path: &Path) -> Result<(), String> {
+pub(crate) fn check_directory(path: &Path) -> Result<(), TrustError> {
     let dir = crate::journal_file::parent_dir(path);
     check_one(dir, None)?;
-    let shown = |p: &Path| numasleuth_kernel::error::escape(&p.display().to_string());
-    let written = std::path::absolute(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
-    let resolved = std::fs::canonicalize(dir).map_err(|e| format!("its directory {}: {e}", shown(dir)))?;
+    let unreadable = |error| TrustError::Unreadable {
+        place: Place::Own { dir: shown(dir) },
+        error,
+    };
+    let written = std::path::absolute(dir).map_err(unreadable)?;
+    let resolved = std::fs::canonicalize(dir).map_err(unreadable)?;
     for ancestor in written.ancestors().skip(1).chain(resolved.ancestors().skip(1)) {
         check_one(ancestor, Some(dir))?;
     }
     Ok(())
 }
 
+fn shown(path: &Path) -> String {
+    numasleuth_kernel::error::escape(&path.display().to_string())
+}
+
 /// One directory: the journal's own (`below` is `None`) or an ancestor of
 /// `below`.
-fn check_one(dir: &Path, below: Option<&Path>) -> Result<(), String> {
-    let escape = |p: &Path| numasleuth_kernel::error::escape(&p.display().to_string());
-    let shown = || match below {
-        None => format!("its directory {}", escape(dir)),
-        Some(below) => format!("{}, above its directory {},", escape(dir), escape(below)),
+fn check_one(dir: &Path, below: Option<&Path>) -> Result<(), TrustError> {
+    let place = || match below {
+        None => Place::Own { dir: shown(dir) },
+        Some(below) => Place::Above {
+            dir: shown(dir),
+            below: shown(below),
+        },
     };
-    let meta = std::fs::metadata(dir).map_err(|e| format!("{}: {e}", shown()))?;
+    let meta = std::fs::metadata(dir).map_err(|error| TrustError::Unreadable { place: place(), error })?;
     if !meta.is_dir() {
-        return Err(format!("{} is not a directory", escape(dir)));
+        return Err(TrustError::NotADirectory { dir: shown(dir) });
     }
-    let what = if below.is_some() {
-        "swap the journal's directory"
-    } else {
-        "replace the journal"
-    };
     let open_to_others = meta.mode() & 0o022 != 0;
     let sticky = meta.mode() & libc::S_ISVTX != 0;
     if open_to_others && !sticky {
-        return Err(format!(
-            "{} (mode {:o}) lets group or others {what}",
-            shown(),
-            meta.mode() & 0o7777
-        ));
+        return Err(TrustError::OpenToOthers {
+            place: place(),
+            mode: meta.mode() & 0o7777,
+        });
     }
     if meta.uid() != euid() && meta.uid() != 0 {
-        return Err(format!(
-            "{} belongs to uid {}, who could {what}{}",
-            shown(),
-            meta.uid(),
-            if sticky {
-                " (the owner of a sticky directory may rename any entry in it)"
-            } else {
-                ""
-            }
-        ));
+        return Err(TrustError::Foreign {
+            place: place(),
+            uid: meta.uid(),
+            sticky,
+        });
     }
     Ok(())
 }
@@ -145,7 +140,7 @@ mod tests {
         let path = dir.path().join("j.json");
         fs::write(&path, "{}").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o666)).unwrap();
-        let err = read_journal_file(&path).unwrap_err();
+        let err = read_journal_file(&path).unwrap_err().to_string();
         assert!(err.contains("group or others could have edited"), "{err}");
     }
 
@@ -158,7 +153,7 @@ mod tests {
         fs::write(&path, "{}").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         fs::set_permissions(&sub, fs::Permissions::from_mode(0o777)).unwrap();
-        let err = read_journal_file(&path).unwrap_err();
+        let err = read_journal_file(&path).unwrap_err().to_string();
         assert!(err.contains("lets group or others replace"), "{err}");
         fs::set_permissions(&sub, fs::Permissions::from_mode(0o1777)).unwrap();
         assert!(read_journal_file(&path).is_ok());
@@ -179,7 +174,7 @@ mod tests {
         std::os::unix::fs::chown(&sub, Some(65534), Some(65534)).unwrap();
         for mode in [0o1777, 0o1755, 0o755] {
             fs::set_permissions(&sub, fs::Permissions::from_mode(mode)).unwrap();
-            let err = read_journal_file(&path).unwrap_err();
+            let err = read_journal_file(&path).unwrap_err().to_string();
             assert!(err.contains("belongs to uid 65534"), "{mode:o}: {err}");
             assert!(check_directory(&sub.join("new.json")).is_err());
         }
@@ -204,7 +199,7 @@ mod tests {
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         assert!(read_journal_file(&path).is_ok());
         std::os::unix::fs::chown(&theirs, Some(65534), Some(65534)).unwrap();
-        let err = read_journal_file(&path).unwrap_err();
+        let err = read_journal_file(&path).unwrap_err().to_string();
         assert!(
             err.contains("above its directory") && err.contains("belongs to uid 65534"),
             "{err}"
@@ -213,12 +208,12 @@ mod tests {
         // Reached through a link of ours: the real ancestors still count.
         let link = dir.path().join("link");
         std::os::unix::fs::symlink(&journals, &link).unwrap();
-        let err = read_journal_file(&link.join("j.json")).unwrap_err();
+        let err = read_journal_file(&link.join("j.json")).unwrap_err().to_string();
         assert!(err.contains("belongs to uid 65534"), "{err}");
         // An ancestor open to a group, not sticky, is refused too.
         std::os::unix::fs::chown(&theirs, Some(0), Some(0)).unwrap();
         fs::set_permissions(&theirs, fs::Permissions::from_mode(0o775)).unwrap();
-        let err = read_journal_file(&path).unwrap_err();
+        let err = read_journal_file(&path).unwrap_err().to_string();
         assert!(err.contains("lets group or others swap"), "{err}");
         fs::set_permissions(&theirs, fs::Permissions::from_mode(0o755)).unwrap();
         assert!(read_journal_file(&link.join("j.json")).is_ok());
@@ -229,20 +224,26 @@ mod tests {
         let dir = private_dir();
         let link = dir.path().join("link.json");
         std::os::unix::fs::symlink("/etc/hostname", &link).unwrap();
-        assert!(read_journal_file(&link).unwrap_err().contains("is a symbolic link"));
+        assert!(read_journal_file(&link)
+            .unwrap_err()
+            .to_string()
+            .contains("is a symbolic link"));
 
         let fifo = dir.path().join("fifo.json");
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         // SAFETY: valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-        assert!(read_journal_file(&fifo).unwrap_err().contains("FIFO"));
+        assert!(read_journal_file(&fifo).unwrap_err().to_string().contains("FIFO"));
 
-        assert!(read_journal_file(dir.path()).unwrap_err().contains("directory"));
+        assert!(read_journal_file(dir.path())
+            .unwrap_err()
+            .to_string()
+            .contains("directory"));
 
         let huge = dir.path().join("huge.json");
         let file = fs::File::create(&huge).unwrap();
         file.set_len(1 << 40).unwrap();
-        let err = read_journal_file(&huge).unwrap_err();
+        let err = read_journal_file(&huge).unwrap_err().to_string();
         assert!(err.contains("larger than 16 MiB"), "{err}");
     }
 }

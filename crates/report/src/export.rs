@@ -14,6 +14,7 @@ use numasleuth_parse::safe_text;
 use serde::Serialize;
 
 use crate::html::escape;
+use crate::lab_svg::ChartError;
 use crate::layout::TextLayout;
 use crate::provenance::{run_line, Provenance};
 
@@ -88,7 +89,7 @@ pub trait Exporter {
     }
     /// The chart, without provenance (the exporter adds it), or why it
     /// could not be drawn.
-    fn svg(&self) -> Option<Result<String, String>> {
+    fn svg(&self) -> Option<Result<String, ChartError>> {
         None
     }
 }
@@ -149,7 +150,7 @@ pub enum ExportError {
     /// The report has the format but could not render it.
     Render {
         format: Format,
-        why: String,
+        why: ChartError,
     },
 }
 

@@ -50,7 +50,7 @@ impl Exporter for Charted {
     fn csv(&self) -> Option<String> {
         Some(format!("value_ns\n{}\n", self.0.value_ns))
     }
-    fn svg(&self) -> Option<Result<String, String>> {
+    fn svg(&self) -> Option<Result<String, ChartError>> {
         Some(Ok(
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"100\" height=\"50\"><rect/></svg>\n".into(),
         ))

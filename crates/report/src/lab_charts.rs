@@ -186,7 +186,7 @@ impl<D: serde::Serialize> crate::export::Exporter for LabReport<'_, D> {
     fn text(&self, layout: &crate::layout::TextLayout) -> String {
         (self.text)(self.document, layout)
     }
-    fn svg(&self) -> Option<Result<String, String>> {
-        Some((self.chart)(self.document).map_err(|e| e.to_string()))
+    fn svg(&self) -> Option<Result<String, ChartError>> {
+        Some((self.chart)(self.document))
     }
 }

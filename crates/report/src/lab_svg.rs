@@ -46,7 +46,9 @@ pub struct Panel {
     pub references: Vec<Reference>,
 }
 
-#[derive(Debug)]
+/// `plotters`' reason, as text: its error type is generic over the
+/// backend and is not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChartError(String);
 
 impl fmt::Display for ChartError {

@@ -4,6 +4,7 @@
 
 use crate::c2c_json::C2cDocument;
 use crate::export::{with_provenance, Exporter, Format};
+use crate::lab_svg::ChartError;
 use crate::layout::TextLayout;
 use crate::mem_json::MemDocument;
 use crate::probe_latency::{self, ProbeReport};
@@ -54,7 +55,7 @@ impl Exporter for RunsReport<'_> {
     fn text(&self, layout: &TextLayout) -> String {
         runs_text::render(self, layout)
     }
-    fn svg(&self) -> Option<Result<String, String>> {
+    fn svg(&self) -> Option<Result<String, ChartError>> {
         Some(Ok(runs_svg::render(self)))
     }
 }
@@ -68,7 +69,7 @@ impl Exporter for ProbeReport {
     fn text(&self, layout: &TextLayout) -> String {
         probe_latency::text(self, layout)
     }
-    fn svg(&self) -> Option<Result<String, String>> {
+    fn svg(&self) -> Option<Result<String, ChartError>> {
         Some(Ok(probe_latency::svg(self)))
     }
 }

@@ -5,6 +5,7 @@
 use numasleuth_analyze::memwatch::{Event, MachineRow, NodeSample, Row, Sample};
 use serde_json::{json, Value};
 
+use crate::lab_svg::ChartError;
 use crate::svg_chart::{line_chart, Series};
 
 pub const SCHEMA: &str = "numasleuth.memwatch/2";
@@ -251,7 +252,7 @@ impl crate::export::Exporter for MemwatchReport {
     fn text(&self, _layout: &crate::layout::TextLayout) -> String {
         self.text.clone()
     }
-    fn svg(&self) -> Option<Result<String, String>> {
+    fn svg(&self) -> Option<Result<String, ChartError>> {
         Some(Ok(chart(&self.history)))
     }
 }

@@ -17,8 +17,25 @@ use numasleuth_analyze::pmu::diff::{Counted, RunCounts};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_model::perf::pmu::TargetRaw;
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 pub const SCHEMA: &str = "numasleuth.pmu/1";
+
+/// Why a file is not a `numasleuth.pmu/1` document `diff` can read. The
+/// caller names the file first: each message starts with a verb.
+#[derive(Debug, Error)]
+pub enum PmuFileError {
+    #[error("is not a JSON object, so not a {SCHEMA} file", SCHEMA = SCHEMA)]
+    NotAnObject,
+    #[error("is not valid JSON: {0}")]
+    NotJson(serde_json::Error),
+    #[error("is a {schema} file, not {SCHEMA} (write one with `numasleuth pmu --json`)", SCHEMA = SCHEMA)]
+    OtherSchema { schema: String },
+    #[error("has no schema: not a {SCHEMA} file (write one with `numasleuth pmu --json`)", SCHEMA = SCHEMA)]
+    NoSchema,
+    #[error("malformed {SCHEMA}: {0}", SCHEMA = SCHEMA)]
+    Malformed(serde_json::Error),
+}
 
 #[derive(Debug, Serialize)]
 pub struct PmuJson<'a> {
@@ -68,25 +85,17 @@ struct File {
 }
 
 /// A `numasleuth.pmu/1` document as `diff` needs it.
-pub fn parse(text: &str) -> Result<RunCounts, String> {
+pub fn parse(text: &str) -> Result<RunCounts, PmuFileError> {
     if !text.trim_start().starts_with('{') {
-        return Err(format!("is not a JSON object, so not a {SCHEMA} file"));
+        return Err(PmuFileError::NotAnObject);
     }
-    let head: Head = serde_json::from_str(text).map_err(|e| format!("is not valid JSON: {e}"))?;
+    let head: Head = serde_json::from_str(text).map_err(PmuFileError::NotJson)?;
     match head.schema {
         Some(serde_json::Value::String(s)) if s == SCHEMA => {}
-        Some(serde_json::Value::String(s)) => {
-            return Err(format!(
-                "is a {s} file, not {SCHEMA} (write one with `numasleuth pmu --json`)"
-            ))
-        }
-        _ => {
-            return Err(format!(
-                "has no schema: not a {SCHEMA} file (write one with `numasleuth pmu --json`)"
-            ))
-        }
+        Some(serde_json::Value::String(schema)) => return Err(PmuFileError::OtherSchema { schema }),
+        _ => return Err(PmuFileError::NoSchema),
     }
-    let file: File = serde_json::from_str(text).map_err(|e| format!("malformed {SCHEMA}: {e}"))?;
+    let file: File = serde_json::from_str(text).map_err(PmuFileError::Malformed)?;
     Ok(RunCounts {
         duration_s: file.duration_s,
         events: file
@@ -118,20 +127,29 @@ mod tests {
 
     #[test]
     fn other_schemas_and_malformed_files_are_named() {
-        let watch = parse(r#"{"schema": "numasleuth.watch/1", "pid": 1}"#).unwrap_err();
+        let watch = parse(r#"{"schema": "numasleuth.watch/1", "pid": 1}"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             watch,
             "is a numasleuth.watch/1 file, not numasleuth.pmu/1 (write one with `numasleuth pmu --json`)"
         );
-        assert!(parse(r#"{"events": []}"#).unwrap_err().starts_with("has no schema"));
-        assert!(parse(r#"{"schema": 7}"#).unwrap_err().starts_with("has no schema"));
-        assert!(parse("[1, 2]").unwrap_err().starts_with("is not a JSON object"));
-        assert!(parse("").unwrap_err().starts_with("is not a JSON object"));
-        let cut = parse("{\"schema\": \"numasleuth.pmu/1\", ").unwrap_err();
+        assert!(matches!(parse(r#"{"events": []}"#), Err(PmuFileError::NoSchema)));
+        assert!(matches!(parse(r#"{"schema": 7}"#), Err(PmuFileError::NoSchema)));
+        assert!(parse("[1, 2]")
+            .unwrap_err()
+            .to_string()
+            .starts_with("is not a JSON object"));
+        assert!(parse("").unwrap_err().to_string().starts_with("is not a JSON object"));
+        let cut = parse("{\"schema\": \"numasleuth.pmu/1\", ").unwrap_err().to_string();
         assert!(cut.starts_with("is not valid JSON: EOF while parsing"), "{cut}");
-        let missing = parse(r#"{"schema": "numasleuth.pmu/1", "events": []}"#).unwrap_err();
+        let missing = parse(r#"{"schema": "numasleuth.pmu/1", "events": []}"#)
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("missing field `duration_s`"), "{missing}");
-        let wrong = parse(r#"{"schema": "numasleuth.pmu/1", "duration_s": 1, "events": [{"name": 1}]}"#).unwrap_err();
+        let wrong = parse(r#"{"schema": "numasleuth.pmu/1", "duration_s": 1, "events": [{"name": 1}]}"#)
+            .unwrap_err()
+            .to_string();
         assert!(wrong.starts_with("malformed numasleuth.pmu/1"), "{wrong}");
         // Deep nesting hits serde_json's recursion limit, not our stack.
         let deep = format!("{{\"a\": {}{}}}", "[".repeat(100_000), "]".repeat(100_000));

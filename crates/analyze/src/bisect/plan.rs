@@ -9,6 +9,31 @@ use std::collections::BTreeMap;
 
 use numasleuth_parse::pages::Residency;
 use serde::Serialize;
+use thiserror::Error;
+
+/// Why no page can be bisected on this machine as asked.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum CandidatesError {
+    #[error(
+        "bisection moves pages between nodes, and this machine has {} node(s) with memory ({}): there is no \
+         other node to move them to",
+        .memory_nodes.len(),
+        listed(.memory_nodes)
+    )]
+    OneNode { memory_nodes: Vec<u32> },
+    #[error("--to-node {node}: not a node with memory (nodes with memory: {})", listed(.memory_nodes))]
+    NotAMemoryNode { node: u32, memory_nodes: Vec<u32> },
+    #[error(
+        "this machine has {} nodes with memory ({}): say where the pages go with --to-node N",
+        .memory_nodes.len(),
+        listed(.memory_nodes)
+    )]
+    WhereTo { memory_nodes: Vec<u32> },
+}
+
+fn listed(nodes: &[u32]) -> String {
+    nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
+}
 
 /// The pages that take part, in address order, with their two nodes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,29 +54,23 @@ pub fn candidates(
     residency: &[Residency],
     memory_nodes: &[u32],
     to_node: Option<u32>,
-) -> Result<Candidates, String> {
-    let listed = || memory_nodes.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+) -> Result<Candidates, CandidatesError> {
     if memory_nodes.len() < 2 {
-        return Err(format!(
-            "bisection moves pages between nodes, and this machine has {} node(s) with memory ({}): there is no \
-             other node to move them to",
-            memory_nodes.len(),
-            listed()
-        ));
+        return Err(CandidatesError::OneNode {
+            memory_nodes: memory_nodes.to_vec(),
+        });
     }
     if let Some(node) = to_node {
         if !memory_nodes.contains(&node) {
-            return Err(format!(
-                "--to-node {node}: not a node with memory (nodes with memory: {})",
-                listed()
-            ));
+            return Err(CandidatesError::NotAMemoryNode {
+                node,
+                memory_nodes: memory_nodes.to_vec(),
+            });
         }
     } else if memory_nodes.len() > 2 {
-        return Err(format!(
-            "this machine has {} nodes with memory ({}): say where the pages go with --to-node N",
-            memory_nodes.len(),
-            listed()
-        ));
+        return Err(CandidatesError::WhereTo {
+            memory_nodes: memory_nodes.to_vec(),
+        });
     }
     let mut found = Candidates {
         addresses: Vec::new(),
@@ -114,11 +133,17 @@ mod tests {
 
     #[test]
     fn refusals_name_the_nodes() {
-        let one = candidates(&pages(1), &[Residency::Node(0)], &[0], None).unwrap_err();
+        let one = candidates(&pages(1), &[Residency::Node(0)], &[0], None)
+            .unwrap_err()
+            .to_string();
         assert!(one.contains("1 node(s) with memory (0)"), "{one}");
-        let three = candidates(&pages(1), &[Residency::Node(0)], &[0, 1, 3], None).unwrap_err();
+        let three = candidates(&pages(1), &[Residency::Node(0)], &[0, 1, 3], None)
+            .unwrap_err()
+            .to_string();
         assert!(three.contains("--to-node"), "{three}");
-        let missing = candidates(&pages(1), &[Residency::Node(0)], &[0, 1], Some(4)).unwrap_err();
+        let missing = candidates(&pages(1), &[Residency::Node(0)], &[0, 1], Some(4))
+            .unwrap_err()
+            .to_string();
         assert!(missing.contains("--to-node 4"), "{missing}");
     }
 }

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 
 use numasleuth_model::perf::catalog;
 use serde::Serialize;
+use thiserror::Error;
 
 /// Counts below this in both runs are too few to rank.
 pub const DEFAULT_MIN_COUNT: f64 = 100.0;
@@ -28,6 +29,38 @@ pub const DEFAULT_MIN_COUNT: f64 = 100.0;
 /// alone takes longer), and dividing by a subnormal such as `5e-324` turns
 /// every count into infinity.
 pub const MIN_DURATION_S: f64 = 1e-6;
+
+/// Why two runs cannot be compared. `side` is `A` or `B`.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum DiffError {
+    #[error("{side}: event `{name}` has value {value}, not a count")]
+    NotACount {
+        side: &'static str,
+        name: String,
+        value: f64,
+    },
+    #[error("{side}: event `{key}` is listed twice")]
+    ListedTwice { side: &'static str, key: String },
+    #[error(
+        "{side}: duration_s is {duration_s}; per-second rates need a run of at least {MIN_DURATION_S} s (no run is \
+         shorter)",
+        MIN_DURATION_S = MIN_DURATION_S
+    )]
+    TooShort { side: &'static str, duration_s: f64 },
+    #[error("--per op needs positive --ops-good and --ops-bad")]
+    OpsNotPositive,
+    #[error("`{name}` is 0 in {side}: cannot count per {name}; choose an event both runs counted, or --per second")]
+    DivisorZero { name: String, side: &'static str },
+    #[error(
+        "`{name}` was not counted in {side}: cannot count per {name}; choose an event both runs counted, or --per \
+         second"
+    )]
+    DivisorMissing { name: String, side: &'static str },
+    #[error(
+        "`{key}` per {per} is {a:e} in A and {b:e} in B, too large to compare; these are not the counts of a real run"
+    )]
+    TooLarge { key: String, per: String, a: f64, b: f64 },
+}
 
 /// One event of one run, as read back from a `numasleuth.pmu/1` file.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,21 +143,25 @@ pub fn key(name: &str, pmu: &str) -> String {
 }
 
 /// Counted events by key; an event listed twice is an error, not a guess.
-fn by_key<'a>(run: &'a RunCounts, side: &str) -> Result<BTreeMap<String, &'a Counted>, String> {
+fn by_key<'a>(run: &'a RunCounts, side: &'static str) -> Result<BTreeMap<String, &'a Counted>, DiffError> {
     let mut out = BTreeMap::new();
     for event in &run.events {
         if let Some(v) = event.scaled_value {
             // Scaling multiplies a whole count by enabled/running (at least
             // 1), so a counted event is 0 or at least 1.
             if !v.is_finite() || v < 0.0 || (v > 0.0 && v < 1.0) {
-                return Err(format!("{side}: event `{}` has value {v}, not a count", event.name));
+                return Err(DiffError::NotACount {
+                    side,
+                    name: event.name.clone(),
+                    value: v,
+                });
             }
         }
         if out.insert(key(&event.name, &event.pmu), event).is_some() {
-            return Err(format!(
-                "{side}: event `{}` is listed twice",
-                key(&event.name, &event.pmu)
-            ));
+            return Err(DiffError::ListedTwice {
+                side,
+                key: key(&event.name, &event.pmu),
+            });
         }
     }
     Ok(out)
@@ -137,34 +174,37 @@ fn divisors(
     ra: &RunCounts,
     rb: &RunCounts,
     per: &Per,
-) -> Result<(f64, f64), String> {
+) -> Result<(f64, f64), DiffError> {
     let positive = |v: f64| v.is_finite() && v > 0.0;
     match per {
         Per::Second => {
             for (side, d) in [("A", ra.duration_s), ("B", rb.duration_s)] {
                 if !positive(d) || d < MIN_DURATION_S {
-                    return Err(format!(
-                        "{side}: duration_s is {d}; per-second rates need a run of at least \
-                         {MIN_DURATION_S} s (no run is shorter)"
-                    ));
+                    return Err(DiffError::TooShort { side, duration_s: d });
                 }
             }
             Ok((ra.duration_s, rb.duration_s))
         }
         Per::Op { ops_a, ops_b } => {
             if !positive(*ops_a) || !positive(*ops_b) {
-                return Err("--per op needs positive --ops-good and --ops-bad".into());
+                return Err(DiffError::OpsNotPositive);
             }
             Ok((*ops_a, *ops_b))
         }
         Per::Event(name) => {
-            let get = |side: &str, map: &BTreeMap<String, &Counted>| {
-                match map.get(name).and_then(|e| e.scaled_value) {
-                Some(v) if positive(v) => Ok(v),
-                Some(_) => Err(format!("`{name}` is 0 in {side}: cannot count per {name}; choose an event both runs counted, or --per second")),
-                None => Err(format!("`{name}` was not counted in {side}: cannot count per {name}; choose an event both runs counted, or --per second")),
-            }
-            };
+            let get =
+                |side: &'static str, map: &BTreeMap<String, &Counted>| match map.get(name).and_then(|e| e.scaled_value)
+                {
+                    Some(v) if positive(v) => Ok(v),
+                    Some(_) => Err(DiffError::DivisorZero {
+                        name: name.clone(),
+                        side,
+                    }),
+                    None => Err(DiffError::DivisorMissing {
+                        name: name.clone(),
+                        side,
+                    }),
+                };
             Ok((get("A", a)?, get("B", b)?))
         }
     }
@@ -173,7 +213,7 @@ fn divisors(
 /// One ranked row. Every number in it must be finite: a rank on infinity
 /// (or JSON's `null` for it) says nothing, so counts or divisors no real
 /// run has are refused here rather than ranked.
-fn row(key: &str, pmu: &str, na: f64, nb: f64, per: &Per) -> Result<DiffRow, String> {
+fn row(key: &str, pmu: &str, na: f64, nb: f64, per: &Per) -> Result<DiffRow, DiffError> {
     let zero_in = if na == 0.0 {
         Some(Side::A)
     } else if nb == 0.0 {
@@ -188,11 +228,12 @@ fn row(key: &str, pmu: &str, na: f64, nb: f64, per: &Per) -> Result<DiffRow, Str
         .flatten()
         .all(f64::is_finite);
     if !finite {
-        return Err(format!(
-            "`{key}` per {} is {na:e} in A and {nb:e} in B, too large to compare; \
-             these are not the counts of a real run",
-            per.label()
-        ));
+        return Err(DiffError::TooLarge {
+            key: key.to_string(),
+            per: per.label(),
+            a: na,
+            b: nb,
+        });
     }
     Ok(DiffRow {
         name: key.to_string(),
@@ -205,7 +246,7 @@ fn row(key: &str, pmu: &str, na: f64, nb: f64, per: &Per) -> Result<DiffRow, Str
     })
 }
 
-pub fn diff(a: &RunCounts, b: &RunCounts, per: &Per, min_count: f64) -> Result<PmuDiff, String> {
+pub fn diff(a: &RunCounts, b: &RunCounts, per: &Per, min_count: f64) -> Result<PmuDiff, DiffError> {
     let (map_a, map_b) = (by_key(a, "A")?, by_key(b, "B")?);
     let (div_a, div_b) = divisors(&map_a, &map_b, a, b, per)?;
     let mut out = PmuDiff {

@@ -11,8 +11,10 @@ use std::collections::BTreeSet;
 
 use numasleuth_model::perf::catalog;
 use numasleuth_model::perf::pmu::EventSpec;
-use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
+use numasleuth_parse::error::ParseError;
+use numasleuth_parse::sysfs::pmu::{Pmu, PmuEvent, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
 use numasleuth_parse::sysfs::pmu_format::{self, Config};
+use thiserror::Error;
 
 use super::Unavailable;
 
@@ -20,6 +22,19 @@ use super::Unavailable;
 pub enum Selection {
     All,
     List(Vec<String>),
+}
+
+/// Why a name in `--events` names nothing that can be opened here.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PlanError {
+    #[error(
+        "unknown event `{name}`: give a generic event (cycles, instructions, task-clock, page-faults, \
+         LLC-load-misses, …), PMU/ALIAS from /sys/bus/event_source/devices/PMU/events, or PMU/TERMS such as \
+         cpu/event=0x3c,umask=0x00/"
+    )]
+    UnknownEvent { name: String },
+    #[error("event `{name}`: {error}")]
+    BadTerms { name: String, error: ParseError },
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -50,8 +65,9 @@ fn system_wide_why(pmu: &Pmu) -> String {
     )
 }
 
-/// One sysfs alias: counted, or set apart with why.
-fn alias(pmu: &Pmu, name: &str, config: &Result<Config, String>) -> Result<EventSpec, Unavailable> {
+/// One sysfs alias: counted, or set apart with why (the reader's reason,
+/// kept as the text it reported).
+fn alias(pmu: &Pmu, name: &str, config: Result<&Config, &str>) -> Result<EventSpec, Unavailable> {
     let unavailable = |why: String| Unavailable {
         name: name.to_string(),
         pmu: pmu.name.clone(),
@@ -62,7 +78,7 @@ fn alias(pmu: &Pmu, name: &str, config: &Result<Config, String>) -> Result<Event
     }
     match config {
         Ok(config) => Ok(spec(name, pmu, *config)),
-        Err(why) => Err(unavailable(why.clone())),
+        Err(why) => Err(unavailable(why.to_string())),
     }
 }
 
@@ -85,7 +101,11 @@ fn reading_notes(readings: &PmuReadings) -> Vec<String> {
     notes
 }
 
-pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, String> {
+fn event_config(event: &PmuEvent) -> Result<&Config, &str> {
+    event.config.as_ref().map_err(String::as_str)
+}
+
+pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, PlanError> {
     let mut out = Plan {
         notes: reading_notes(readings),
         ..Plan::default()
@@ -95,7 +115,7 @@ pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, Strin
             out.events = catalog::generic_events();
             for pmu in &readings.pmus {
                 for event in &pmu.events {
-                    match alias(pmu, &event.name, &event.config) {
+                    match alias(pmu, &event.name, event_config(event)) {
                         Ok(spec) => out.events.push(spec),
                         Err(unavailable) => out.not_tried.push(unavailable),
                     }
@@ -121,23 +141,21 @@ pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, Strin
 }
 
 /// One name from `--events`: `Err` when it names nothing this kernel has.
-fn lookup(readings: &PmuReadings, generic: &[EventSpec], name: &str) -> Result<Result<EventSpec, Unavailable>, String> {
+fn lookup(
+    readings: &PmuReadings,
+    generic: &[EventSpec],
+    name: &str,
+) -> Result<Result<EventSpec, Unavailable>, PlanError> {
     if let Some(event) = generic.iter().find(|e| e.name == name) {
         return Ok(Ok(event.clone()));
     }
-    let unknown = || {
-        format!(
-            "unknown event `{name}`: give a generic event (cycles, instructions, task-clock, page-faults, \
-             LLC-load-misses, …), PMU/ALIAS from /sys/bus/event_source/devices/PMU/events, or PMU/TERMS such as \
-             cpu/event=0x3c,umask=0x00/"
-        )
-    };
+    let unknown = || PlanError::UnknownEvent { name: name.to_string() };
     let Some((pmu_name, rest)) = name.split_once('/') else {
         return Err(unknown());
     };
     let pmu = readings.pmus.iter().find(|p| p.name == pmu_name).ok_or_else(unknown)?;
     if let Some(event) = pmu.events.iter().find(|e| e.name == rest) {
-        return Ok(alias(pmu, name, &event.config).map(|mut s| {
+        return Ok(alias(pmu, name, event_config(event)).map(|mut s| {
             s.name = rest.to_string();
             s
         }));
@@ -147,14 +165,16 @@ fn lookup(readings: &PmuReadings, generic: &[EventSpec], name: &str) -> Result<R
     }
     let config = pmu_format::parse_event(rest)
         .and_then(|terms| pmu_format::encode(&terms, &pmu.formats))
-        .map_err(|e| format!("event `{name}`: {e}"))?;
-    Ok(alias(pmu, rest, &Ok(config)))
+        .map_err(|error| PlanError::BadTerms {
+            name: name.to_string(),
+            error,
+        })?;
+    Ok(alias(pmu, rest, Ok(&config)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use numasleuth_parse::sysfs::pmu::PmuEvent;
     use std::collections::BTreeMap;
 
     fn readings() -> PmuReadings {
@@ -250,7 +270,9 @@ mod tests {
             ("cpu/event=0x100", "does not fit the field's 8 bits"),
             ("cpu/frob=1", "`frob` is not a field in format/"),
         ] {
-            let error = plan(&readings(), &Selection::List(vec![name.into()])).unwrap_err();
+            let error = plan(&readings(), &Selection::List(vec![name.into()]))
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(says), "{name}: {error}");
         }
     }

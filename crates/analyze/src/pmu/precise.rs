@@ -9,8 +9,10 @@
 //! (`kernel::sysfs::pmu::read_pmus`); nothing here opens an event.
 
 use numasleuth_model::perf::pmu::EventSpec;
+use numasleuth_parse::error::ParseError;
 use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings};
 use numasleuth_parse::sysfs::pmu_format::{self, Term, TermValue};
+use thiserror::Error;
 
 /// Loads over the latency threshold between two samples (PEBS).
 const MEM_LOADS_PERIOD: u64 = 1000;
@@ -37,6 +39,26 @@ pub enum Source {
     SampleAddr,
     /// SPE records in the AUX buffer.
     SpeAux,
+}
+
+/// Why no precise event is used here.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PreciseError {
+    /// `why`: the PMU reader's reason, as it reported it.
+    #[error("cpu/mem-loads cannot be encoded: {why}")]
+    MemLoadsUnencodable { why: String },
+    #[error(
+        "{pmu} is present, but only an aarch64 build reads its records (from the AUX buffer), and this build is \
+         for another architecture"
+    )]
+    SpeNotRead { pmu: String },
+    #[error("{pmu} cannot be encoded: {error}")]
+    SpeUnencodable { pmu: String, error: ParseError },
+    #[error(
+        "precise memory sampling not available here (no cpu/mem-loads or cpu/mem-stores event, no ibs_op or \
+         arm_spe PMU under /sys/bus/event_source/devices)"
+    )]
+    NotAvailable,
 }
 
 /// A precise event set up for sampling.
@@ -76,7 +98,7 @@ fn spec(pmu: &Pmu, name: &str, config: &numasleuth_parse::sysfs::pmu_format::Con
 /// The event to sample with, or why there is none usable here.
 /// `reads_spe`: whether this build reads `arm_spe`'s AUX records
 /// (`probe::spe::READS_SPE`, aarch64 builds).
-pub fn choose(readings: &PmuReadings, reads_spe: bool) -> Result<Precise, String> {
+pub fn choose(readings: &PmuReadings, reads_spe: bool) -> Result<Precise, PreciseError> {
     if let Some(ibs) = readings.pmus.iter().find(|p| p.name == "ibs_op") {
         return Ok(Precise {
             method: "precise:ibs_op".into(),
@@ -91,7 +113,7 @@ pub fn choose(readings: &PmuReadings, reads_spe: bool) -> Result<Precise, String
         let config = event
             .config
             .as_ref()
-            .map_err(|why| format!("cpu/mem-loads cannot be encoded: {why}"))?;
+            .map_err(|why| PreciseError::MemLoadsUnencodable { why: why.clone() })?;
         return Ok(Precise {
             method: "precise:cpu/mem-loads".into(),
             event: spec(pmu, "mem-loads", config),
@@ -104,20 +126,16 @@ pub fn choose(readings: &PmuReadings, reads_spe: bool) -> Result<Precise, String
     }
     if let Some(pmu) = readings.pmus.iter().find(|p| p.name.starts_with("arm_spe")) {
         if !reads_spe {
-            return Err(format!(
-                "{} is present, but only an aarch64 build reads its records (from the AUX buffer), and this \
-                 build is for another architecture",
-                pmu.name
-            ));
+            return Err(PreciseError::SpeNotRead { pmu: pmu.name.clone() });
         }
         return spe(pmu);
     }
-    Err(not_available())
+    Err(PreciseError::NotAvailable)
 }
 
 /// The `arm_spe_N` event: each of [`SPE_FIELDS`] the PMU's `format/` has,
 /// set to 1; those it lacks are named in the note.
-fn spe(pmu: &Pmu) -> Result<Precise, String> {
+fn spe(pmu: &Pmu) -> Result<Precise, PreciseError> {
     let (present, missing): (Vec<&str>, Vec<&str>) = SPE_FIELDS.iter().partition(|f| pmu.formats.contains_key(**f));
     let terms: Vec<Term> = present
         .iter()
@@ -126,8 +144,10 @@ fn spe(pmu: &Pmu) -> Result<Precise, String> {
             value: TermValue::Number(1),
         })
         .collect();
-    let config =
-        pmu_format::encode(&terms, &pmu.formats).map_err(|e| format!("{} cannot be encoded: {e}", pmu.name))?;
+    let config = pmu_format::encode(&terms, &pmu.formats).map_err(|error| PreciseError::SpeUnencodable {
+        pmu: pmu.name.clone(),
+        error,
+    })?;
     let mut note = format!(
         "Arm SPE sampling: one operation in about {SPE_PERIOD} profiled, loads and stores kept, each with its data \
          address; its records are decoded from the published packet format and have not yet been checked on \
@@ -147,12 +167,6 @@ fn spe(pmu: &Pmu) -> Result<Precise, String> {
         source: Source::SpeAux,
         note,
     })
-}
-
-fn not_available() -> String {
-    "precise memory sampling not available here (no cpu/mem-loads or cpu/mem-stores event, no ibs_op or \
-     arm_spe PMU under /sys/bus/event_source/devices)"
-        .to_string()
 }
 
 #[cfg(test)]

@@ -23,7 +23,12 @@ fn a_vm_without_precise_sampling_says_not_available_here() {
     let (_d, root) = tree(&[]);
     assert!(available(&read_pmus(&root).unwrap()).is_empty());
     let why = choose(&read_pmus(&root).unwrap(), true).unwrap_err();
-    assert!(why.starts_with("precise memory sampling not available here"), "{why}");
+    assert_eq!(why, PreciseError::NotAvailable);
+    assert!(
+        why.to_string()
+            .starts_with("precise memory sampling not available here"),
+        "{why}"
+    );
 }
 
 /// Intel's core PMU as sysfs shows it on an Ice Lake server (format
@@ -117,7 +122,7 @@ fn spe_without_some_fields_names_them_and_elsewhere_is_declined() {
     );
     // An x86-64 build (say, reading an arm64 machine's snapshot) declines.
     let (_d, root) = tree(&SPE_SYSFS);
-    let why = choose(&read_pmus(&root).unwrap(), false).unwrap_err();
+    let why = choose(&read_pmus(&root).unwrap(), false).unwrap_err().to_string();
     assert!(
         why.starts_with("arm_spe_0 is present, but only an aarch64 build reads"),
         "{why}"

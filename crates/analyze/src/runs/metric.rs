@@ -47,27 +47,45 @@ fn first_number_in(bytes: &[u8]) -> Option<f64> {
     })
 }
 
+/// Why a `--metric` pattern is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PatternError {
+    #[error("the --metric pattern is longer than {PATTERN_MAX_CHARS} characters", PATTERN_MAX_CHARS = PATTERN_MAX_CHARS)]
+    TooLong,
+    /// The pattern asks for Unicode, which this build's regex leaves out.
+    #[error(
+        "invalid --metric pattern `{pattern}`: {what}; patterns match bytes, and \\d, \\w, \\s and (?i) cover ASCII only"
+    )]
+    Unicode { pattern: String, what: String },
+    /// `detail`: the regex crate's cause, on one line.
+    #[error("invalid --metric pattern `{pattern}`: {detail}")]
+    Invalid { pattern: String, detail: String },
+}
+
 /// The regex crate's message, on one line and naming the pattern.
-fn pattern_error(pattern: &str, message: &str) -> String {
+fn pattern_error(pattern: &str, message: &str) -> PatternError {
     // The message spans lines, the cause on the last.
     let last = message.lines().last().unwrap_or_default().trim();
     let detail = last.strip_prefix("error:").unwrap_or(last).trim();
+    let pattern = pattern.to_string();
     // `(?u)` asks for Unicode tables this build leaves out; the crate's
     // hint about its build features means nothing to a user.
     match detail.split_once(" (make sure the ") {
-        Some((what, _)) => format!(
-            "invalid --metric pattern `{pattern}`: {what}; patterns match bytes, and \\d, \\w, \\s and (?i) cover ASCII only"
-        ),
-        None => format!("invalid --metric pattern `{pattern}`: {detail}"),
+        Some((what, _)) => PatternError::Unicode {
+            pattern,
+            what: what.to_string(),
+        },
+        None => PatternError::Invalid {
+            pattern,
+            detail: detail.to_string(),
+        },
     }
 }
 
 impl MetricPattern {
-    pub fn new(pattern: &str) -> Result<Self, String> {
+    pub fn new(pattern: &str) -> Result<Self, PatternError> {
         if pattern.chars().count() > PATTERN_MAX_CHARS {
-            return Err(format!(
-                "the --metric pattern is longer than {PATTERN_MAX_CHARS} characters"
-            ));
+            return Err(PatternError::TooLong);
         }
         let regex = RegexBuilder::new(pattern)
             .unicode(false)
@@ -131,20 +149,21 @@ mod tests {
         // the crate's text).
         let message = "regex parse error:\n    (?u)\\w+\n        ^^\nerror: Unicode-aware Perl class not found (make sure the unicode-perl feature is enabled)";
         assert_eq!(
-            pattern_error(r"(?u)\w+", message),
+            pattern_error(r"(?u)\w+", message).to_string(),
             r"invalid --metric pattern `(?u)\w+`: Unicode-aware Perl class not found; patterns match bytes, and \d, \w, \s and (?i) cover ASCII only"
         );
     }
 
     #[test]
     fn bad_patterns_are_one_line_errors() {
-        let error = MetricPattern::new("ops(").unwrap_err();
+        let error = MetricPattern::new("ops(").unwrap_err().to_string();
         assert_eq!(error, "invalid --metric pattern `ops(`: unclosed group");
         assert!(!error.contains('\n'), "{error}");
-        let huge = MetricPattern::new("(a{1000}){1000}").unwrap_err();
+        let huge = MetricPattern::new("(a{1000}){1000}").unwrap_err().to_string();
         assert!(huge.contains("invalid --metric pattern"), "{huge}");
         assert!(MetricPattern::new(&"a".repeat(1001))
             .unwrap_err()
+            .to_string()
             .contains("longer than 1000"));
     }
 }

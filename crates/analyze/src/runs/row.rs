@@ -24,9 +24,11 @@ pub struct RawRun {
     pub wall_ns: u64,
     pub exit: Exit,
     /// CPU migrations over the whole run, or why perf could not count them.
+    // String: the collector's error text, only ever shown in a note.
     pub cpu_migrations: Result<u64, String>,
     /// The placement sampled at the settle time, why it could not be, or
     /// `None` when the run exited before the settle time.
+    // String: the sampler's error text, only ever shown in a note.
     pub placement: Option<Result<Placement, String>>,
     /// Threads whose affinity could not be widened (`--release-after`).
     pub release_failures: Vec<String>,

@@ -102,7 +102,12 @@ fn choose_event(
     args: &Sampling,
     reads_spe: bool,
 ) -> anyhow::Result<(Plan, String, String)> {
-    let choose_precise = || pmus.map_err(String::clone).and_then(|p| precise::choose(p, reads_spe));
+    // The PMU list's reading failed with text of its own, so both reasons
+    // are carried as the text they print.
+    let choose_precise = || {
+        pmus.map_err(String::clone)
+            .and_then(|p| precise::choose(p, reads_spe).map_err(|e| e.to_string()))
+    };
     let ip_decode = |why: String| {
         if Arch::HOST.is_none() {
             bail!("hotlines ip-decode decodes x86-64 and aarch64 only, not this build's architecture ({why})");

@@ -153,8 +153,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     let addresses = page_move::pages_of(&mapped.parts, page_bytes);
     let mut notes = Vec::new();
     let states = residencies(root, pid, &addresses, &mapped.vmas, &mut notes)?;
-    let found =
-        bisect::candidates(&addresses, &states, &memory_nodes(root)?, args.to_node).map_err(anyhow::Error::msg)?;
+    let found = bisect::candidates(&addresses, &states, &memory_nodes(root)?, args.to_node)?;
     let mut doc = BisectDocument {
         schema: SCHEMA,
         pid,

@@ -97,7 +97,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         );
     }
     let topology = super::topology(root)?;
-    let target_node = page_move::target_node(&topology, args.to_node).map_err(anyhow::Error::msg)?;
+    let target_node = page_move::target_node(&topology, args.to_node)?;
     let pid = args.pid();
     let stat = read_process_stat(root, pid)?;
     if stat.is_kernel_thread() {

@@ -36,7 +36,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
         EventsArg::All => Selection::All,
         EventsArg::List(names) => Selection::List(names.clone()),
     };
-    let plan = plan(&readings, &selection).map_err(anyhow::Error::msg)?;
+    let plan = plan(&readings, &selection)?;
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let target = match args.pid.as_ref().map(super::pid_arg::ProcessRef::pid) {
         Some(pid) => Target::Pid {

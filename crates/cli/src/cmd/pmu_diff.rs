@@ -33,7 +33,7 @@ pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     let load = |path: &Path, side: &str| {
         read_document(path)
-            .and_then(|text| pmu_json::parse(&text))
+            .and_then(|text| pmu_json::parse(&text).map_err(|e| e.to_string()))
             .map_err(|why| anyhow!("{side} {}: {why}", path.display()))
     };
     let good = load(&args.good, "GOOD")?;

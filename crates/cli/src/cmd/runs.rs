@@ -40,12 +40,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         ..Aliases::default()
     })?;
     super::refuse_under_snapshot(root, "runs")?;
-    let pattern = args
-        .metric
-        .as_deref()
-        .map(MetricPattern::new)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
+    let pattern = args.metric.as_deref().map(MetricPattern::new).transpose()?;
     let topology = super::topology(root)?;
     let allowed = allowed_cpus().context("cannot read which CPUs this process may use")?;
     let start_cpus = resolve_start_cpus(&args.start_cpus, &allowed, &topology)?;

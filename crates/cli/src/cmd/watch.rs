@@ -105,7 +105,7 @@ fn require_mapped(root: &Root, pid: u32, address: u64) -> anyhow::Result<()> {
 /// address), and the warning when `--len` covers more than the symbol.
 fn watched_len(root: &Root, pid: u32, target: &Resolved, asked: Option<u64>) -> anyhow::Result<(u64, Option<String>)> {
     require_mapped(root, pid, target.address)?;
-    let len_bytes = choose_len(target.address, target.size_bytes, asked).map_err(anyhow::Error::msg)?;
+    let len_bytes = choose_len(target.address, target.size_bytes, asked)?;
     let beyond = len_beyond_object(len_bytes, target.size_bytes);
     if let Some(warning) = &beyond {
         say!("numasleuth: warning: {warning}");
