@@ -2,6 +2,7 @@
 //! words ("slow mode (5 of 12 runs, median 48.1k) ⇔ started on node 1
 //! (5/5), …") and the ranked attributes behind it.
 
+use numasleuth_analyze::runs::attributes::RunAttribute;
 use numasleuth_analyze::runs::bimodal::{ALPHA, RELATIVE_GAP_FLOOR};
 use numasleuth_analyze::runs::explain::EXPLAINS;
 use numasleuth_analyze::runs::{Analysis, Explanation, Label, RunRow, Verdict};
@@ -47,18 +48,17 @@ pub fn metric(value: f64) -> String {
 }
 
 /// "started on node 1", ".bss of /usr/bin/app on node 1".
-fn phrase(attribute: &str, values: &[String], program: Option<&str>) -> String {
+fn phrase(attribute: RunAttribute, values: &[String], program: Option<&str>) -> String {
     let program = program.unwrap_or("the program");
     let v = values.join(" or ");
     match attribute {
-        "start_node" => format!("started on node {v}"),
-        "start_cpu" => format!("started on CPU {v}"),
-        "bss_node" => format!(".bss of {program} on node {v}"),
-        "data_node" => format!(".data of {program} on node {v}"),
-        "heap_node" => format!("heap on node {v}"),
-        "thread_nodes" => format!("threads on node(s) {v}"),
-        "exit_code" => format!("exit code {v}"),
-        other => format!("{other} = {v}"),
+        RunAttribute::StartNode => format!("started on node {v}"),
+        RunAttribute::StartCpu => format!("started on CPU {v}"),
+        RunAttribute::BssNode => format!(".bss of {program} on node {v}"),
+        RunAttribute::DataNode => format!(".data of {program} on node {v}"),
+        RunAttribute::HeapNode => format!("heap on node {v}"),
+        RunAttribute::ThreadNodes => format!("threads on node(s) {v}"),
+        RunAttribute::ExitCode => format!("exit code {v}"),
     }
 }
 
@@ -99,7 +99,7 @@ pub fn verdict(report: &RunsReport<'_>) -> Vec<String> {
             .take(4)
             .map(|e| {
                 let (values, matching, total) = side(e, label);
-                format!("{} ({matching}/{total})", phrase(&e.attribute, values, report.program))
+                format!("{} ({matching}/{total})", phrase(e.attribute, values, report.program))
             })
             .collect();
         if !causes.is_empty() {
@@ -120,22 +120,13 @@ pub fn verdict(report: &RunsReport<'_>) -> Vec<String> {
     lines
 }
 
-/// Attribute columns of the run table, beyond the start CPU and node.
-fn attribute_columns(rows: &[RunRow]) -> Vec<String> {
-    let known = ["bss_node", "data_node", "heap_node", "thread_nodes"];
-    let skip = ["start_cpu", "start_node", "exit_code"];
-    let mut names: Vec<String> = known.iter().map(|s| s.to_string()).collect();
-    let mut others: Vec<String> = rows
-        .iter()
-        .flat_map(|r| r.attributes.keys())
-        .filter(|k| !known.contains(&k.as_str()) && !skip.contains(&k.as_str()))
-        .cloned()
-        .collect();
-    others.sort();
-    others.dedup();
-    names.extend(others);
-    names.retain(|n| rows.iter().any(|r| r.attributes.contains_key(n)));
-    names
+/// Attribute columns of the run table: the placement sample's, where any
+/// run has them (the start CPU and node have columns of their own).
+fn attribute_columns(rows: &[RunRow]) -> Vec<RunAttribute> {
+    RunAttribute::ALL
+        .into_iter()
+        .filter(|a| a.is_placement() && rows.iter().any(|r| r.attributes.contains_key(a)))
+        .collect()
 }
 
 fn run_table(report: &RunsReport<'_>, layout: &TextLayout) -> String {
@@ -144,7 +135,11 @@ fn run_table(report: &RunsReport<'_>, layout: &TextLayout) -> String {
     let mut header: Vec<String> = ["run", "cpu", "node", "metric", "mode", "exit", "wall_s"]
         .map(String::from)
         .into();
-    header.extend(attributes.iter().map(|a| a.trim_end_matches("_node").to_string()));
+    header.extend(
+        attributes
+            .iter()
+            .map(|a| a.as_str().trim_end_matches("_node").to_string()),
+    );
     header.extend(["minflt", "majflt", "csw", "migr"].map(String::from));
     let mut rows = vec![header];
     for row in report.rows {
@@ -227,7 +222,7 @@ pub fn render(report: &RunsReport<'_>, layout: &TextLayout) -> String {
                 false => format!("{} ({matching}/{total})", values.join(",")),
             };
             rows.push(vec![
-                e.attribute.clone(),
+                e.attribute.to_string(),
                 if e.constant {
                     "constant".into()
                 } else {

@@ -16,6 +16,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use super::attributes::{Attributes, RunAttribute};
+
 /// Separation from which an attribute is said to explain the modes: at
 /// most one run in five of each cluster mispredicted on average.
 pub const EXPLAINS: f64 = 0.8;
@@ -23,7 +25,7 @@ pub const EXPLAINS: f64 = 0.8;
 /// How one attribute lines up with the clusters.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Explanation {
-    pub attribute: String,
+    pub attribute: RunAttribute,
     /// Balanced leave-one-out accuracy, 0 to 1.
     pub separation: f64,
     /// Values seen more often in slow runs than in fast ones, and the
@@ -53,44 +55,23 @@ struct Tally {
     fast: usize,
 }
 
-/// Among equally good attributes, the order a person reads a cause in:
-/// where the run started, then where its memory landed, then the finer
-/// or incidental facts. Unlisted attributes follow, by name.
-const READING_ORDER: [&str; 7] = [
-    "start_node",
-    "bss_node",
-    "data_node",
-    "heap_node",
-    "thread_nodes",
-    "start_cpu",
-    "exit_code",
-];
-
-fn reading_rank(attribute: &str) -> usize {
-    READING_ORDER
-        .iter()
-        .position(|a| *a == attribute)
-        .unwrap_or(READING_ORDER.len())
-}
-
 /// Every attribute any run has, ranked by separation (then by fewer
-/// values, then in `READING_ORDER`, then by name). `slow[i]` says whether run `i` is in the slow
+/// values, then in [`RunAttribute::reading_rank`]). `slow[i]` says whether run `i` is in the slow
 /// cluster; `attributes[i]` are run `i`'s observations.
-pub fn explain(attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Vec<Explanation> {
-    let names: BTreeSet<&String> = attributes.iter().flat_map(|a| a.keys()).collect();
+pub fn explain(attributes: &[Attributes], slow: &[bool]) -> Vec<Explanation> {
+    let names: BTreeSet<RunAttribute> = attributes.iter().flat_map(|a| a.keys().copied()).collect();
     let mut ranked: Vec<Explanation> = names.into_iter().map(|name| one(name, attributes, slow)).collect();
     ranked.sort_by(|a, b| {
         b.separation
             .total_cmp(&a.separation)
             .then((a.slow_values.len() + a.fast_values.len()).cmp(&(b.slow_values.len() + b.fast_values.len())))
-            .then(reading_rank(&a.attribute).cmp(&reading_rank(&b.attribute)))
-            .then(a.attribute.cmp(&b.attribute))
+            .then(a.attribute.reading_rank().cmp(&b.attribute.reading_rank()))
     });
     ranked
 }
 
-fn one(name: &str, attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Explanation {
-    let value = |i: usize| attributes.get(i).and_then(|a| a.get(name));
+fn one(name: RunAttribute, attributes: &[Attributes], slow: &[bool]) -> Explanation {
+    let value = |i: usize| attributes.get(i).and_then(|a| a.get(&name));
     let mut tallies: BTreeMap<&String, Tally> = BTreeMap::new();
     for (i, is_slow) in slow.iter().enumerate() {
         if let Some(v) = value(i) {
@@ -141,7 +122,7 @@ fn one(name: &str, attributes: &[BTreeMap<String, String>], slow: &[bool]) -> Ex
         values.iter().filter_map(|v| tallies.get(v)).map(f).sum()
     };
     Explanation {
-        attribute: name.to_string(),
+        attribute: name,
         separation,
         slow_matching: sum(&slow_values, |t| t.slow),
         fast_matching: sum(&fast_values, |t| t.fast),

@@ -1,17 +1,16 @@
 //! Explanations on hand-made series where the right answer is known.
 
-use std::collections::BTreeMap;
-
+use super::attributes::{Attributes, RunAttribute as A};
 use super::explain::{explain, EXPLAINS};
 use super::*;
 
-fn attrs(pairs: &[(&str, String)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+fn attrs(pairs: &[(A, String)]) -> Attributes {
+    pairs.iter().map(|(k, v)| (*k, v.clone())).collect()
 }
 
 /// 12 runs alternating start CPU 0 (node 0) and 2 (node 1); runs started
 /// on node 1 are slow, with .bss following the start node.
-fn incident() -> (Vec<f64>, Vec<BTreeMap<String, String>>) {
+fn incident() -> (Vec<f64>, Vec<Attributes>) {
     let mut metrics = Vec::new();
     let mut all = Vec::new();
     for i in 0..12 {
@@ -22,11 +21,12 @@ fn incident() -> (Vec<f64>, Vec<BTreeMap<String, String>>) {
             100_000.0 - i as f64 * 10.0
         });
         all.push(attrs(&[
-            ("start_cpu", (node * 2).to_string()),
-            ("start_node", node.to_string()),
-            ("bss_node", node.to_string()),
-            ("thread_nodes", "0-1".into()),
-            ("run_id", i.to_string()),
+            (A::StartCpu, (node * 2).to_string()),
+            (A::StartNode, node.to_string()),
+            (A::BssNode, node.to_string()),
+            (A::ThreadNodes, "0-1".into()),
+            // A value unique to each run.
+            (A::ExitCode, i.to_string()),
         ]));
     }
     (metrics, all)
@@ -41,12 +41,12 @@ fn the_incident_is_explained_by_start_node_and_bss_node() {
     assert_eq!(slow.runs, [1, 3, 5, 7, 9, 11]);
     assert_eq!(analysis.labels[1], Label::Slow);
     assert_eq!(analysis.labels[0], Label::Fast);
-    let explaining: Vec<&str> = analysis.explaining().map(|e| e.attribute.as_str()).collect();
-    assert_eq!(explaining, ["start_node", "bss_node", "start_cpu"]);
+    let explaining: Vec<A> = analysis.explaining().map(|e| e.attribute).collect();
+    assert_eq!(explaining, [A::StartNode, A::BssNode, A::StartCpu]);
     let node = analysis
         .explanations
         .iter()
-        .find(|e| e.attribute == "start_node")
+        .find(|e| e.attribute == A::StartNode)
         .unwrap();
     assert_eq!(
         (node.separation, node.slow_values.clone(), node.fast_values.clone()),
@@ -57,13 +57,17 @@ fn the_incident_is_explained_by_start_node_and_bss_node() {
         (6, 6, 6, 6)
     );
     // A value unique to each run predicts nothing; a constant says nothing.
-    let id = analysis.explanations.iter().find(|e| e.attribute == "run_id").unwrap();
+    let id = analysis
+        .explanations
+        .iter()
+        .find(|e| e.attribute == A::ExitCode)
+        .unwrap();
     assert_eq!(id.separation, 0.0);
     assert!(!id.explains());
     let threads = analysis
         .explanations
         .iter()
-        .find(|e| e.attribute == "thread_nodes")
+        .find(|e| e.attribute == A::ThreadNodes)
         .unwrap();
     assert!(threads.constant && !threads.explains());
 }
@@ -82,7 +86,7 @@ fn one_mismatch_each_way_still_explains_at_five_sixths() {
     let slow: Vec<bool> = (0..12).map(|i| i < 6).collect();
     // Slow runs on node 1 except run 0; fast runs on node 0 except run 6.
     let node = |i: usize| if (i < 6) != (i == 0 || i == 6) { "1" } else { "0" };
-    let attributes: Vec<_> = (0..12).map(|i| attrs(&[("start_node", node(i).into())])).collect();
+    let attributes: Vec<_> = (0..12).map(|i| attrs(&[(A::StartNode, node(i).into())])).collect();
     let e = &explain(&attributes, &slow)[0];
     assert!((e.separation - 5.0 / 6.0).abs() < 1e-12, "{e:?}");
     assert!(e.separation >= EXPLAINS && e.explains());
@@ -92,7 +96,7 @@ fn one_mismatch_each_way_still_explains_at_five_sixths() {
 #[test]
 fn an_unrelated_attribute_does_not_explain() {
     let slow: Vec<bool> = (0..12).map(|i| i < 6).collect();
-    let attributes: Vec<_> = (0..12).map(|i| attrs(&[("start_node", (i % 2).to_string())])).collect();
+    let attributes: Vec<_> = (0..12).map(|i| attrs(&[(A::StartNode, (i % 2).to_string())])).collect();
     let e = &explain(&attributes, &slow)[0];
     assert_eq!(e.separation, 0.0);
     assert!(!e.explains());
@@ -109,9 +113,9 @@ fn unknown_values_count_against_the_attribute() {
     let attributes: Vec<_> = (0..8)
         .map(|i| {
             if i < 4 {
-                attrs(&[("heap_node", (i % 2).to_string())])
+                attrs(&[(A::HeapNode, (i % 2).to_string())])
             } else {
-                BTreeMap::new()
+                Attributes::new()
             }
         })
         .collect();
@@ -124,7 +128,7 @@ fn unknown_values_count_against_the_attribute() {
 #[test]
 fn one_mode_gives_one_cluster_and_no_explanations() {
     let metrics = [10.0, 10.1, 9.9, 10.05, 9.95, 10.0];
-    let attributes: Vec<_> = (0..6).map(|i| attrs(&[("start_node", (i % 2).to_string())])).collect();
+    let attributes: Vec<_> = (0..6).map(|i| attrs(&[(A::StartNode, (i % 2).to_string())])).collect();
     let analysis = analyze(&metrics, &attributes, true);
     assert!(!analysis.bimodality.bimodal);
     assert_eq!(analysis.clusters.len(), 1);

@@ -39,7 +39,7 @@ pub struct RunRow {
     pub wall_s: f64,
     /// Categorical observations compared across runs (`start_node`,
     /// `bss_node`, …).
-    pub attributes: BTreeMap<String, String>,
+    pub attributes: attributes::Attributes,
     /// Software counters (`minor_faults`, `cpu_migrations`, …); a counter
     /// that could not be read is absent, never 0.
     pub counters: BTreeMap<String, u64>,
@@ -127,7 +127,7 @@ fn cluster(label: Label, runs: Vec<usize>, metrics: &[f64]) -> Cluster {
 /// separate the clusters, and gives the verdict ([`verdict`]): two modes
 /// need an attribute that explains them. With `lower_is_better` (wall
 /// time) the high cluster is the slow one.
-pub fn analyze(metrics: &[f64], attributes: &[BTreeMap<String, String>], lower_is_better: bool) -> Analysis {
+pub fn analyze(metrics: &[f64], attributes: &[attributes::Attributes], lower_is_better: bool) -> Analysis {
     let critical = bimodal::critical_separation(metrics.len());
     analyze_with(metrics, attributes, lower_is_better, critical)
 }
@@ -136,7 +136,7 @@ pub fn analyze(metrics: &[f64], attributes: &[BTreeMap<String, String>], lower_i
 /// per `n` instead of simulating the null for every series).
 pub fn analyze_with(
     metrics: &[f64],
-    attributes: &[BTreeMap<String, String>],
+    attributes: &[attributes::Attributes],
     lower_is_better: bool,
     critical: f64,
 ) -> Analysis {
@@ -181,7 +181,7 @@ fn slow_flags(split: &bimodal::Split, n: usize, lower_is_better: bool) -> Vec<bo
 fn labelled(
     bimodality: Bimodality,
     metrics: &[f64],
-    attributes: &[BTreeMap<String, String>],
+    attributes: &[attributes::Attributes],
     is_slow: &[bool],
 ) -> Analysis {
     let labels: Vec<Label> = is_slow

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use numasleuth_model::runs::Exit;
 
-use super::attributes::Placement;
+use super::attributes::{Attributes, Placement, RunAttribute};
 use super::metric::MetricPattern;
 use super::RunRow;
 
@@ -89,12 +89,12 @@ pub fn run_row(raw: RawRun, metric: f64) -> RunRow {
     if let Ok(m) = raw.cpu_migrations {
         counters.insert("cpu_migrations".into(), m);
     }
-    let mut attributes = BTreeMap::from([("start_cpu".to_string(), raw.start_cpu.to_string())]);
+    let mut attributes = Attributes::from([(RunAttribute::StartCpu, raw.start_cpu.to_string())]);
     if let Some(node) = raw.start_node {
-        attributes.insert("start_node".into(), node.to_string());
+        attributes.insert(RunAttribute::StartNode, node.to_string());
     }
     if let Some(code) = raw.exit.code {
-        attributes.insert("exit_code".into(), code.to_string());
+        attributes.insert(RunAttribute::ExitCode, code.to_string());
     }
     let mut notes = Vec::new();
     let placement_sampled = match raw.placement {

@@ -91,8 +91,8 @@ fn a_counter_that_could_not_be_read_is_absent_not_zero() {
     run.exit.signal = Some(9);
     let row = run_row(run, 1.0);
     assert!(!row.counters.contains_key("cpu_migrations"));
-    assert!(!row.attributes.contains_key("start_node"));
-    assert!(!row.attributes.contains_key("exit_code"));
+    assert!(!row.attributes.contains_key(&RunAttribute::StartNode));
+    assert!(!row.attributes.contains_key(&RunAttribute::ExitCode));
     assert_eq!(row.signal, Some(9));
 }
 
@@ -100,7 +100,7 @@ fn a_counter_that_could_not_be_read_is_absent_not_zero() {
 fn a_placement_sample_adds_its_attributes_counter_and_notes_before_release_and_output_notes() {
     let mut run = raw();
     run.placement = Some(Ok(Placement {
-        attributes: BTreeMap::from([("bss_node".to_string(), "1".to_string())]),
+        attributes: Attributes::from([(RunAttribute::BssNode, "1".to_string())]),
         program: Some("/bin/work".into()),
         cpu_migrations: Some(4),
         notes: vec!["heap not resident".into()],
@@ -109,7 +109,7 @@ fn a_placement_sample_adds_its_attributes_counter_and_notes_before_release_and_o
     run.output_note = Some("output still open".into());
     let row = run_row(run, 1.0);
     assert!(row.placement_sampled);
-    assert_eq!(row.attributes["bss_node"], "1");
+    assert_eq!(row.attributes[&RunAttribute::BssNode], "1");
     assert_eq!(row.counters["cpu_migrations_at_settle"], 4);
     assert_eq!(
         row.notes,

@@ -18,10 +18,11 @@
 //!    7.63, 10.28, 10.49}M, every slow run started on node 1: Welch's p is
 //!    0.001 where the best split's is about 0.2).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use serde::Serialize;
 
+use super::attributes::{Attributes, RunAttribute};
 use super::bimodal::{analysed_scale, min_cluster, ALPHA, RELATIVE_GAP_FLOOR};
 use super::welch::welch;
 
@@ -48,7 +49,7 @@ impl Verdict {
 /// Road 2: the attribute whose two groups differ.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AttributeTest {
-    pub attribute: String,
+    pub attribute: RunAttribute,
     /// The value of the slow group, and of the fast one.
     pub slow_value: String,
     pub fast_value: String,
@@ -65,11 +66,11 @@ pub struct AttributeTest {
 
 /// Attributes known in every run with exactly two values, each held by
 /// enough runs to be a cluster: `(name, values, run indices per value)`.
-fn two_valued(attributes: &[BTreeMap<String, String>], n: usize) -> Vec<(String, [String; 2], [Vec<usize>; 2])> {
-    let names: BTreeSet<&String> = attributes.iter().flat_map(|a| a.keys()).collect();
+fn two_valued(attributes: &[Attributes], n: usize) -> Vec<(RunAttribute, [String; 2], [Vec<usize>; 2])> {
+    let names: BTreeSet<RunAttribute> = attributes.iter().flat_map(|a| a.keys().copied()).collect();
     let mut found = Vec::new();
     for name in names {
-        let values: Option<Vec<&String>> = (0..n).map(|i| attributes.get(i)?.get(name)).collect();
+        let values: Option<Vec<&String>> = (0..n).map(|i| attributes.get(i)?.get(&name)).collect();
         let Some(values) = values else { continue };
         let distinct: BTreeSet<&String> = values.iter().copied().collect();
         let [a, b] = distinct.into_iter().collect::<Vec<_>>()[..] else {
@@ -78,7 +79,7 @@ fn two_valued(attributes: &[BTreeMap<String, String>], n: usize) -> Vec<(String,
         let group = |v: &String| (0..n).filter(|i| values[*i] == v).collect::<Vec<usize>>();
         let groups = [group(a), group(b)];
         if groups.iter().all(|g| g.len() >= min_cluster(n)) {
-            found.push((name.clone(), [a.clone(), b.clone()], groups));
+            found.push((name, [a.clone(), b.clone()], groups));
         }
     }
     found
@@ -88,7 +89,7 @@ fn two_valued(attributes: &[BTreeMap<String, String>], n: usize) -> Vec<(String,
 /// groups differ, and which runs are slow by it.
 pub fn attribute_split(
     metrics: &[f64],
-    attributes: &[BTreeMap<String, String>],
+    attributes: &[Attributes],
     lower_is_better: bool,
 ) -> Option<(AttributeTest, Vec<bool>)> {
     let n = metrics.len();

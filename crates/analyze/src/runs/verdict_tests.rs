@@ -2,7 +2,7 @@
 //! explains, and on a grid of drifting-noise series; rates by simulation
 //! over fixed seeds (printed with `--nocapture`, quoted in docs/runs.md).
 
-use std::collections::BTreeMap;
+use super::attributes::{Attributes, RunAttribute};
 
 use super::bimodal::Normal;
 use super::*;
@@ -10,14 +10,14 @@ use super::*;
 /// Runs started alternately on node 0 and node 1 (`--start-cpus spread`
 /// on a two-node machine with one CPU per node shown), with the start CPU
 /// following the node.
-fn alternating(n: usize) -> Vec<BTreeMap<String, String>> {
+fn alternating(n: usize) -> Vec<Attributes> {
     (0..n)
         .map(|i| {
             let node = (i % 2).to_string();
-            BTreeMap::from([
-                ("start_node".to_string(), node.clone()),
-                ("start_cpu".to_string(), (2 * (i % 2)).to_string()),
-                ("exit_code".to_string(), "0".to_string()),
+            Attributes::from([
+                (RunAttribute::StartNode, node.clone()),
+                (RunAttribute::StartCpu, (2 * (i % 2)).to_string()),
+                (RunAttribute::ExitCode, "0".to_string()),
             ])
         })
         .collect()
@@ -43,12 +43,12 @@ fn the_drifting_incident_is_two_modes_explained_by_the_start_node() {
     assert_eq!(analysis.cluster(Label::Slow).unwrap().runs, [1, 3, 5, 7]);
     let test = b.attribute_test.as_ref().expect("the start node's groups decide");
     assert!(
-        ["start_node", "start_cpu"].contains(&test.attribute.as_str()),
+        [RunAttribute::StartNode, RunAttribute::StartCpu].contains(&test.attribute),
         "{test:?}"
     );
     assert!(test.p < 0.002, "{test:?}");
     let best = &analysis.explanations[0];
-    assert_eq!((best.attribute.as_str(), best.separation), ("start_node", 1.0));
+    assert_eq!((best.attribute, best.separation), (RunAttribute::StartNode, 1.0));
     assert_eq!(best.slow_values, ["1"]);
     assert!(b.reason.starts_with("two modes by start_"), "{}", b.reason);
 }
@@ -84,7 +84,7 @@ fn a_clean_split_nothing_explains_is_a_possible_second_mode() {
     let mut attributes = alternating(12);
     for (i, a) in attributes.iter_mut().enumerate() {
         let slow = [1, 2, 5, 6, 9, 10].contains(&i);
-        a.insert("bss_node".into(), if slow { "1" } else { "0" }.into());
+        a.insert(RunAttribute::BssNode, if slow { "1" } else { "0" }.into());
     }
     let explained = analyze(&metrics, &attributes, false);
     assert_eq!(explained.bimodality.verdict, Verdict::TwoModes);
@@ -110,7 +110,7 @@ fn drifting(seed: u64, n: usize, (sd_from, sd_to, fall): (f64, f64, f64)) -> Vec
 
 const SEEDS: u64 = 1000;
 
-fn verdict_rates(sample: impl Fn(u64) -> Vec<f64>, attributes: &[BTreeMap<String, String>]) -> (f64, f64) {
+fn verdict_rates(sample: impl Fn(u64) -> Vec<f64>, attributes: &[Attributes]) -> (f64, f64) {
     let (mut two, mut possible) = (0, 0);
     let critical = super::bimodal::critical_separation(attributes.len());
     for seed in 0..SEEDS {

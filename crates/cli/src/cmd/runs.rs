@@ -13,7 +13,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::runs::attributes::{placement, Placement};
+use numasleuth_analyze::runs::attributes::{placement, Attributes, Placement};
 use numasleuth_analyze::runs::metric::MetricPattern;
 use numasleuth_analyze::runs::row::{metric, run_row, spread, MetricMissing, RawRun};
 use numasleuth_analyze::runs::{analyze, RunRow};
@@ -61,7 +61,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
     } = run_all(root, args, &setup, &stop)?;
     let span = RunSpan::stepped(start, rows.len() as u64, u64::from(args.runs), "runs");
     let lower_is_better = pattern.is_none() || args.lower_is_better;
-    let attributes: Vec<BTreeMap<String, String>> = rows.iter().map(|r| r.attributes.clone()).collect();
+    let attributes: Vec<Attributes> = rows.iter().map(|r| r.attributes.clone()).collect();
     let metrics: Vec<f64> = rows.iter().map(|r| r.metric).collect();
     let analysis = analyze(&metrics, &attributes, lower_is_better);
     let mut missing: Vec<String> = perf_refusals

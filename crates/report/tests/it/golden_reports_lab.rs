@@ -7,10 +7,10 @@
 use crate::common;
 
 use numasleuth_model::lab::{Global, Layout, Load, LockKind, Op, Placement};
-use std::collections::BTreeMap;
 
 use common::{golden_all, summary};
 use numasleuth_analyze::lab::{false_sharing, locks, remote_global, Raw};
+use numasleuth_analyze::runs::attributes::{Attributes, RunAttribute};
 use numasleuth_analyze::runs::RunRow;
 use numasleuth_report::lab_charts::{self, LabReport};
 use numasleuth_report::lab_json::{
@@ -222,10 +222,10 @@ fn runs_rows() -> Vec<RunRow> {
             let slow = index % 5 == 1 || index == 6;
             let node = u32::from(slow);
             let metric = if slow { 32_100.0 } else { 48_100.0 } + (index as f64 * 37.0) % 300.0;
-            let attributes: BTreeMap<String, String> = [
-                ("start_node".to_string(), node.to_string()),
-                ("bss_node".to_string(), node.to_string()),
-                ("exit_code".to_string(), "0".to_string()),
+            let attributes: Attributes = [
+                (RunAttribute::StartNode, node.to_string()),
+                (RunAttribute::BssNode, node.to_string()),
+                (RunAttribute::ExitCode, "0".to_string()),
             ]
             .into_iter()
             .collect();
