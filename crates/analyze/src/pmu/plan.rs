@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 
 use numasleuth_model::perf::catalog;
 use numasleuth_model::perf::pmu::EventSpec;
-use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
+use numasleuth_parse::sysfs::pmu::{AliasError, Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
 use numasleuth_parse::sysfs::pmu_format::{self, Config};
 
 use super::Unavailable;
@@ -51,7 +51,7 @@ fn system_wide_why(pmu: &Pmu) -> String {
 }
 
 /// One sysfs alias: counted, or set apart with why.
-fn alias(pmu: &Pmu, name: &str, config: &Result<Config, String>) -> Result<EventSpec, Unavailable> {
+fn alias(pmu: &Pmu, name: &str, config: &Result<Config, AliasError>) -> Result<EventSpec, Unavailable> {
     let unavailable = |why: String| Unavailable {
         name: name.to_string(),
         pmu: pmu.name.clone(),
@@ -62,7 +62,7 @@ fn alias(pmu: &Pmu, name: &str, config: &Result<Config, String>) -> Result<Event
     }
     match config {
         Ok(config) => Ok(spec(name, pmu, *config)),
-        Err(why) => Err(unavailable(why.clone())),
+        Err(why) => Err(unavailable(why.to_string())),
     }
 }
 
@@ -176,7 +176,10 @@ mod tests {
                 },
                 PmuEvent {
                     name: "odd".into(),
-                    config: Err("`frob` is not a field in format/".into()),
+                    config: Err(AliasError::Malformed {
+                        path: "/sys/bus/event_source/devices/cpu/events/odd".into(),
+                        error: numasleuth_parse::error::ParseError::new("`frob` is not a field in format/"),
+                    }),
                 },
             ],
             events_listed: None,
@@ -213,7 +216,13 @@ mod tests {
             .iter()
             .map(|u| (u.name.as_str(), u.why.as_str()))
             .collect();
-        assert_eq!(why[0], ("odd", "`frob` is not a field in format/"));
+        assert_eq!(
+            why[0],
+            (
+                "odd",
+                "/sys/bus/event_source/devices/cpu/events/odd: `frob` is not a field in format/"
+            )
+        );
         assert!(why[1].1.contains("uncore_imc_0 counts a whole package"), "{why:?}");
         assert_eq!(
             plan.notes,
