@@ -38,12 +38,13 @@ pub struct LockOpens {
 pub struct CpusUnknown(pub String);
 
 /// Neither cheap method could start. `kprobe` says `kprobe: ` itself, so
-/// the line reads `kprobe: kprobe: …`, as it always has.
+/// the line reads `kprobe: kprobe: …`, as it always has. Boxed: two
+/// reasons side by side would make every `Result` carrying them large.
 #[derive(Debug, Error)]
 #[error("kprobe: {kprobe}; {tracepoint}")]
 pub struct NoCheapSession {
-    pub kprobe: StartError,
-    pub tracepoint: StartError,
+    pub kprobe: Box<StartError>,
+    pub tracepoint: Box<StartError>,
 }
 
 /// Why the metric is left out.
@@ -118,8 +119,8 @@ fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, NoCheapSession>
     Session::start(root, &setup(Choice::Kprobe, &LockFile::ALL), Origin::now()).or_else(|no_kprobe| {
         Session::start(root, &setup(Choice::Tracepoint, &TRACEPOINT_FILES), Origin::now()).map_err(|tracepoint| {
             NoCheapSession {
-                kprobe: no_kprobe,
-                tracepoint,
+                kprobe: Box::new(no_kprobe),
+                tracepoint: Box::new(tracepoint),
             }
         })
     })
