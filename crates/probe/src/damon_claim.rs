@@ -37,7 +37,9 @@ const SCHEMA: &str = "numasleuth.damon-claim/1";
 /// A claim is a few hundred bytes; anything longer is not one.
 const MAX_CLAIM_BYTES: u64 = 4096;
 
-/// Why a claim could not be written, removed or believed.
+/// Why a claim could not be written, removed or believed. Inner errors are
+/// fields, not `#[source]`s: their text is in the message, and `{:#}` would
+/// print it twice.
 #[derive(Debug, Error)]
 pub enum ClaimError {
     #[error("creating {}: {error}", dir.display())]

@@ -39,7 +39,8 @@ pub struct Collected {
     pub notes: Vec<String>,
 }
 
-/// Why the `sched_migrate_task` tracepoint cannot be used.
+/// Why the `sched_migrate_task` tracepoint cannot be used (the I/O errors
+/// are fields, not `#[source]`s: their text is in the message already).
 #[derive(Debug, Error)]
 pub enum TracedError {
     #[error(transparent)]

@@ -17,6 +17,7 @@
 pub use numasleuth_model::perf::catalog;
 pub(crate) mod open;
 pub mod spawn;
+mod spawn_error;
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};

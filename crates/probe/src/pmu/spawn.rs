@@ -19,38 +19,11 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use super::spawn_error::{ForkError, ResolveError};
 use numasleuth_model::stop::Stop;
-use thiserror::Error;
 
 /// Where a command name is looked up when PATH is unset, as execvp does.
 const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-
-/// Why a command name names no program to run; `shown` is the name as
-/// typed (lossily UTF-8).
-#[derive(Debug, Error)]
-pub enum ResolveError {
-    #[error("the command is empty")]
-    Empty,
-    #[error("`{shown}` is a directory")]
-    Directory { shown: String },
-    #[error("`{shown}` is not executable")]
-    NotExecutable { shown: String },
-    #[error("`{shown}`: {error}")]
-    Unreadable { shown: String, error: std::io::Error },
-    #[error("command `{shown}` not found in PATH")]
-    NotFound { shown: String },
-}
-
-/// Why the stopped child could not be made.
-#[derive(Debug, Error)]
-pub enum ForkError {
-    #[error("an argument contains a NUL byte")]
-    NulByte,
-    #[error("pipe: {0}")]
-    Pipe(std::io::Error),
-    #[error("fork: {0}")]
-    Fork(std::io::Error),
-}
 
 /// The file `name` runs: itself when it has a slash, else the first
 /// executable regular file of that name on `path`.
