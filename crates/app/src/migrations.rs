@@ -70,7 +70,7 @@ pub fn observe(
                 observer.progress(&format!(
                     "numasleuth: tracepoint unavailable ({why}); sampling /proc/PID/task/*/stat instead"
                 ));
-                collect::sampled(root, scope, polling(why), stop)
+                collect::sampled(root, scope, polling(why.to_string()), stop)
             }
         },
     };

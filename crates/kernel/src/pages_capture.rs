@@ -9,6 +9,8 @@
 //! every other: its count must match the range asked for, and every token
 //! must be one of the few this module writes.
 
+use thiserror::Error;
+
 use crate::error::ReadError;
 use crate::pages::Residency;
 use crate::root::Root;
@@ -37,12 +39,25 @@ pub fn format(states: &[Residency]) -> String {
     line
 }
 
+/// Why a pages file is not the answers for its range; shown after the
+/// file's path as a [`ReadError::Malformed`].
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum PagesError {
+    #[error("more than the {pages} page(s) of its range")]
+    TooMany { pages: usize },
+    /// `word` is already passed through [`crate::error::quote`].
+    #[error("`{word}` is not a page's place")]
+    NotAPlace { word: String },
+    #[error("{found} answer(s) for a range of {pages} page(s)")]
+    Count { found: usize, pages: usize },
+}
+
 /// The answers for a range of `pages` pages, or why the text is not them.
-pub fn parse(text: &str, pages: usize) -> Result<Vec<Residency>, String> {
+pub fn parse(text: &str, pages: usize) -> Result<Vec<Residency>, PagesError> {
     let mut states = Vec::with_capacity(pages.min(1 << 16));
     for word in text.split_ascii_whitespace() {
         if states.len() == pages {
-            return Err(format!("more than the {pages} page(s) of its range"));
+            return Err(PagesError::TooMany { pages });
         }
         let number = |digits: &str| digits.parse::<u32>().ok();
         let state = match word {
@@ -58,13 +73,20 @@ pub fn parse(text: &str, pages: usize) -> Result<Vec<Residency>, String> {
                 (_, Some(errno)) if number(errno).is_some_and(|e| e < 4096) => {
                     Residency::Unknown(number(errno).unwrap_or(0) as i32)
                 }
-                _ => return Err(format!("`{}` is not a page's place", crate::error::quote(word))),
+                _ => {
+                    return Err(PagesError::NotAPlace {
+                        word: crate::error::quote(word),
+                    })
+                }
             },
         };
         states.push(state);
     }
     if states.len() != pages {
-        return Err(format!("{} answer(s) for a range of {pages} page(s)", states.len()));
+        return Err(PagesError::Count {
+            found: states.len(),
+            pages,
+        });
     }
     Ok(states)
 }
@@ -85,7 +107,7 @@ pub fn replay(root: &Root, pid: u32, start: u64, pages: usize) -> Result<Option<
     };
     parse(&text, pages)
         .map(Some)
-        .map_err(|why| ReadError::malformed(&relative, why))
+        .map_err(|why| ReadError::malformed(&relative, why.to_string()))
 }
 
 #[cfg(test)]
@@ -111,8 +133,15 @@ mod tests {
 
     #[test]
     fn a_hostile_file_is_refused_not_believed() {
-        assert!(parse("N0 N1", 1).unwrap_err().contains("more than the 1 page(s)"));
-        assert!(parse("N0", 2).unwrap_err().contains("1 answer(s) for a range of 2"));
+        assert_eq!(parse("N0 N1", 1), Err(PagesError::TooMany { pages: 1 }));
+        assert_eq!(
+            parse("N0 N1", 1).unwrap_err().to_string(),
+            "more than the 1 page(s) of its range"
+        );
+        assert_eq!(
+            parse("N0", 2).unwrap_err().to_string(),
+            "1 answer(s) for a range of 2 page(s)"
+        );
         for bad in ["N", "N-1", "N99999999999", "E", "E99999", "n0", "N0\u{1b}[2J", "bogus"] {
             assert!(parse(bad, 1).is_err(), "{bad}");
         }

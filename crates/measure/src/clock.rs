@@ -9,6 +9,7 @@
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 /// Nanoseconds since `start`, saturating at `u64::MAX` (584 years), so a
 /// sample's raw time fits the integer the documents carry.
@@ -38,11 +39,26 @@ pub struct CycleClock {
     pub source: String,
 }
 
+/// Why no cycle figure can be given next to the ns.
+#[derive(Debug, Clone, PartialEq, Error)]
+pub enum ClockError {
+    #[error("the CPU reports no invariant TSC, so cycles are unknown")]
+    NoInvariantTsc,
+    #[error(
+        "the generic timer (CNTVCT_EL0) ticks at {:.0} MHz, too coarse to express latencies in; times are in ns \
+         only",
+        ticks_per_ns * 1e3
+    )]
+    TooCoarse { ticks_per_ns: f64 },
+    #[error("no cycle counter whose rate is known on this architecture; times are in ns only")]
+    Unsupported,
+}
+
 /// The invariant TSC rate on x86_64, measured against CLOCK_MONOTONIC over
 /// `window_ms`. `Err` says why no cycle figure can be given. The TSC ticks
 /// at a fixed rate (usually the base clock), so under boost the core's own
 /// cycle count differs; the source text says so.
-pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
+pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, ClockError> {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{__cpuid, _rdtsc};
@@ -51,7 +67,7 @@ pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
         // Leaf 0x80000007 is read only when the maximum extended leaf has it.
         let invariant = max_extended >= 0x8000_0007 && __cpuid(0x8000_0007).edx & (1 << 8) != 0;
         if !invariant {
-            return Err("the CPU reports no invariant TSC, so cycles are unknown".into());
+            return Err(ClockError::NoInvariantTsc);
         }
         let start = Instant::now();
         // SAFETY: rdtsc has no preconditions on x86_64.
@@ -74,7 +90,7 @@ pub fn cycle_clock(window_ms: u64) -> Result<CycleClock, String> {
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         let _ = window_ms;
-        Err("no cycle counter whose rate is known on this architecture; times are in ns only".into())
+        Err(ClockError::Unsupported)
     }
 }
 
@@ -89,7 +105,7 @@ const TICKS_PER_NS_MIN: f64 = 0.5;
 /// CLOCK_MONOTONIC over `window_ms` (firmware sets CNTFRQ; a wrong one is
 /// not unheard of), and a slow one is declined.
 #[cfg(target_arch = "aarch64")]
-fn generic_timer(window_ms: u64) -> Result<CycleClock, String> {
+fn generic_timer(window_ms: u64) -> Result<CycleClock, ClockError> {
     fn read() -> (u64, u64) {
         let (count, frequency): (u64, u64);
         // SAFETY: reading CNTVCT_EL0 and CNTFRQ_EL0 has no side effects;
@@ -113,16 +129,12 @@ fn generic_timer(window_ms: u64) -> Result<CycleClock, String> {
 /// The generic timer's figure from CNTFRQ_EL0 (`frequency_hz`) and the rate
 /// measured against CLOCK_MONOTONIC (`measured_per_ns`).
 #[cfg(any(target_arch = "aarch64", test))]
-fn judge_generic_timer(frequency_hz: u64, measured_per_ns: f64) -> Result<CycleClock, String> {
+fn judge_generic_timer(frequency_hz: u64, measured_per_ns: f64) -> Result<CycleClock, ClockError> {
     let declared_per_ns = frequency_hz as f64 / 1e9;
     let agrees = declared_per_ns > 0.0 && (measured_per_ns / declared_per_ns - 1.0).abs() <= 0.05;
     let per_ns = if agrees { declared_per_ns } else { measured_per_ns };
     if !(per_ns.is_finite() && per_ns >= TICKS_PER_NS_MIN) {
-        return Err(format!(
-            "the generic timer (CNTVCT_EL0) ticks at {:.0} MHz, too coarse to express latencies in; times are in ns \
-             only",
-            per_ns * 1e3
-        ));
+        return Err(ClockError::TooCoarse { ticks_per_ns: per_ns });
     }
     let note = if agrees {
         String::new()
@@ -154,7 +166,11 @@ mod tests {
         );
         // Ampere Altra's 25 MHz: declined, saying why.
         let slow = judge_generic_timer(25_000_000, 0.025).unwrap_err();
-        assert!(slow.contains("25 MHz, too coarse"), "{slow}");
+        assert_eq!(slow, ClockError::TooCoarse { ticks_per_ns: 0.025 });
+        assert_eq!(
+            slow.to_string(),
+            "the generic timer (CNTVCT_EL0) ticks at 25 MHz, too coarse to express latencies in; times are in ns only"
+        );
         // A CNTFRQ that disagrees with the clock: the measured rate wins.
         let wrong = judge_generic_timer(25_000_000, 1.0).unwrap();
         assert_eq!(wrong.cycles_per_ns, 1.0);
@@ -169,7 +185,7 @@ mod tests {
     fn cycle_clock_is_plausible_or_explained() {
         match cycle_clock(5) {
             Ok(clock) => assert!(clock.cycles_per_ns > 0.1 && clock.cycles_per_ns < 20.0, "{clock:?}"),
-            Err(reason) => assert!(!reason.is_empty()),
+            Err(reason) => assert!(!reason.to_string().is_empty()),
         }
     }
 }

@@ -25,7 +25,7 @@ use numasleuth_kernel::sysfs::damon::{
 use numasleuth_kernel::{ReadError, Root};
 use thiserror::Error;
 
-use crate::damon_claim::{Claim, ClaimFile};
+use crate::damon_claim::{Claim, ClaimError, ClaimFile};
 
 /// DAMON's own defaults for a new context (sample 5 ms, aggregate 100 ms,
 /// update the target's regions every 60 ms, 10 to 1000 regions).
@@ -69,8 +69,8 @@ pub enum DamonError {
     TargetExited { pid: u32 },
     #[error(transparent)]
     Read(#[from] ReadError),
-    #[error("{0}")]
-    Claim(String),
+    #[error(transparent)]
+    Claim(#[from] ClaimError),
     #[error("DAMON would refuse these regions: {0}")]
     Regions(String),
 }

@@ -25,6 +25,7 @@ use numasleuth_kernel::procfs::process::read_process_stat;
 use numasleuth_kernel::sysfs::damon::{DamonAdmin, KdamondState, KDAMONDS};
 use numasleuth_kernel::{untrusted, Root};
 use serde::{Deserialize, Serialize};
+use thiserror::Error;
 
 use crate::damon::{self, DamonError};
 
@@ -35,6 +36,33 @@ pub const FILE_NAME: &str = "damon-kdamond.json";
 const SCHEMA: &str = "numasleuth.damon-claim/1";
 /// A claim is a few hundred bytes; anything longer is not one.
 const MAX_CLAIM_BYTES: u64 = 4096;
+
+/// Why a claim could not be written, removed or believed. Inner errors are
+/// fields, not `#[source]`s: their text is in the message, and `{:#}` would
+/// print it twice.
+#[derive(Debug, Error)]
+pub enum ClaimError {
+    #[error("creating {}: {error}", dir.display())]
+    CreateDir { dir: PathBuf, error: std::io::Error },
+    #[error("{} exists: another numasleuth holds DAMON, or its kdamond could not be removed", path.display())]
+    Exists { path: PathBuf },
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    #[error("writing {}: {error}", path.display())]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("removing {}: {error}", path.display())]
+    Remove { path: PathBuf, error: std::io::Error },
+    #[error("{}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    #[error("{}: not this user's own file, or writable by others: ignored", path.display())]
+    NotOwn { path: PathBuf },
+    #[error("{}: longer than {MAX_CLAIM_BYTES} bytes", path.display())]
+    TooLong { path: PathBuf },
+    #[error("{}: {error}", path.display())]
+    Decode { path: PathBuf, error: serde_json::Error },
+    #[error("{}: schema {schema:?} is not {SCHEMA}", path.display())]
+    Schema { path: PathBuf, schema: String },
+}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Claim {
@@ -77,62 +105,77 @@ impl ClaimFile {
     /// Writes `claim` into `dir` (made root-only if missing). An existing
     /// claim there is refused: another run holds DAMON, or one was not
     /// reaped.
-    pub fn create(dir: PathBuf, claim: Claim) -> Result<ClaimFile, String> {
-        fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    pub fn create(dir: PathBuf, claim: Claim) -> Result<ClaimFile, ClaimError> {
+        if let Err(error) = fs::create_dir_all(&dir) {
+            return Err(ClaimError::CreateDir { dir, error });
+        }
         let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(0o700));
         let path = dir.join(FILE_NAME);
         if fs::symlink_metadata(&path).is_ok() {
-            return Err(format!(
-                "{} exists: another numasleuth holds DAMON, or its kdamond could not be removed",
-                path.display()
-            ));
+            return Err(ClaimError::Exists { path });
         }
         let file = ClaimFile { path, claim };
         file.write()?;
         Ok(file)
     }
 
-    fn write(&self) -> Result<(), String> {
-        let text = serde_json::to_string(&self.claim).map_err(|e| e.to_string())?;
-        numasleuth_kernel::atomic_write::write_atomic(&self.path, text.as_bytes(), 0o600)
-            .map_err(|e| format!("writing {}: {e}", self.path.display()))
+    fn write(&self) -> Result<(), ClaimError> {
+        let text = serde_json::to_string(&self.claim).map_err(ClaimError::Encode)?;
+        numasleuth_kernel::atomic_write::write_atomic(&self.path, text.as_bytes(), 0o600).map_err(|error| {
+            ClaimError::Write {
+                path: self.path.clone(),
+                error,
+            }
+        })
     }
 
-    pub fn set_kdamond_pid(&mut self, pid: Option<u32>) -> Result<(), String> {
+    pub fn set_kdamond_pid(&mut self, pid: Option<u32>) -> Result<(), ClaimError> {
         self.claim.kdamond_pid = pid;
         self.write()
     }
 
     /// The kdamond is gone: the claim goes too.
-    pub fn release(self) -> Result<(), String> {
-        fs::remove_file(&self.path).map_err(|e| format!("removing {}: {e}", self.path.display()))
+    pub fn release(self) -> Result<(), ClaimError> {
+        fs::remove_file(&self.path).map_err(|error| ClaimError::Remove { path: self.path, error })
     }
 }
 
 /// Reads a claim file: a regular file (no link) of this user, capped.
-pub fn read_claim(path: &Path) -> Result<Option<Claim>, String> {
+pub fn read_claim(path: &Path) -> Result<Option<Claim>, ClaimError> {
+    let path_buf = || path.to_path_buf();
     let (file, meta) = match untrusted::open_regular(path, false) {
         Ok(opened) => opened,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("{}: {e}", path.display())),
+        Err(error) => {
+            return Err(ClaimError::Read {
+                path: path_buf(),
+                error,
+            })
+        }
     };
     let euid = numasleuth_kernel::identity::euid();
     if meta.uid() != euid || meta.mode() & 0o022 != 0 {
-        return Err(format!(
-            "{}: not this user's own file, or writable by others: ignored",
-            path.display()
-        ));
+        return Err(ClaimError::NotOwn { path: path_buf() });
     }
     let mut text = String::new();
     file.take(MAX_CLAIM_BYTES + 1)
         .read_to_string(&mut text)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|error| ClaimError::Read {
+            path: path_buf(),
+            error,
+        })?;
     if text.len() as u64 > MAX_CLAIM_BYTES {
-        return Err(format!("{}: longer than {MAX_CLAIM_BYTES} bytes", path.display()));
+        return Err(ClaimError::TooLong { path: path_buf() });
     }
-    let claim: Claim = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let claim: Claim = serde_json::from_str(&text).map_err(|error| ClaimError::Decode {
+        path: path_buf(),
+        error,
+    })?;
     if claim.schema != SCHEMA {
-        return Err(format!("{}: schema {:?} is not {SCHEMA}", path.display(), claim.schema));
+        return Err(ClaimError::Schema {
+            path: path_buf(),
+            schema: claim.schema,
+        });
     }
     Ok(Some(claim))
 }
@@ -218,6 +261,8 @@ pub fn reap(root: &Root, dir: &Path) -> Result<Option<String>, DamonError> {
         }
         Decision::Stale(why) => format!("dropped a stale DAMON claim: {why}"),
     };
-    fs::remove_file(&path).map_err(|e| DamonError::Claim(format!("removing {}: {e}", path.display())))?;
+    if let Err(error) = fs::remove_file(&path) {
+        return Err(ClaimError::Remove { path, error }.into());
+    }
     Ok(Some(said))
 }

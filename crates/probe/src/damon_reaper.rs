@@ -19,13 +19,22 @@
 
 use std::ffi::OsStr;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
 
 use numasleuth_kernel::Root;
+use thiserror::Error;
 
 use crate::damon::DamonError;
 use crate::damon_claim;
+
+/// The reaper could not be started (the caller then starts no kdamond).
+#[derive(Debug, Error)]
+#[error("cannot start the kdamond reaper ({}): {error}", program.display())]
+pub struct ReaperError {
+    pub program: PathBuf,
+    pub error: std::io::Error,
+}
 
 /// A running reaper; dropping it closes the pipe and waits for it.
 pub struct Reaper {
@@ -37,7 +46,7 @@ impl Reaper {
     /// Starts `program` with `args` as the reaper: its own process group,
     /// the pipe on stdin, stdout and stderr closed. `Err` says why it could
     /// not be started (the caller refuses to start a kdamond without one).
-    pub fn spawn<I, S>(program: &Path, args: I) -> Result<Reaper, String>
+    pub fn spawn<I, S>(program: &Path, args: I) -> Result<Reaper, ReaperError>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
@@ -50,7 +59,10 @@ impl Reaper {
             .stderr(Stdio::null())
             .process_group(0)
             .spawn()
-            .map_err(|e| format!("cannot start the kdamond reaper ({}): {e}", program.display()))?;
+            .map_err(|error| ReaperError {
+                program: program.to_path_buf(),
+                error,
+            })?;
         let stdin = child.stdin.take();
         Ok(Reaper { stdin, child })
     }
@@ -101,7 +113,10 @@ mod tests {
 
     #[test]
     fn a_reaper_that_cannot_start_says_which_program() {
-        let why = Reaper::spawn(Path::new("/nonexistent/reaper"), ["x"]).err().unwrap();
+        let why = Reaper::spawn(Path::new("/nonexistent/reaper"), ["x"])
+            .err()
+            .unwrap()
+            .to_string();
         assert!(
             why.starts_with("cannot start the kdamond reaper (/nonexistent/reaper)"),
             "{why}"

@@ -268,11 +268,14 @@ fn hostile_claims_are_refused() {
     let path = claims.path().join(FILE_NAME);
     fs::write(&path, "x".repeat(5000)).unwrap();
     fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    assert!(read_claim(&path).unwrap_err().contains("longer than"));
+    assert!(read_claim(&path).unwrap_err().to_string().contains("longer than"));
     fs::write(&path, "{}").unwrap();
     assert!(read_claim(&path).is_err());
     fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o666)).unwrap();
-    assert!(read_claim(&path).unwrap_err().contains("writable by others"));
+    assert!(read_claim(&path)
+        .unwrap_err()
+        .to_string()
+        .contains("writable by others"));
     fs::remove_file(&path).unwrap();
     std::os::unix::fs::symlink("/etc/passwd", &path).unwrap();
     assert!(read_claim(&path).is_err());

@@ -50,7 +50,7 @@ fn permission_text(pid: u32, paranoid: Option<i32>) -> String {
              run as root or `sysctl kernel.perf_event_paranoid=1`"
         ),
         level => {
-            let shown = level.map_or_else(|| "unknown".to_string(), |l| l.to_string());
+            let shown = paranoid_shown(level);
             format!(
                 "cannot watch process {pid}: permission denied: a watchpoint on another user's process \
                  needs ptrace rights over it (run as that user, or as root / with CAP_SYS_PTRACE; \
@@ -59,6 +59,11 @@ fn permission_text(pid: u32, paranoid: Option<i32>) -> String {
             )
         }
     }
+}
+
+/// `kernel.perf_event_paranoid` as messages show it: unreadable is "unknown".
+pub(crate) fn paranoid_shown(level: Option<i32>) -> String {
+    level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
 }
 
 /// What one failed `perf_event_open` means. `tid` is the thread it was

@@ -14,9 +14,11 @@ use crate::tracepoint;
 use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::task;
 use numasleuth_kernel::tracefs::migrate::MigrateLayout;
+use numasleuth_kernel::tracefs::FormatError;
 use numasleuth_kernel::Root;
 use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_model::stop::Stop;
+use thiserror::Error;
 
 pub use crate::tracepoint::TRACEFS;
 const EVENT: &str = "sched/sched_migrate_task";
@@ -37,26 +39,54 @@ pub struct Collected {
     pub notes: Vec<String>,
 }
 
+/// Why the `sched_migrate_task` tracepoint cannot be used (the I/O errors
+/// are fields, not `#[source]`s: their text is in the message already).
+#[derive(Debug, Error)]
+pub enum TracedError {
+    #[error(transparent)]
+    Find(#[from] tracepoint::FindError),
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    #[error("tracefs has no sched/sched_migrate_task event (a kernel without it)")]
+    NoEvent,
+    #[error(
+        "perf refused the system-wide tracepoint ({error}): kernel.perf_event_paranoid is {} \
+         (/proc/sys/kernel/perf_event_paranoid); it needs root/CAP_PERFMON or \
+         `sysctl kernel.perf_event_paranoid=-1`",
+        crate::error::paranoid_shown(*paranoid)
+    )]
+    Refused {
+        error: std::io::Error,
+        paranoid: Option<i32>,
+    },
+    #[error("perf_event_open of sched:sched_migrate_task: {error}")]
+    Open { error: std::io::Error },
+}
+
 /// The tracepoint's id and layout, or why it cannot be used.
-pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), String> {
+pub fn find_tracepoint(root: &Root) -> Result<(u64, MigrateLayout), TracedError> {
     match tracepoint::find(root, EVENT)? {
         Some(found) => Ok((found.id, MigrateLayout::parse(&found.format)?)),
-        None => Err(format!("tracefs has no {EVENT} event (a kernel without it)")),
+        None => Err(TracedError::NoEvent),
     }
 }
 
 /// Watches moves for `duration` (or until `stop`) with the tracepoint, or
 /// says why not.
-pub fn traced(root: &Root, scope: Scope, cpus: &[u32], duration: Duration, stop: &Stop) -> Result<Collected, String> {
+pub fn traced(
+    root: &Root,
+    scope: Scope,
+    cpus: &[u32],
+    duration: Duration,
+    stop: &Stop,
+) -> Result<Collected, TracedError> {
     let (id, layout) = find_tracepoint(root)?;
-    let mut samplers = migrate::open(id, cpus, RING_PAGES).map_err(|e| match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "perf refused the system-wide tracepoint ({e}): kernel.perf_event_paranoid is {} \
-             (/proc/sys/kernel/perf_event_paranoid); it needs root/CAP_PERFMON or \
-             `sysctl kernel.perf_event_paranoid=-1`",
-            settings::perf_event_paranoid(root).map_or("unknown".into(), |p| p.to_string())
-        ),
-        _ => format!("perf_event_open of sched:sched_migrate_task: {e}"),
+    let mut samplers = migrate::open(id, cpus, RING_PAGES).map_err(|error| match error.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => TracedError::Refused {
+            error,
+            paranoid: settings::perf_event_paranoid(root),
+        },
+        _ => TracedError::Open { error },
     })?;
     let mut members = Membership::new(root, scope);
     let raw = migrate::collect(&mut samplers, &layout, duration, &mut |tid| members.contains(tid), stop);

@@ -17,6 +17,7 @@ use std::os::fd::AsRawFd;
 use numasleuth_kernel::{ReadError, Root};
 use perf_event::events::Tracepoint;
 use perf_event::{Builder, Counter, Sampler};
+use thiserror::Error;
 
 /// Where tracefs is looked for, in order.
 pub const TRACEFS: [&str; 2] = ["sys/kernel/tracing", "sys/kernel/debug/tracing"];
@@ -31,9 +32,23 @@ pub struct Found {
     pub format: String,
 }
 
+/// Why tracefs cannot say where a tracepoint is.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FindError {
+    /// `path` is relative to the root, as the `id` file was asked for.
+    #[error("/{path} holds `{text}`, not a tracepoint id")]
+    BadId { path: String, text: String },
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error("/{path} is not readable (tracefs is root-only by default): run as root")]
+    NotReadable { path: String },
+    #[error("tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing")]
+    NotMounted,
+}
+
 /// Finds `event` (`sched/sched_migrate_task`), or says why it cannot be
 /// used: tracefs not mounted, not readable, or no such event (`Ok(None)`).
-pub fn find(root: &Root, event: &str) -> Result<Option<Found>, String> {
+pub fn find(root: &Root, event: &str) -> Result<Option<Found>, FindError> {
     let mut denied = None;
     let mut mounted = false;
     for base in TRACEFS {
@@ -41,26 +56,22 @@ pub fn find(root: &Root, event: &str) -> Result<Option<Found>, String> {
         let id_path = format!("{base}/events/{event}/id");
         match root.read_optional(&id_path) {
             Ok(Some(text)) => {
-                let id: u64 = text
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("/{id_path} holds `{}`, not a tracepoint id", text.trim()))?;
-                let format = root
-                    .read(&format!("{base}/events/{event}/format"))
-                    .map_err(|e| e.to_string())?;
+                let id: u64 = text.trim().parse().map_err(|_| FindError::BadId {
+                    text: text.trim().to_string(),
+                    path: id_path,
+                })?;
+                let format = root.read(&format!("{base}/events/{event}/format"))?;
                 return Ok(Some(Found { id, format }));
             }
             Ok(None) => {}
             Err(ReadError::PermissionDenied { .. }) => denied = Some(id_path),
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         }
     }
     match denied {
-        Some(path) => Err(format!(
-            "/{path} is not readable (tracefs is root-only by default): run as root"
-        )),
+        Some(path) => Err(FindError::NotReadable { path }),
         None if mounted => Ok(None),
-        None => Err("tracefs not mounted: mount -t tracefs nodev /sys/kernel/tracing".to_string()),
+        None => Err(FindError::NotMounted),
     }
 }
 

@@ -28,6 +28,7 @@ use perf_event::events::Breakpoint;
 use perf_event::{Builder, Counter, SampleFlag, Sampler};
 
 use numasleuth_model::stop::Stop;
+use thiserror::Error;
 
 use crate::error::{classify, ProbeError};
 use crate::live_threads;
@@ -56,6 +57,15 @@ pub struct WatchSpec {
 enum Event {
     Sampled(Sampler),
     Counted(Counter),
+}
+
+/// A thread's count could not be read at the end; the watch keeps the
+/// others and lists this one among its problems.
+#[derive(Debug, Error)]
+#[error("reading the count of thread {tid}: {error}")]
+struct CountUnread {
+    tid: u32,
+    error: std::io::Error,
 }
 
 struct Attached {
@@ -94,7 +104,7 @@ impl Attached {
         }
     }
 
-    fn finish(mut self, end: Duration) -> Result<ThreadRaw, String> {
+    fn finish(mut self, end: Duration) -> Result<ThreadRaw, CountUnread> {
         // Disabled first, so the last drain ends; the count stays readable.
         let stopped = match &mut self.event {
             Event::Sampled(sampler) => sampler.disable().is_ok(),
@@ -107,7 +117,7 @@ impl Attached {
             Event::Sampled(sampler) => (sampler.read(), true),
             Event::Counted(counter) => (counter.read(), false),
         };
-        let hits = hits.map_err(|e| format!("reading the count of thread {}: {e}", self.tid))?;
+        let hits = hits.map_err(|error| CountUnread { tid: self.tid, error })?;
         if sampled {
             // Every hit asks for a sample (period 1). When the ring was full
             // the kernel drops samples, and it writes its LOST record only
@@ -230,7 +240,7 @@ impl Watched {
         for thread in self.threads {
             match thread.finish(end) {
                 Ok(raw) => raw_threads.push(raw),
-                Err(problem) => self.problems.push(problem),
+                Err(problem) => self.problems.push(problem.to_string()),
             }
         }
         raw_threads.sort_by_key(|t| t.tid);

@@ -79,7 +79,7 @@ impl Collector {
 
     /// Also counts opens of lock-taking kernel files on `cpus` (see
     /// `lock_opens`), until `stop` is requested.
-    pub fn with_lock_opens(mut self, cpus: Result<Vec<u32>, String>, stop: &Stop) -> Self {
+    pub fn with_lock_opens(mut self, cpus: Result<Vec<u32>, crate::lock_opens::CpusUnknown>, stop: &Stop) -> Self {
         self.lock_opens = Some(crate::lock_opens::LockOpens::start(&self.root, cpus, stop));
         self
     }

@@ -45,7 +45,7 @@ pub struct Options {
     pub pids: Vec<u32>,
     /// The CPUs on which to count opens of lock-taking kernel files, or why
     /// they are unknown; `None` when not counted.
-    pub lock_open_cpus: Option<Result<Vec<u32>, String>>,
+    pub lock_open_cpus: Option<Result<Vec<u32>, lock_opens::CpusUnknown>>,
     pub build: BuildInfo,
 }
 

@@ -16,7 +16,9 @@ use std::time::Duration;
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::LockFile;
 use numasleuth_model::stop::Stop;
+use numasleuth_probe::readers::error::{SpawnError, StartError};
 use numasleuth_probe::readers::{on_thread, Choice, Origin, Session, Setup, DRAIN};
+use thiserror::Error;
 
 /// (file, command) series at most.
 pub const MAX_SERIES: usize = 256;
@@ -29,13 +31,38 @@ pub struct LockOpens {
     files: Vec<LockFile>,
 }
 
+/// Why the online CPUs are not known: the caller's own error chain, as one
+/// line (it comes from the CLI's topology read, an anyhow error).
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("{0}")]
+pub struct CpusUnknown(pub String);
+
+/// Neither cheap method could start. `kprobe` says `kprobe: ` itself, so
+/// the line reads `kprobe: kprobe: …`, as it always has. Boxed: two
+/// reasons side by side would make every `Result` carrying them large.
+#[derive(Debug, Error)]
+#[error("kprobe: {kprobe}; {tracepoint}")]
+pub struct NoCheapSession {
+    pub kprobe: Box<StartError>,
+    pub tracepoint: Box<StartError>,
+}
+
+/// Why the metric is left out.
+#[derive(Debug, Error)]
+pub enum LockOpensError {
+    #[error(transparent)]
+    Cpus(#[from] CpusUnknown),
+    #[error(transparent)]
+    Start(#[from] SpawnError<NoCheapSession>),
+}
+
 /// Whether the metric is exported and why, for one line on stderr.
-pub type Status = Result<LockOpens, String>;
+pub type Status = Result<LockOpens, LockOpensError>;
 
 impl LockOpens {
     /// Starts counting on `cpus` (the online CPUs, or why they are not
     /// known) until `stop` is requested, or says why the metric is left out.
-    pub fn start(root: &Root, cpus: Result<Vec<u32>, String>, stop: &Stop) -> Status {
+    pub fn start(root: &Root, cpus: Result<Vec<u32>, CpusUnknown>, stop: &Stop) -> Status {
         let cpus = cpus?;
         let counts: Counts = Arc::default();
         let shared = Arc::clone(&counts);
@@ -82,7 +109,7 @@ const TRACEPOINT_FILES: [LockFile; 2] = [LockFile::Slabinfo, LockFile::Pagetypei
 
 /// A kprobe on every file (other opens cost nothing), else the filtered
 /// tracepoint on [`TRACEPOINT_FILES`]; never the fd scan.
-fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, String> {
+fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, NoCheapSession> {
     let setup = |choice, files: &[LockFile]| Setup {
         files: files.to_vec(),
         cpus: cpus.clone(),
@@ -90,8 +117,12 @@ fn cheap_session(root: &Root, cpus: Vec<u32>) -> Result<Session, String> {
         scan_interval: Duration::from_millis(100),
     };
     Session::start(root, &setup(Choice::Kprobe, &LockFile::ALL), Origin::now()).or_else(|no_kprobe| {
-        Session::start(root, &setup(Choice::Tracepoint, &TRACEPOINT_FILES), Origin::now())
-            .map_err(|no_tracepoint| format!("kprobe: {no_kprobe}; {no_tracepoint}"))
+        Session::start(root, &setup(Choice::Tracepoint, &TRACEPOINT_FILES), Origin::now()).map_err(|tracepoint| {
+            NoCheapSession {
+                kprobe: Box::new(no_kprobe),
+                tracepoint: Box::new(tracepoint),
+            }
+        })
     })
 }
 

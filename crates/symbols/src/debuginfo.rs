@@ -15,11 +15,13 @@ use std::path::PathBuf;
 use addr2line::gimli::{self, EndianSlice, RunTimeEndian, SectionId};
 use object::read::ReadCache;
 use object::{Object, ObjectSection};
+use thiserror::Error;
 
 use numasleuth_kernel::error::escape;
 use numasleuth_kernel::untrusted::format_cap;
 
 use crate::demangle::demangle;
+use crate::error::SymbolError;
 use crate::limits::{self, MAX_DWARF_BYTES};
 use crate::open::ObjectSource;
 
@@ -34,6 +36,31 @@ pub struct SourceLine {
     pub line: Option<u32>,
 }
 
+/// Why an object's debug info could not be used. `shown` is the object's
+/// path, escaped; the inner error's text is part of the message, so it is
+/// a field, not a `#[source]` (`{:#}` would print it twice).
+#[derive(Debug, Error)]
+pub enum DebugInfoError {
+    #[error(transparent)]
+    Open(#[from] SymbolError),
+    #[error("{shown}: {error}")]
+    Parse { shown: String, error: object::Error },
+    #[error(
+        "{shown}: {bytes} bytes of debug info, more than the {} numasleuth loads",
+        format_cap(MAX_DWARF_BYTES)
+    )]
+    TooLarge { shown: String, bytes: u64 },
+    #[error("{shown}: {section}: {error}")]
+    Section {
+        shown: String,
+        section: &'static str,
+        error: object::Error,
+    },
+    /// `from` is [`DebugInfo::from`], as shown.
+    #[error("{from}: DWARF: {error}")]
+    Dwarf { from: String, error: gimli::Error },
+}
+
 /// The DWARF sections of one object, owned.
 pub struct DebugInfo {
     sections: gimli::DwarfSections<Vec<u8>>,
@@ -42,10 +69,13 @@ pub struct DebugInfo {
     pub from: String,
 }
 
-fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, String> {
-    let file = limits::open_elf(path, shown).map_err(|e| e.to_string())?;
+fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, DebugInfoError> {
+    let file = limits::open_elf(path, shown)?;
     let cache = ReadCache::new(file);
-    let object = object::File::parse(&cache).map_err(|e| format!("{}: {e}", escape(shown)))?;
+    let object = object::File::parse(&cache).map_err(|error| DebugInfoError::Parse {
+        shown: escape(shown),
+        error,
+    })?;
     if object.section_by_name(".debug_info").is_none() {
         return Ok(None);
     }
@@ -59,23 +89,28 @@ fn load_from(path: &std::path::Path, shown: &str) -> Result<Option<DebugInfo>, S
         .map(|s| s.size())
         .fold(0, u64::saturating_add);
     if dwarf_bytes > MAX_DWARF_BYTES {
-        return Err(format!(
-            "{}: {dwarf_bytes} bytes of debug info, more than the {} numasleuth loads",
-            escape(shown),
-            format_cap(MAX_DWARF_BYTES)
-        ));
+        return Err(DebugInfoError::TooLarge {
+            shown: escape(shown),
+            bytes: dwarf_bytes,
+        });
     }
     let endian = if object.is_little_endian() {
         RunTimeEndian::Little
     } else {
         RunTimeEndian::Big
     };
-    let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Vec<u8>, String> {
+    let sections = gimli::DwarfSections::load(|id: SectionId| -> Result<Vec<u8>, DebugInfoError> {
         match object.section_by_name(id.name()) {
-            Some(section) => section
-                .uncompressed_data()
-                .map(Cow::into_owned)
-                .map_err(|e| format!("{}: {}: {e}", escape(shown), id.name())),
+            Some(section) => {
+                section
+                    .uncompressed_data()
+                    .map(Cow::into_owned)
+                    .map_err(|error| DebugInfoError::Section {
+                        shown: escape(shown),
+                        section: id.name(),
+                        error,
+                    })
+            }
             None => Ok(Vec::new()),
         }
     })?;
@@ -103,7 +138,7 @@ fn build_id_path(source: &ObjectSource) -> Option<PathBuf> {
 impl DebugInfo {
     /// The object's DWARF, else its build-id debug file's; `Ok(None)` when
     /// neither has any.
-    pub fn load(source: &ObjectSource) -> Result<Option<DebugInfo>, String> {
+    pub fn load(source: &ObjectSource) -> Result<Option<DebugInfo>, DebugInfoError> {
         let Some(first) = source.candidates.iter().find(|c| c.is_file()) else {
             return Ok(None);
         };
@@ -118,9 +153,12 @@ impl DebugInfo {
 
     /// Looks up every link-time address at once (building the line tables
     /// is the expensive part). Errors in one unit leave its answers empty.
-    pub fn lookup(&self, addresses: &[u64]) -> Result<Vec<SourceLine>, String> {
+    pub fn lookup(&self, addresses: &[u64]) -> Result<Vec<SourceLine>, DebugInfoError> {
         let dwarf = self.sections.borrow(|s| EndianSlice::new(s.as_slice(), self.endian));
-        let context = addr2line::Context::from_dwarf(dwarf).map_err(|e| format!("{}: DWARF: {e}", self.from))?;
+        let context = addr2line::Context::from_dwarf(dwarf).map_err(|error| DebugInfoError::Dwarf {
+            from: self.from.clone(),
+            error,
+        })?;
         Ok(addresses.iter().map(|&a| line_of(&context, a)).collect())
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use numasleuth_model::perf::catalog;
 use numasleuth_model::perf::pmu::EventSpec;
 use numasleuth_parse::error::ParseError;
-use numasleuth_parse::sysfs::pmu::{Pmu, PmuEvent, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
+use numasleuth_parse::sysfs::pmu::{AliasError, Pmu, PmuReadings, MAX_EVENTS_PER_PMU, MAX_PMUS};
 use numasleuth_parse::sysfs::pmu_format::{self, Config};
 use thiserror::Error;
 
@@ -65,9 +65,8 @@ fn system_wide_why(pmu: &Pmu) -> String {
     )
 }
 
-/// One sysfs alias: counted, or set apart with why (the reader's reason,
-/// kept as the text it reported).
-fn alias(pmu: &Pmu, name: &str, config: Result<&Config, &str>) -> Result<EventSpec, Unavailable> {
+/// One sysfs alias: counted, or set apart with why.
+fn alias(pmu: &Pmu, name: &str, config: &Result<Config, AliasError>) -> Result<EventSpec, Unavailable> {
     let unavailable = |why: String| Unavailable {
         name: name.to_string(),
         pmu: pmu.name.clone(),
@@ -101,10 +100,6 @@ fn reading_notes(readings: &PmuReadings) -> Vec<String> {
     notes
 }
 
-fn event_config(event: &PmuEvent) -> Result<&Config, &str> {
-    event.config.as_ref().map_err(String::as_str)
-}
-
 pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, PlanError> {
     let mut out = Plan {
         notes: reading_notes(readings),
@@ -115,7 +110,7 @@ pub fn plan(readings: &PmuReadings, selection: &Selection) -> Result<Plan, PlanE
             out.events = catalog::generic_events();
             for pmu in &readings.pmus {
                 for event in &pmu.events {
-                    match alias(pmu, &event.name, event_config(event)) {
+                    match alias(pmu, &event.name, &event.config) {
                         Ok(spec) => out.events.push(spec),
                         Err(unavailable) => out.not_tried.push(unavailable),
                     }
@@ -155,7 +150,7 @@ fn lookup(
     };
     let pmu = readings.pmus.iter().find(|p| p.name == pmu_name).ok_or_else(unknown)?;
     if let Some(event) = pmu.events.iter().find(|e| e.name == rest) {
-        return Ok(alias(pmu, name, event_config(event)).map(|mut s| {
+        return Ok(alias(pmu, name, &event.config).map(|mut s| {
             s.name = rest.to_string();
             s
         }));
@@ -169,12 +164,13 @@ fn lookup(
             name: name.to_string(),
             error,
         })?;
-    Ok(alias(pmu, rest, Ok(&config)))
+    Ok(alias(pmu, rest, &Ok(config)))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use numasleuth_parse::sysfs::pmu::PmuEvent;
     use std::collections::BTreeMap;
 
     fn readings() -> PmuReadings {
@@ -196,7 +192,10 @@ mod tests {
                 },
                 PmuEvent {
                     name: "odd".into(),
-                    config: Err("`frob` is not a field in format/".into()),
+                    config: Err(AliasError::Malformed {
+                        path: "/sys/bus/event_source/devices/cpu/events/odd".into(),
+                        error: numasleuth_parse::error::ParseError::new("`frob` is not a field in format/"),
+                    }),
                 },
             ],
             events_listed: None,
@@ -233,7 +232,13 @@ mod tests {
             .iter()
             .map(|u| (u.name.as_str(), u.why.as_str()))
             .collect();
-        assert_eq!(why[0], ("odd", "`frob` is not a field in format/"));
+        assert_eq!(
+            why[0],
+            (
+                "odd",
+                "/sys/bus/event_source/devices/cpu/events/odd: `frob` is not a field in format/"
+            )
+        );
         assert!(why[1].1.contains("uncore_imc_0 counts a whole package"), "{why:?}");
         assert_eq!(
             plan.notes,

@@ -10,7 +10,7 @@
 
 use numasleuth_model::perf::pmu::EventSpec;
 use numasleuth_parse::error::ParseError;
-use numasleuth_parse::sysfs::pmu::{Pmu, PmuReadings};
+use numasleuth_parse::sysfs::pmu::{AliasError, Pmu, PmuReadings};
 use numasleuth_parse::sysfs::pmu_format::{self, Term, TermValue};
 use thiserror::Error;
 
@@ -44,9 +44,9 @@ pub enum Source {
 /// Why no precise event is used here.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum PreciseError {
-    /// `why`: the PMU reader's reason, as it reported it.
+    /// `why`: the PMU reader's reason.
     #[error("cpu/mem-loads cannot be encoded: {why}")]
-    MemLoadsUnencodable { why: String },
+    MemLoadsUnencodable { why: AliasError },
     #[error(
         "{pmu} is present, but only an aarch64 build reads its records (from the AUX buffer), and this build is \
          for another architecture"

@@ -176,7 +176,7 @@ fn program_static_data(objects: &ProcessObjects) -> Option<Vec<(u64, u64)>> {
 fn spawn_reaper(claims: &std::path::Path) -> anyhow::Result<Reaper> {
     let exe = std::env::current_exe().context("cannot find numasleuth's own binary")?;
     let args = [OsStr::new("damon-reaper"), OsStr::new("--claims"), claims.as_os_str()];
-    Reaper::spawn(&exe, args).map_err(anyhow::Error::msg)
+    Ok(Reaper::spawn(&exe, args)?)
 }
 
 /// `numasleuth damon-reaper`: waits for the `hotpages` that started it to

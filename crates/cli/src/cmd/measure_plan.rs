@@ -73,7 +73,7 @@ pub fn step_error<S>(failed: StepError<S>, what: impl FnOnce(&S) -> String) -> a
 pub fn cycles() -> (Option<f64>, String) {
     match clock::cycle_clock(20) {
         Ok(c) => (Some(c.cycles_per_ns), c.source),
-        Err(reason) => (None, reason),
+        Err(reason) => (None, reason.to_string()),
     }
 }
 

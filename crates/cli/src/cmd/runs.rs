@@ -165,7 +165,7 @@ fn run_all(root: &Root, args: &RunsArgs, setup: &Setup<'_>, stop: &Stop) -> anyh
             program_path = program_path.take().or(p.program.clone());
         }
         if let Err(why) = &record.cpu_migrations {
-            *perf_refusals.entry(why.clone()).or_default() += 1;
+            *perf_refusals.entry(why.to_string()).or_default() += 1;
         }
         rows.push(run_row(raw_run(index, setup.topology, record), metric));
         Ok(())
@@ -194,7 +194,7 @@ fn raw_run(index: usize, topology: &Topology, record: RunRecord<Sample>) -> RawR
         start_node: topology.node_of_cpu(record.start_cpu),
         wall_ns: record.wall_ns,
         exit: record.exit,
-        cpu_migrations: record.cpu_migrations,
+        cpu_migrations: record.cpu_migrations.map_err(|why| why.to_string()),
         placement: record.sample,
         release_failures: record.release.map(|r| r.failed).unwrap_or_default(),
         output_note: record.output.note,

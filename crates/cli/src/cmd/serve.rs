@@ -33,7 +33,7 @@ pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         lock_open_cpus: count_opens.then(|| {
             super::topology(root)
                 .map(|t| t.online_cpus().iter().collect())
-                .map_err(|e| format!("{e:#}"))
+                .map_err(|e| numasleuth_serve::lock_opens::CpusUnknown(format!("{e:#}")))
         }),
         build: BuildInfo {
             version: env!("CARGO_PKG_VERSION").to_string(),

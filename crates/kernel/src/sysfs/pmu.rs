@@ -58,8 +58,11 @@ fn read_pmu(root: &Root, name: &str, unread: &mut Vec<Unread>) -> Result<Pmu, Re
             let config = match root.read(&path) {
                 Ok(text) => pmu_format::parse_event(&text)
                     .and_then(|terms| pmu_format::encode(&terms, &formats))
-                    .map_err(|e| format!("{}: {e}", display_path(&path))),
-                Err(e) => Err(e.to_string()),
+                    .map_err(|error| AliasError::Malformed {
+                        path: display_path(&path),
+                        error,
+                    }),
+                Err(e) => Err(AliasError::from(e)),
             };
             PmuEvent { name: event, config }
         })
@@ -145,10 +148,13 @@ mod tests {
         let event = |name: &str| cpu.events.iter().find(|e| e.name == name).unwrap().config.clone();
         assert_eq!(event("cpu-cycles").unwrap().config, 0x3c);
         assert_eq!(event("ref-cycles").unwrap().config, 0x300);
-        assert!(event("odd").unwrap_err().contains("`broken` is not a field"));
+        assert!(event("odd")
+            .unwrap_err()
+            .to_string()
+            .contains("`broken` is not a field"));
         let garbage = event("garbage").unwrap_err();
         assert!(
-            garbage.contains("/sys/bus/event_source/devices/cpu/events/garbage"),
+            matches!(&garbage, AliasError::Malformed { path, .. } if path == "/sys/bus/event_source/devices/cpu/events/garbage"),
             "{garbage}"
         );
         let msr = &read.pmus[1];

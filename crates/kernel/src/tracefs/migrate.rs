@@ -2,7 +2,7 @@
 
 use serde::Serialize;
 
-use super::Format;
+use super::{Format, FormatError};
 
 /// Where the fields sit in the tracepoint's raw record (from its `format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub struct MigrateLayout {
 
 impl MigrateLayout {
     /// Parses tracefs' `events/sched/sched_migrate_task/format`.
-    pub fn parse(format: &str) -> Result<Self, String> {
+    pub fn parse(format: &str) -> Result<Self, FormatError> {
         let format = Format::parse(format);
         let get = |name: &str| format.require("sched_migrate_task", name);
         let comm = get("comm")?;
@@ -159,7 +159,13 @@ print fmt: \"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", __get_str(comm), 
     #[test]
     fn a_format_without_the_fields_is_an_error() {
         let err = MigrateLayout::parse("name: x\nformat:\n\tfield:int pid;\toffset:24;\tsize:4;\n").unwrap_err();
-        assert!(err.contains("`comm`"), "{err}");
+        assert_eq!(
+            err,
+            FormatError::MissingField {
+                event: "sched_migrate_task".into(),
+                field: "comm".into()
+            }
+        );
         assert!(MigrateLayout::parse("").is_err());
     }
 

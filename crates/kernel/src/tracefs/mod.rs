@@ -6,6 +6,8 @@
 
 use std::collections::HashMap;
 
+use thiserror::Error;
+
 pub mod migrate;
 pub mod open;
 
@@ -20,6 +22,16 @@ pub struct Field {
     /// `__data_loc`: the field holds a u32 whose low 16 bits are the
     /// string's offset in the record and high 16 bits its length.
     pub data_loc: bool,
+}
+
+/// Why a tracepoint's `format` cannot be decoded: the facts, so a caller
+/// can tell a missing field from a wrong-sized one.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum FormatError {
+    #[error("{event} format has no usable `{field}` field")]
+    MissingField { event: String, field: String },
+    #[error("sys_enter_open* `filename` is {size} bytes, not a 64-bit pointer")]
+    FilenameNotPointer { size: usize },
 }
 
 /// The fields of a record by name.
@@ -67,9 +79,11 @@ impl Format {
     }
 
     /// The field, or an error naming the event it is missing from.
-    pub fn require(&self, event: &str, name: &str) -> Result<Field, String> {
-        self.field(name)
-            .ok_or_else(|| format!("{event} format has no usable `{name}` field"))
+    pub fn require(&self, event: &str, name: &str) -> Result<Field, FormatError> {
+        self.field(name).ok_or_else(|| FormatError::MissingField {
+            event: event.to_string(),
+            field: name.to_string(),
+        })
     }
 }
 
@@ -103,10 +117,10 @@ print fmt: \"dfd: 0x%08lx, filename: 0x%08lx, flags: 0x%08lx, mode: 0x%08lx\", (
         assert_eq!((filename.offset, filename.size, filename.data_loc), (24, 8, false));
         assert_eq!(format.field("dfd").map(|f| f.offset), Some(16));
         assert_eq!(format.field("common_pid").map(|f| (f.offset, f.size)), Some((4, 4)));
-        assert!(format
-            .require("sys_enter_openat", "nope")
-            .unwrap_err()
-            .contains("`nope`"));
+        assert_eq!(
+            format.require("sys_enter_openat", "nope").unwrap_err().to_string(),
+            "sys_enter_openat format has no usable `nope` field"
+        );
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! `syscalls:sys_enter_open*` records: the address of the file name in
 //! the opener's memory, and the directory it is relative to.
 
-use super::Format;
+use super::{Format, FormatError};
 
 /// `AT_FDCWD`: a relative name starts at the opener's working directory.
 pub const AT_FDCWD: i64 = -100;
@@ -15,14 +15,11 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn parse(format: &str) -> Result<Layout, String> {
+    pub fn parse(format: &str) -> Result<Layout, FormatError> {
         let format = Format::parse(format);
         let filename = format.require("sys_enter_open*", "filename")?;
         if filename.size != 8 {
-            return Err(format!(
-                "sys_enter_open* `filename` is {} bytes, not a 64-bit pointer",
-                filename.size
-            ));
+            return Err(FormatError::FilenameNotPointer { size: filename.size });
         }
         Ok(Layout {
             filename_offset: filename.offset,
@@ -86,8 +83,12 @@ print fmt: \"filename: 0x%08lx, flags: 0x%08lx, mode: 0x%08lx\", ((unsigned long
 
     #[test]
     fn a_format_without_a_pointer_name_is_refused() {
-        assert!(Layout::parse("").unwrap_err().contains("`filename`"));
+        assert!(Layout::parse("").unwrap_err().to_string().contains("`filename`"));
         let four = "\tfield:const char * filename;\toffset:16;\tsize:4;\tsigned:0;\n";
-        assert!(Layout::parse(four).unwrap_err().contains("not a 64-bit pointer"));
+        assert_eq!(Layout::parse(four), Err(FormatError::FilenameNotPointer { size: 4 }));
+        assert_eq!(
+            FormatError::FilenameNotPointer { size: 4 }.to_string(),
+            "sys_enter_open* `filename` is 4 bytes, not a 64-bit pointer"
+        );
     }
 }

@@ -58,7 +58,7 @@ pub struct RunRecord<S> {
     pub sample: Option<S>,
     pub sample_after_ms: Option<u64>,
     /// CPU migrations over the whole run (perf, inherited), or why not.
-    pub cpu_migrations: Result<u64, String>,
+    pub cpu_migrations: Result<u64, migrations::CounterError>,
     /// Killed at `timeout`.
     pub timed_out: bool,
     /// Killed because a stop was requested.

@@ -105,7 +105,7 @@ fn release_widens_the_threads_back_to_every_allowed_cpu() {
     // as root here) or a stated refusal, never a silent zero.
     match &record.cpu_migrations {
         Ok(_) => {}
-        Err(why) => assert!(why.contains("perf"), "{why}"),
+        Err(why) => assert!(why.to_string().contains("perf"), "{why}"),
     }
     let release = record.release.expect("released");
     assert_eq!(release.threads_widened, 1, "{release:?}");
@@ -202,5 +202,5 @@ fn a_workload_that_moves_itself_counts_its_migrations() {
     // alive until the counter is attached, however loaded the machine.
     let args = sh("sleep 0.3; i=0; while [ $i -lt 2000 ]; do i=$((i+1)); done");
     let record = run_once(&spec(&args, all[0]), |_| ()).unwrap();
-    assert_eq!(record.cpu_migrations, Ok(0));
+    assert!(matches!(record.cpu_migrations, Ok(0)), "{:?}", record.cpu_migrations);
 }

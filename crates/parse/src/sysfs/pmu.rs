@@ -12,6 +12,9 @@
 
 use std::collections::BTreeMap;
 
+use thiserror::Error;
+
+use crate::error::{ParseError, ReadError};
 use crate::sysfs::pmu_format::{Config, FormatField};
 use crate::unread::Unread;
 
@@ -20,12 +23,23 @@ pub const MAX_EVENTS_PER_PMU: usize = 4096;
 /// Format fields per PMU; Intel's core PMU has about fifteen.
 pub const MAX_FORMAT_FIELDS: usize = 256;
 
+/// Why an alias cannot be counted: its file could not be read, or what it
+/// says cannot be encoded with the PMU's `format/` fields.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum AliasError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// `path` is shown as the user would see it (`display_path`).
+    #[error("{path}: {error}")]
+    Malformed { path: String, error: ParseError },
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PmuEvent {
     /// The alias file's name, e.g. `cpu-cycles`, `cas_count_read`.
     pub name: String,
     /// The encoded config, or why the alias cannot be counted.
-    pub config: Result<Config, String>,
+    pub config: Result<Config, AliasError>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

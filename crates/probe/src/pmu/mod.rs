@@ -17,6 +17,7 @@
 pub use numasleuth_model::perf::catalog;
 pub(crate) mod open;
 pub mod spawn;
+mod spawn_error;
 
 use std::ffi::OsString;
 use std::time::{Duration, Instant};
@@ -162,8 +163,9 @@ fn count_command(spec: &CountSpec, argv: &[OsString], fd_limit: u64, stop: &Stop
         program: shown.clone(),
         why,
     };
-    let program = spawn::resolve(name, std::env::var_os("PATH").as_deref()).map_err(command_error)?;
-    let stopped = spawn::spawn_stopped(&program, argv).map_err(command_error)?;
+    let program =
+        spawn::resolve(name, std::env::var_os("PATH").as_deref()).map_err(|e| command_error(e.to_string()))?;
+    let stopped = spawn::spawn_stopped(&program, argv).map_err(|e| command_error(e.to_string()))?;
     let child = stopped.pid;
     let how = Attach {
         include_kernel: kernel_allowed(child, true),

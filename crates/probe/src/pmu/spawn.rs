@@ -19,6 +19,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use super::spawn_error::{ForkError, ResolveError};
 use numasleuth_model::stop::Stop;
 
 /// Where a command name is looked up when PATH is unset, as execvp does.
@@ -26,18 +27,18 @@ const DEFAULT_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 
 /// The file `name` runs: itself when it has a slash, else the first
 /// executable regular file of that name on `path`.
-pub fn resolve(name: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, String> {
-    let shown = name.to_string_lossy();
+pub fn resolve(name: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, ResolveError> {
+    let shown = || name.to_string_lossy().into_owned();
     if name.is_empty() {
-        return Err("the command is empty".into());
+        return Err(ResolveError::Empty);
     }
     if name.as_bytes().contains(&b'/') {
         let candidate = PathBuf::from(name);
         return match std::fs::metadata(&candidate) {
-            Ok(meta) if meta.is_dir() => Err(format!("`{shown}` is a directory")),
-            Ok(meta) if meta.permissions().mode() & 0o111 == 0 => Err(format!("`{shown}` is not executable")),
+            Ok(meta) if meta.is_dir() => Err(ResolveError::Directory { shown: shown() }),
+            Ok(meta) if meta.permissions().mode() & 0o111 == 0 => Err(ResolveError::NotExecutable { shown: shown() }),
             Ok(_) => Ok(candidate),
-            Err(e) => Err(format!("`{shown}`: {e}")),
+            Err(error) => Err(ResolveError::Unreadable { shown: shown(), error }),
         };
     }
     let path = path.unwrap_or(OsStr::new(DEFAULT_PATH));
@@ -54,7 +55,7 @@ pub fn resolve(name: &OsStr, path: Option<&OsStr>) -> Result<PathBuf, String> {
             }
         }
     }
-    Err(format!("command `{shown}` not found in PATH"))
+    Err(ResolveError::NotFound { shown: shown() })
 }
 
 /// A forked child waiting for [`Stopped::release`]. Dropped unreleased, it
@@ -75,8 +76,8 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
-fn c_string(bytes: &[u8]) -> Result<CString, String> {
-    CString::new(bytes).map_err(|_| "an argument contains a NUL byte".to_string())
+fn c_string(bytes: &[u8]) -> Result<CString, ForkError> {
+    CString::new(bytes).map_err(|_| ForkError::NulByte)
 }
 
 /// Forks a child that will run `program` with `argv` once released. Its
@@ -85,19 +86,19 @@ fn c_string(bytes: &[u8]) -> Result<CString, String> {
 /// stopped and killed with it ([`wait_group`]); a terminal would stop a
 /// background group that reads it, so a terminal on stdin is replaced by
 /// /dev/null (a pipe or file is passed on).
-pub fn spawn_stopped(program: &Path, argv: &[OsString]) -> Result<Stopped, String> {
+pub fn spawn_stopped(program: &Path, argv: &[OsString]) -> Result<Stopped, ForkError> {
     let path = c_string(program.as_os_str().as_bytes())?;
     let dev_null = c_string(b"/dev/null")?;
     let args: Vec<CString> = argv.iter().map(|a| c_string(a.as_bytes())).collect::<Result<_, _>>()?;
     let mut arg_ptrs: Vec<*const libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
     arg_ptrs.push(std::ptr::null());
-    let (go_read, go_write) = pipe().map_err(|e| format!("pipe: {e}"))?;
-    let (error_read, error_write) = pipe().map_err(|e| format!("pipe: {e}"))?;
+    let (go_read, go_write) = pipe().map_err(ForkError::Pipe)?;
+    let (error_read, error_write) = pipe().map_err(ForkError::Pipe)?;
     // SAFETY: the child only calls async-signal-safe functions (read,
     // dup2, signal, execv, write, _exit) on data prepared above.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return Err(ForkError::Fork(std::io::Error::last_os_error()));
     }
     if pid == 0 {
         // SAFETY: in the child; see above. The descriptors are open in the
@@ -304,15 +305,25 @@ mod tests {
         let found = resolve(OsStr::new("sh"), Some(OsStr::new("/nonexistent:/bin:/usr/bin"))).unwrap();
         assert!(found.ends_with("sh"), "{found:?}");
         let missing = resolve(OsStr::new("numasleuth-no-such-command"), None).unwrap_err();
-        assert_eq!(missing, "command `numasleuth-no-such-command` not found in PATH");
-        assert!(resolve(OsStr::new("/"), None).unwrap_err().contains("is a directory"));
+        assert_eq!(
+            missing.to_string(),
+            "command `numasleuth-no-such-command` not found in PATH"
+        );
+        assert!(matches!(
+            resolve(OsStr::new("/"), None),
+            Err(ResolveError::Directory { shown }) if shown == "/"
+        ));
         let dir = tempfile::tempdir().unwrap();
         let plain = dir.path().join("plain");
         std::fs::write(&plain, "#!/bin/sh\n").unwrap();
         std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).unwrap();
-        assert!(resolve(plain.as_os_str(), None).unwrap_err().contains("not executable"));
+        assert!(resolve(plain.as_os_str(), None)
+            .unwrap_err()
+            .to_string()
+            .contains("not executable"));
         assert!(resolve(OsStr::new("./no/such"), None)
             .unwrap_err()
+            .to_string()
             .contains("No such file"));
         assert!(resolve(OsStr::new(""), None).is_err());
     }

@@ -4,6 +4,7 @@
 use numasleuth_kernel::Root;
 use numasleuth_model::readers::Method;
 
+use super::error::{NoPerf, StartError};
 use super::fdscan::Scanner;
 use super::perf::PerfSource;
 use super::{Choice, Setup, Source};
@@ -13,13 +14,11 @@ fn is_root() -> bool {
 }
 
 /// The method `setup.choice` asks for, or the best one that works.
-pub(crate) fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), String> {
+pub(crate) fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), StartError> {
     let interval_ms = setup.scan_interval.as_millis() as u64;
-    let scan = |reason: String| -> Result<(Method, Source), String> {
+    let scan = |reason: String| -> Result<(Method, Source), StartError> {
         if !is_root() {
-            return Err(format!(
-                "{reason}; and scanning /proc/*/fd needs root to see other users' processes"
-            ));
+            return Err(StartError::ScanNeedsRoot { reason });
         }
         Ok((
             Method::FdScan { interval_ms, reason },
@@ -31,26 +30,19 @@ pub(crate) fn pick(root: &Root, setup: &Setup) -> Result<(Method, Source), Strin
     };
     let tracepoint = |why_not_kprobe: String| {
         PerfSource::syscalls(root, &setup.files, &setup.cpus)
-            .map(|p| {
-                (
-                    Method::Tracepoint {
-                        why_not_kprobe: why_not_kprobe.clone(),
-                    },
-                    Source::Perf(p),
-                )
-            })
-            .map_err(|e| format!("kprobe: {why_not_kprobe}; tracepoint: {e}"))
+            .map(|p| (Method::Tracepoint { why_not_kprobe }, Source::Perf(p)))
     };
     match setup.choice {
         Choice::Kprobe => PerfSource::kprobes(root, &setup.files, &setup.cpus)
             .map(|p| (Method::Kprobe, Source::Perf(p)))
-            .map_err(|e| format!("kprobe: {e}")),
-        Choice::Tracepoint => tracepoint("--method tracepoint was asked for".into())
-            .map_err(|e| e.replacen("kprobe: --method tracepoint was asked for; ", "", 1)),
+            .map_err(StartError::Kprobe),
+        Choice::Tracepoint => tracepoint("--method tracepoint was asked for".into()).map_err(StartError::Tracepoint),
         Choice::FdScan => scan("--method fd-scan was asked for".into()),
         Choice::Auto => match PerfSource::kprobes(root, &setup.files, &setup.cpus) {
             Ok(p) => Ok((Method::Kprobe, Source::Perf(p))),
-            Err(no_kprobe) => tracepoint(no_kprobe).or_else(scan),
+            Err(kprobe) => {
+                tracepoint(kprobe.to_string()).or_else(|tracepoint| scan(NoPerf { kprobe, tracepoint }.to_string()))
+            }
         },
     }
 }

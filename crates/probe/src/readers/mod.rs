@@ -9,6 +9,7 @@
 //! opens mean is decided in `analyze::readers`.
 
 mod choose;
+pub mod error;
 pub mod fdscan;
 pub mod kprobe;
 pub mod on_thread;
@@ -27,6 +28,7 @@ use numasleuth_model::readers::{
 };
 use numasleuth_model::stop::Stop;
 
+use self::error::StartError;
 use self::fdscan::Scanner;
 use self::perf::{Hit, PerfSource};
 use self::tasks::Tasks;
@@ -117,7 +119,7 @@ const NAME_WAIT_POLLS: u8 = 5;
 impl Session {
     /// Starts the best method `setup.choice` allows; the error is one line
     /// naming what is missing for each method tried.
-    pub fn start(root: &Root, setup: &Setup, origin: Origin) -> Result<Session, String> {
+    pub fn start(root: &Root, setup: &Setup, origin: Origin) -> Result<Session, StartError> {
         let (method, source) = choose::pick(root, setup)?;
         Ok(Session {
             root: root.clone(),
@@ -394,7 +396,7 @@ impl Session {
 }
 
 /// Watches for `duration` (or until `stop`), then describes what it saw.
-pub fn observe(root: &Root, setup: &Setup, duration: Duration, stop: &Stop) -> Result<ReadersRaw, String> {
+pub fn observe(root: &Root, setup: &Setup, duration: Duration, stop: &Stop) -> Result<ReadersRaw, StartError> {
     Ok(Session::start(root, setup, Origin::now())?.record(duration, stop))
 }
 

@@ -15,6 +15,7 @@ use numasleuth_kernel::Root;
 use numasleuth_model::readers::{LockFile, Method, ReadersRaw};
 use numasleuth_model::stop::Stop;
 
+use super::error::{SpawnError, StartError};
 use super::{Origin, Session, Setup};
 
 /// A session started on its own thread: the thread, the method it uses
@@ -28,10 +29,11 @@ pub struct Started<T> {
 /// Starts a thread named `name` that opens a session with `open` and then
 /// runs `work` on it. Returns once the session is open, or with why it
 /// could not be (one line); `work`'s result is the thread's.
-pub fn spawn<T, O, W>(name: &str, open: O, work: W) -> Result<Started<Option<T>>, String>
+pub fn spawn<T, E, O, W>(name: &str, open: O, work: W) -> Result<Started<Option<T>>, SpawnError<E>>
 where
     T: Send + 'static,
-    O: FnOnce() -> Result<Session, String> + Send + 'static,
+    E: Send + 'static,
+    O: FnOnce() -> Result<Session, E> + Send + 'static,
     W: FnOnce(Session) -> T + Send + 'static,
 {
     let (tell, told) = mpsc::channel();
@@ -47,14 +49,17 @@ where
                 None
             }
         })
-        .map_err(|e| format!("cannot start the {name} thread: {e}"))?;
+        .map_err(|error| SpawnError::Thread {
+            name: name.to_string(),
+            error,
+        })?;
     match told.recv() {
         Ok(Ok((method, files))) => Ok(Started { handle, method, files }),
         Ok(Err(why)) => {
             let _ = handle.join();
-            Err(why)
+            Err(SpawnError::Open(why))
         }
-        Err(_) => Err(format!("the {name} thread ended before it started")),
+        Err(_) => Err(SpawnError::Ended { name: name.to_string() }),
     }
 }
 
@@ -67,7 +72,12 @@ pub struct Recorder {
 impl Recorder {
     /// Starts recording, timed from `origin`, for at most `longest`; the
     /// error is why nothing can be recorded (one line).
-    pub fn start(root: Root, setup: Setup, origin: Origin, longest: Duration) -> Result<(Recorder, Method), String> {
+    pub fn start(
+        root: Root,
+        setup: Setup,
+        origin: Origin,
+        longest: Duration,
+    ) -> Result<(Recorder, Method), SpawnError<StartError>> {
         let stop = Stop::new();
         let token = stop.clone();
         let started = spawn(
@@ -101,10 +111,17 @@ mod tests {
         let flag = std::sync::Arc::clone(&called);
         let started = spawn(
             "test readers",
-            || Err::<Session, _>("no kprobes here".to_string()),
+            || {
+                Err::<Session, _>(StartError::ScanNeedsRoot {
+                    reason: "no kprobes here".into(),
+                })
+            },
             move |_| flag.store(true, std::sync::atomic::Ordering::Relaxed),
         );
-        assert_eq!(started.err().as_deref(), Some("no kprobes here"));
+        assert!(matches!(
+            started.err(),
+            Some(SpawnError::Open(StartError::ScanNeedsRoot { reason })) if reason == "no kprobes here"
+        ));
         // The work never ran: there was no session to run it on.
         assert!(!called.load(std::sync::atomic::Ordering::Relaxed));
     }

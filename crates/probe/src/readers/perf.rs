@@ -22,6 +22,7 @@ use perf_event::data::Record;
 use perf_event::events::{KProbe, Tracepoint};
 use perf_event::{Builder, Clock, Counter, SampleFlag, Sampler};
 
+use super::error::PerfError;
 use super::kprobe;
 use super::syscall;
 use super::tasks::Tasks;
@@ -74,18 +75,16 @@ pub struct PerfSource {
 }
 
 /// What a refused `perf_event_open` means, in one line.
-fn refused(root: &Root, what: &str, e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::EACCES) | Some(libc::EPERM) => format!(
-            "perf refused the system-wide {what} ({e}): kernel.perf_event_paranoid is {} \
-             (/proc/sys/kernel/perf_event_paranoid); it needs root or CAP_PERFMON",
-            settings::perf_event_paranoid(root).map_or("unknown".into(), |p| p.to_string())
-        ),
-        Some(libc::EMFILE) | Some(libc::ENFILE) => format!(
-            "{what}: too many open files (one perf event per CPU and file): raise `ulimit -n` or watch fewer \
-             --files"
-        ),
-        _ => format!("perf_event_open of {what}: {e}"),
+fn refused(root: &Root, what: &str, error: std::io::Error) -> PerfError {
+    let what = what.to_string();
+    match error.raw_os_error() {
+        Some(libc::EACCES) | Some(libc::EPERM) => PerfError::Refused {
+            what,
+            error,
+            paranoid: settings::perf_event_paranoid(root),
+        },
+        Some(libc::EMFILE) | Some(libc::ENFILE) => PerfError::TooManyFiles { what },
+        _ => PerfError::Open { what, error },
     }
 }
 
@@ -116,12 +115,11 @@ fn common(builder: &mut Builder, cpu: u32, first: bool, extra: SampleFlag) {
 
 impl PerfSource {
     /// A kprobe per file and CPU; the error names what is missing.
-    pub fn kprobes(root: &Root, files: &[LockFile], cpus: &[u32]) -> Result<PerfSource, String> {
+    pub fn kprobes(root: &Root, files: &[LockFile], cpus: &[u32]) -> Result<PerfSource, PerfError> {
         if !root.exists(kprobe::PMU_TYPE) {
-            return Err(format!(
-                "this kernel has no kprobe PMU (/{} is absent)",
-                kprobe::PMU_TYPE
-            ));
+            return Err(PerfError::NoKprobePmu {
+                pmu_type: kprobe::PMU_TYPE,
+            });
         }
         let specs = files
             .iter()
@@ -140,7 +138,7 @@ impl PerfSource {
 
     /// `sys_enter_open*` on each CPU, one event per file with that file's
     /// name filter.
-    pub fn syscalls(root: &Root, files: &[LockFile], cpus: &[u32]) -> Result<PerfSource, String> {
+    pub fn syscalls(root: &Root, files: &[LockFile], cpus: &[u32]) -> Result<PerfSource, PerfError> {
         let mut specs = Vec::new();
         for event in syscall::EVENTS {
             let Some(found) = tracepoint::find(root, event)? else {
@@ -158,7 +156,7 @@ impl PerfSource {
             }
         }
         if specs.is_empty() {
-            return Err("tracefs has no syscalls:sys_enter_open* events (CONFIG_FTRACE_SYSCALLS off)".into());
+            return Err(PerfError::NoSyscallEvents);
         }
         let extra = SampleFlag::RAW | SampleFlag::REGS_USER | SampleFlag::STACK_USER;
         PerfSource::open(root, specs, cpus, extra, &|builder| {
@@ -177,30 +175,30 @@ impl PerfSource {
         cpus: &[u32],
         extra: SampleFlag,
         configure: &dyn Fn(&mut Builder),
-    ) -> Result<PerfSource, String> {
+    ) -> Result<PerfSource, PerfError> {
         raise_open_file_limit(specs.len() * cpus.len());
         let mut rings = Vec::with_capacity(cpus.len());
         for &cpu in cpus {
             let mut first: Option<Sampler> = None;
             let (mut others, mut decoders) = (Vec::new(), HashMap::new());
             for spec in &specs {
-                let mut builder = (spec.make)().map_err(|e| refused(root, &spec.what, &e))?;
+                let mut builder = (spec.make)().map_err(|e| refused(root, &spec.what, e))?;
                 common(&mut builder, cpu, first.is_none(), extra);
                 configure(&mut builder);
-                let counter = builder.build().map_err(|e| refused(root, &spec.what, &e))?;
+                let counter = builder.build().map_err(|e| refused(root, &spec.what, e))?;
                 if let Some(filter) = &spec.filter {
-                    tracepoint::set_filter(&counter, filter).map_err(|e| filter_refused(&spec.what, &e))?;
+                    tracepoint::set_filter(&counter, filter).map_err(|e| filter_refused(&spec.what, e))?;
                 }
                 decoders.insert(counter.id(), spec.decoder);
                 match &first {
                     None => {
                         let sampler = counter
                             .sampled(tracepoint::ring_bytes(RING_PAGES))
-                            .map_err(|e| refused(root, &spec.what, &e))?;
+                            .map_err(|e| refused(root, &spec.what, e))?;
                         first = Some(sampler);
                     }
                     Some(ring) => {
-                        redirect(&counter, ring).map_err(|e| refused(root, &spec.what, &e))?;
+                        redirect(&counter, ring).map_err(|e| refused(root, &spec.what, e))?;
                         others.push(counter);
                     }
                 }
@@ -218,7 +216,7 @@ impl PerfSource {
             lost_records: 0,
             stopped: false,
         };
-        source.enable().map_err(|e| refused(root, "the events", &e))?;
+        source.enable().map_err(|e| refused(root, "the events", e))?;
         Ok(source)
     }
 
@@ -317,12 +315,13 @@ impl PerfSource {
     }
 }
 
-fn filter_refused(what: &str, e: &std::io::Error) -> String {
-    match e.raw_os_error() {
-        Some(libc::EINVAL) => "this kernel cannot filter opens by name (`filename.ustring`, Linux 5.17 on); \
-                               without it every open of the machine would be a sample"
-            .to_string(),
-        _ => format!("setting the name filter on {what}: {e}"),
+fn filter_refused(what: &str, error: std::io::Error) -> PerfError {
+    match error.raw_os_error() {
+        Some(libc::EINVAL) => PerfError::NoNameFilter,
+        _ => PerfError::Filter {
+            what: what.to_string(),
+            error,
+        },
     }
 }
 
