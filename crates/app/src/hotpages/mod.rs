@@ -294,4 +294,37 @@ mod tests {
         let first = address / page * page;
         assert!(regions.contains(&(first, first + page)), "{regions:x?}");
     }
+
+    #[test]
+    fn the_reaper_runs_its_program_with_its_args_then_the_claims_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("args");
+        // `sh -c SCRIPT NAME CLAIMS`: the script sees the claims as $1.
+        let script = format!("printf '%s|%s' \"$0\" \"$1\" > '{}'", out.display());
+        let spec = ReaperSpec {
+            program: Ok(PathBuf::from("sh")),
+            args: vec!["-c".into(), script.into(), "damon-reaper".into()],
+        };
+        // Dropping the reaper closes its stdin and waits for it.
+        let Ok(reaper) = spawn_reaper(spec, Path::new("/claims/dir")) else {
+            panic!("sh did not start");
+        };
+        drop(reaper);
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), "damon-reaper|/claims/dir");
+    }
+
+    #[test]
+    fn a_program_not_found_is_said_as_before() {
+        let spec = ReaperSpec {
+            program: Err(std::io::Error::from(std::io::ErrorKind::NotFound)),
+            args: Vec::new(),
+        };
+        let Err(e) = spawn_reaper(spec, Path::new("/claims")) else {
+            panic!("a reaper started without a program");
+        };
+        assert_eq!(
+            format!("{e:#}"),
+            "cannot find numasleuth's own binary: entity not found"
+        );
+    }
 }
