@@ -7,13 +7,15 @@
 //! `doctor -p`'s investigation of a process is here ([`doctor`]), with the
 //! collectors' pipelines it runs: the placement model ([`process`]), the
 //! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]);
-//! so is `top`'s frame per refresh ([`top`]), and the machine a
-//! measurement runs on, with the rules that refuse what could not be
-//! measured honestly ([`machine`]).
+//! so are `hotpages`' DAMON watch of a process's memory ([`hotpages`]),
+//! which `doctor --pid --measure` runs too, `top`'s frame per refresh
+//! ([`top`]), and the machine a measurement runs on, with the rules that
+//! refuse what could not be measured honestly ([`machine`]).
 //! The other commands move here as issue 35 says.
 
 pub mod doctor;
 pub mod hotlines;
+pub mod hotpages;
 pub mod machine;
 pub mod migrations;
 pub mod process;
@@ -22,7 +24,8 @@ pub mod top;
 use std::time::Duration;
 
 /// Hears what an investigation has to say while it runs: progress lines
-/// for a person (cli prints them to stderr; `serve` drops them).
+/// and warnings for a person (cli prints them to stderr; `serve` drops
+/// them).
 pub trait Observer: Sync {
     fn progress(&self, line: &str);
 }

@@ -2,12 +2,14 @@
 //! the process, for `hot-remote-memory`; where it cannot, the reason is
 //! the skipped check's note (no DAMON, no vaddr operations, not root, a
 //! kdamond set up by something else). A window that saw too few accesses
-//! to rank is an info finding (`hot-memory-unseen`), not silence.
+//! to rank is an info finding (`hot-memory-unseen`), not silence. The
+//! watch is `numasleuth_app::hotpages`, with `hotpages`' reaper.
 
 use std::time::Duration;
 
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
+use numasleuth_app::hotpages::{self, HotpagesRequest};
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::HotRemoteRegion;
 use numasleuth_model::Topology;
@@ -36,7 +38,14 @@ pub fn run(
         diagnosis.skipped(CHECK, "DAMON watches a live process; --root names a snapshot");
         return Vec::new();
     }
-    match super::hotpages::observe(root, topology, pid, WINDOW, TOP) {
+    let request = HotpagesRequest {
+        pid,
+        duration: WINDOW,
+        top: TOP,
+    };
+    let stop = super::stop_signal::stop_on_signals();
+    let reaper = super::hotpages::reaper_spec();
+    match hotpages::observe(root, topology, request, reaper, &stop, &crate::output::Say) {
         Ok(observed) => {
             diagnosis.ran(CHECK, observed.findings);
             observed.hot_remote

@@ -2,70 +2,35 @@
 //! DAMON (no PMU), where it lives, and whether that is away from the
 //! threads that use it.
 //!
-//! Wiring only: leftovers of an earlier run are reaped and DAMON is checked
-//! (`probe::damon`), a reaper process is started (`probe::damon_reaper`,
-//! running this binary's hidden `damon-reaper`), a
-//! kdamond of numasleuth's own watches the process (`probe::damon_collect`)
-//! from regions cut at its mappings and its program's writable sections
-//! (`analyze::hotpages_regions`, `symbols`) and is removed, then the regions are heated and ranked
-//! (`analyze::hotpages`), a sample of each hot region's pages is placed
-//! with move_pages and pagemap (`probe::damon_collect`), the regions are named (`hotpages_names`)
-//! and printed (`report`). See docs/hotpages.md.
+//! Wiring only: the pipeline is `numasleuth_app::hotpages` (DAMON checked,
+//! a kdamond of numasleuth's own watching the process beside a reaper,
+//! the regions heated, ranked, placed and named); this passes it the
+//! reaper (this binary's hidden `damon-reaper`, wired in [`reaper`]) and
+//! prints what it found (`report`). See docs/hotpages.md.
 
-use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::ffi::OsString;
 use std::process::ExitCode;
-use std::time::Duration;
 
-use anyhow::{bail, Context};
-use numasleuth_analyze::findings::Finding;
-use numasleuth_analyze::hotpages::{self as judge, Window, HOT_PERCENT};
-use numasleuth_analyze::hotpages_regions;
-use numasleuth_kernel::pages;
-use numasleuth_kernel::procfs::process::{read_process_stat, read_threads};
-use numasleuth_kernel::{IdList, Root};
-use numasleuth_model::hotpages::{HotRegion, HotRemoteRegion, HotpagesRaw, PagePlacement};
-use numasleuth_model::process::{thread_nodes, ThreadPlacement};
-use numasleuth_model::Topology;
-use numasleuth_probe::damon::{self, Session, DEFAULT_ATTRS};
-use numasleuth_probe::damon_reaper::{self, Reaper};
-use numasleuth_probe::{damon_claim, damon_collect};
+use numasleuth_app::hotpages::{HotpagesRequest, ReaperSpec};
+use numasleuth_kernel::Root;
+use numasleuth_probe::damon_reaper;
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotpages_json::{self, Parts};
 use numasleuth_report::hotpages_text;
-use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
 use super::hotpages_args::{DamonReaperArgs, HotpagesArgs};
-use super::hotpages_names::Namer;
-
-/// Hot regions whose pages are placed and named: the hottest, several
-/// times what is shown, so ranking by remoteness has a choice.
-const MAX_CANDIDATES: usize = 256;
-/// Pages asked about per region (all of a smaller one).
-const SAMPLE_PAGES: u64 = 256;
-
-/// One observation, judged.
-pub struct Observed {
-    pub raw: HotpagesRaw,
-    pub comm: Option<String>,
-    pub thread_nodes: IdList,
-    pub ranked: Vec<HotRegion>,
-    pub regions_total: usize,
-    pub regions_hot: usize,
-    /// `hot-remote-memory`, or `hot-memory-unseen` when the window had
-    /// nothing to rank.
-    pub findings: Vec<Finding>,
-    /// The hot regions mostly remote from the threads, in rank order, with
-    /// their ranges, nodes and names: what a join step matches a hot cache
-    /// line (or any address) against (`HotRemoteRegion::contains`).
-    pub hot_remote: Vec<HotRemoteRegion>,
-    pub notes: Vec<String>,
-}
 
 pub fn run(root: &Root, args: &HotpagesArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan_text_json(args.json)?;
     let topology = super::topology(root)?;
-    let observed = observe(root, &topology, args.pid(), args.duration, args.top)?;
+    let request = HotpagesRequest {
+        pid: args.pid(),
+        duration: args.duration,
+        top: args.top,
+    };
+    let stop = super::stop_signal::stop_on_signals();
+    let observed =
+        numasleuth_app::hotpages::observe(root, &topology, request, reaper_spec(), &stop, &crate::output::Say)?;
     let doc = hotpages_json::build(Parts {
         raw: &observed.raw,
         comm: observed.comm,
@@ -84,99 +49,13 @@ pub fn run(root: &Root, args: &HotpagesArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Where claims live: `$NUMASLEUTH_DAMON_CLAIMS` (tests) or /run/numasleuth.
-fn claims_dir() -> PathBuf {
-    std::env::var_os("NUMASLEUTH_DAMON_CLAIMS").map_or_else(|| PathBuf::from(damon_claim::DEFAULT_DIR), PathBuf::from)
-}
-
-/// Watches `pid` with a kdamond of numasleuth's own for `duration` and
-/// judges what it saw; `doctor --pid --measure` runs it too.
-pub fn observe(root: &Root, topology: &Topology, pid: u32, duration: Duration, top: usize) -> anyhow::Result<Observed> {
-    if !root.is_live() {
-        bail!("hotpages watches a live process with DAMON; --root names a snapshot");
+/// The reaper `hotpages` starts beside itself: this binary's hidden
+/// `damon-reaper --claims DIR` (`doctor --pid --measure` starts it too).
+pub fn reaper_spec() -> ReaperSpec {
+    ReaperSpec {
+        program: std::env::current_exe(),
+        args: vec![OsString::from("damon-reaper"), OsString::from("--claims")],
     }
-    let stat = read_process_stat(root, pid)?;
-    if stat.is_kernel_thread() {
-        bail!("process {pid} is a kernel thread: it has no user memory to watch");
-    }
-    let claims = claims_dir();
-    let mut notes = Vec::new();
-    // A kdamond left by a numasleuth that was killed, and not yet reaped.
-    match damon_claim::reap(root, &claims) {
-        Ok(Some(done)) => say!("numasleuth: warning: {done}"),
-        Ok(None) => {}
-        Err(e) => say!("numasleuth: warning: could not check for a kdamond left by an earlier run: {e}"),
-    }
-    let admin = damon::admin(root)?;
-    damon::check_available(&admin)?;
-    let reaper = spawn_reaper(&claims)?;
-    let stop = super::stop_signal::stop_on_signals();
-    let regions = start_regions(root, pid, &mut notes)?;
-    let mut session = Session::start(root, pid, DEFAULT_ATTRS, &regions, claims)?;
-    let raw = damon_collect::collect(root, &mut session, duration, &stop)?;
-    session
-        .stop()
-        .context("the kdamond could not be removed (the reaper, or the next hotpages, will retry)")?;
-    drop(reaper);
-    if let Some(why) = &raw.ended_early {
-        notes.push(why.clone());
-    }
-    Ok(judge_run(root, topology, raw, top, stat.comm, notes))
-}
-
-/// DAMON's initial regions (`analyze::hotpages_regions`): the process's
-/// mappings, cut at its program's writable sections (`.data`, `.bss`,
-/// `.got`), whose pages start as regions of their own. Half of DAMON's
-/// `max_nr_regions`, so it can still split regions at random.
-fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> anyhow::Result<Vec<(u64, u64)>> {
-    let MappedObjects {
-        mappings,
-        cap_hit,
-        objects,
-    } = MappedObjects::read(root, pid);
-    // Only the maps' own read fails here: the process is gone or not ours.
-    let objects = objects?;
-    if let Some(hit) = cap_hit {
-        notes.push(format!(
-            "{hit}: DAMON starts from the first ones and finds the rest itself"
-        ));
-    }
-    let static_data = program_static_data(&objects).unwrap_or_else(|| {
-        notes.push(
-            "the program's ELF sections were not read: DAMON's regions start from its mappings alone, \
-             and a hot global among its static data may take longer to stand out"
-                .into(),
-        );
-        Vec::new()
-    });
-    let ranges: Vec<(u64, u64)> = mappings.iter().map(|m| (m.start, m.end)).collect();
-    Ok(hotpages_regions::initial_regions(
-        &ranges,
-        &static_data,
-        (DEFAULT_ATTRS.max_regions / 2) as usize,
-        pages::page_size_bytes(),
-    ))
-}
-
-/// The run-time ranges of the program's writable sections (`.data`,
-/// `.bss`, `.got`, `.data.rel.ro`); `None` when its ELF was not read.
-fn program_static_data(objects: &ProcessObjects) -> Option<Vec<(u64, u64)>> {
-    let program = objects.main_object()?;
-    let spans = program.spans();
-    Some(
-        spans
-            .iter()
-            .filter(|s| s.class.is_writable_static())
-            .map(|s| (s.start, s.end))
-            .collect(),
-    )
-}
-
-/// Starts this binary's `damon-reaper` for claims in `claims`.
-fn spawn_reaper(claims: &std::path::Path) -> anyhow::Result<Reaper> {
-    let exe = std::env::current_exe().context("cannot find numasleuth's own binary")?;
-    let args = [OsStr::new("damon-reaper"), OsStr::new("--claims"), claims.as_os_str()];
-    Ok(Reaper::spawn(&exe, args)?)
 }
 
 /// `numasleuth damon-reaper`: waits for the `hotpages` that started it to
@@ -184,111 +63,4 @@ fn spawn_reaper(claims: &std::path::Path) -> anyhow::Result<Reaper> {
 pub fn reaper(root: &Root, args: &DamonReaperArgs) -> anyhow::Result<ExitCode> {
     damon_reaper::wait_then_reap(root, &args.claims, std::io::stdin().lock())?;
     Ok(ExitCode::SUCCESS)
-}
-
-fn judge_run(
-    root: &Root,
-    topology: &Topology,
-    raw: HotpagesRaw,
-    top: usize,
-    comm: String,
-    mut notes: Vec<String>,
-) -> Observed {
-    let pid = raw.pid;
-    let threads = match read_threads(root, pid) {
-        Ok(threads) => threads,
-        Err(e) => {
-            notes.push(format!("threads not read ({e}): nothing can be called remote"));
-            Vec::new()
-        }
-    };
-    let placements: Vec<ThreadPlacement> = threads
-        .iter()
-        .map(|t| ThreadPlacement::from_reading(t, topology))
-        .collect();
-    let nodes = thread_nodes(&placements);
-    let tids: Vec<u32> = threads.iter().map(|t| t.stat.tid).collect();
-    let regions = judge::heat(&raw.snapshots, &raw.attrs);
-    let regions_total = regions.len();
-    let regions_hot = regions.iter().filter(|r| r.access_percent >= HOT_PERCENT).count();
-    let chosen = judge::candidates(&regions, MAX_CANDIDATES.max(top));
-    let namer = Namer::load(root, pid, &tids);
-    notes.extend(namer.notes.iter().cloned());
-    let page_bytes = pages::page_size_bytes();
-    let mut refused = None;
-    let mut candidates = Vec::with_capacity(chosen.len());
-    for i in chosen {
-        let mut region = regions[i].clone();
-        // Named first: the score weighs read-only memory half.
-        region.name = Some(namer.name(region.start, region.end));
-        match place(root, pid, &region, page_bytes, &namer) {
-            Ok(placement) => judge::place(&mut region, placement, &nodes),
-            Err(e) => {
-                refused.get_or_insert(e);
-            }
-        }
-        candidates.push(region);
-    }
-    if let Some(e) = refused {
-        notes.push(format!("pages not placed: {e:#}"));
-    }
-    let ranked = judge::rank(candidates, top);
-    let mut findings = judge::findings(&ranked, &nodes, pid);
-    let window = Window {
-        pid,
-        ran_s: raw.span.ran_s,
-        snapshots: raw.snapshots.iter().filter(|s| !s.regions.is_empty()).count(),
-    };
-    findings.extend(judge::unseen(&regions, window));
-    let hot_remote = judge::hot_remote_regions(&ranked, &nodes);
-    Observed {
-        raw,
-        comm: Some(comm),
-        thread_nodes: nodes,
-        ranked,
-        regions_total,
-        regions_hot,
-        findings,
-        hot_remote,
-        notes,
-    }
-}
-
-/// Where a sample of the region's pages lives.
-fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
-    let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
-    damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a)).context("move_pages query")
-}
-
-#[cfg(test)]
-mod tests {
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    use super::*;
-
-    /// A global in this test binary's .bss.
-    static HOT: AtomicU64 = AtomicU64::new(0);
-
-    #[test]
-    fn this_process_starts_with_its_globals_page_as_a_region_of_its_own() {
-        HOT.fetch_add(1, Ordering::Relaxed);
-        let root = Root::live();
-        let pid = std::process::id();
-        let address = &HOT as *const AtomicU64 as u64;
-        // The sections come from this binary's ELF, and one holds the global.
-        let objects = ProcessObjects::load(&root, pid).unwrap();
-        let sections = program_static_data(&objects).expect("the test binary's ELF is read");
-        assert!(
-            sections.iter().any(|(s, e)| *s <= address && address < *e),
-            "{address:#x} in none of {sections:x?}"
-        );
-        let mut notes = Vec::new();
-        let regions = start_regions(&root, pid, &mut notes).unwrap();
-        assert!(notes.is_empty(), "{notes:?}");
-        assert!(regions.len() <= (DEFAULT_ATTRS.max_regions / 2) as usize);
-        assert!(regions.windows(2).all(|w| w[0].1 <= w[1].0));
-        let page = pages::page_size_bytes();
-        let first = address / page * page;
-        assert!(regions.contains(&(first, first + page)), "{regions:x?}");
-    }
 }

@@ -14,7 +14,6 @@ pub mod hot_args;
 pub mod hotlines;
 pub mod hotpages;
 pub mod hotpages_args;
-pub mod hotpages_names;
 pub mod inspect;
 pub mod irq;
 pub mod lab;

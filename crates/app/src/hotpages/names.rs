@@ -1,6 +1,7 @@
-//! Naming a DAMON region: the ELF object and section covering most of it
-//! with the data symbols in it (as `bisect` names a page), or the mapping
-//! it lies in: heap, the stack of a thread, anonymous memory, a file.
+//! Naming a DAMON region for `hotpages` ([`super::observe`]): the ELF
+//! object and section covering most of it with the data symbols in it (as
+//! `bisect` names a page), or the mapping it lies in: heap, the stack of a
+//! thread, anonymous memory, a file.
 //!
 //! Read once, after monitoring: the mappings (capped; the objects are
 //! placed from the same read), the objects' sections and symbols, and the
