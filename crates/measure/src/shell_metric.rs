@@ -71,7 +71,8 @@ pub fn run_shell(
             group.kill();
         }
         Some(CHECK_EVERY)
-    });
+    })
+    .map_err(|e| MeasureError::Invalid(format!("the metric command (pid {pid}): {e}")))?;
     let exit = waited
         .ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?
         .0

@@ -276,27 +276,34 @@ pub type Supervised = (Option<(io::Result<Exit>, Instant)>, Output);
 /// returns how long to wait for the exit before that, or `None` for as
 /// long as it takes. `runs` releases and samples there, `bisect`'s metric
 /// command checks its timeout and Ctrl-C.
+///
+/// A thread the system refuses to start (a task limit, no memory) ends
+/// the workload: its group is killed and reaped here, and the error says
+/// why, so nothing is left running unwatched and nothing panics.
 pub fn supervise(
     group: &Group,
     read: &OwnedFd,
     matches: &(dyn Fn(&str) -> bool + Sync),
     mut next_wait: impl FnMut(bool) -> Option<Duration>,
-) -> Supervised {
+) -> io::Result<Supervised> {
     let exited_at = OnceLock::new();
     std::thread::scope(|scope| {
-        let reader = scope.spawn(|| {
+        let reader = std::thread::Builder::new().spawn_scoped(scope, || {
             let mut sink = LineSink::new(matches);
             let note = read_output(read, &mut sink, &exited_at);
             sink.finish(note)
         });
+        let reader = reader.map_err(|e| end_unwatched(group, e))?;
         let (tx, rx) = std::sync::mpsc::channel();
         let exited = &exited_at;
-        scope.spawn(move || {
+        let waiter = std::thread::Builder::new().spawn_scoped(scope, move || {
             let result = wait(group);
             let end = Instant::now();
             let _ = exited.set(end);
             let _ = tx.send((result, end));
         });
+        // The reader sees end of file once the killed group is gone.
+        waiter.map_err(|e| end_unwatched(group, e))?;
         let mut limit = next_wait(false);
         let waited = loop {
             let received = match limit {
@@ -309,6 +316,14 @@ pub fn supervise(
                 Err(RecvTimeoutError::Timeout) => limit = next_wait(true),
             }
         };
-        (waited, reader.join().unwrap_or_default())
+        Ok((waited, reader.join().unwrap_or_default()))
     })
+}
+
+/// Kills and reaps a group that no thread could be started to watch, and
+/// says so.
+fn end_unwatched(group: &Group, error: io::Error) -> io::Error {
+    group.kill();
+    let _ = wait(group);
+    io::Error::new(error.kind(), format!("cannot start a thread to watch it: {error}"))
 }

@@ -123,7 +123,8 @@ pub fn run_once<S>(spec: &RunSpec<'_>, mut probe: impl FnMut(u32) -> S) -> Resul
         }
         let next = events.peek().map(|(at, _)| at.saturating_sub(start.elapsed()));
         Some(next.map_or(STOP_POLL, |next| next.min(STOP_POLL)))
-    });
+    })
+    .map_err(|e| MeasureError::Invalid(format!("`{program}` (pid {pid}): {e}")))?;
     let (result, end) =
         waited.ok_or_else(|| MeasureError::Invalid("the waiting thread ended without an answer".into()))?;
     let exit = result.map_err(|e| MeasureError::Invalid(format!("cannot wait for `{program}` (pid {pid}): {e}")))?;
