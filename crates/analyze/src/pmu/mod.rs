@@ -15,6 +15,7 @@ pub mod precise;
 mod why;
 
 use numasleuth_model::perf::catalog;
+use numasleuth_model::perf::errno::Errno;
 use numasleuth_model::perf::pmu::{PmuRaw, TargetRaw, MAX_COUNTERS};
 use serde::Serialize;
 
@@ -174,13 +175,15 @@ fn hardware_notes(raw: &PmuRaw, hardware_pmu: bool, ipc: Option<f64>, paranoid: 
             None => vec!["IPC unavailable: cycles or instructions was not counted (see unavailable)".into()],
         };
     }
-    let hardware_failures: Vec<&str> = raw
+    let hardware_failures: Vec<Option<Errno>> = raw
         .failed
         .iter()
         .filter(|f| f.spec.pmu == catalog::PMU_HARDWARE)
-        .map(|f| f.errno_name.as_str())
+        .map(|f| f.errno())
         .collect();
-    let refused = hardware_failures.iter().any(|e| matches!(*e, "EACCES" | "EPERM"));
+    let refused = hardware_failures
+        .iter()
+        .any(|e| matches!(e, Some(Errno::Access | Errno::Perm)));
     if refused {
         let level = paranoid.map_or_else(|| "unknown".into(), |p| p.to_string());
         return vec![format!(

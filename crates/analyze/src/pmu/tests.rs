@@ -1,4 +1,5 @@
 use super::*;
+use numasleuth_model::perf::errno::Errno;
 use numasleuth_model::perf::pmu::{EventRaw, EventSpec, OpenFailure, Reading};
 
 fn spec(name: &str, pmu: &str) -> EventSpec {
@@ -29,11 +30,10 @@ fn counted(name: &str, pmu: &str, readings: &[(u64, u64, u64)]) -> EventRaw {
     }
 }
 
-fn failed(name: &str, pmu: &str, errno_name: &str) -> OpenFailure {
+fn failed(name: &str, pmu: &str, errno: Errno) -> OpenFailure {
     OpenFailure {
         spec: spec(name, pmu),
-        errno: Some(2),
-        errno_name: errno_name.into(),
+        errno: Some(errno.raw()),
         message: String::new(),
     }
 }
@@ -106,8 +106,8 @@ fn no_hardware_pmu_is_a_note_not_an_error() {
         &raw(
             vec![counted("task-clock", "software", &[(5, 5, 5)])],
             vec![
-                failed("cycles", "hardware", "ENOENT"),
-                failed("instructions", "hardware", "EOPNOTSUPP"),
+                failed("cycles", "hardware", Errno::NoEntry),
+                failed("instructions", "hardware", Errno::NotSupported),
             ],
         ),
         Context {
@@ -135,7 +135,7 @@ fn no_hardware_pmu_is_a_note_not_an_error() {
 #[test]
 fn a_refusal_and_a_missing_counter_are_told_apart() {
     let summary = summarize(
-        &raw(vec![], vec![failed("cycles", "hardware", "EACCES")]),
+        &raw(vec![], vec![failed("cycles", "hardware", Errno::Access)]),
         Context {
             paranoid: Some(3),
             ..Context::default()
@@ -208,8 +208,8 @@ fn nothing_counted_is_said_with_the_software_reason() {
         &raw(
             vec![],
             vec![
-                failed("cycles", "hardware", "ENOENT"),
-                failed("task-clock", "software", "EACCES"),
+                failed("cycles", "hardware", Errno::NoEntry),
+                failed("task-clock", "software", Errno::Access),
             ],
         ),
         Context::default(),

@@ -5,15 +5,19 @@
 //! the man page give, with the errno kept in the text so it can be looked
 //! up.
 
+use numasleuth_model::perf::errno::Errno;
 use numasleuth_model::perf::pmu::OpenFailure;
 
 pub fn why_unavailable(failure: &OpenFailure, paranoid: Option<i32>, fd_limit: u64) -> String {
-    let name = failure.errno_name.as_str();
-    match name {
-        "ENOENT" | "EOPNOTSUPP" | "ENODEV" | "ENOSYS" => {
+    let name = failure.errno_name();
+    let Some(errno) = failure.errno() else {
+        return format!("{} ({name})", failure.message);
+    };
+    match errno {
+        Errno::NoEntry | Errno::NotSupported | Errno::NoDevice | Errno::NoSys => {
             format!("not on this CPU or VM ({name}): the kernel has no counter for this event here")
         }
-        "EACCES" | "EPERM" => {
+        Errno::Access | Errno::Perm => {
             let level = paranoid.map_or_else(|| "unknown".into(), |p| p.to_string());
             format!(
                 "permission denied ({name}): kernel.perf_event_paranoid is {level}; this event needs root or \
@@ -21,20 +25,20 @@ pub fn why_unavailable(failure: &OpenFailure, paranoid: Option<i32>, fd_limit: u
                  ptrace rights over it"
             )
         }
-        "EINVAL" => format!(
+        Errno::Invalid => format!(
             "the kernel rejected this configuration ({name}): a field is out of range for this CPU, or the PMU \
              cannot count a single process"
         ),
-        "ENOSPC" => format!("no counter could ever hold this event ({name}), even alone"),
-        "EMFILE" | "ENFILE" => format!(
+        Errno::NoSpace => format!("no counter could ever hold this event ({name}), even alone"),
+        Errno::TooManyFiles | Errno::FileTable => format!(
             "too many open files ({name}): one descriptor per event and thread, limit {fd_limit}; raise `ulimit -n` \
              or count fewer events (--events)"
         ),
-        "ESRCH" => format!("the process or its threads exited before the event was attached ({name})"),
-        "EBUSY" => format!("the PMU is held exclusively by another user ({name})"),
-        "E2BIG" => format!("the kernel is older than this request ({name})"),
-        "EOVERFLOW" => format!("the kernel cannot handle this request ({name})"),
-        _ => format!("{} ({name})", failure.message),
+        Errno::NoProcess => format!("the process or its threads exited before the event was attached ({name})"),
+        Errno::Busy => format!("the PMU is held exclusively by another user ({name})"),
+        Errno::TooBig => format!("the kernel is older than this request ({name})"),
+        Errno::Overflow => format!("the kernel cannot handle this request ({name})"),
+        Errno::Other(_) => format!("{} ({name})", failure.message),
     }
 }
 
@@ -43,7 +47,7 @@ mod tests {
     use super::*;
     use numasleuth_model::perf::pmu::EventSpec;
 
-    fn failure(errno_name: &str, message: &str) -> OpenFailure {
+    fn failure(errno: Errno, message: &str) -> OpenFailure {
         OpenFailure {
             spec: EventSpec {
                 name: "cycles".into(),
@@ -54,25 +58,29 @@ mod tests {
                 config2: 0,
                 config3: 0,
             },
-            errno: Some(2),
-            errno_name: errno_name.into(),
+            errno: Some(errno.raw()),
             message: message.into(),
         }
     }
 
     #[test]
     fn each_errno_reads_as_a_reason() {
-        assert!(why_unavailable(&failure("ENOENT", ""), None, 1024).starts_with("not on this CPU or VM (ENOENT)"));
-        assert!(why_unavailable(&failure("EOPNOTSUPP", ""), None, 1024).contains("not on this CPU or VM"));
-        let denied = why_unavailable(&failure("EACCES", ""), Some(3), 1024);
+        assert!(why_unavailable(&failure(Errno::NoEntry, ""), None, 1024).starts_with("not on this CPU or VM (ENOENT)"));
+        assert!(why_unavailable(&failure(Errno::NotSupported, ""), None, 1024).contains("not on this CPU or VM"));
+        let denied = why_unavailable(&failure(Errno::Access, ""), Some(3), 1024);
         assert!(denied.contains("kernel.perf_event_paranoid is 3"), "{denied}");
-        assert!(why_unavailable(&failure("EPERM", ""), None, 1024).contains("paranoid is unknown"));
-        assert!(why_unavailable(&failure("EMFILE", ""), None, 4096).contains("limit 4096"));
-        assert!(why_unavailable(&failure("EINVAL", ""), None, 1).contains("(EINVAL)"));
-        assert!(why_unavailable(&failure("ENOSPC", ""), None, 1).contains("(ENOSPC)"));
+        assert!(why_unavailable(&failure(Errno::Perm, ""), None, 1024).contains("paranoid is unknown"));
+        assert!(why_unavailable(&failure(Errno::TooManyFiles, ""), None, 4096).contains("limit 4096"));
+        assert!(why_unavailable(&failure(Errno::Invalid, ""), None, 1).contains("(EINVAL)"));
+        assert!(why_unavailable(&failure(Errno::NoSpace, ""), None, 1).contains("(ENOSPC)"));
         assert_eq!(
-            why_unavailable(&failure("errno", "Input/output error (os error 5)"), None, 1),
+            why_unavailable(&failure(Errno::Other(5), "Input/output error (os error 5)"), None, 1),
             "Input/output error (os error 5) (errno)"
         );
+        let no_number = OpenFailure {
+            errno: None,
+            ..failure(Errno::Other(5), "counter did not start")
+        };
+        assert_eq!(why_unavailable(&no_number, None, 1), "counter did not start (error)");
     }
 }

@@ -7,6 +7,7 @@
 
 pub mod catalog;
 pub mod decoded;
+pub mod errno;
 pub mod pmu;
 pub mod sample;
 pub mod watch;

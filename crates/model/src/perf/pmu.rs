@@ -38,10 +38,21 @@ pub struct EventRaw {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OpenFailure {
     pub spec: EventSpec,
+    /// The kernel's number; `None` for a failure that was no errno.
     pub errno: Option<i32>,
-    /// `ENOENT`, `EACCES`, … (`errno` when it has no name here).
-    pub errno_name: String,
     pub message: String,
+}
+
+impl OpenFailure {
+    pub fn errno(&self) -> Option<super::errno::Errno> {
+        self.errno.map(super::errno::Errno::from_raw)
+    }
+
+    /// `ENOENT`, `EACCES`…; `errno` for a number without a name here,
+    /// `error` for a failure without a number.
+    pub fn errno_name(&self) -> &'static str {
+        self.errno().map_or("error", super::errno::Errno::name)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

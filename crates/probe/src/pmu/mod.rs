@@ -27,7 +27,6 @@ use perf_event::Counter;
 use thiserror::Error;
 
 pub use numasleuth_model::perf::pmu::{EventRaw, EventSpec, OpenFailure, PmuRaw, Reading, TargetRaw, MAX_COUNTERS};
-pub use open::errno_name;
 use open::{for_each_counter, kernel_allowed, open_all, raise_fd_limit, read_all, Attach};
 
 #[derive(Debug, Clone)]

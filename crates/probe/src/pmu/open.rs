@@ -51,28 +51,6 @@ pub fn open(spec: &EventSpec, tid: libc::pid_t, how: Attach) -> std::io::Result<
     builder.build()
 }
 
-/// `ENOENT`, `EACCES`…: the name the man page uses, for people who will
-/// search for it.
-pub fn errno_name(errno: i32) -> &'static str {
-    match errno {
-        libc::ENOENT => "ENOENT",
-        libc::EOPNOTSUPP => "EOPNOTSUPP",
-        libc::ENODEV => "ENODEV",
-        libc::ENOSYS => "ENOSYS",
-        libc::EACCES => "EACCES",
-        libc::EPERM => "EPERM",
-        libc::EINVAL => "EINVAL",
-        libc::ENOSPC => "ENOSPC",
-        libc::EMFILE => "EMFILE",
-        libc::ENFILE => "ENFILE",
-        libc::ESRCH => "ESRCH",
-        libc::EBUSY => "EBUSY",
-        libc::E2BIG => "E2BIG",
-        libc::EOVERFLOW => "EOVERFLOW",
-        _ => "errno",
-    }
-}
-
 /// Raises the soft open-file limit to the hard one: one descriptor per
 /// event and thread adds up. Returns the limit now in force.
 pub fn raise_fd_limit() -> u64 {
@@ -101,11 +79,9 @@ pub fn raise_fd_limit() -> u64 {
 pub type Opened = Result<Vec<(u32, Counter)>, std::io::Error>;
 
 pub fn failure(spec: &EventSpec, error: &std::io::Error) -> OpenFailure {
-    let errno = error.raw_os_error();
     OpenFailure {
         spec: spec.clone(),
-        errno,
-        errno_name: errno.map_or("error", errno_name).to_string(),
+        errno: error.raw_os_error(),
         message: error.to_string(),
     }
 }

@@ -237,7 +237,7 @@ fn an_event_the_kernel_does_not_know_fails_with_its_errno() {
     )
     .unwrap();
     assert!(raw.counted.is_empty());
-    assert_eq!(raw.failed[0].errno_name, "ENOENT", "{raw:#?}");
+    assert_eq!(raw.failed[0].errno_name(), "ENOENT", "{raw:#?}");
 }
 
 #[test]
@@ -356,4 +356,30 @@ fn nothing_a_counted_command_started_survives_it() {
         raw.target
     );
     assert_eq!(surviving(".0505", &[]), Vec::<String>::new());
+}
+
+/// model's errno numbers are Linux's generic ones; libc says what they are
+/// on the architecture this is built for.
+#[test]
+fn the_errno_numbers_are_libcs() {
+    use numasleuth_model::perf::errno::Errno;
+    let named = [
+        (libc::EPERM, Errno::Perm),
+        (libc::ENOENT, Errno::NoEntry),
+        (libc::ESRCH, Errno::NoProcess),
+        (libc::E2BIG, Errno::TooBig),
+        (libc::EACCES, Errno::Access),
+        (libc::EBUSY, Errno::Busy),
+        (libc::ENODEV, Errno::NoDevice),
+        (libc::EINVAL, Errno::Invalid),
+        (libc::ENFILE, Errno::FileTable),
+        (libc::EMFILE, Errno::TooManyFiles),
+        (libc::ENOSPC, Errno::NoSpace),
+        (libc::ENOSYS, Errno::NoSys),
+        (libc::EOVERFLOW, Errno::Overflow),
+        (libc::EOPNOTSUPP, Errno::NotSupported),
+    ];
+    for (number, errno) in named {
+        assert_eq!(Errno::from_raw(number), errno, "{number}");
+    }
 }
