@@ -1,6 +1,6 @@
 //! The facts several commands ask of a [`Topology`], each defined once
 //! here so the commands cannot disagree: whether a node holds memory, and
-//! which node a CPU is on. `crates/analyze/tests/one_definition.rs` fails
+//! which node a CPU is on. `crates/analyze/tests/source_rules.rs` fails
 //! when a copy appears elsewhere.
 
 use std::collections::BTreeMap;
