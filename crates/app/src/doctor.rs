@@ -14,7 +14,7 @@ use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding};
 use numasleuth_analyze::join::{self, Clues, LinePage};
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
-use numasleuth_kernel::{pages, ReadError, Root};
+use numasleuth_kernel::{pages, Root};
 use numasleuth_model::process::ProcessModel;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
@@ -246,10 +246,10 @@ fn record<T>(diagnosis: &mut Diagnosis, check: CheckId, clue: &Clue<T>, found: V
 
 /// A process that is there but cannot be read leaves the check's answer
 /// open; one that is gone has nothing to judge.
-fn unreadable(error: &anyhow::Error) -> bool {
-    error.chain().any(|cause| match cause.downcast_ref::<ProcessError>() {
-        Some(ProcessError::PermissionDenied { .. }) => true,
-        Some(ProcessError::Read(read)) => !read.is_not_found(),
-        _ => cause.downcast_ref::<ReadError>().is_some_and(|r| !r.is_not_found()),
-    })
+fn unreadable(error: &ProcessError) -> bool {
+    match error {
+        ProcessError::PermissionDenied { .. } => true,
+        ProcessError::Read(read) => !read.is_not_found(),
+        ProcessError::NoSuchProcess { .. } | ProcessError::Exited { .. } => false,
+    }
 }

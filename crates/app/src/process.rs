@@ -4,7 +4,6 @@
 //! process is still the same one. `inspect`, `doctor -p`, `runs`, `top`,
 //! `snapshot -p` and `serve` all build it here.
 
-use anyhow::Context;
 use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, read_threads, ProcessError};
 use numasleuth_kernel::Root;
@@ -17,7 +16,7 @@ use numasleuth_symbols::{ObjectPlacer, SectionSpan};
 const LISTED_MAPPINGS: usize = 200;
 
 /// The placement model of one process; `doctor --pid` judges it too.
-pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
+pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> Result<ProcessModel, ProcessError> {
     model_and_objects(root, pid, all_mappings, topology).map(|(model, _)| model)
 }
 
@@ -28,7 +27,7 @@ pub fn model_and_objects(
     pid: u32,
     all_mappings: bool,
     topology: &Topology,
-) -> anyhow::Result<(ProcessModel, numasleuth_symbols::ProcessObjects)> {
+) -> Result<(ProcessModel, numasleuth_symbols::ProcessObjects), ProcessError> {
     let stat = read_process_stat(root, pid)?;
     let threads = read_threads(root, pid)?;
     // Counts from numa_maps carry their own page size; the base page is
@@ -54,8 +53,8 @@ pub fn model_and_objects(
     // The same process from start to end, or nothing it said counts.
     match read_process_stat(root, pid) {
         Ok(after) if after.start_time_ticks == stat.start_time_ticks => {}
-        Ok(_) | Err(ProcessError::NoSuchProcess { .. }) => return Err(ProcessError::Exited { pid }.into()),
-        Err(e) => return Err(e.into()),
+        Ok(_) | Err(ProcessError::NoSuchProcess { .. }) => return Err(ProcessError::Exited { pid }),
+        Err(e) => return Err(e),
     }
     if stat.state == 'Z' {
         notes.push(format!("process {pid} is a zombie: it has exited and holds no memory"));
@@ -122,10 +121,10 @@ fn query_static_pages(root: &Root, pid: u32, page_bytes: u64, builder: &mut Proc
     let mut pagemap_refused = None;
     for range in ranges {
         let addresses: Vec<u64> = (range.start..range.end).step_by(page_bytes as usize).collect();
-        let statuses = match pages::query(pid, &addresses).context("per-page query of static sections") {
+        let statuses = match pages::query(pid, &addresses) {
             Ok(statuses) => statuses,
             Err(e) => {
-                notes.push(format!("{e:#}"));
+                notes.push(format!("per-page query of static sections: {e}"));
                 return;
             }
         };

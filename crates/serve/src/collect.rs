@@ -31,7 +31,9 @@ use numasleuth_report::openmetrics::{BuildInfo, Exposition, NodeMetrics, Process
 /// Reads a `--pid` process's memory model: the application layer's
 /// (`numasleuth_app::process`, which places its ELF objects too), or a
 /// test's stand-in.
-pub type ProcessReader = dyn Fn(&Root, u32, &Topology) -> anyhow::Result<ProcessModel> + Send + Sync;
+pub type ProcessReader = dyn Fn(&Root, u32, &Topology) -> Result<ProcessModel, numasleuth_kernel::procfs::process::ProcessError>
+    + Send
+    + Sync;
 
 /// The part refreshed every `--interval`.
 #[derive(Debug, Clone, Default)]

@@ -22,12 +22,36 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::Stop;
 use numasleuth_report::openmetrics::BuildInfo;
 
 pub use collect::{Collector, ProcessReader};
+
+/// Why the exporter could not start or go on. Each message names what
+/// failed and ends with the system's reason.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {error}")]
+    Listen { addr: SocketAddr, error: std::io::Error },
+    #[error("cannot read the bound address: {0}")]
+    BoundAddress(std::io::Error),
+    #[error("cannot start the HTTP workers: {0}")]
+    Workers(std::io::Error),
+    #[error("cannot start the refresh thread: {0}")]
+    RefreshThread(std::io::Error),
+    #[error("cannot use --textfile {dir}: {error}")]
+    TextfileUnusable { dir: String, error: std::io::Error },
+    #[error("--textfile {0} is not a directory")]
+    TextfileNotADirectory(String),
+    #[error(
+        "--textfile {shown} (mode {mode:o}) can be written by every user, who could replace or forge \
+         {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
+    )]
+    TextfileWorldWritable { shown: String, mode: u32 },
+    #[error("cannot write {path}: {error}")]
+    Write { path: String, error: std::io::Error },
+}
 
 /// The file node_exporter's textfile collector picks up.
 pub const TEXTFILE_NAME: &str = "numasleuth.prom";
@@ -62,7 +86,7 @@ pub enum Ended {
 /// the person. A `--pid` process's memory model is the application
 /// layer's (`numasleuth_app::process`), the one `inspect` and `doctor -p`
 /// build.
-pub fn run(root: &Root, options: &Options, stop: &Stop, tell: &dyn Fn(&str)) -> anyhow::Result<Ended> {
+pub fn run(root: &Root, options: &Options, stop: &Stop, tell: &dyn Fn(&str)) -> Result<Ended, ServeError> {
     run_with(root, options, app_process_reader(), stop, tell)
 }
 
@@ -78,7 +102,7 @@ fn run_with(
     process: Arc<ProcessReader>,
     stop: &Stop,
     tell: &dyn Fn(&str),
-) -> anyhow::Result<Ended> {
+) -> Result<Ended, ServeError> {
     let mut collector = Collector::new(root.clone(), options.pids.clone(), options.build.clone(), process);
     if let Some(cpus) = &options.lock_open_cpus {
         collector = collector.with_lock_opens(cpus.clone(), stop);
@@ -87,16 +111,19 @@ fn run_with(
     if let Some(dir) = &options.textfile {
         return textfile(&collector, dir, options, stop, tell);
     }
-    let listener = TcpListener::bind(options.listen).with_context(|| format!("cannot listen on {}", options.listen))?;
-    let bound = listener.local_addr().context("cannot read the bound address")?;
+    let listener = TcpListener::bind(options.listen).map_err(|error| ServeError::Listen {
+        addr: options.listen,
+        error,
+    })?;
+    let bound = listener.local_addr().map_err(ServeError::BoundAddress)?;
     collector.refresh();
     let interval = options.interval;
     // Not joined: a refresh under way (a large --pid's numa_maps walk) must
     // not hold up the exit; the thread ends at its next look at `stop`.
     let _refresher = refresh_every(Arc::clone(&collector), interval, stop.clone())?;
     let handler = Arc::clone(&collector);
-    let server = http::Server::start(listener, Arc::new(move |format| handler.render(format)))
-        .context("cannot start the HTTP workers")?;
+    let server =
+        http::Server::start(listener, Arc::new(move |format| handler.render(format))).map_err(ServeError::Workers)?;
     tell(&format!(
         "numasleuth: serving http://{bound}/metrics (expensive checks refreshed every {interval:?})"
     ));
@@ -115,7 +142,7 @@ fn run_with(
 
 /// Refreshes `collector`'s expensive parts every `interval` on a thread of
 /// its own, until `stop` is requested.
-fn refresh_every(collector: Arc<Collector>, interval: Duration, stop: Stop) -> anyhow::Result<JoinHandle<()>> {
+fn refresh_every(collector: Arc<Collector>, interval: Duration, stop: Stop) -> Result<JoinHandle<()>, ServeError> {
     std::thread::Builder::new()
         .name("serve-refresh".into())
         .spawn(move || {
@@ -123,7 +150,7 @@ fn refresh_every(collector: Arc<Collector>, interval: Duration, stop: Stop) -> a
                 collector.refresh();
             }
         })
-        .context("cannot start the refresh thread")
+        .map_err(ServeError::RefreshThread)
 }
 
 fn textfile(
@@ -132,10 +159,13 @@ fn textfile(
     options: &Options,
     stop: &Stop,
     tell: &dyn Fn(&str),
-) -> anyhow::Result<Ended> {
-    let meta = std::fs::metadata(dir).with_context(|| format!("cannot use --textfile {}", dir.display()))?;
+) -> Result<Ended, ServeError> {
+    let meta = std::fs::metadata(dir).map_err(|error| ServeError::TextfileUnusable {
+        dir: dir.display().to_string(),
+        error,
+    })?;
     if !meta.is_dir() {
-        bail!("--textfile {} is not a directory", dir.display());
+        return Err(ServeError::TextfileNotADirectory(dir.display().to_string()));
     }
     if let Some(line) = collector.lock_opens_line() {
         tell(&format!("numasleuth: {line}"));
@@ -151,8 +181,12 @@ fn textfile(
         // picked up. It reads the 0.0.4 text only (OpenMetrics' `info` type
         // made it reject the whole file).
         let (text, _) = collector.render(http::Format::PrometheusText);
-        numasleuth_kernel::atomic_write::write_atomic(&target, text.as_bytes(), 0o644)
-            .with_context(|| format!("cannot write {}", target.display()))?;
+        numasleuth_kernel::atomic_write::write_atomic(&target, text.as_bytes(), 0o644).map_err(|error| {
+            ServeError::Write {
+                path: target.display().to_string(),
+                error,
+            }
+        })?;
         if options.once {
             return Ok(Ended::Wrote(target));
         }
@@ -168,15 +202,12 @@ fn textfile(
 /// made first under our name). A group-writable one, or one of another
 /// user, is written with a warning: node_exporter setups often share a
 /// group, and that group (or owner) can forge what we write.
-fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> anyhow::Result<Option<String>> {
+fn textfile_dir_warning(dir: &Path, meta: &std::fs::Metadata) -> Result<Option<String>, ServeError> {
     use std::os::unix::fs::MetadataExt;
     let mode = meta.mode() & 0o7777;
     let shown = numasleuth_kernel::error::escape(&dir.display().to_string());
     if mode & 0o002 != 0 {
-        bail!(
-            "--textfile {shown} (mode {mode:o}) can be written by every user, who could replace or forge \
-             {TEXTFILE_NAME}; give a directory only the exporter's user can write, e.g. mode 755"
-        );
+        return Err(ServeError::TextfileWorldWritable { shown, mode });
     }
     let euid = numasleuth_kernel::identity::euid();
     Ok(if mode & 0o020 != 0 {
@@ -198,10 +229,11 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
+    use numasleuth_kernel::procfs::process::ProcessError;
     use numasleuth_kernel::test_support::fixture;
 
     fn no_processes() -> Arc<ProcessReader> {
-        Arc::new(|_: &Root, pid, _: &_| anyhow::bail!("process {pid} not read here"))
+        Arc::new(|_: &Root, pid, _: &_| Err(ProcessError::Exited { pid }))
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub struct LockOpens {
 }
 
 /// Why the online CPUs are not known: the caller's own error chain, as one
-/// line (it comes from the CLI's topology read, an anyhow error).
+/// line (it comes from the CLI's topology read).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[error("{0}")]
 pub struct CpusUnknown(pub String);

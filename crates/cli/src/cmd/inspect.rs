@@ -30,5 +30,5 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
 /// A process a snapshot lacks is named with what the snapshot holds.
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
     super::process_stat(root, pid)?;
-    numasleuth_app::process::model(root, pid, all_mappings, topology)
+    Ok(numasleuth_app::process::model(root, pid, all_mappings, topology)?)
 }
