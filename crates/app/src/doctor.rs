@@ -139,26 +139,38 @@ fn probes(
         method: Method::Auto,
     };
     let quiet = crate::Quiet;
+    // A thread the system refuses to start, or one that panics, skips its
+    // probe with the reason; the other probe and the report go on.
     let (lines, moves) = std::thread::scope(|scope| {
-        let lines = scope.spawn(|| sample_process(root, (pid, topology), &how, stop, &quiet));
-        let moves = scope.spawn(|| crate::migrations::doctor_findings(root, topology, pid, BUDGET, stop, observer));
-        (
-            lines
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
-            moves
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the probe failed"))),
-        )
+        let thread = || std::thread::Builder::new().name("doctor-probe".into());
+        let lines = thread().spawn_scoped(scope, || sample_process(root, (pid, topology), &how, stop, &quiet));
+        let moves = thread().spawn_scoped(scope, || {
+            crate::migrations::doctor_findings(root, topology, pid, BUDGET, stop, observer)
+        });
+        (joined(pid, lines), joined(pid, moves))
     });
-    (clue(pid, lines), clue(pid, moves))
+    (lines, moves)
 }
 
-fn clue<T>(pid: u32, result: anyhow::Result<T>) -> Clue<T> {
+/// A probe's clue from its thread: what it returned, or why it has none.
+fn joined<T, E: std::fmt::Display>(
+    pid: u32,
+    thread: std::io::Result<std::thread::ScopedJoinHandle<'_, Result<T, E>>>,
+) -> Clue<T> {
+    match thread.map(|handle| handle.join()) {
+        Ok(Ok(result)) => clue(pid, result),
+        Ok(Err(_)) => skipped(&format!("process {pid}: the probe failed")),
+        Err(e) => skipped(&format!("process {pid}: cannot start the probe's thread: {e}")),
+    }
+}
+
+/// The errors' texts hold their causes (none is a `source`), so the text
+/// is the whole reason.
+fn clue<T, E: std::fmt::Display>(pid: u32, result: Result<T, E>) -> Clue<T> {
     match result {
         Ok(seen) => Clue::Seen(seen),
         Err(why) => Clue::Skipped {
-            why: format!("process {pid}: {why:#}"),
+            why: format!("process {pid}: {why}"),
             unreadable: false,
         },
     }

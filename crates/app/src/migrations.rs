@@ -10,7 +10,7 @@ use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing,
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope};
+use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope, TracedError};
 
 use crate::Observer;
 
@@ -36,6 +36,11 @@ pub struct Observed {
     pub notes: Vec<String>,
 }
 
+/// `--method tracepoint` where the tracepoint cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot use the sched:sched_migrate_task tracepoint: {0}")]
+pub struct TracepointUnusable(pub TracedError);
+
 /// Watches `scope` for `duration` (or until `stop`): the tracepoint unless
 /// `method` says otherwise or it cannot be used (then sampled, saying why).
 pub fn observe(
@@ -45,7 +50,7 @@ pub fn observe(
     (duration, method, interval): (Duration, How, Option<Duration>),
     stop: &Stop,
     observer: &dyn Observer,
-) -> anyhow::Result<Observed> {
+) -> Result<Observed, TracepointUnusable> {
     let before = match scope {
         Scope::Process(pid) => collect::numa_tasks(root, pid).1,
         Scope::All => collect::vmstat_pages_migrated(root),
@@ -62,8 +67,7 @@ pub fn observe(
     let cpus: Vec<u32> = topo.online_cpus().iter().collect();
     let collected: Collected = match method {
         How::Sampled => collect::sampled(root, scope, polling("--method sampled was asked for".into()), stop),
-        How::Tracepoint => collect::traced(root, scope, &cpus, duration, stop)
-            .map_err(|why| anyhow::anyhow!("cannot use the sched:sched_migrate_task tracepoint: {why}"))?,
+        How::Tracepoint => collect::traced(root, scope, &cpus, duration, stop).map_err(TracepointUnusable)?,
         How::Auto => match collect::traced(root, scope, &cpus, duration, stop) {
             Ok(c) => c,
             Err(why) => {
@@ -92,7 +96,7 @@ pub fn doctor_findings(
     duration: Duration,
     stop: &Stop,
     observer: &dyn Observer,
-) -> anyhow::Result<Vec<Finding>> {
+) -> Result<Vec<Finding>, TracepointUnusable> {
     let how = (duration, How::Auto, None);
     let seen = observe(root, topo, Scope::Process(pid), how, stop, observer)?;
     Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))

@@ -5,12 +5,12 @@
 //! `hotlines` prints what this returns; `doctor -p` joins it with the
 //! process's other observations. See docs/hotlines.md.
 
+pub mod error;
 pub mod names;
 pub mod spe;
 
 use std::time::Duration;
 
-use anyhow::bail;
 use numasleuth_analyze::hotlines::sampled::{Sample, SampleTally, Seen};
 use numasleuth_analyze::hotlines::spe_notes::spe_notes;
 use numasleuth_analyze::hotlines::NamedLine;
@@ -29,6 +29,7 @@ use numasleuth_probe::spe::SpeSpec;
 use numasleuth_probe::ProbeError;
 
 use crate::Observer;
+pub use error::HotlinesError;
 use names::Namer;
 
 /// How lines are sampled.
@@ -101,7 +102,7 @@ fn choose_event(
     pmus: Result<&PmuReadings, &String>,
     args: &Sampling,
     reads_spe: bool,
-) -> anyhow::Result<(Plan, String, String)> {
+) -> Result<(Plan, String, String), HotlinesError> {
     // The PMU list's reading failed with text of its own, so both reasons
     // are carried as the text they print.
     let choose_precise = || {
@@ -110,7 +111,7 @@ fn choose_event(
     };
     let ip_decode = |why: String| {
         if Arch::HOST.is_none() {
-            bail!("hotlines ip-decode decodes x86-64 and aarch64 only, not this build's architecture ({why})");
+            return Err(HotlinesError::NoDecoder { why });
         }
         let event = SampleEvent::CpuClock {
             period_ns: 1_000_000_000 / args.frequency,
@@ -120,7 +121,7 @@ fn choose_event(
     match args.method {
         Method::IpDecode => ip_decode("--method ip-decode was asked for".into()),
         Method::Precise => {
-            let p = choose_precise().map_err(|why| anyhow::anyhow!("{why}; use --method ip-decode"))?;
+            let p = choose_precise().map_err(|why| HotlinesError::NoPrecise { why })?;
             Ok(precise_plan(p))
         }
         Method::Auto => match choose_precise() {
@@ -163,12 +164,12 @@ pub fn sample_process(
     how: &Sampling,
     stop: &Stop,
     observer: &dyn Observer,
-) -> anyhow::Result<Sampled> {
+) -> Result<Sampled, HotlinesError> {
     if !root.is_live() {
-        bail!("hotlines needs the live system: it samples a running process, which a snapshot (--root) is not");
+        return Err(HotlinesError::NotLive);
     }
     if read_process_stat(root, pid)?.is_kernel_thread() {
-        bail!("process {pid} is a kernel thread: it has no user code or memory to sample");
+        return Err(HotlinesError::KernelThread { pid });
     }
     let pmus = read_pmus(root).map_err(|e| format!("cannot list the PMUs: {e}"));
     let precise = pmus.as_ref().map(precise::available).unwrap_or_default();
@@ -181,7 +182,7 @@ pub fn sample_process(
     let mut collector = SampleTally::new(topo.cpu_nodes());
     let paranoid = numasleuth_kernel::procfs::settings::perf_event_paranoid(root);
     let (raw, spe_totals) = run_plan(plan, (pid, how.duration, paranoid), &namer, &mut collector, stop)
-        .map_err(|e| sampling_error(e, &method))?;
+        .map_err(|e| HotlinesError::sampling(e, &method))?;
     let mut notes = vec![method_note];
     notes.extend(collector.run_notes(&raw, &namer.notes));
     if let (Some(aux), Some(records)) = (raw.aux, spe_totals) {
@@ -255,21 +256,6 @@ fn code_start(arch: Arch, namer: &Namer, ip: u64) -> Option<u64> {
     }
 }
 
-/// perf's refusals in `hotlines`' words.
-fn sampling_error(e: ProbeError, method: &str) -> anyhow::Error {
-    match e {
-        ProbeError::PermissionDenied { pid, paranoid } => refused(pid, paranoid),
-        // The errno texts are the watchpoint's; say what was refused here.
-        ProbeError::Unsupported { why } => {
-            anyhow::anyhow!("the kernel refused the {method} sampling event ({why}); try --method ip-decode")
-        }
-        ProbeError::InvalidBreakpoint { .. } => {
-            anyhow::anyhow!("the kernel refused the {method} sampling event (EINVAL); try --method ip-decode")
-        }
-        other => anyhow::Error::from(other),
-    }
-}
-
 /// The `top` ranked lines with their symbols, region and false sharing.
 fn name_lines(collector: &SampleTally, namer: &Namer, top: usize) -> Vec<NamedLine> {
     rank(&collector.tally, top)
@@ -289,25 +275,6 @@ fn name_lines(collector: &SampleTally, namer: &Namer, top: usize) -> Vec<NamedLi
             }
         })
         .collect()
-}
-
-/// perf's EACCES, in `hotlines`' words: user-only timer samples of one's
-/// own process are allowed up to perf_event_paranoid 2.
-fn refused(pid: u32, paranoid: Option<i32>) -> anyhow::Error {
-    match paranoid {
-        Some(level) if level >= 3 => anyhow::anyhow!(
-            "cannot sample process {pid}: permission denied: kernel.perf_event_paranoid is {level} \
-             (/proc/sys/kernel/perf_event_paranoid), which forbids perf events without CAP_PERFMON; \
-             run as root or `sysctl kernel.perf_event_paranoid=2`"
-        ),
-        level => anyhow::anyhow!(
-            "cannot sample process {pid}: permission denied: sampling another user's process needs ptrace \
-             rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
-             may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
-             or `sysctl kernel.perf_event_paranoid=2`)",
-            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
-        ),
-    }
 }
 
 #[cfg(test)]
@@ -355,15 +322,5 @@ mod tests {
         let (plan, method, _) = choose_event(Ok(&pmus), &sampling(Method::Precise), true).unwrap();
         assert!(matches!(plan, Plan::Spe { .. }));
         assert_eq!(method, "precise:arm_spe_0");
-    }
-
-    #[test]
-    fn paranoid_3_names_the_sysctl() {
-        let text = refused(9, Some(3)).to_string();
-        assert!(text.contains("kernel.perf_event_paranoid is 3"), "{text}");
-        assert!(text.contains("`sysctl kernel.perf_event_paranoid=2`"), "{text}");
-        let text = refused(9, None).to_string();
-        assert!(text.contains("another user's process needs ptrace rights"), "{text}");
-        assert!(text.contains("kernel.perf_event_paranoid is unknown"), "{text}");
     }
 }

@@ -20,19 +20,18 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::hotpages::{self as judge, Window, HOT_PERCENT};
 use numasleuth_analyze::hotpages_regions;
-use numasleuth_kernel::pages;
-use numasleuth_kernel::procfs::process::{read_process_stat, read_threads};
+use numasleuth_kernel::pages::{self, PagesError};
+use numasleuth_kernel::procfs::process::{read_process_stat, read_threads, ProcessError};
 use numasleuth_kernel::{IdList, Root};
 use numasleuth_model::hotpages::{HotRegion, HotRemoteRegion, HotpagesRaw, PagePlacement};
 use numasleuth_model::process::{thread_nodes, ThreadPlacement};
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_probe::damon::{self, Session, DEFAULT_ATTRS};
-use numasleuth_probe::damon_reaper::Reaper;
+use numasleuth_probe::damon::{self, DamonError, Session, DEFAULT_ATTRS};
+use numasleuth_probe::damon_reaper::{Reaper, ReaperError};
 use numasleuth_probe::{damon_claim, damon_collect};
 use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
@@ -99,14 +98,14 @@ pub fn observe(
     reaper: ReaperSpec,
     stop: &Stop,
     observer: &dyn Observer,
-) -> anyhow::Result<Observed> {
+) -> Result<Observed, HotpagesError> {
     let HotpagesRequest { pid, duration, top } = request;
     if !root.is_live() {
-        bail!("hotpages watches a live process with DAMON; --root names a snapshot");
+        return Err(HotpagesError::NotLive);
     }
     let stat = read_process_stat(root, pid)?;
     if stat.is_kernel_thread() {
-        bail!("process {pid} is a kernel thread: it has no user memory to watch");
+        return Err(HotpagesError::KernelThread { pid });
     }
     let claims = claims_dir();
     let mut notes = Vec::new();
@@ -124,9 +123,7 @@ pub fn observe(
     let regions = start_regions(root, pid, &mut notes)?;
     let mut session = Session::start(root, pid, DEFAULT_ATTRS, &regions, claims)?;
     let raw = damon_collect::collect(root, &mut session, duration, stop)?;
-    session
-        .stop()
-        .context("the kdamond could not be removed (the reaper, or the next hotpages, will retry)")?;
+    session.stop().map_err(HotpagesError::NotRemoved)?;
     drop(reaper);
     if let Some(why) = &raw.ended_early {
         notes.push(why.clone());
@@ -134,11 +131,31 @@ pub fn observe(
     Ok(judge_run(root, topology, raw, top, stat.comm, notes))
 }
 
+/// Why `hotpages` could not watch a process. The texts hold their causes
+/// (none is a `source`).
+#[derive(Debug, thiserror::Error)]
+pub enum HotpagesError {
+    #[error("hotpages watches a live process with DAMON; --root names a snapshot")]
+    NotLive,
+    #[error("process {pid} is a kernel thread: it has no user memory to watch")]
+    KernelThread { pid: u32 },
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    #[error(transparent)]
+    Damon(#[from] DamonError),
+    #[error("the kdamond could not be removed (the reaper, or the next hotpages, will retry): {0}")]
+    NotRemoved(DamonError),
+    #[error("cannot find numasleuth's own binary: {0}")]
+    OwnBinary(std::io::Error),
+    #[error(transparent)]
+    Reaper(#[from] ReaperError),
+}
+
 /// DAMON's initial regions (`analyze::hotpages_regions`): the process's
 /// mappings, cut at its program's writable sections (`.data`, `.bss`,
 /// `.got`), whose pages start as regions of their own. Half of DAMON's
 /// `max_nr_regions`, so it can still split regions at random.
-fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> anyhow::Result<Vec<(u64, u64)>> {
+fn start_regions(root: &Root, pid: u32, notes: &mut Vec<String>) -> Result<Vec<(u64, u64)>, ProcessError> {
     let MappedObjects {
         mappings,
         cap_hit,
@@ -183,8 +200,8 @@ fn program_static_data(objects: &ProcessObjects) -> Option<Vec<(u64, u64)>> {
 }
 
 /// Starts the reaper `spec` names for claims in `claims`.
-fn spawn_reaper(spec: ReaperSpec, claims: &Path) -> anyhow::Result<Reaper> {
-    let program = spec.program.context("cannot find numasleuth's own binary")?;
+fn spawn_reaper(spec: ReaperSpec, claims: &Path) -> Result<Reaper, HotpagesError> {
+    let program = spec.program.map_err(HotpagesError::OwnBinary)?;
     let args = spec.args.iter().map(OsString::as_os_str).chain([claims.as_os_str()]);
     Ok(Reaper::spawn(&program, args)?)
 }
@@ -233,7 +250,7 @@ fn judge_run(
         candidates.push(region);
     }
     if let Some(e) = refused {
-        notes.push(format!("pages not placed: {e:#}"));
+        notes.push(format!("pages not placed: move_pages query: {e}"));
     }
     let ranked = judge::rank(candidates, top);
     let mut findings = judge::findings(&ranked, &nodes, pid);
@@ -258,9 +275,15 @@ fn judge_run(
 }
 
 /// Where a sample of the region's pages lives.
-fn place(root: &Root, pid: u32, region: &HotRegion, page_bytes: u64, namer: &Namer) -> anyhow::Result<PagePlacement> {
+fn place(
+    root: &Root,
+    pid: u32,
+    region: &HotRegion,
+    page_bytes: u64,
+    namer: &Namer,
+) -> Result<PagePlacement, PagesError> {
     let addresses = judge::sample_addresses(region.start, region.end, page_bytes, SAMPLE_PAGES);
-    damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a)).context("move_pages query")
+    damon_collect::place_pages(root, pid, &addresses, page_bytes, |a| namer.is_mapped(a))
 }
 
 #[cfg(test)]
