@@ -19,6 +19,7 @@ pub mod hotpages;
 pub mod machine;
 pub mod migrations;
 pub mod process;
+pub mod runs;
 pub mod top;
 
 use std::time::Duration;

@@ -20,13 +20,7 @@ pub const START_CPUS_MAX: usize = 4096;
 pub const DELAY_MAX: Duration = Duration::from_secs(3600);
 pub const DELAY_MIN: Duration = Duration::from_millis(1);
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StartCpus {
-    /// Every allowed CPU, alternating nodes.
-    Spread,
-    /// In the order typed, repeats allowed.
-    List(Vec<u32>),
-}
+pub use numasleuth_app::runs::StartCpus;
 
 /// `spread`, or numactl list items kept in the order typed: `2,0` starts
 /// run 0 on CPU 2 and run 1 on CPU 0.
