@@ -21,6 +21,7 @@ pub mod migrations;
 pub mod process;
 pub mod runs;
 pub mod top;
+pub mod watch;
 
 use std::time::Duration;
 
