@@ -29,6 +29,7 @@ pub mod memwatch;
 pub mod migrations;
 pub mod page_move;
 pub mod pmu;
+pub mod probe_latency;
 pub mod process;
 pub mod rates;
 pub mod readers;

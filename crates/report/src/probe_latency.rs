@@ -3,7 +3,6 @@
 //! the gap between them is the point of the probe.
 
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
-use numasleuth_analyze::memwatch::Event;
 use numasleuth_analyze::readers::name_with_parent;
 use numasleuth_analyze::spike_readers::describe;
 use serde_json::{json, Map, Value};
@@ -19,40 +18,7 @@ const TEXT_SPIKES: usize = 10;
 pub const SCHEMA: &str = "numasleuth.probe_latency/1";
 pub use numasleuth_analyze::latency_summary::{Summary, PERCENTILES};
 
-#[derive(Debug, Clone)]
-pub struct ProbeReport {
-    /// `alloc-touch (64 KiB bound to node 0)`, `fsync /tmp/x`.
-    pub op: String,
-    pub rate_per_sec: u64,
-    pub duration_s: f64,
-    pub wall_s: f64,
-    pub samples: u64,
-    pub not_issued: u64,
-    pub interrupted: bool,
-    pub corrected: Summary,
-    pub uncorrected: Summary,
-    pub bucket_s: f64,
-    pub buckets: Vec<Bucket>,
-    pub spikes: Vec<Spike>,
-    pub signal_samples: u64,
-    pub signal_interval_s: f64,
-    pub signal_events: u64,
-    /// The events themselves, for the JSON (at most [`JSON_EVENTS`]).
-    pub events: Vec<Event>,
-    /// Why the memory signals are incomplete, if they are.
-    pub signal_notes: Vec<String>,
-    /// Opens of lock-taking kernel files during the run (`--readers`).
-    pub readers: Option<ProbeReaders>,
-    /// Why readers were not recorded, when they were not.
-    pub readers_note: Option<String>,
-}
-
-/// What `--readers` recorded: the raw opens and who made them.
-#[derive(Debug, Clone)]
-pub struct ProbeReaders {
-    pub summary: numasleuth_analyze::readers::Summary,
-    pub raw: numasleuth_model::readers::ReadersRaw,
-}
+pub use numasleuth_analyze::probe_latency::{ProbeReaders, ProbeReport};
 
 fn human_ns(ns: f64) -> String {
     match ns {
@@ -280,6 +246,7 @@ pub fn svg(r: &ProbeReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use numasleuth_analyze::memwatch::Event;
 
     fn summary(base: u64) -> Summary {
         Summary {

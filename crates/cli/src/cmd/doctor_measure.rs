@@ -24,12 +24,18 @@ pub fn run(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<MemD
     // The short readers watch first: the matrices take seconds per node
     // pair, and a reader seen at the start of the run is the one asked about.
     if measure {
-        super::readers::check(root, diagnosis);
+        match super::topology(root) {
+            Ok(topology) => {
+                let stop = super::stop_signal::stop_on_signals();
+                numasleuth_app::readers::check(root, &topology, &stop, diagnosis);
+            }
+            Err(e) => diagnosis.skipped_unreadable(numasleuth_app::readers::CHECK, format!("{e:#}")),
+        }
     }
     let matrices = mem_check(root, measure, diagnosis);
     if !measure {
         diagnosis.skipped(
-            super::readers::CHECK,
+            numasleuth_app::readers::CHECK,
             "needs --measure (a short watch for processes reading /proc/slabinfo and other lock-taking files)",
         );
     }

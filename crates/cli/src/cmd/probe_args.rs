@@ -18,25 +18,7 @@ pub const DURATION_MIN: Duration = Duration::from_millis(10);
 /// Node ids the kernel can have (MAX_NUMNODES is at most 1024 on Linux).
 pub const NODE_MAX: u64 = 1023;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Op {
-    /// Map fresh pages, bind them to the node, touch each one, unmap.
-    AllocTouch,
-    /// Write 4 KiB into a file the probe creates (and removes).
-    Write(PathBuf),
-    /// Write 4 KiB and fsync, into a file the probe creates (and removes).
-    Fsync(PathBuf),
-}
-
-impl Op {
-    pub fn name(&self) -> &'static str {
-        match self {
-            Op::AllocTouch => "alloc-touch",
-            Op::Write(_) => "write",
-            Op::Fsync(_) => "fsync",
-        }
-    }
-}
+pub use numasleuth_app::probe_latency::Op;
 
 /// `--op` as typed: one word, and a file for `write` and `fsync`.
 pub fn op(words: Option<&[String]>) -> Result<Op, String> {
