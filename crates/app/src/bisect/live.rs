@@ -29,7 +29,8 @@ pub enum SearchStop {
     #[error("{0}")]
     Metric(String),
     #[error("moving pages failed: {0}")]
-    Pages(ChangeError),
+    /// Boxed: a change error is large, and this is every step's error.
+    Pages(Box<ChangeError>),
 }
 
 impl From<MetricStop> for SearchStop {
@@ -83,7 +84,7 @@ impl Experiment for Live<'_> {
         let moved = self
             .session
             .send_away(self.root, &self.addresses[pages])
-            .map_err(SearchStop::Pages)?;
+            .map_err(|e| SearchStop::Pages(Box::new(e)))?;
         Ok(moved.verified)
     }
 
@@ -92,7 +93,7 @@ impl Experiment for Live<'_> {
         self.session
             .bring_back(self.root, &self.addresses[pages])
             .map(|_| ())
-            .map_err(SearchStop::Pages)
+            .map_err(|e| SearchStop::Pages(Box::new(e)))
     }
 
     fn measure(&mut self) -> Result<Readings, SearchStop> {

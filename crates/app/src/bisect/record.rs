@@ -33,7 +33,7 @@ pub enum BisectError {
     #[error("{halted}moving the pages back failed: {failed}; {undo}")]
     RestoreFailed {
         halted: String,
-        failed: ChangeError,
+        failed: Box<ChangeError>,
         undo: String,
     },
 }
@@ -68,7 +68,7 @@ pub fn ended(
             }
             Err(BisectError::RestoreFailed {
                 halted: halted.map_or(String::new(), |s| format!("{s}; ")),
-                failed,
+                failed: Box::new(failed),
                 undo,
             })
         }
