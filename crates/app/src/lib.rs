@@ -11,18 +11,25 @@
 //! which `doctor --pid --measure` runs too, `top`'s frame per refresh
 //! ([`top`]), and the machine a measurement runs on, with the rules that
 //! refuse what could not be measured honestly ([`machine`]).
+//! The commands that change page placement are here too: `move`
+//! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
+//! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
 //! The other commands move here as issue 35 says.
 
+pub mod bisect;
 pub mod doctor;
 pub mod hotlines;
 pub mod hotpages;
 pub mod machine;
 pub mod migrations;
+pub mod moves;
+pub mod page_targets;
 pub mod probe_latency;
 pub mod process;
 pub mod readers;
 pub mod runs;
 pub mod top;
+pub mod undo;
 pub mod watch;
 
 use std::time::Duration;
@@ -39,6 +46,14 @@ pub struct Quiet;
 
 impl Observer for Quiet {
     fn progress(&self, _line: &str) {}
+}
+
+/// Refuses a snapshot for a command (`what`) that changes the live system.
+pub fn refuse_under_snapshot(root: &numasleuth_kernel::Root, what: &str) -> anyhow::Result<()> {
+    if root.is_live() {
+        return Ok(());
+    }
+    anyhow::bail!("{what} changes the live system; --root names a snapshot, which is not a system to change")
 }
 
 /// "for 1.0 s (Ctrl-C stops early and reports)", or "until Ctrl-C": how

@@ -2,7 +2,6 @@
 
 pub mod bisect;
 pub mod bisect_args;
-pub mod bisect_live;
 pub mod c2c;
 pub mod docs_examples;
 pub mod docs_gen;
@@ -34,7 +33,6 @@ pub mod memwatch;
 pub mod migrations;
 pub mod moves;
 pub mod output;
-pub mod page_targets;
 pub mod pid_arg;
 pub mod pmu;
 pub mod pmu_args;
@@ -89,10 +87,7 @@ pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::
 }
 
 pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
-    if root.is_live() {
-        return Ok(());
-    }
-    anyhow::bail!("{what} changes the live system; --root names a snapshot, which is not a system to change")
+    numasleuth_app::refuse_under_snapshot(root, what)
 }
 
 pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {

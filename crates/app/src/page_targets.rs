@@ -1,6 +1,7 @@
 //! The pages a user names for `move` and `bisect`: a range, a symbol or
 //! a section of a live process, clipped to what it maps, with where each
-//! page is now.
+//! page is now. [`set_up`] is the one set-up both commands run, so they
+//! cannot disagree on which pages were asked for.
 
 use std::ops::Range;
 
@@ -8,23 +9,77 @@ use anyhow::{bail, Context};
 use numasleuth_analyze::page_move::{self, VmaPages};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::for_each_vma;
+use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
 use numasleuth_kernel::Root;
 use numasleuth_report::format;
 use numasleuth_report::move_json::TargetJson;
 use numasleuth_symbols::ProcessObjects;
 
 /// What to move, as typed: one of range, symbol, section (default .bss).
-pub struct Asked<'a> {
+#[derive(Debug, Clone, Default)]
+pub struct Asked {
     pub pid: u32,
     pub range: Option<(u64, u64)>,
-    pub symbol: Option<&'a str>,
-    pub section: Option<&'a str>,
-    pub object: Option<&'a str>,
+    pub symbol: Option<String>,
+    pub section: Option<String>,
+    /// The ELF object whose symbol or section is meant (default: the
+    /// program itself).
+    pub object: Option<String>,
+}
+
+/// The asked pages of a live process, with where each is now.
+pub struct PageSet {
+    pub comm: String,
+    /// The process's start time, which ties a journal to it (a reused PID
+    /// is not the same process).
+    pub start_time: u64,
+    /// The ranges asked for, each described for the plan.
+    pub targets: Vec<TargetJson>,
+    pub ranges: Vec<Range<u64>>,
+    pub page_bytes: u64,
+    /// What the process maps inside the ranges.
+    pub mapped: Mapped,
+    /// Every page asked for that the process maps, in order.
+    pub addresses: Vec<u64>,
+    /// Where each page of `addresses` is now.
+    pub states: Vec<Residency>,
+}
+
+/// Reads the process, resolves what was asked to run-time ranges, clips
+/// them to its mappings and asks where each page is; `verb` ("move",
+/// "bisect") names what a kernel thread cannot have done to it. `notes`
+/// gains what the page query could not tell.
+pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -> anyhow::Result<PageSet> {
+    let pid = asked.pid;
+    let stat = read_process_stat(root, pid)?;
+    if stat.is_kernel_thread() {
+        bail!("process {pid} is a kernel thread: it has no user memory to {verb}");
+    }
+    let Some(start_time) = stat.start_time_ticks else {
+        bail!("/proc/{pid}/stat has no start time: cannot tie a journal to this process");
+    };
+    let (targets, ranges): (Vec<TargetJson>, Vec<Range<u64>>) = targets(root, asked)?.into_iter().unzip();
+    let page_bytes = pages::page_size_bytes();
+    let mapped = mapped(root, pid, &ranges, page_bytes)?;
+    if mapped.parts.is_empty() {
+        bail!("process {pid} maps nothing in the pages asked for (see /proc/{pid}/maps)");
+    }
+    let addresses = page_move::pages_of(&mapped.parts, page_bytes);
+    let states = residencies(root, pid, &addresses, &mapped.vmas, notes)?;
+    Ok(PageSet {
+        comm: stat.comm,
+        start_time,
+        targets,
+        ranges,
+        page_bytes,
+        mapped,
+        addresses,
+        states,
+    })
 }
 
 /// The ranges asked for, each described for the plan.
-pub fn targets(root: &Root, args: &Asked<'_>) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
+fn targets(root: &Root, args: &Asked) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
     let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
     let target = |what: String, object: Option<String>, r: Range<u64>| {
         let (start, end) = hex(&r);
@@ -42,8 +97,8 @@ pub fn targets(root: &Root, args: &Asked<'_>) -> anyhow::Result<Vec<(TargetJson,
         return Ok(vec![target("range".into(), None, start..end)]);
     }
     let objects = ProcessObjects::load(root, args.pid)?;
-    if let Some(name) = args.symbol {
-        let found = objects.find_symbol(name, args.object)?;
+    if let Some(name) = args.symbol.as_deref() {
+        let found = objects.find_symbol(name, args.object.as_deref())?;
         let placed: Vec<_> = found
             .into_iter()
             .filter_map(|l| {
@@ -62,8 +117,8 @@ pub fn targets(root: &Root, args: &Asked<'_>) -> anyhow::Result<Vec<(TargetJson,
         }
         return Ok(placed);
     }
-    let section = args.section.unwrap_or(".bss");
-    let found = objects.section_ranges(section, args.object)?;
+    let section = args.section.as_deref().unwrap_or(".bss");
+    let found = objects.section_ranges(section, args.object.as_deref())?;
     Ok(found
         .into_iter()
         .map(|s| target(format!("{} of {}", s.section, s.object), Some(s.object), s.runtime))

@@ -1,10 +1,9 @@
 //! The live side of `bisect`: moving real pages through the journalled
 //! session, reading the user's metric command (on measure's
-//! `metric_series` schedule), Ctrl-C, and naming the symbols on the
-//! culprit page.
+//! `metric_series` schedule), the stop token (Ctrl-C), and naming the
+//! symbols on the culprit page.
 
 use std::collections::BTreeMap;
-use std::fmt;
 use std::ops::Range;
 use std::time::Duration;
 
@@ -23,34 +22,22 @@ const CULPRITS_LISTED: usize = 64;
 const SYMBOLS_LISTED: usize = 32;
 
 /// Why the search stopped.
-#[derive(Debug)]
-pub enum Stop {
+#[derive(Debug, thiserror::Error)]
+pub enum SearchStop {
+    #[error("interrupted")]
     Interrupted,
+    #[error("{0}")]
     Metric(String),
-    Pages(ChangeError),
+    #[error("moving pages failed: {0}")]
+    /// Boxed: a change error is large, and this is every step's error.
+    Pages(Box<ChangeError>),
 }
 
-impl fmt::Display for Stop {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Stop::Interrupted => f.write_str("interrupted"),
-            Stop::Metric(why) => f.write_str(why),
-            Stop::Pages(e) => write!(f, "moving pages failed: {e}"),
-        }
-    }
-}
-
-impl Stop {
-    pub fn into_error(self) -> anyhow::Error {
-        anyhow::anyhow!("{self}")
-    }
-}
-
-impl From<MetricStop> for Stop {
-    fn from(stop: MetricStop) -> Stop {
+impl From<MetricStop> for SearchStop {
+    fn from(stop: MetricStop) -> SearchStop {
         match stop {
-            MetricStop::Interrupted => Stop::Interrupted,
-            MetricStop::Failed(why) => Stop::Metric(why),
+            MetricStop::Interrupted => SearchStop::Interrupted,
+            MetricStop::Failed(why) => SearchStop::Metric(why),
         }
     }
 }
@@ -67,7 +54,8 @@ pub struct Live<'a> {
     /// Sets of pages sent away so far (each is brought back before the
     /// next): the interrupted step too, which has no reading.
     pub sets_moved: u64,
-    /// From `stop_on_signals_until_undone`.
+    /// The front-end's stop token (cli: set by a signal that never exits
+    /// before every page is back).
     pub interrupt: numasleuth_model::stop::Stop,
     /// What the metric did while the baseline settled; `None` until then.
     pub probe: Option<MetricPeriod>,
@@ -88,27 +76,27 @@ impl Live<'_> {
 }
 
 impl Experiment for Live<'_> {
-    type Error = Stop;
+    type Error = SearchStop;
 
-    fn move_away(&mut self, pages: Range<usize>) -> Result<u64, Stop> {
+    fn move_away(&mut self, pages: Range<usize>) -> Result<u64, SearchStop> {
         self.metric().check_interrupt()?;
         self.sets_moved += 1;
         let moved = self
             .session
             .send_away(self.root, &self.addresses[pages])
-            .map_err(Stop::Pages)?;
+            .map_err(|e| SearchStop::Pages(Box::new(e)))?;
         Ok(moved.verified)
     }
 
-    fn move_back(&mut self, pages: Range<usize>) -> Result<(), Stop> {
+    fn move_back(&mut self, pages: Range<usize>) -> Result<(), SearchStop> {
         // Runs even after an interrupt: a set is never left away.
         self.session
             .bring_back(self.root, &self.addresses[pages])
             .map(|_| ())
-            .map_err(Stop::Pages)
+            .map_err(|e| SearchStop::Pages(Box::new(e)))
     }
 
-    fn measure(&mut self) -> Result<Readings, Stop> {
+    fn measure(&mut self) -> Result<Readings, SearchStop> {
         let spacing = match self.probe {
             Some(period) => {
                 self.metric().wait(self.settle)?;
@@ -123,7 +111,7 @@ impl Experiment for Live<'_> {
         };
         let values = self.metric().rounds(self.rounds, spacing)?;
         Readings::new(values)
-            .ok_or_else(|| Stop::Metric("the metric command printed a number that is not finite".into()))
+            .ok_or_else(|| SearchStop::Metric("the metric command printed a number that is not finite".into()))
     }
 }
 
