@@ -10,15 +10,21 @@
 //! so are `hotpages`' DAMON watch of a process's memory ([`hotpages`]),
 //! which `doctor --pid --measure` runs too, `top`'s frame per refresh
 //! ([`top`]), and the machine a measurement runs on, with the rules that
-//! refuse what could not be measured honestly ([`machine`]).
+//! refuse what could not be measured honestly ([`machine`]). `mem`'s
+//! pipeline is here too ([`mem`]: plan, size, measure, measure again,
+//! judge), with what the measuring commands share: their raw samples as
+//! analysis reads them ([`measured`]) and their run of steps ([`steps`]).
 //! The other commands move here as issue 35 says.
 
 pub mod doctor;
 pub mod hotlines;
 pub mod hotpages;
 pub mod machine;
+pub mod measured;
+pub mod mem;
 pub mod migrations;
 pub mod process;
+pub mod steps;
 pub mod top;
 
 use std::time::Duration;

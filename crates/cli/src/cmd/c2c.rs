@@ -21,8 +21,8 @@ use numasleuth_report::measure_export::C2cReport;
 
 use super::measure_args::{C2cArgs, MethodArg, SampleArg};
 use super::measure_plan::{self, step_error, Machine, Progress};
-use super::measure_raw;
 use super::output::Aliases;
+use numasleuth_app::measured as measure_raw;
 
 pub fn run(root: &Root, args: &C2cArgs) -> anyhow::Result<ExitCode> {
     let outputs = args.output.plan::<C2cReport>(Aliases {
