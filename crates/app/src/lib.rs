@@ -10,12 +10,14 @@
 //! so are `hotpages`' DAMON watch of a process's memory ([`hotpages`]),
 //! which `doctor --pid --measure` runs too, `top`'s frame per refresh
 //! ([`top`]), and the machine a measurement runs on, with the rules that
-//! refuse what could not be measured honestly ([`machine`]). `mem`'s
-//! pipeline is here too ([`mem`]: plan, size, measure, measure again,
-//! judge), with what the measuring commands share: their raw samples as
-//! analysis reads them ([`measured`]) and their run of steps ([`steps`]).
+//! refuse what could not be measured honestly ([`machine`]). The
+//! measuring commands' pipelines are here too: `mem` ([`mem`]: plan,
+//! size, measure, measure again, judge) and `c2c` ([`c2c`]), with what
+//! they share: raw samples as analysis reads them ([`measured`]) and a
+//! run of steps that a front-end draws ([`steps`]).
 //! The other commands move here as issue 35 says.
 
+pub mod c2c;
 pub mod doctor;
 pub mod hotlines;
 pub mod hotpages;

@@ -106,7 +106,8 @@ fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
         }
         let home = machine.cpu_home_node(cpus[0])?;
         machine.check_node(home)?;
-        let matrix = super::c2c::quick_matrix(&cpus, home)?;
+        let stop = super::stop_signal::stop_on_signals();
+        let matrix = numasleuth_app::c2c::quick_matrix(&cpus, home, &stop, &mut Bar::new())?;
         let pairs = siblings::suspected(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
         anyhow::Ok(Ok(siblings::measured_finding(&machine.topo, &pairs, &cpus, &matrix)))
     })();
