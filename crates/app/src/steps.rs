@@ -136,7 +136,8 @@ mod tests {
     #[test]
     fn a_stop_is_seen_through_the_run() {
         let stop = Stop::new();
-        let steps = Steps::new(&mut Unobserved, &stop, 1, "x");
+        let mut unobserved = Unobserved;
+        let steps = Steps::new(&mut unobserved, &stop, 1, "x");
         assert!(!steps.stopped());
         stop.request();
         assert!(steps.stopped() && steps.stop_token().requested());
