@@ -10,17 +10,24 @@
 //! so are `hotpages`' DAMON watch of a process's memory ([`hotpages`]),
 //! which `doctor --pid --measure` runs too, `top`'s frame per refresh
 //! ([`top`]), and the machine a measurement runs on, with the rules that
-//! refuse what could not be measured honestly ([`machine`]).
+//! refuse what could not be measured honestly ([`machine`]). The
+//! measuring commands' pipelines are here too: `mem` ([`mem`]: plan,
+//! size, measure, measure again, judge) and `c2c` ([`c2c`]), with what
+//! they share: raw samples as analysis reads them ([`measured`]) and a
+//! run of steps that a front-end draws ([`steps`]).
 //! The commands that change page placement are here too: `move`
 //! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
 //! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
 //! The other commands move here as issue 35 says.
 
 pub mod bisect;
+pub mod c2c;
 pub mod doctor;
 pub mod hotlines;
 pub mod hotpages;
 pub mod machine;
+pub mod measured;
+pub mod mem;
 pub mod migrations;
 pub mod moves;
 pub mod page_targets;
@@ -28,6 +35,7 @@ pub mod probe_latency;
 pub mod process;
 pub mod readers;
 pub mod runs;
+pub mod steps;
 pub mod top;
 pub mod undo;
 pub mod watch;

@@ -7,11 +7,11 @@
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
 use numasleuth_analyze::siblings;
+use numasleuth_app::mem::MemRequest;
 use numasleuth_kernel::Root;
 use numasleuth_report::mem_json::MemDocument;
 
-use super::measure_args::{MemOptions, MixArg, PagesArg};
-use super::measure_plan;
+use super::measure_plan::{self, Bar};
 
 pub const CHECK: CheckId = CheckId::InterconnectBandwidth;
 pub const SIBLINGS: CheckId = CheckId::VcpuSiblings;
@@ -61,22 +61,17 @@ fn mem_check(root: &Root, measure: bool, diagnosis: &mut Diagnosis) -> Option<Me
         return None;
     }
     siblings_check(root, diagnosis);
-    let options = MemOptions {
-        json: false,
-        csv: false,
-        output: super::output::OutputArgs::default(),
-        raw: false,
-        nodes: None,
-        cpus: None,
-        quick: true,
-        samples: None,
-        sample_ms: None,
-        size: None,
-        threads: None,
-        mix: MixArg::Read,
-        pages: PagesArg::Thp,
-    };
-    match super::mem::matrices(root, &options) {
+    let stop = super::stop_signal::stop_on_signals();
+    let measured = measure_plan::machine(root, "mem").and_then(|machine| {
+        let request = MemRequest::quick_matrices();
+        Ok(numasleuth_app::mem::matrices(
+            machine,
+            &request,
+            &stop,
+            &mut Bar::new(),
+        )?)
+    });
+    match measured {
         Ok((doc, span)) => {
             if span.stopped_early {
                 diagnosis.skipped(
@@ -117,7 +112,8 @@ fn siblings_check(root: &Root, diagnosis: &mut Diagnosis) {
         }
         let home = machine.cpu_home_node(cpus[0])?;
         machine.check_node(home)?;
-        let matrix = super::c2c::quick_matrix(&cpus, home)?;
+        let stop = super::stop_signal::stop_on_signals();
+        let matrix = numasleuth_app::c2c::quick_matrix(&cpus, home, &stop, &mut Bar::new())?;
         let pairs = siblings::suspected(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
         anyhow::Ok(Ok(siblings::measured_finding(&machine.topo, &pairs, &cpus, &matrix)))
     })();

@@ -188,7 +188,7 @@ fn transfers(
     Ok(done
         .iter()
         .filter_map(|(step, pair)| {
-            rg::Transfer::from_timing(step.global, step.home_node, cpus, &super::measure_raw::pair(pair))
+            rg::Transfer::from_timing(step.global, step.home_node, cpus, &numasleuth_app::measured::pair(pair))
         })
         .collect())
 }

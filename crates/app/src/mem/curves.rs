@@ -4,27 +4,26 @@
 
 use std::time::Instant;
 
-use anyhow::{bail, Context};
 use numasleuth_analyze::row_warnings::timed_rows;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::grids::{self, SweepPlan};
 use numasleuth_measure::loaded::{self, LoadedConfig};
 use numasleuth_measure::steps::PhaseError;
-use numasleuth_model::stop::RunSpan;
-use numasleuth_report::format;
+use numasleuth_model::stop::{RunSpan, Stop};
+use numasleuth_model::units::bytes as size_name;
 use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
 
-use super::measure_args::{LatencyArgs, LoadedArgs};
-use super::measure_plan::{placement_check, Machine, Progress};
-use super::mem::Settings;
-use super::{measure_raw, mem_sizing};
+use super::{sizing, MemError, Settings};
+use crate::machine::Machine;
+use crate::measured::{self, placement_check};
+use crate::steps::Steps;
 
 /// Delays between 4 KiB reads, from flat out to a trickle.
-const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
+pub const DEFAULT_DELAYS_NS: [u64; 9] = [0, 100, 200, 400, 800, 1600, 3200, 6400, 12800];
 
 /// The chasing CPU (the first of `-C`, or of the allowed CPUs; `machine`
 /// is already narrowed to `-C`) and the memory node.
-fn cpu_and_node(machine: &Machine, node: Option<u32>) -> anyhow::Result<(u32, u32)> {
+fn cpu_and_node(machine: &Machine, node: Option<u32>) -> Result<(u32, u32), MemError> {
     let cpu = machine.allowed_cpus.ids()[0];
     let node = match node {
         Some(node) => node,
@@ -34,15 +33,17 @@ fn cpu_and_node(machine: &Machine, node: Option<u32>) -> anyhow::Result<(u32, u3
     Ok((cpu, node))
 }
 
-pub fn sweep(
+/// Latency against buffer size (`mem latency --sizes`), one chase per
+/// size from one CPU to one node, where the cache levels show as steps.
+pub(super) fn sweep(
     machine: &Machine,
     settings: &Settings,
-    args: &LatencyArgs,
-    sizes: &[usize],
+    (sizes, node): (&[usize], Option<u32>),
     cpus_given: bool,
     doc: &mut MemDocument,
-) -> anyhow::Result<RunSpan> {
-    let (cpu, node) = cpu_and_node(machine, args.node)?;
+    steps: &mut Steps,
+) -> Result<RunSpan, MemError> {
+    let (cpu, node) = cpu_and_node(machine, node)?;
     if machine.allowed_cpus.len() > 1 && cpus_given {
         doc.warnings.push(format!(
             "the sweep chases from one CPU, the first of -C ({}): CPU {cpu}",
@@ -50,32 +51,35 @@ pub fn sweep(
         ));
     }
     for &size in sizes {
-        machine.check_fits(node, size, &format!("the {} buffer", format::bytes(size as u64)))?;
+        machine.check_fits(node, size, &format!("the {} buffer", size_name(size as u64)))?;
     }
-    let mut progress = Progress::new(sizes.len() as u64, "mem latency");
     let plan = SweepPlan {
         cpu,
         node,
         pages: settings.pages,
         sampling: settings.sampling,
     };
-    let size_name = |size: usize| format::bytes(size as u64);
-    let done = grids::latency_sizes(plan, sizes, &progress.stop_token(), &mut |&size| {
-        progress.step(&size_name(size));
+    let stop = steps.stop_token();
+    let done = grids::latency_sizes(plan, sizes, &stop, &mut |&size| {
+        steps.step(&size_name(size as u64));
     })
     .map_err(|e| match e.error {
-        PhaseError::Setup(cause) => {
-            anyhow::Error::new(cause).context(format!("cannot set up a {} buffer on node {node}", size_name(e.step)))
-        }
-        PhaseError::Run(cause) => anyhow::Error::new(cause),
+        PhaseError::Setup(cause) => MemError::SweepBuffer {
+            size: size_name(e.step as u64),
+            node,
+            cause,
+        },
+        PhaseError::Run(cause) => MemError::Sweep(cause),
     })?;
-    progress.finish();
-    let chases: Vec<_> = done.iter().map(|(_, s)| measure_raw::chase(&s.samples)).collect();
-    let (summaries, warnings) = timed_rows("sizes", done.iter().map(|d| size_name(d.0)).zip(&chases));
-    doc.placements.extend(
-        done.iter()
-            .map(|(size, s)| placement_check(format!("{} buffer on node {node}", size_name(*size)), &s.placement)),
-    );
+    steps.finish();
+    let chases: Vec<_> = done.iter().map(|(_, s)| measured::chase(&s.samples)).collect();
+    let (summaries, warnings) = timed_rows("sizes", done.iter().map(|d| size_name(d.0 as u64)).zip(&chases));
+    doc.placements.extend(done.iter().map(|(size, s)| {
+        placement_check(
+            format!("{} buffer on node {node}", size_name(*size as u64)),
+            &s.placement,
+        )
+    }));
     if let Some((_, last)) = done.last() {
         doc.timer_overhead_ns = Some(last.samples.timer_overhead_ns);
     }
@@ -98,29 +102,26 @@ pub fn sweep(
     }
     doc.warnings.extend(warnings);
     doc.latency_sweep = Some(Sweep { cpu, node, points });
-    Ok(progress.span("sizes"))
+    Ok(steps.span("sizes"))
 }
 
-pub fn loaded(
+/// Latency against load (`mem loaded`): one CPU chases while the node's
+/// other allowed CPUs read at each delay in turn.
+pub(super) fn loaded(
     machine: &Machine,
     settings: &Settings,
-    args: &LoadedArgs,
+    (delays_ns, node): (Option<&[u64]>, Option<u32>),
+    stop: &Stop,
     doc: &mut MemDocument,
-) -> anyhow::Result<RunSpan> {
-    let (cpu, node) = cpu_and_node(machine, args.node)?;
+) -> Result<RunSpan, MemError> {
+    let (cpu, node) = cpu_and_node(machine, node)?;
     let home = machine.cpu_home_node(cpu)?;
     let load_cpus: Vec<u32> = machine.cpus_of(home).into_iter().filter(|&c| c != cpu).collect();
     if load_cpus.is_empty() {
-        bail!(
-            "loaded latency needs a second CPU on node {home} to generate load, and only CPU {cpu} there is allowed \
-             (or listed with -C)"
-        );
+        return Err(MemError::NoLoadCpu { home, cpu });
     }
-    let delays = args
-        .delays
-        .as_ref()
-        .map_or_else(|| DEFAULT_DELAYS_NS.to_vec(), |d| d.0.clone());
-    let (chase_set, load_set) = mem_sizing::loaded_sets(machine, settings.size, cpu, &load_cpus, node);
+    let delays = delays_ns.map_or_else(|| DEFAULT_DELAYS_NS.to_vec(), <[u64]>::to_vec);
+    let (chase_set, load_set) = sizing::loaded_sets(machine, settings.size, cpu, &load_cpus, node);
     doc.warnings
         .extend(chase_set.notes.iter().chain(&load_set.notes).cloned());
     let latency_bytes = chase_set.working_set_bytes as usize;
@@ -139,10 +140,10 @@ pub fn loaded(
         delays_ns: delays,
         pages: settings.pages,
         sampling: settings.sampling,
-        stop: super::stop_signal::stop_on_signals(),
+        stop: stop.clone(),
     };
     let start = Instant::now();
-    let samples = loaded::measure(&config).context("loaded latency")?;
+    let samples = loaded::measure(&config).map_err(MemError::Loaded)?;
     let span = RunSpan::stepped(
         start,
         samples.points.len() as u64,
@@ -177,7 +178,7 @@ fn loaded_points(samples: &loaded::LoadedSamples, doc: &mut MemDocument) -> Vec<
     let (chases, loads): (Vec<_>, Vec<_>) = samples
         .points
         .iter()
-        .map(|p| measure_raw::loaded_point(samples, p))
+        .map(|p| measured::loaded_point(samples, p))
         .unzip();
     let names = samples.points.iter().map(|p| format!("delay {} ns", p.delay_ns));
     let (latencies, warnings) = timed_rows("load delays", names.zip(&chases));

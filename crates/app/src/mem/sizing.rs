@@ -15,9 +15,10 @@ use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_model::units::bytes;
 use numasleuth_report::mem_json::MemDocument;
 
-use super::measure_plan::{placement_check, Machine};
-use super::measure_raw;
-use super::mem::Settings;
+use super::Settings;
+use crate::machine::Machine;
+use crate::measured::{self, placement_check};
+use crate::steps::Steps;
 
 /// Samples the self-check takes: it is one cheap probe, not a figure.
 const PROBE_SAMPLES: usize = 3;
@@ -35,7 +36,7 @@ fn rooms(machine: &Machine, nodes: &[u32], reserved_bytes: u64) -> Vec<NodeRoom>
 
 /// The chase buffer: one CPU chases at a time, so each chasing CPU is its
 /// own group, and the largest cache any of them reaches decides.
-pub fn chase_set(machine: &Machine, size: Option<usize>, chasing_cpus: &[u32], nodes: &[u32]) -> WorkingSet {
+pub(super) fn chase_set(machine: &Machine, size: Option<usize>, chasing_cpus: &[u32], nodes: &[u32]) -> WorkingSet {
     let groups: Vec<[u32; 1]> = chasing_cpus.iter().map(|c| [*c]).collect();
     let groups: Vec<&[u32]> = groups.iter().map(|g| &g[..]).collect();
     let cache = largest_cache(&machine.topo.caches, &groups);
@@ -44,7 +45,7 @@ pub fn chase_set(machine: &Machine, size: Option<usize>, chasing_cpus: &[u32], n
 
 /// Buffers of threads that run together (`rows`: each row's CPUs), all on
 /// one of `nodes` at a time, beside `reserved_bytes` already placed there.
-pub fn threads_set(
+pub(super) fn threads_set(
     machine: &Machine,
     size: Option<usize>,
     rows: &[Vec<u32>],
@@ -65,7 +66,7 @@ pub fn threads_set(
 
 /// Loaded latency's chase and load buffers: each follows the rule (or
 /// `--size`), and the load's share the node with the chase's.
-pub fn loaded_sets(
+pub(super) fn loaded_sets(
     machine: &Machine,
     size: Option<usize>,
     chasing_cpu: u32,
@@ -116,7 +117,7 @@ fn probe_chase(
     })();
     let (placement, samples) = measured.map_err(|e| format!("{e:#}"))?;
     doc.placements.push(placement);
-    let chase = measure_raw::chase(&samples);
+    let chase = measured::chase(&samples);
     let summary = chase.summary().ok_or("the probe gave no figure")?;
     if let Some(raw) = doc.raw.as_mut() {
         raw.self_check.push(RawLatency {
@@ -150,13 +151,13 @@ fn no_search(machine: &Machine, set: &WorkingSet) -> Option<String> {
 /// `cpu` to `node`, within the free memory of every node in `targets`.
 /// Updates `set` when the size grew; returns the search (its last probe is
 /// the self-check's) or why none ran.
-pub fn grow_until_flat(
+pub(super) fn grow_until_flat(
     machine: &Machine,
     settings: &Settings,
     (cpu, node): (u32, u32),
     targets: &[u32],
-    set: &mut WorkingSet,
-    doc: &mut MemDocument,
+    (set, doc): (&mut WorkingSet, &mut MemDocument),
+    steps: &Steps,
 ) -> Result<FlatSearch, String> {
     if let Some(why) = no_search(machine, set) {
         return Err(why);
@@ -174,13 +175,13 @@ pub fn grow_until_flat(
     });
     if found.grew(start_bytes) {
         if let Some(rose) = found.checks.first() {
-            say!(
+            steps.say(&format!(
                 "numasleuth: the latency curve rises past {} ({:+.0}% at {}): measuring at {}",
                 bytes(start_bytes),
                 rose.difference * 100.0,
                 bytes(rose.probe_size_bytes),
                 bytes(found.size_bytes)
-            );
+            ));
         }
         set.working_set_bytes = found.size_bytes;
         set.per_thread_bytes = found.size_bytes;
@@ -193,7 +194,7 @@ pub fn grow_until_flat(
 /// (that pair's median); `probe` is the size search's chase at that size,
 /// when it ran, so it is not chased again. `Err` carries why it did not
 /// run.
-pub fn self_check(
+pub(super) fn self_check(
     machine: &Machine,
     settings: &Settings,
     pair: (u32, u32),

@@ -15,28 +15,28 @@ use numasleuth_measure::mem_grids::{self, Cell, ChaseCells, ChasePlan, StreamPla
 use numasleuth_measure::steps::{PhaseError, StepError};
 use numasleuth_report::mem_json::MeasuredAgain;
 
-use super::measure_plan::Progress;
-use super::measure_raw;
+use crate::measured;
+use crate::steps::Steps;
 
 /// Latency cells of `done` chased again; `(initiators, targets)` name the
 /// rows and columns.
-pub fn latency(
+pub(super) fn latency(
     plan: ChasePlan<'_>,
     (initiators, targets): (&[u32], &[u32]),
     done: &mut ChaseCells,
-    progress: &mut Progress,
+    steps: &mut Steps,
 ) -> Result<Vec<MeasuredAgain>, StepError<Cell, PhaseError>> {
-    if progress.stopped() {
+    if steps.stopped() {
         return Ok(Vec::new());
     }
-    let hold = |s: &LatencySamples| measure_raw::chase(s).summary().is_some_and(|x| holds(&x));
+    let hold = |s: &LatencySamples| measured::chase(s).summary().is_some_and(|x| holds(&x));
     let budget = Budget::for_grid(done.cells.len());
     let buffers = &mut done.buffers;
     let times = again(&mut done.cells, budget, &hold, &mut |cells| {
-        progress.plan_more(cells.len() as u64);
-        let stop = progress.stop_token();
+        steps.plan_more(cells.len() as u64);
+        let stop = steps.stop_token();
         let more = mem_grids::latency_cells_at(plan, cells, &stop, &mut |c| {
-            progress.step(&format!("latency {}→{} again", initiators[c.row], targets[c.column]));
+            steps.step(&format!("latency {}→{} again", initiators[c.row], targets[c.column]));
         })?;
         buffers.extend(more.buffers);
         Ok(more.cells)
@@ -45,22 +45,22 @@ pub fn latency(
 }
 
 /// Bandwidth cells of `done` streamed again.
-pub fn bandwidth(
+pub(super) fn bandwidth(
     plan: StreamPlan<'_>,
     (initiators, targets): (&[u32], &[u32]),
     done: &mut [(Cell, BandwidthSamples)],
-    progress: &mut Progress,
+    steps: &mut Steps,
 ) -> Result<Vec<MeasuredAgain>, StepError<Cell>> {
-    if progress.stopped() {
+    if steps.stopped() {
         return Ok(Vec::new());
     }
-    let hold = |s: &BandwidthSamples| measure_raw::bandwidth(s).summary().is_some_and(|x| holds(&x));
+    let hold = |s: &BandwidthSamples| measured::bandwidth(s).summary().is_some_and(|x| holds(&x));
     let budget = Budget::for_grid(done.len());
     let times = again(done, budget, &hold, &mut |cells| {
-        progress.plan_more(cells.len() as u64);
-        let stop = progress.stop_token();
+        steps.plan_more(cells.len() as u64);
+        let stop = steps.stop_token();
         mem_grids::bandwidth_cells_at(plan, cells, &stop, &mut |c| {
-            progress.step(&format!("bandwidth {}→{} again", initiators[c.row], targets[c.column]));
+            steps.step(&format!("bandwidth {}→{} again", initiators[c.row], targets[c.column]));
         })
     })?;
     Ok(named("bandwidth", (initiators, targets), times))
