@@ -1,5 +1,5 @@
 //! The typed errors of `move`, `bisect` and `undo` print the lines the
-//! anyhow errors they replaced printed: cli shows an error with `{:#}`,
+//! untyped errors they replaced printed: cli shows an error with `{:#}`,
 //! its text and then each source after ": ", so a cause that was wrapped
 //! with a context must be the source, and one passed on with `?` must add
 //! no link of its own.
@@ -17,7 +17,7 @@ use numasleuth_kernel::procfs::process::ProcessError;
 use numasleuth_kernel::ReadError;
 use numasleuth_report::format;
 
-/// What anyhow's `{:#}` prints for `error`.
+/// What cli's `{:#}` prints for `error`.
 fn shown(error: &dyn Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
