@@ -56,12 +56,19 @@ impl Observer for Quiet {
     fn progress(&self, _line: &str) {}
 }
 
+/// A command (`what`) that changes the live system, refused a snapshot.
+#[derive(Debug, thiserror::Error)]
+#[error("{what} changes the live system; --root names a snapshot, which is not a system to change")]
+pub struct SnapshotRefused {
+    pub what: String,
+}
+
 /// Refuses a snapshot for a command (`what`) that changes the live system.
-pub fn refuse_under_snapshot(root: &numasleuth_kernel::Root, what: &str) -> anyhow::Result<()> {
+pub fn refuse_under_snapshot(root: &numasleuth_kernel::Root, what: &str) -> Result<(), SnapshotRefused> {
     if root.is_live() {
         return Ok(());
     }
-    anyhow::bail!("{what} changes the live system; --root names a snapshot, which is not a system to change")
+    Err(SnapshotRefused { what: what.to_string() })
 }
 
 /// "for 1.0 s (Ctrl-C stops early and reports)", or "until Ctrl-C": how

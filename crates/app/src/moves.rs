@@ -11,9 +11,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::{bail, Context};
-use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, VmaPages};
-use numasleuth_change::{apply_pages, Journal, JournalKey, MachineIdentity, PageMove};
+use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, TargetNodeError, VmaPages};
+use numasleuth_change::{apply_pages, ChangeError, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
@@ -21,7 +20,7 @@ use numasleuth_model::Topology;
 use numasleuth_report::format;
 use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, VmaJson};
 
-use crate::page_targets::{self, mapped, residencies, Asked, PageSet};
+use crate::page_targets::{self, mapped, residencies, Asked, PageSet, PageSetError};
 
 /// What `move` asks: the pages (`asked`), where to, and whether to do it.
 #[derive(Debug, Clone)]
@@ -32,6 +31,32 @@ pub struct MoveRequest {
     pub apply: bool,
     /// The journal's path (default: `numasleuth-move-PID-SECS.journal.json`).
     pub journal: Option<PathBuf>,
+}
+
+/// Why a move could not be planned or made; nothing of its report is
+/// shown. Where the old message wrapped a cause, the cause is the source,
+/// so `{:#}` prints the same line.
+#[derive(Debug, thiserror::Error)]
+pub enum MoveError {
+    #[error(
+        "move needs the live system: where pages are is asked of the kernel (move_pages), not a snapshot (--root)"
+    )]
+    NotLive,
+    #[error(transparent)]
+    TargetNode(#[from] TargetNodeError),
+    #[error(transparent)]
+    PageSet(#[from] PageSetError),
+    #[error("cannot seal a journal, so nothing was moved")]
+    NoKey {
+        #[source]
+        error: Box<ChangeError>,
+    },
+    #[error("cannot move the pages of process {pid}")]
+    Apply {
+        pid: u32,
+        #[source]
+        error: Box<ChangeError>,
+    },
 }
 
 /// Why an applied move is an error, after its report was shown.
@@ -56,17 +81,15 @@ pub enum Leftover {
 }
 
 /// Refuses a snapshot: where pages are is the kernel's answer now.
-pub fn require_live(root: &Root) -> anyhow::Result<()> {
+pub fn require_live(root: &Root) -> Result<(), MoveError> {
     if !root.is_live() {
-        bail!(
-            "move needs the live system: where pages are is asked of the kernel (move_pages), not a snapshot (--root)"
-        );
+        return Err(MoveError::NotLive);
     }
     Ok(())
 }
 
 /// Plans the move, and with `apply` makes it and verifies it.
-pub fn run(root: &Root, topology: &Topology, request: &MoveRequest) -> anyhow::Result<MoveDocument> {
+pub fn run(root: &Root, topology: &Topology, request: &MoveRequest) -> Result<MoveDocument, MoveError> {
     require_live(root)?;
     let target_node = page_move::target_node(topology, request.to_node)?;
     let mut notes: Vec<String> = target_node.note.iter().cloned().collect();
@@ -126,7 +149,7 @@ fn reveal_and_replan(
     set: &PageSet,
     plan: MovePlan,
     notes: &mut Vec<String>,
-) -> anyhow::Result<MovePlan> {
+) -> Result<MovePlan, PageSetError> {
     let pid = request.asked.pid;
     let hidden = plan.hinting_addresses();
     match pages::reveal(pid, &hidden, request.to_node) {
@@ -222,7 +245,7 @@ fn apply(
     plan: &MovePlan,
     set: &PageSet,
     doc: &mut MoveDocument,
-) -> anyhow::Result<()> {
+) -> Result<(), MoveError> {
     let pid = request.asked.pid;
     let page_bytes = plan.page_bytes;
     let path = request.journal.clone().unwrap_or_else(|| default_journal(pid));
@@ -231,9 +254,11 @@ fn apply(
         unix_now_s(),
         page_moves(plan, pid, set.start_time),
     );
-    let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
-    let outcome = apply_pages(root, &mut journal, &path, &key)
-        .with_context(|| format!("cannot move the pages of process {pid}"))?;
+    let key = JournalKey::for_this_user().map_err(|e| MoveError::NoKey { error: Box::new(e) })?;
+    let outcome = apply_pages(root, &mut journal, &path, &key).map_err(|e| MoveError::Apply {
+        pid,
+        error: Box::new(e),
+    })?;
     let after = mapped(root, pid, &set.ranges, page_bytes)?.vmas;
     let check = numa_maps_check(&set.mapped.vmas, &after, request.to_node, outcome.verified);
     if let Some(why) = &outcome.reveal_failed {

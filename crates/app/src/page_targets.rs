@@ -5,15 +5,56 @@
 
 use std::ops::Range;
 
-use anyhow::{bail, Context};
 use numasleuth_analyze::page_move::{self, VmaPages};
-use numasleuth_kernel::pages::{self, Residency};
+use numasleuth_kernel::pages::{self, PagesError, Residency};
 use numasleuth_kernel::procfs::pagemap;
-use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat};
+use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_report::format;
 use numasleuth_report::move_json::TargetJson;
-use numasleuth_symbols::ProcessObjects;
+use numasleuth_symbols::{ProcessObjects, SymbolError};
+
+/// Why the pages asked for could not be set up, in the words `move` and
+/// `bisect` print.
+#[derive(Debug, thiserror::Error)]
+pub enum PageSetError {
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    #[error(transparent)]
+    Symbol(#[from] SymbolError),
+    #[error("process {pid} is a kernel thread: it has no user memory to {verb}")]
+    KernelThread { pid: u32, verb: String },
+    #[error("/proc/{pid}/stat has no start time: cannot tie a journal to this process")]
+    NoStartTime { pid: u32 },
+    #[error("process {pid} maps nothing in the pages asked for (see /proc/{pid}/maps)")]
+    NothingMapped { pid: u32 },
+    #[error("symbol `{name}` is thread-local: each thread's copy lives in its own TLS block; move it with --range")]
+    ThreadLocal { name: String },
+    #[error(
+        "the pages asked for cover {pages} page(s) ({}) that process {pid} maps; one move considers at most {} \
+         pages ({} of {} pages): narrow --range or move a --section or --symbol",
+        format::bytes(*mapped_bytes),
+        page_move::MAX_PAGES,
+        format::bytes(page_move::MAX_PAGES.saturating_mul(*page_bytes)),
+        format::bytes(*page_bytes)
+    )]
+    TooManyPages {
+        pid: u32,
+        pages: u64,
+        mapped_bytes: u64,
+        page_bytes: u64,
+    },
+    #[error(
+        "the pages asked for span {mappings} mappings of process {pid}; one move lists at most {MAX_MAPPINGS}: \
+         narrow --range"
+    )]
+    TooManyMappings { pid: u32, mappings: u64 },
+    #[error("where the pages are now")]
+    Query {
+        #[source]
+        error: PagesError,
+    },
+}
 
 /// What to move, as typed: one of range, symbol, section (default .bss).
 #[derive(Debug, Clone, Default)]
@@ -49,20 +90,23 @@ pub struct PageSet {
 /// them to its mappings and asks where each page is; `verb` ("move",
 /// "bisect") names what a kernel thread cannot have done to it. `notes`
 /// gains what the page query could not tell.
-pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -> anyhow::Result<PageSet> {
+pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -> Result<PageSet, PageSetError> {
     let pid = asked.pid;
     let stat = read_process_stat(root, pid)?;
     if stat.is_kernel_thread() {
-        bail!("process {pid} is a kernel thread: it has no user memory to {verb}");
+        return Err(PageSetError::KernelThread {
+            pid,
+            verb: verb.to_string(),
+        });
     }
     let Some(start_time) = stat.start_time_ticks else {
-        bail!("/proc/{pid}/stat has no start time: cannot tie a journal to this process");
+        return Err(PageSetError::NoStartTime { pid });
     };
     let (targets, ranges): (Vec<TargetJson>, Vec<Range<u64>>) = targets(root, asked)?.into_iter().unzip();
     let page_bytes = pages::page_size_bytes();
     let mapped = mapped(root, pid, &ranges, page_bytes)?;
     if mapped.parts.is_empty() {
-        bail!("process {pid} maps nothing in the pages asked for (see /proc/{pid}/maps)");
+        return Err(PageSetError::NothingMapped { pid });
     }
     let addresses = page_move::pages_of(&mapped.parts, page_bytes);
     let states = residencies(root, pid, &addresses, &mapped.vmas, notes)?;
@@ -79,7 +123,7 @@ pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -
 }
 
 /// The ranges asked for, each described for the plan.
-fn targets(root: &Root, args: &Asked) -> anyhow::Result<Vec<(TargetJson, Range<u64>)>> {
+fn targets(root: &Root, args: &Asked) -> Result<Vec<(TargetJson, Range<u64>)>, PageSetError> {
     let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
     let target = |what: String, object: Option<String>, r: Range<u64>| {
         let (start, end) = hex(&r);
@@ -111,9 +155,7 @@ fn targets(root: &Root, args: &Asked) -> anyhow::Result<Vec<(TargetJson, Range<u
             })
             .collect();
         if placed.is_empty() {
-            bail!(
-                "symbol `{name}` is thread-local: each thread's copy lives in its own TLS block; move it with --range"
-            );
+            return Err(PageSetError::ThreadLocal { name: name.to_string() });
         }
         return Ok(placed);
     }
@@ -144,7 +186,7 @@ pub struct Mapped {
     pub vmas: Vec<VmaPages>,
 }
 
-pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> anyhow::Result<Mapped> {
+pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> Result<Mapped, PageSetError> {
     let mut found = Mapped::default();
     for_each_vma(root, pid, |vma| {
         let span = vma.mapping.start..vma.mapping.end;
@@ -168,22 +210,18 @@ pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> 
         }
     })?;
     if found.pages > page_move::MAX_PAGES {
-        bail!(
-            "the pages asked for cover {} page(s) ({}) that process {pid} maps; one move considers at most {} \
-             pages ({} of {} pages): narrow --range or move a --section or --symbol",
-            found.pages,
-            format::bytes(found.mapped_bytes),
-            page_move::MAX_PAGES,
-            format::bytes(page_move::MAX_PAGES.saturating_mul(page_bytes)),
-            format::bytes(page_bytes)
-        );
+        return Err(PageSetError::TooManyPages {
+            pid,
+            pages: found.pages,
+            mapped_bytes: found.mapped_bytes,
+            page_bytes,
+        });
     }
     if found.mappings > MAX_MAPPINGS {
-        bail!(
-            "the pages asked for span {} mappings of process {pid}; one move lists at most {MAX_MAPPINGS}: narrow \
-             --range",
-            found.mappings
-        );
+        return Err(PageSetError::TooManyMappings {
+            pid,
+            mappings: found.mappings,
+        });
     }
     Ok(found)
 }
@@ -197,8 +235,8 @@ pub fn residencies(
     addresses: &[u64],
     mapped: &[VmaPages],
     notes: &mut Vec<String>,
-) -> anyhow::Result<Vec<Residency>> {
-    let statuses = pages::query(pid, addresses).context("where the pages are now")?;
+) -> Result<Vec<Residency>, PageSetError> {
+    let statuses = pages::query(pid, addresses).map_err(|error| PageSetError::Query { error })?;
     let entries = match pagemap::read(root, pid, addresses, pages::page_size_bytes()) {
         Ok(entries) => Some(entries),
         Err(e) => {

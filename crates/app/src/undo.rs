@@ -6,9 +6,8 @@
 
 use std::path::PathBuf;
 
-use anyhow::Context;
 use numasleuth_change::pages::PageState;
-use numasleuth_change::{JournalKey, Undone};
+use numasleuth_change::{ChangeError, JournalKey, Undone};
 use numasleuth_kernel::Root;
 use numasleuth_report::undo_text::{FileRestored, PageNow, PagesBack, PagesUndone};
 
@@ -23,6 +22,25 @@ pub enum UndoDocument {
     /// Kernel files, the last change first.
     Files(Vec<FileRestored>),
     Pages(PagesUndone),
+}
+
+/// Why nothing was undone, in the words `undo` prints: where the message
+/// wraps a cause, the cause is the source, so `{:#}` prints one line.
+#[derive(Debug, thiserror::Error)]
+pub enum UndoError {
+    #[error(transparent)]
+    Refused(#[from] crate::SnapshotRefused),
+    #[error("cannot check the journal's seal, so nothing was changed")]
+    NoKey {
+        #[source]
+        error: Box<ChangeError>,
+    },
+    #[error("cannot undo {}", .journal.display())]
+    Undo {
+        journal: PathBuf,
+        #[source]
+        error: Box<ChangeError>,
+    },
 }
 
 /// Pages an undo could not send home, after its report was shown.
@@ -47,11 +65,13 @@ impl UndoDocument {
 }
 
 /// Checks the journal's seal and reverses it on the live system.
-pub fn run(root: &Root, request: &UndoRequest) -> anyhow::Result<UndoDocument> {
+pub fn run(root: &Root, request: &UndoRequest) -> Result<UndoDocument, UndoError> {
     crate::refuse_under_snapshot(root, "undo")?;
-    let key = JournalKey::for_this_user().context("cannot check the journal's seal, so nothing was changed")?;
-    let undone = numasleuth_change::undo_any(root, &request.journal, &key)
-        .with_context(|| format!("cannot undo {}", request.journal.display()))?;
+    let key = JournalKey::for_this_user().map_err(|e| UndoError::NoKey { error: Box::new(e) })?;
+    let undone = numasleuth_change::undo_any(root, &request.journal, &key).map_err(|e| UndoError::Undo {
+        journal: request.journal.clone(),
+        error: Box::new(e),
+    })?;
     Ok(match undone {
         Undone::Files(journal, undone) => UndoDocument::Files(
             journal

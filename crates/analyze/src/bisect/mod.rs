@@ -34,7 +34,7 @@ use std::ops::Range;
 use serde::Serialize;
 
 pub use decide::{changed, Change, Evidence, BATCHES_MAX, FINAL_PAIRS_MIN, UNCHANGED_PAIRS_MAX};
-pub use plan::{candidates, Candidates};
+pub use plan::{candidates, Candidates, CandidatesError};
 pub use readings::{period_ns, quantised, MetricPeriod, Readings, DEFAULT_MIN_CHANGE, SPACING_MAX};
 
 /// Batches of readings the baseline starts with (it grows whenever a step

@@ -10,13 +10,13 @@
 //! search ended ([`Bisected::ended`]), which the front-end raises as an
 //! error once the document is shown.
 
+mod error;
 mod live;
 mod record;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{bail, Context};
 use numasleuth_analyze::bisect::{self, Candidates, Readings};
 use numasleuth_analyze::runs::metric::first_number;
 use numasleuth_change::{Journal, JournalKey, MachineIdentity, PageSession};
@@ -27,6 +27,7 @@ use numasleuth_model::Topology;
 use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, SCHEMA};
 
 use crate::page_targets::{self, Asked, PageSet};
+pub use error::BisectStartError;
 pub use live::SearchStop;
 use live::{culprits, Live};
 pub use record::BisectError;
@@ -62,14 +63,19 @@ pub struct Bisected {
 }
 
 /// Refuses a snapshot: a snapshot is not a system whose pages can move.
-pub fn require_live(root: &Root) -> anyhow::Result<()> {
+pub fn require_live(root: &Root) -> Result<(), crate::SnapshotRefused> {
     crate::refuse_under_snapshot(root, "bisect")
 }
 
 /// Checks the metric (dry run) or runs the search on live pages; `stop`
 /// (Ctrl-C) ends the search at its next wait or reading, and every page
 /// is brought back before this returns.
-pub fn run(root: &Root, topology: &Topology, request: &BisectRequest, stop: &Stop) -> anyhow::Result<Bisected> {
+pub fn run(
+    root: &Root,
+    topology: &Topology,
+    request: &BisectRequest,
+    stop: &Stop,
+) -> Result<Bisected, BisectStartError> {
     require_live(root)?;
     let mut notes = Vec::new();
     let set = page_targets::set_up(root, &request.asked, "bisect", &mut notes)?;
@@ -81,17 +87,16 @@ pub fn run(root: &Root, topology: &Topology, request: &BisectRequest, stop: &Sto
     )?;
     let mut doc = document(request, &set, &found, notes);
     if found.addresses.is_empty() {
-        bail!(
-            "none of the {} page(s) asked for can be moved ({}): nothing to bisect",
-            set.addresses.len(),
-            record::describe_left_out(&found)
-        );
+        return Err(BisectStartError::NothingToMove {
+            pages: set.addresses.len(),
+            left_out: record::describe_left_out(&found),
+        });
     }
     if !request.apply {
         // The dry run proves the metric command works before anything moves.
         let never = Stop::new();
         let value = read_metric(&request.metric_cmd, request.metric_timeout, first_number, &never)
-            .map_err(|e| anyhow::anyhow!("{}", SearchStop::from(e)))?;
+            .map_err(|e| BisectStartError::Metric(SearchStop::from(e)))?;
         doc.baseline = Readings::new(vec![value]).as_ref().map(ReadingsJson::from);
         return Ok(Bisected { doc, ended: Ok(()) });
     }
@@ -140,7 +145,7 @@ fn search(
     found: &Candidates,
     mut doc: BisectDocument,
     stop: &Stop,
-) -> anyhow::Result<Bisected> {
+) -> Result<Bisected, BisectStartError> {
     let pid = request.asked.pid;
     // Symbols are read before the first move: the culprit is named even
     // if the process exits during the search.
@@ -154,9 +159,11 @@ fn search(
         record::unix_now_s(),
         record::page_moves(found, pid, set.start_time, doc.page_bytes),
     );
-    let key = JournalKey::for_this_user().context("cannot seal a journal, so nothing was moved")?;
-    let session = PageSession::begin(root, journal, &path, &key)
-        .with_context(|| format!("cannot start moving the pages of process {pid}"))?;
+    let key = JournalKey::for_this_user().map_err(|e| BisectStartError::NoKey { error: Box::new(e) })?;
+    let session = PageSession::begin(root, journal, &path, &key).map_err(|e| BisectStartError::Begin {
+        pid,
+        error: Box::new(e),
+    })?;
     let mut live = Live {
         root,
         session,

@@ -5,7 +5,6 @@
 //! carries, and before it the search up from the rule's size to where that
 //! check holds (`numasleuth_analyze::flat_search`).
 
-use anyhow::Context;
 use numasleuth_analyze::flat_search::{self, FlatSearch};
 use numasleuth_analyze::latency_check::{self, CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::stats::Summary;
@@ -99,23 +98,20 @@ fn probe_chase(
     machine
         .check_fits(node, size_bytes as usize, "the self-check's chase")
         .map_err(|e| e.to_string())?;
-    let measured = (|| {
-        let buffer = ChaseBuffer::allocate(size_bytes as usize, node, settings.pages, 0xc4ec_u64 ^ size_bytes)
-            .with_context(|| format!("cannot set up a {} buffer on node {node}", bytes(size_bytes)))?;
-        let sampling = Sampling {
-            samples: PROBE_SAMPLES,
-            ..settings.sampling
-        };
-        let samples = buffer.measure(cpu, sampling)?;
-        anyhow::Ok((
-            placement_check(
-                format!("{} self-check buffer on node {node}", bytes(size_bytes)),
-                buffer.placement(),
-            ),
-            samples,
-        ))
-    })();
-    let (placement, samples) = measured.map_err(|e| format!("{e:#}"))?;
+    // A measure error has no source: its text is the whole reason.
+    let buffer = ChaseBuffer::allocate(size_bytes as usize, node, settings.pages, 0xc4ec_u64 ^ size_bytes)
+        .map_err(|e| format!("cannot set up a {} buffer on node {node}: {e}", bytes(size_bytes)))?;
+    let sampling = Sampling {
+        samples: PROBE_SAMPLES,
+        ..settings.sampling
+    };
+    let samples = buffer.measure(cpu, sampling).map_err(|e| e.to_string())?;
+    let placement = placement_check(
+        format!("{} self-check buffer on node {node}", bytes(size_bytes)),
+        buffer.placement(),
+    );
+    // Freed before the next chase, which may need the node's memory.
+    drop(buffer);
     doc.placements.push(placement);
     let chase = measured::chase(&samples);
     let summary = chase.summary().ok_or("the probe gave no figure")?;

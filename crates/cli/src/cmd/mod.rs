@@ -83,7 +83,7 @@ pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::
 }
 
 pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
-    numasleuth_app::refuse_under_snapshot(root, what)
+    Ok(numasleuth_app::refuse_under_snapshot(root, what)?)
 }
 
 pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
