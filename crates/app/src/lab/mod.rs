@@ -147,10 +147,13 @@ fn cpu_order(machine: &Machine, placement: Placement) -> Vec<u32> {
     order
 }
 
+/// A placement with the allowed CPUs in its order.
+type Order = (Placement, Vec<u32>);
+
 /// Each placement with the allowed CPUs in its order, and the node of
 /// the first placement's first CPU, where the shared memory is bound.
-fn orders(machine: &Machine, placements: &[Placement]) -> Result<(Vec<(Placement, Vec<u32>)>, u32), LabError> {
-    let orders: Vec<(Placement, Vec<u32>)> = placements.iter().map(|&p| (p, cpu_order(machine, p))).collect();
+fn orders(machine: &Machine, placements: &[Placement]) -> Result<(Vec<Order>, u32), LabError> {
+    let orders: Vec<Order> = placements.iter().map(|&p| (p, cpu_order(machine, p))).collect();
     let node = machine.cpu_home_node(orders[0].1[0])?;
     Ok((orders, node))
 }
