@@ -12,9 +12,11 @@
 //! ([`top`]), and the machine a measurement runs on, with the rules that
 //! refuse what could not be measured honestly ([`machine`]). The
 //! measuring commands' pipelines are here too: `mem` ([`mem`]: plan,
-//! size, measure, measure again, judge) and `c2c` ([`c2c`]), with what
-//! they share: raw samples as analysis reads them ([`measured`]) and a
-//! run of steps that a front-end draws ([`steps`]).
+//! size, measure, measure again, judge), `c2c` ([`c2c`]) and the
+//! contention lab's experiments ([`lab`]: false sharing, locks, the
+//! remote global), with what they share: raw samples as analysis reads
+//! them ([`measured`]) and a run of steps that a front-end draws
+//! ([`steps`]).
 //! The commands that change page placement are here too: `move`
 //! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
 //! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
@@ -25,6 +27,7 @@ pub mod c2c;
 pub mod doctor;
 pub mod hotlines;
 pub mod hotpages;
+pub mod lab;
 pub mod machine;
 pub mod measured;
 pub mod mem;

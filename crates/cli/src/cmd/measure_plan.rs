@@ -8,11 +8,8 @@ use std::time::{Duration, Instant};
 use anyhow::bail;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub use numasleuth_app::machine::Machine;
-pub use numasleuth_app::measured::cycles;
 use numasleuth_app::steps::StepObserver;
 use numasleuth_kernel::Root;
-use numasleuth_measure::steps::StepError;
-use numasleuth_model::stop::{RunSpan, Stop};
 
 /// The live machine for `command`: refused on a snapshot (it measures
 /// this machine), its topology's warnings said once.
@@ -26,12 +23,6 @@ pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
     Ok(Machine::new(root, super::topology(root)?)?)
 }
 
-/// A grid step that failed, as the one-line error `numasleuth` prints:
-/// `what` names the step ("CPUs 0 and 1"), the cause follows.
-pub fn step_error<S>(failed: StepError<S>, what: impl FnOnce(&S) -> String) -> anyhow::Error {
-    anyhow::Error::new(failed.error).context(what(&failed.step))
-}
-
 /// Colour only for a terminal, and never when NO_COLOR is set
 /// (https://no-color.org).
 pub fn colour() -> bool {
@@ -41,7 +32,8 @@ pub fn colour() -> bool {
 /// A measurement's steps as a progress bar on stderr, which appears only
 /// once the run has taken more than a second, and only on a terminal; its
 /// lines go to stderr through `say!`. The application layer's runs
-/// (`numasleuth_app::mem`) count the steps; this only draws them.
+/// (`numasleuth_app::mem`, `c2c`, `lab`) count the steps; this only draws
+/// them.
 pub struct Bar {
     bar: Option<ProgressBar>,
     start: Instant,
@@ -93,52 +85,5 @@ impl StepObserver for Bar {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-    }
-}
-
-/// Progress of a run of steps (matrix cells, configurations) for the
-/// measuring commands not yet in the application layer (`c2c`, `lab`):
-/// the [`Bar`], and the stop token its grid looks at between steps, so
-/// Ctrl-C ends the run after the step under way and the report shows the
-/// steps done ([`Progress::span`]).
-pub struct Progress {
-    bar: Bar,
-    start: Instant,
-    total: u64,
-    done: u64,
-    stop: Stop,
-}
-
-impl Progress {
-    pub fn new(total: u64, message: &str) -> Self {
-        let mut bar = Bar::new();
-        bar.begin(total, message);
-        Progress {
-            bar,
-            start: Instant::now(),
-            total,
-            done: 0,
-            stop: super::stop_signal::stop_on_signals(),
-        }
-    }
-
-    pub fn step(&mut self, what: &str) {
-        self.done += 1;
-        self.bar.step(self.done, self.total, what);
-    }
-
-    /// The stop token for a measure grid to look at between its steps.
-    pub fn stop_token(&self) -> Stop {
-        self.stop.clone()
-    }
-
-    /// How the run went: the steps begun (each finishes before the loop
-    /// looks at the token again) of those planned, in `unit`s.
-    pub fn span(&self, unit: &str) -> RunSpan {
-        RunSpan::stepped(self.start, self.done, self.total, unit)
-    }
-
-    pub fn finish(&mut self) {
-        self.bar.end();
     }
 }

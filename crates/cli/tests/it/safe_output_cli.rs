@@ -48,7 +48,7 @@ fn every_message_goes_through_the_sanitiser() {
                 "io::stderr().write",
             ];
             // The progress bar draws to stderr itself; its text is made safe
-            // where it is set (`measure_plan::Progress::step`).
+            // where it is set (`measure_plan::Bar::step`).
             let progress_bar = code.contains("ProgressDrawTarget::stderr()");
             let uses_stream = ["stdout()", "stderr()"].iter().any(|s| code.contains(s))
                 && !code.contains("is_terminal")
