@@ -23,6 +23,7 @@
 pub mod bisect;
 pub mod c2c;
 pub mod doctor;
+pub mod env;
 pub mod hotlines;
 pub mod hotpages;
 pub mod machine;
@@ -33,6 +34,7 @@ pub mod moves;
 pub mod page_targets;
 pub mod probe_latency;
 pub mod process;
+pub mod process_ref;
 pub mod readers;
 pub mod runs;
 pub mod steps;
@@ -62,6 +64,19 @@ pub fn refuse_under_snapshot(root: &numasleuth_kernel::Root, what: &str) -> anyh
         return Ok(());
     }
     anyhow::bail!("{what} changes the live system; --root names a snapshot, which is not a system to change")
+}
+
+/// An error and its causes in one line, joined by ": ", as the binary
+/// prints them (anyhow's `{:#}`): for the notes of skipped checks.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        line.push_str(": ");
+        line.push_str(&e.to_string());
+        cause = e.source();
+    }
+    line
 }
 
 /// "for 1.0 s (Ctrl-C stops early and reports)", or "until Ctrl-C": how

@@ -8,7 +8,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use anyhow::Context;
 
-use super::pid_arg::ProcessRef;
 use numasleuth_kernel::snapshot::manifest::{self, Manifest};
 use numasleuth_kernel::{snapshot, Root};
 use numasleuth_model::Topology;
@@ -19,7 +18,7 @@ use crate::cli::SnapshotArgs;
 pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     // Names were resolved on the plain root (in main), so the snapshot does
     // not keep every process's comm that was looked at.
-    let pids = resolve(root, &args.pids)?;
+    let pids = numasleuth_app::process_ref::existing_pids(root, &args.pids)?;
     let (recording_root, recording) = root.clone().recording();
     // Every command's static readers run here, so a snapshot can answer
     // every command offline. Reading errors are fatal: a snapshot that
@@ -66,21 +65,6 @@ pub fn run(root: &Root, args: &SnapshotArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The processes to capture: `-p` values already resolved by
-/// `pid_arg::resolve` (the one resolver every `-p` goes through), each
-/// checked to exist, duplicates dropped (their count was capped there).
-fn resolve(root: &Root, given: &[ProcessRef]) -> anyhow::Result<Vec<u32>> {
-    let mut pids = Vec::new();
-    for process in given {
-        let pid = process.pid();
-        super::process_stat(root, pid)?;
-        if !pids.contains(&pid) {
-            pids.push(pid);
-        }
-    }
-    Ok(pids)
-}
-
 /// Reads process `pid` through the recording root the way `inspect`,
 /// `lines -p` and `doctor -p` do, so a replay finds every file they read,
 /// and keeps each mapped object's path and build-id.
@@ -102,18 +86,4 @@ fn capture(recording_root: &Root, pid: u32, topology: &Topology) -> anyhow::Resu
     let list = captured::format(elf.chain(other));
     recording_root.record_made(&captured::path(pid), list.into_bytes());
     Ok(())
-}
-
-/// The processes a snapshot holds: those whose `stat` it captured.
-pub fn captured_processes(root: &Root) -> Vec<u32> {
-    let Ok(Some(entries)) = root.list("proc") else {
-        return Vec::new();
-    };
-    let mut pids: Vec<u32> = entries
-        .iter()
-        .filter_map(|e| e.parse().ok())
-        .filter(|pid| numasleuth_kernel::task::process_exists(root, *pid))
-        .collect();
-    pids.sort_unstable();
-    pids
 }
