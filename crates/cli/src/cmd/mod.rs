@@ -78,15 +78,6 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
     }
 }
 
-/// The topology plus the host state `irq` judges; what the topology read
-/// could not use is said on stderr.
-pub fn host(root: &Root) -> anyhow::Result<(Topology, numasleuth_kernel::gather::HostReadings)> {
-    let read = read_degraded(root)?;
-    warn(&read.warnings);
-    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
-    Ok((read.topology, host))
-}
-
 /// The topology for commands that only need it; what could not be read is
 /// said on stderr, and the command goes on with the rest.
 pub fn topology(root: &Root) -> anyhow::Result<Topology> {
@@ -101,7 +92,7 @@ pub fn warn(warnings: &[String]) {
     }
 }
 
-pub use numasleuth_app::env::{unread_warnings, Readings};
+pub use numasleuth_app::env::Readings;
 
 /// Only a tree with nothing usable at all is an error.
 pub fn read_degraded(root: &Root) -> anyhow::Result<Readings> {
