@@ -18,6 +18,12 @@
 //! The commands that change page placement are here too: `move`
 //! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
 //! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
+//! So are `doctor`'s diagnosis of the machine ([`doctor::machine`], with
+//! `--measure`'s checks in [`doctor::measure`]), the topology read once
+//! with its warnings ([`env`]), the one resolver of the processes a user
+//! names ([`process_ref`]), and the pipelines of `snapshot`
+//! ([`snapshot`]), `pmu` ([`pmu`], [`pmu_diff`]), `lines` ([`lines`]),
+//! `irq` ([`irq`]) and `meminfo` ([`meminfo`]).
 //! The other commands move here as issue 35 says.
 
 pub mod bisect;
