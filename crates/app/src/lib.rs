@@ -20,24 +20,38 @@
 //! The commands that change page placement are here too: `move`
 //! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
 //! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
+//! So are `doctor`'s diagnosis of the machine ([`doctor::machine`], with
+//! `--measure`'s checks in [`doctor::measure`]), the topology read once
+//! with its warnings ([`env`]), the one resolver of the processes a user
+//! names ([`process_ref`]), and the pipelines of `snapshot`
+//! ([`snapshot`]), `pmu` ([`pmu`], [`pmu_diff`]), `lines` ([`lines`]),
+//! `irq` ([`irq`]) and `meminfo` ([`meminfo`]).
 //! The other commands move here as issue 35 says.
 
 pub mod bisect;
 pub mod c2c;
 pub mod doctor;
+pub mod env;
 pub mod hotlines;
 pub mod hotpages;
+pub mod irq;
 pub mod lab;
+pub mod lines;
 pub mod machine;
 pub mod measured;
 pub mod mem;
+pub mod meminfo;
 pub mod migrations;
 pub mod moves;
 pub mod page_targets;
+pub mod pmu;
+pub mod pmu_diff;
 pub mod probe_latency;
 pub mod process;
+pub mod process_ref;
 pub mod readers;
 pub mod runs;
+pub mod snapshot;
 pub mod steps;
 pub mod top;
 pub mod undo;
@@ -72,6 +86,19 @@ pub fn refuse_under_snapshot(root: &numasleuth_kernel::Root, what: &str) -> Resu
         return Ok(());
     }
     Err(SnapshotRefused { what: what.to_string() })
+}
+
+/// An error and its causes in one line, joined by ": ", as the binary
+/// prints them (anyhow's `{:#}`): for the notes of skipped checks.
+pub fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut line = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        line.push_str(": ");
+        line.push_str(&e.to_string());
+        cause = e.source();
+    }
+    line
 }
 
 /// "for 1.0 s (Ctrl-C stops early and reports)", or "until Ctrl-C": how

@@ -1,18 +1,19 @@
 //! `numasleuth doctor`: the main job. Every check, ranked findings, exit 1
 //! with `--fail-on` when something at that severity or worse was found.
+//! What runs is the application layer's (`numasleuth_app::doctor::machine`);
+//! this renders it and turns its gate into the exit status.
 
 use std::process::ExitCode;
 
-use numasleuth_analyze::doctor::{diagnose, gate, Gate};
+use numasleuth_analyze::doctor::{gate, Gate};
 use numasleuth_analyze::findings::Severity;
-use numasleuth_analyze::topology::warnings;
-use numasleuth_app::doctor::{self as investigate, ProcessRequest};
-use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
+use numasleuth_app::doctor::machine::{self, MachineRequest};
 use numasleuth_kernel::Root;
-use numasleuth_model::Topology;
+use numasleuth_model::stop::Stop;
 use numasleuth_report::doctor_export::DoctorReport;
 use numasleuth_report::topo_json;
 
+use super::measure_plan::Bar;
 use super::output::Aliases;
 use crate::cli::{DoctorArgs, FailOn};
 
@@ -22,49 +23,29 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         html: args.html.as_deref(),
         ..Aliases::default()
     })?;
-    let read = super::read_degraded(root)?;
-    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
-    let topo = read.topology;
     let pid = args.pid.as_ref().map(super::pid_arg::ProcessRef::pid);
-    if let Some(pid) = pid {
-        // A PID the user named that is not there is a mistake to report,
-        // not a check to skip.
-        if let Err(e @ ProcessError::NoSuchProcess { .. }) = read_process_stat(root, pid) {
-            if root.is_live() {
-                anyhow::bail!("doctor --pid {pid}: {e}");
-            }
-            // Says which processes the snapshot holds.
-            super::process_stat(root, pid)?;
-        }
-    }
-    let mut diagnosis = diagnose(&topo, &host);
-    if let Some(pid) = pid {
-        // The process's observations, joined: a process that cannot be
-        // read is a skipped check, never the end of the diagnosis.
-        // Ctrl-C ends the live probes early only where they run; elsewhere
-        // it keeps its usual meaning, as before the probes moved to the app.
-        let stop = if root.is_live() && !args.quick {
-            super::stop_signal::stop_on_signals()
-        } else {
-            numasleuth_model::stop::Stop::new()
-        };
-        let request = ProcessRequest { pid, quick: args.quick };
-        let observed = investigate::observe(root, &topo, request, &stop, &crate::output::Say);
-        investigate::judge(&observed, &topo, &mut diagnosis);
-        let regions = super::doctor_hotpages::run(root, &topo, pid, args.measure, &mut diagnosis);
-        numasleuth_analyze::join::with_hot_regions(&mut diagnosis.findings, &regions);
-    }
-    let measured = super::doctor_measure::run(root, args.measure, &mut diagnosis);
-    diagnosis.rank();
-    let mut all = read.warnings;
-    all.extend(warnings(&topo));
+    // Ctrl-C ends the live probes and the measurements early (what they saw
+    // is judged) only where they run; elsewhere it keeps its usual meaning.
+    let probes = pid.is_some() && !args.quick;
+    let stop = if root.is_live() && (probes || args.measure) {
+        super::stop_signal::stop_on_signals()
+    } else {
+        Stop::new()
+    };
+    let request = MachineRequest {
+        pid,
+        quick: args.quick,
+        measure: args.measure,
+        reaper: super::hotpages::reaper_spec(),
+    };
+    let found = machine::diagnose(root, request, &stop, &crate::output::Say, &mut Bar::new())?;
     let report = DoctorReport {
-        headline: headline(&topo),
-        topo: &topo,
-        topology: topo_json::build(&topo, all),
-        diagnosis: &diagnosis,
-        unread: &host.unread,
-        measured: measured.as_ref(),
+        headline: found.headline,
+        topo: &found.topology,
+        topology: topo_json::build(&found.topology, found.warnings),
+        diagnosis: &found.diagnosis,
+        unread: &found.host.unread,
+        measured: found.measured.as_ref(),
     };
     super::output::emit(root, &plan, &report)?;
     let threshold = args.fail_on.map(|f| match f {
@@ -72,7 +53,7 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         FailOn::Warning => Severity::Warning,
         FailOn::Critical => Severity::Critical,
     });
-    match gate(&diagnosis, threshold) {
+    match gate(&found.diagnosis, threshold) {
         Gate::Pass => Ok(ExitCode::SUCCESS),
         Gate::Found => Ok(ExitCode::from(1)),
         Gate::Unsure(unsure) => {
@@ -88,20 +69,4 @@ pub fn run(root: &Root, args: &DoctorArgs) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
     }
-}
-
-fn headline(topo: &Topology) -> String {
-    let cpu = topo.cpu_name().unwrap_or("unknown CPU");
-    let mut line = format!(
-        "{} node(s), {} CPUs ({} online), {cpu}",
-        topo.nodes.len(),
-        topo.cpus.len(),
-        topo.online_cpus().len()
-    );
-    if topo.nodes.len() == 1 {
-        line.push_str(
-            "\none NUMA node: cross-node checks (placement, fallback, IRQ locality) have nothing to compare here",
-        );
-    }
-    line
 }

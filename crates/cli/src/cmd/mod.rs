@@ -7,8 +7,6 @@ pub mod docs_examples;
 pub mod docs_gen;
 pub mod docs_markdown;
 pub mod doctor;
-pub mod doctor_hotpages;
-pub mod doctor_measure;
 pub mod hot_args;
 pub mod hotlines;
 pub mod hotpages;
@@ -51,34 +49,18 @@ pub mod watch;
 use std::path::Path;
 
 use anyhow::Context;
-use numasleuth_kernel::gather::{read_topology, TopologyReadings};
 use numasleuth_kernel::{snapshot as snap, Root};
 use numasleuth_model::Topology;
+
+/// Reads a process's `stat`, saying, when `--root` names a snapshot that
+/// lacks the process, which processes it does hold and how to capture one.
+pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::procfs::task::TaskStat> {
+    Ok(numasleuth_app::process_ref::process_stat(root, pid)?)
+}
 
 /// `--apply` and `undo` change the running system; a snapshot is a record
 /// of one, and writing into it would only fake a change, so both are
 /// refused under `--root` before anything is read.
-/// Reads a process's `stat`, saying, when `--root` names a snapshot that
-/// lacks the process, which processes it does hold and how to capture one.
-pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::procfs::task::TaskStat> {
-    use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
-    match read_process_stat(root, pid) {
-        Err(ProcessError::NoSuchProcess { .. }) if !root.is_live() => {
-            let held = snapshot::captured_processes(root);
-            let holds = if held.is_empty() {
-                "no process".to_string()
-            } else {
-                format!("processes {}", numasleuth_kernel::IdList::new(held))
-            };
-            anyhow::bail!(
-                "process {pid} is not in this snapshot: the snapshot holds {holds}; take one with \
-                 `numasleuth snapshot -p {pid} -o FILE` on the machine it runs on"
-            )
-        }
-        other => Ok(other?),
-    }
-}
-
 pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
     Ok(numasleuth_app::refuse_under_snapshot(root, what)?)
 }
@@ -91,15 +73,6 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
             snap::open(path).with_context(|| format!("cannot use --root {}", path.display()))
         }
     }
-}
-
-/// The topology plus the host state `irq` judges; what the topology read
-/// could not use is said on stderr.
-pub fn host(root: &Root) -> anyhow::Result<(Topology, numasleuth_kernel::gather::HostReadings)> {
-    let read = read_degraded(root)?;
-    warn(&read.warnings);
-    let host = numasleuth_kernel::gather::read_host(root, &read.readings);
-    Ok((read.topology, host))
 }
 
 /// The topology for commands that only need it; what could not be read is
@@ -116,32 +89,9 @@ pub fn warn(warnings: &[String]) {
     }
 }
 
-/// A topology read that kept going past files it could not use.
-pub struct Readings {
-    pub topology: Topology,
-    pub readings: TopologyReadings,
-    /// One line per file left out, naming it and why, and per fact the
-    /// model dropped as contradictory.
-    pub warnings: Vec<String>,
-}
-
-/// One warning per file that could not be used, each shown without it.
-pub fn unread_warnings(unread: &[numasleuth_kernel::Unread]) -> Vec<String> {
-    unread
-        .iter()
-        .map(|u| format!("could not read {u}; shown without it"))
-        .collect()
-}
+pub use numasleuth_app::env::Readings;
 
 /// Only a tree with nothing usable at all is an error.
 pub fn read_degraded(root: &Root) -> anyhow::Result<Readings> {
-    let readings = read_topology(root).context("cannot read the machine's topology")?;
-    let (topology, problems) = Topology::build_degraded(&readings);
-    let mut warnings = unread_warnings(&readings.unread);
-    warnings.extend(problems.iter().map(|p| format!("{p}; shown without those distances")));
-    Ok(Readings {
-        topology,
-        readings,
-        warnings,
-    })
+    Ok(numasleuth_app::env::read_degraded(root)?)
 }

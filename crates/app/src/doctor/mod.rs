@@ -8,6 +8,9 @@
 //! are skipped with the reason under `--quick`, on a snapshot, or for a
 //! kernel thread.
 
+pub mod machine;
+pub mod measure;
+
 use std::time::Duration;
 
 use numasleuth_analyze::doctor::CheckId;
