@@ -1,32 +1,36 @@
 //! The application layer: what numasleuth does for a request, between the
 //! collectors (`kernel`, `probe`, `symbols`, `measure`) and the front-ends
-//! (`cli`, `serve`, `top`). Each investigation gathers typed observations
-//! and hands them to `analyze`, where they are joined and judged; the
-//! front-ends pass a request and render what comes back.
+//! (`cli`, `serve`, `top`). Each command here is a clap-free request and
+//! one function; it gathers typed observations, hands them to `analyze`
+//! to be joined and judged, and returns the document `report` renders.
+//! Progress goes to an [`Observer`] (or a [`steps::StepObserver`] for a
+//! run of measured steps), Ctrl-C arrives as the stop token, and errors
+//! are typed (no anyhow below cli).
 //!
-//! `doctor -p`'s investigation of a process is here ([`doctor`]), with the
-//! collectors' pipelines it runs: the placement model ([`process`]), the
-//! cache-line sample ([`hotlines`]) and the thread moves ([`migrations`]);
-//! so are `hotpages`' DAMON watch of a process's memory ([`hotpages`]),
-//! which `doctor --pid --measure` runs too, `top`'s frame per refresh
-//! ([`top`]), and the machine a measurement runs on, with the rules that
-//! refuse what could not be measured honestly ([`machine`]). The
-//! measuring commands' pipelines are here too: `mem` ([`mem`]: plan,
-//! size, measure, measure again, judge), `c2c` ([`c2c`]) and the
-//! contention lab's experiments ([`lab`]: false sharing, locks, the
-//! remote global), with what they share: raw samples as analysis reads
-//! them ([`measured`]) and a run of steps that a front-end draws
-//! ([`steps`]).
-//! The commands that change page placement are here too: `move`
-//! ([`moves`]) and `bisect` ([`bisect`]), which share one set-up of the
-//! pages asked for ([`page_targets`]), and `undo` ([`undo`]).
-//! So are `doctor`'s diagnosis of the machine ([`doctor::machine`], with
-//! `--measure`'s checks in [`doctor::measure`]), the topology read once
-//! with its warnings ([`env`]), the one resolver of the processes a user
-//! names ([`process_ref`]), and the pipelines of `snapshot`
-//! ([`snapshot`]), `pmu` ([`pmu`], [`pmu_diff`]), `lines` ([`lines`]),
-//! `irq` ([`irq`]) and `meminfo` ([`meminfo`]).
-//! The other commands move here as issue 35 says.
+//! - What every command starts from: the topology read once with its
+//!   warnings ([`mod@env`]), the one resolver of the processes a user names
+//!   ([`process_ref`]), and the machine a measurement runs on with the
+//!   rules that refuse what could not be measured honestly ([`machine`]).
+//! - `doctor`: the machine's diagnosis ([`doctor::machine`], `--measure`'s
+//!   checks in [`doctor::measure`]) and a process's investigation
+//!   ([`doctor`]), with the pipelines it runs: the placement model
+//!   ([`process`], `inspect`'s), the cache-line sample ([`hotlines`]), the
+//!   thread moves ([`migrations`]) and DAMON's watch ([`hotpages`]).
+//! - Measurements: `mem` ([`mem`]), `c2c` ([`c2c`]), the contention lab
+//!   ([`lab`]) and `probe-latency` ([`probe_latency`]), sharing raw samples
+//!   as analysis reads them ([`measured`]) and a run of steps ([`steps`]);
+//!   `runs` ([`runs`]), `pmu` ([`pmu`], [`pmu_diff`]).
+//! - Watches: `watch` ([`watch`]), `readers` ([`readers`]), `top`'s frame
+//!   per refresh ([`top`]).
+//! - Changes, each journalled and undoable: `move` ([`moves`]) and `bisect`
+//!   ([`bisect`]) from one set-up of the pages asked for
+//!   ([`page_targets`]), `undo` ([`undo`]), and `irq --apply` ([`irq`]).
+//! - Readings as they are: `snapshot` ([`snapshot`]), `lines` ([`lines`]),
+//!   `meminfo` ([`meminfo`]).
+//!
+//! Still in cli, to move here as issue 35 says: `memwatch`'s sampling
+//! loop, which prints each sample as it comes (the observer would carry
+//! those lines).
 
 pub mod bisect;
 pub mod c2c;
