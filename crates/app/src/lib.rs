@@ -28,9 +28,9 @@
 //! - Readings as they are: `snapshot` ([`snapshot`]), `lines` ([`lines`]),
 //!   `meminfo` ([`meminfo`]).
 //!
-//! Still in cli, to move here as issue 35 says: `memwatch`'s sampling
-//! loop, which prints each sample as it comes (the observer would carry
-//! those lines).
+//! Still in cli, to move here as issue 35 says: `memwatch`'s per-sample
+//! step (probe samples, analyze derives, cli prints each sample as it
+//! comes; the observer would carry those lines).
 
 pub mod bisect;
 pub mod c2c;
