@@ -4,32 +4,21 @@
 //! `{:#}`: the error, then each source, joined by ": "), and the observer
 //! hears no run begin.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::machine;
+
 use std::error::Error;
 
 use numasleuth_app::lab::false_sharing::{self, FalseSharingRequest};
 use numasleuth_app::lab::locks::{self, LocksRequest};
 use numasleuth_app::lab::remote_global::{self, RemoteGlobalRequest};
 use numasleuth_app::lab::{LabError, LabRequest, Threads};
-use numasleuth_app::machine::{Machine, MachineError};
+use numasleuth_app::machine::MachineError;
 use numasleuth_app::steps::StepObserver;
-use numasleuth_kernel::test_support::fixture;
 use numasleuth_kernel::IdList;
 use numasleuth_model::lab::LockKind;
 use numasleuth_model::stop::Stop;
-use numasleuth_model::Topology;
-
-/// The QEMU two-node capture as this process would see it, allowed
-/// `allowed` of its CPUs.
-fn machine(allowed: &[u32]) -> Machine {
-    let root = fixture("qemu-two-nodes");
-    let readings = numasleuth_kernel::gather::read_topology(&root).expect("topology");
-    Machine {
-        topo: Topology::build_degraded(&readings).0,
-        allowed_cpus: IdList::new(allowed.to_vec()),
-        high_watermark_bytes: BTreeMap::new(),
-    }
-}
 
 /// Every step a run would have shown; a refusal shows none.
 #[derive(Default)]

@@ -1,24 +1,12 @@
 //! The machine rules of `mem`, `c2c` and `lab` on a two-node capture:
 //! each refusal is one line that names what was asked and what there is.
 
-use std::collections::BTreeMap;
+mod common;
 
-use numasleuth_app::machine::{Machine, MachineError};
-use numasleuth_kernel::test_support::fixture;
+use common::machine;
+
+use numasleuth_app::machine::MachineError;
 use numasleuth_kernel::IdList;
-use numasleuth_model::Topology;
-
-/// The QEMU two-node capture as this process would see it, allowed
-/// `allowed` of its CPUs.
-fn machine(allowed: &[u32]) -> Machine {
-    let root = fixture("qemu-two-nodes");
-    let readings = numasleuth_kernel::gather::read_topology(&root).expect("topology");
-    Machine {
-        topo: Topology::build_degraded(&readings).0,
-        allowed_cpus: IdList::new(allowed.to_vec()),
-        high_watermark_bytes: BTreeMap::new(),
-    }
-}
 
 #[test]
 fn nodes_and_cpus_that_are_not_there_are_refused_by_name() {

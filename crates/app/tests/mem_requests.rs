@@ -3,30 +3,18 @@
 //! cli prints (its tests compare the same lines end to end), and the
 //! observer hears the run that was begun.
 
-use std::collections::BTreeMap;
+mod common;
+
+use common::machine;
 
 use numasleuth_analyze::cpu_sample::CpuSample;
 use numasleuth_app::c2c::{self, C2cError, C2cRequest};
-use numasleuth_app::machine::{Machine, MachineError};
+use numasleuth_app::machine::MachineError;
 use numasleuth_app::mem::{self, MemError, MemMode, MemRequest};
 use numasleuth_app::steps::StepObserver;
-use numasleuth_kernel::test_support::fixture;
 use numasleuth_kernel::IdList;
 use numasleuth_measure::c2c::Method;
 use numasleuth_model::stop::Stop;
-use numasleuth_model::Topology;
-
-/// The QEMU two-node capture (CPUs 0-1 on node 0, node 1 memory only) as
-/// this process would see it, allowed `allowed` of its CPUs.
-fn machine(allowed: &[u32]) -> Machine {
-    let root = fixture("qemu-two-nodes");
-    let readings = numasleuth_kernel::gather::read_topology(&root).expect("topology");
-    Machine {
-        topo: Topology::build_degraded(&readings).0,
-        allowed_cpus: IdList::new(allowed.to_vec()),
-        high_watermark_bytes: BTreeMap::new(),
-    }
-}
 
 /// What a run told its observer.
 #[derive(Default)]
