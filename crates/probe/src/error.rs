@@ -62,7 +62,7 @@ fn permission_text(pid: u32, paranoid: Option<i32>) -> String {
 }
 
 /// `kernel.perf_event_paranoid` as messages show it: unreadable is "unknown".
-pub(crate) fn paranoid_shown(level: Option<i32>) -> String {
+pub fn paranoid_shown(level: Option<i32>) -> String {
     level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
 }
 

@@ -57,7 +57,7 @@ fn refused_text(pid: u32, paranoid: Option<i32>) -> String {
              rights over it (run as that user, or as root / with CAP_SYS_PTRACE; kernel.yama.ptrace_scope \
              may also forbid it); kernel.perf_event_paranoid is {} (at 3 or more every sample needs root \
              or `sysctl kernel.perf_event_paranoid=2`)",
-            level.map_or_else(|| "unknown".to_string(), |l| l.to_string())
+            numasleuth_probe::error::paranoid_shown(level)
         ),
     }
 }
