@@ -101,6 +101,11 @@ impl Machine {
         let Some(only) = only else {
             return Ok(());
         };
+        // The front-end refuses an empty list; a machine never holds one,
+        // so every measurement has a first CPU to start from.
+        if only.is_empty() {
+            return Err(MachineError::NoCpu);
+        }
         let outside = only.difference(&self.allowed_cpus);
         if !outside.is_empty() {
             return Err(MachineError::CpusOutside {

@@ -28,6 +28,16 @@ fn nodes_and_cpus_that_are_not_there_are_refused_by_name() {
     assert_eq!(m.allowed_cpus, IdList::new(vec![1]));
 }
 
+/// A machine never holds an empty set of CPUs: every measurement (the
+/// lab's first CPU among them) has one to start from.
+#[test]
+fn an_empty_cpu_list_is_refused_and_the_cpus_stay_as_they_were() {
+    let mut m = machine(&[0, 1]);
+    let e = m.restrict_cpus(Some(&IdList::new(Vec::new()))).unwrap_err();
+    assert!(matches!(e, MachineError::NoCpu), "{e:?}");
+    assert_eq!(m.allowed_cpus, IdList::new(vec![0, 1]));
+}
+
 #[test]
 fn initiators_need_an_allowed_cpu_and_targets_need_memory() {
     let m = machine(&[0, 1]);

@@ -12,7 +12,7 @@ use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_report::lab_json::{RemoteGlobalDocument, REMOTE_GLOBAL_SCHEMA};
 
 use super::{LabError, LabRequest};
-use crate::machine::Machine;
+use crate::machine::{Machine, MachineError};
 use crate::measured;
 use crate::steps::{StepObserver, Steps};
 
@@ -125,7 +125,7 @@ fn document(
 /// this process may use, and the remote node (asked for, else the nearest
 /// other node with memory; `None` on a one-node machine).
 fn nodes(machine: &Machine, request: &RemoteGlobalRequest) -> Result<(u32, Vec<u32>, Option<u32>), LabError> {
-    let first_cpu = machine.allowed_cpus.ids()[0];
+    let first_cpu = *machine.allowed_cpus.ids().first().ok_or(MachineError::NoCpu)?;
     let node = match request.node {
         Some(node) => node,
         None => machine.cpu_home_node(first_cpu).map_err(LabError::NoNode)?,
