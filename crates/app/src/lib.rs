@@ -21,16 +21,13 @@
 //!   as analysis reads them ([`measured`]) and a run of steps ([`steps`]);
 //!   `runs` ([`runs`]), `pmu` ([`pmu`], [`pmu_diff`]).
 //! - Watches: `watch` ([`watch`]), `readers` ([`readers`]), `top`'s frame
-//!   per refresh ([`top`]).
+//!   per refresh ([`top`]), and `memwatch`'s samples, handed to the
+//!   front-end as each is taken ([`memwatch`]).
 //! - Changes, each journalled and undoable: `move` ([`moves`]) and `bisect`
 //!   ([`bisect`]) from one set-up of the pages asked for
 //!   ([`page_targets`]), `undo` ([`undo`]), and `irq --apply` ([`irq`]).
 //! - Readings as they are: `snapshot` ([`snapshot`]), `lines` ([`lines`]),
 //!   `meminfo` ([`meminfo`]).
-//!
-//! Still in cli, to move here as issue 35 says: `memwatch`'s per-sample
-//! step (probe samples, analyze derives, cli prints each sample as it
-//! comes; the observer would carry those lines).
 
 pub mod bisect;
 pub mod c2c;
@@ -45,6 +42,7 @@ pub mod machine;
 pub mod measured;
 pub mod mem;
 pub mod meminfo;
+pub mod memwatch;
 pub mod migrations;
 pub mod moves;
 pub mod page_targets;

@@ -1,31 +1,21 @@
-//! `numasleuth memwatch`: samples /proc/zoneinfo, /proc/vmstat and each
-//! node's numastat on a fixed schedule and prints rates and watermark
-//! events as they happen. It reads nothing that takes allocator locks (no
-//! /proc/slabinfo), bounds its sample count, and measures its own cost.
-//!
-//! Wiring: the schedule is `probe::memory_signals::follow`, the rates and
-//! events analyze's; this file prints each sample as it comes.
+//! `numasleuth memwatch`: the application layer's `memwatch` watches
+//! (`numasleuth_app::memwatch`); this file prints each sample as it comes.
 
 use std::process::ExitCode;
-use std::time::Instant;
 
 use anyhow::{bail, Context};
-use numasleuth_analyze::memwatch::{cost_of, machine_row, rows, EventTracker, Sample};
-use numasleuth_kernel::{pages, Root};
-use numasleuth_model::stop::RunSpan;
-use numasleuth_probe::memory_signals::{follow, watch_sample, Schedule};
+use numasleuth_analyze::memwatch::Sample;
+use numasleuth_app::memwatch::{self, MemwatchObserver, MemwatchRequest, ObserverError, Step};
+use numasleuth_kernel::Root;
 use numasleuth_report::export::Format;
 use numasleuth_report::memwatch_text::{
-    first_record, header, render_sample, sample_json, summary_json, summary_text, InstantReport, MemwatchReport,
+    first_record, header, render_sample, sample_json, summary_json, summary_text, MemwatchReport,
 };
 use numasleuth_report::provenance::Provenance;
 
 use super::output::{Aliases, Plan};
 use crate::cli::MemwatchArgs;
 use crate::output;
-
-/// Caps memory: an hour at 100 ms is 36,000 samples.
-const MAX_SAMPLES: u128 = 100_000;
 
 pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
     if !root.is_live() {
@@ -36,50 +26,23 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         svg: args.svg.as_deref(),
         ..Aliases::default()
     })?;
-    // The parser bounds --interval (100ms to 1h) and --duration (7 days).
-    let count = args.duration.as_nanos() / args.interval.as_nanos();
-    if count == 0 {
-        bail!(
-            "--duration {} ms is shorter than --interval {} ms",
-            args.duration.as_millis(),
-            args.interval.as_millis()
-        );
-    }
-    if count > MAX_SAMPLES {
-        bail!("{count} samples requested; at most {MAX_SAMPLES} (raise --interval or lower --duration)");
-    }
-    let stop = super::stop_signal::stop_on_signals();
-    let start = Instant::now();
-    let first = watch_sample(root, 0.0).context("cannot take the first memwatch sample")?;
-    let page_bytes = pages::page_size_bytes();
-    let mut out = Stream::new(root, &outputs);
-    out.text(&header(first.nodes.len(), args.interval, args.duration, page_bytes))?;
-    out.sampled(&first);
-    let mut tracker = EventTracker::new(page_bytes);
-    let schedule = Schedule {
-        start,
+    let request = MemwatchRequest {
         interval: args.interval,
-        count,
+        duration: args.duration,
     };
-    let cost = follow(
-        root,
-        first,
-        schedule,
-        &stop,
-        |previous, current| -> anyhow::Result<()> {
-            let (rows, machine) = (rows(previous, current), machine_row(previous, current));
-            let events = tracker.events(previous, current);
-            out.text(&render_sample(&rows, &machine, &events, page_bytes))?;
-            out.record(sample_json(&rows, &machine, &events))?;
-            out.sampled(current);
-            Ok(())
-        },
-    )?;
-    let span = RunSpan::timed(start, Some(args.duration), &stop);
-    let cost_summary = cost_of(&cost, args.interval.as_secs_f64() * 1e6);
-    out.record(summary_json(cost.len(), cost_summary, &span))?;
-    out.text(&summary_text(cost_summary, &span))?;
-    out.provenance.run = Some(span);
+    // Refused before a signal handler is set or a sample taken.
+    memwatch::sample_count(&request)?;
+    let stop = super::stop_signal::stop_on_signals();
+    let mut out = Stream::new(root, &outputs);
+    let watched = memwatch::run(root, &request, &stop, &mut out);
+    // A print that failed (a closed pipe) ends the run as itself.
+    if let Some(failed) = out.failed.take() {
+        return Err(failed);
+    }
+    let watched = watched?;
+    out.record(summary_json(watched.samples, watched.cost, &watched.span))?;
+    out.text(&summary_text(watched.cost, &watched.span))?;
+    out.provenance.run = Some(watched.span);
     out.finish()?;
     Ok(ExitCode::SUCCESS)
 }
@@ -94,11 +57,7 @@ fn instant(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         .output
         .plan_text_json(args.json)
         .context("a snapshot (--root) holds one instant, shown as text or JSON")?;
-    let report = InstantReport {
-        sample: watch_sample(root, 0.0).context("cannot read the snapshot's memory state")?,
-        page_bytes: pages::base_page_bytes(root),
-    };
-    super::output::emit(root, &outputs, &report)?;
+    super::output::emit(root, &outputs, &memwatch::instant(root)?)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -113,6 +72,8 @@ struct Stream<'a> {
     keep_json: bool,
     keep_history: bool,
     first_record: bool,
+    /// What ended the run from this side, kept whole for its exit status.
+    failed: Option<anyhow::Error>,
 }
 
 impl<'a> Stream<'a> {
@@ -126,6 +87,7 @@ impl<'a> Stream<'a> {
             keep_json: wants(Format::Json),
             keep_history: wants(Format::Svg) || plan.stdout == Format::Svg,
             first_record: true,
+            failed: None,
             provenance,
         }
     }
@@ -166,6 +128,14 @@ impl<'a> Stream<'a> {
         }
     }
 
+    fn keep(&mut self, done: anyhow::Result<()>) -> Result<(), ObserverError> {
+        done.map_err(|error| {
+            let said = error.to_string();
+            self.failed = Some(error);
+            said.into()
+        })
+    }
+
     /// A chart asked for on stdout, then the files (a file that fails
     /// must not cost the chart).
     fn finish(self) -> anyhow::Result<()> {
@@ -180,5 +150,26 @@ impl<'a> Stream<'a> {
         }
         super::output::write_files(self.plan, &self.report, &self.provenance)?;
         printed
+    }
+}
+
+impl MemwatchObserver for Stream<'_> {
+    fn first(&mut self, sample: &Sample, request: &MemwatchRequest, page_bytes: u64) -> Result<(), ObserverError> {
+        let printed = self.text(&header(
+            sample.nodes.len(),
+            request.interval,
+            request.duration,
+            page_bytes,
+        ));
+        self.sampled(sample);
+        self.keep(printed)
+    }
+
+    fn step(&mut self, step: &Step<'_>, page_bytes: u64) -> Result<(), ObserverError> {
+        let printed = self
+            .text(&render_sample(&step.rows, &step.machine, &step.events, page_bytes))
+            .and_then(|()| self.record(sample_json(&step.rows, &step.machine, &step.events)));
+        self.sampled(step.sample);
+        self.keep(printed)
     }
 }
