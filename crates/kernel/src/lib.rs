@@ -24,12 +24,11 @@ pub mod sysfs;
 pub mod task;
 #[cfg(any(test, feature = "test-support"))]
 pub mod test_support;
-pub mod tracefs;
 mod tree_dirs;
 mod tree_list;
 pub mod untrusted;
 
-pub use numasleuth_parse::{cpulist, error, human_list, safe_text, unread};
+pub use numasleuth_parse::{cpulist, error, human_list, safe_text, tracefs, unread};
 
 pub use cpulist::IdList;
 pub use error::{ParseError, ReadError};

@@ -14,10 +14,12 @@ pub mod gather;
 pub mod human_list;
 pub mod memory_sample;
 pub mod pages;
+pub mod pages_capture;
 pub mod procfs;
 pub mod read;
 pub mod safe_text;
 pub mod sysfs;
+pub mod tracefs;
 pub mod unread;
 
 pub use cpulist::IdList;

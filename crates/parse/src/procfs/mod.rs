@@ -12,5 +12,6 @@ pub mod settings;
 pub mod stat;
 pub mod statm;
 pub mod status;
+pub mod syscall;
 pub mod task;
 pub mod zoneinfo;
