@@ -9,6 +9,8 @@
 //! (`Cli::command()`), gets text or bytes back, and prints or writes them
 //! itself. Errors are [`DocsError`].
 
+#![forbid(unsafe_code)]
+
 pub mod check;
 pub mod examples;
 mod man;
