@@ -1,10 +1,7 @@
-//! `numasleuth completions SHELL` and `numasleuth man [--dir DIR]`: shell
-//! completion scripts and roff man pages generated from the same clap
-//! definition that parses the command line, so they cannot drift from it.
-//!
-//! Every page ends in EXAMPLES and EXIT STATUS from `docs_examples`, and
-//! `man --markdown` prints the same reference as Markdown
-//! (docs/commands.md, which a test holds to it).
+//! `numasleuth completions SHELL` and `numasleuth man [--dir DIR]
+//! [--markdown]`: the arguments, and the wiring to `numasleuth_docs`, which
+//! renders the completion scripts, man pages and docs/commands.md from
+//! this binary's clap definition in memory.
 //!
 //! Neither reads /proc or /sys. `man --dir` writes one page per command and
 //! subcommand (`numasleuth-lab-locks.1`); every page is rendered in memory
@@ -28,6 +25,16 @@ pub enum Shell {
     Fish,
 }
 
+impl From<Shell> for numasleuth_docs::Shell {
+    fn from(shell: Shell) -> Self {
+        match shell {
+            Shell::Bash => Self::Bash,
+            Shell::Zsh => Self::Zsh,
+            Shell::Fish => Self::Fish,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for: bash, zsh or fish.
@@ -48,118 +55,27 @@ pub struct ManArgs {
     pub markdown: bool,
 }
 
-/// The completion script for `shell`.
-pub fn completion_script(shell: Shell) -> anyhow::Result<String> {
-    // Each subcommand's arguments are deferred until it runs; completions
-    // need them all.
-    let mut command = Cli::command();
-    command.build();
-    let mut bytes = Vec::new();
-    let target = match shell {
-        Shell::Bash => clap_complete::Shell::Bash,
-        Shell::Zsh => clap_complete::Shell::Zsh,
-        Shell::Fish => clap_complete::Shell::Fish,
-    };
-    clap_complete::generate(target, &mut command, "numasleuth", &mut bytes);
-    String::from_utf8(bytes).context("the completion script is not UTF-8")
-}
-
 pub fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
-    output::print(&completion_script(args.shell)?)?;
+    output::print(&numasleuth_docs::completion_script(Cli::command(), args.shell.into())?)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The page of the command at `path` (`mem latency`; `` for the top):
-/// clap_mangen's sections, then EXAMPLES and EXIT STATUS in place of its
-/// EXTRA section (the top command's one-line exit status), before VERSION.
-fn render(command: clap::Command, path: &str) -> anyhow::Result<Vec<u8>> {
-    let mut page = Vec::new();
-    clap_mangen::Man::new(command)
-        .render(&mut page)
-        .context("cannot render the man page")?;
-    let page = String::from_utf8(page).context("the man page is not UTF-8")?;
-    let mut kept = String::with_capacity(page.len() + 2048);
-    let mut skipping = false;
-    for line in page.split_inclusive('\n') {
-        if line.starts_with(".SH ") {
-            skipping = line.trim_end() == ".SH EXTRA";
-            if line.trim_end() == ".SH VERSION" {
-                kept.push_str(&extra_sections(path));
-            }
-        }
-        if !skipping {
-            kept.push_str(line);
-        }
-    }
-    if !page.contains("\n.SH VERSION") {
-        kept.push_str(&extra_sections(path));
-    }
-    Ok(kept.into_bytes())
-}
-
-/// EXAMPLES and EXIT STATUS as roff.
-fn extra_sections(path: &str) -> String {
-    use roff::{bold, roman, Roff};
-    let mut roff = Roff::new();
-    roff.control("SH", ["EXAMPLES"]);
-    for (line, what) in super::docs_examples::examples(path) {
-        roff.control("TP", []).text([bold(*line)]).text([roman(*what)]);
-    }
-    roff.control("SH", ["EXIT STATUS"]);
-    for (status, meaning) in super::docs_examples::exit_statuses(path) {
-        roff.control("TP", []).text([bold(status)]).text([roman(meaning)]);
-    }
-    roff.to_roff()
-}
-
-/// `(file name, roff)` for the command and, depth first, every subcommand,
-/// each named after its path (`numasleuth-mem-latency`).
-pub fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let mut root = Cli::command();
-    root.build();
-    let mut out = Vec::new();
-    collect(root, "numasleuth".to_string(), "", &mut out)?;
-    Ok(out)
-}
-
-fn collect(command: clap::Command, name: String, path: &str, out: &mut Vec<(String, Vec<u8>)>) -> anyhow::Result<()> {
-    let subcommands: Vec<clap::Command> = command
-        .get_subcommands()
-        .filter(|s| s.get_name() != "help")
-        .cloned()
-        .collect();
-    let page = render(command.name(name.clone()), path)?;
-    out.push((format!("{name}.1"), page));
-    for sub in subcommands {
-        let sub_name = format!("{name}-{}", sub.get_name());
-        let sub_path = if path.is_empty() {
-            sub.get_name().to_string()
-        } else {
-            format!("{path} {}", sub.get_name())
-        };
-        collect(sub, sub_name, &sub_path, out)?;
-    }
-    Ok(())
 }
 
 pub fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
     if args.markdown {
-        output::print(&super::docs_markdown::reference())?;
+        output::print(&numasleuth_docs::markdown_reference(Cli::command()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let Some(dir) = &args.dir else {
-        let mut command = Cli::command();
-        command.build();
-        let page = render(command, "")?;
+        let page = numasleuth_docs::man_page(Cli::command())?;
         output::print(&String::from_utf8_lossy(&page))?;
         return Ok(ExitCode::SUCCESS);
     };
     if !dir.is_dir() {
         bail!("{} is not a directory (create it first)", dir.display());
     }
-    let pages = pages()?;
-    for (name, page) in &pages {
-        write_replacing(dir, name, page)?;
+    let pages = numasleuth_docs::man_pages(Cli::command())?;
+    for page in &pages {
+        write_replacing(dir, &page.file_name, &page.bytes)?;
     }
     output::print(&format!("wrote {} man pages to {}\n", pages.len(), dir.display()))?;
     Ok(ExitCode::SUCCESS)
@@ -170,4 +86,31 @@ fn write_replacing(dir: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<()> {
     let target = dir.join(name);
     numasleuth_kernel::atomic_write::write_atomic(&target, bytes, 0o666)
         .with_context(|| format!("cannot write {}", target.display()))
+}
+
+/// The examples table (`crates/docs/src/examples.rs`) against this
+/// binary's real parser, which the docs crate cannot name.
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use crate::cli::Cli;
+
+    /// Every command and subcommand has an example, and every example
+    /// names a command that exists.
+    #[test]
+    fn every_command_has_an_example_and_every_example_a_command() {
+        let problems = numasleuth_docs::check::example_problems(Cli::command());
+        assert!(problems.is_empty(), "{}", problems.join("\n"));
+    }
+
+    /// Every example is a command line the binary accepts.
+    #[test]
+    fn every_example_parses() {
+        for (line, argv) in numasleuth_docs::check::example_argvs() {
+            if let Err(e) = Cli::try_parse_from(argv) {
+                panic!("`{line}` does not parse: {e}");
+            }
+        }
+    }
 }

@@ -3,9 +3,7 @@
 pub mod bisect;
 pub mod bisect_args;
 pub mod c2c;
-pub mod docs_examples;
 pub mod docs_gen;
-pub mod docs_markdown;
 pub mod doctor;
 pub mod hot_args;
 pub mod hotlines;
