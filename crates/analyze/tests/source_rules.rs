@@ -102,6 +102,18 @@ fn node_has_memory_is_defined_once() {
 }
 
 #[test]
+fn the_machine_names_have_one_reader() {
+    // Provenance, a snapshot's manifest and a journal's identity all name
+    // the machine; they ask `procfs::host`, so they cannot disagree on
+    // trimming, caps or an empty file.
+    assert_one_place(
+        "the hostname and kernel release (kernel::procfs::host)",
+        r"proc/sys/kernel/(hostname|osrelease)",
+        &["crates/kernel/src/procfs/host.rs"],
+    );
+}
+
+#[test]
 fn a_check_id_appears_once() {
     // Every doctor check id is written in `CheckId::as_str`; everyone
     // else names the variant, so no check can be run, skipped or

@@ -51,6 +51,7 @@ pub mod pmu_diff;
 pub mod probe_latency;
 pub mod process;
 pub mod process_ref;
+pub mod provenance;
 pub mod readers;
 pub mod runs;
 pub mod snapshot;

@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use numasleuth_kernel::error::quote;
+use numasleuth_kernel::procfs::host;
 use numasleuth_kernel::procfs::process::ProcessError;
 use numasleuth_kernel::snapshot::manifest::{self, Manifest};
 use numasleuth_kernel::snapshot::{self, SnapshotSummary};
@@ -78,8 +80,8 @@ pub fn record(
     }
     // The machine's name and kernel go into the tree too, so a report read
     // from the snapshot says whose it is.
-    let hostname = one_line(&recording_root, "proc/sys/kernel/hostname");
-    let kernel_release = one_line(&recording_root, "proc/sys/kernel/osrelease");
+    let hostname = host::hostname(&recording_root).map(|name| quote(&name));
+    let kernel_release = host::kernel_release(&recording_root).map(|release| quote(&release));
     let created_unix_s = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -103,15 +105,6 @@ pub fn record(
         cause,
     })
 }
-
-/// A kernel file's one-line value, made safe to print (a snapshot is
-/// untrusted: no control characters reach a terminal or the HTML).
-fn one_line(root: &Root, path: &str) -> Option<String> {
-    let text = root.read(path).ok()?;
-    let value = text.lines().next()?.trim();
-    (!value.is_empty()).then(|| numasleuth_kernel::error::quote(value))
-}
-
 /// Reads process `pid` through the recording root the way `inspect`,
 /// `lines -p` and `doctor -p` do, so a replay finds every file they read,
 /// and keeps each mapped object's path and build-id.

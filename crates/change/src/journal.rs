@@ -92,7 +92,7 @@ impl MachineIdentity {
         MachineIdentity {
             // systemd writes /etc/machine-id; dbus-only systems keep theirs here.
             machine_id: read("etc/machine-id").or_else(|| read("var/lib/dbus/machine-id")),
-            hostname: read("proc/sys/kernel/hostname"),
+            hostname: numasleuth_kernel::procfs::host::hostname(root),
             boot_id: read("proc/sys/kernel/random/boot_id"),
         }
     }

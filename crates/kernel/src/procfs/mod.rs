@@ -2,6 +2,7 @@
 pub mod cmdline;
 pub mod cpuinfo;
 pub mod fd;
+pub mod host;
 pub mod interrupts;
 pub mod maps;
 mod maps_read;
