@@ -3,15 +3,17 @@
 //! where it cannot be used (`probe::migrations`), summarised per thread
 //! (`analyze::migrations`). `migrations` prints it; `doctor -p` judges it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
+use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
-use numasleuth_model::stop::Stop;
+use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope, TracedError};
 
+use crate::env::TopologyError;
 use crate::Observer;
 
 /// How moves are followed.
@@ -100,4 +102,77 @@ pub fn doctor_findings(
     let how = (duration, How::Auto, None);
     let seen = observe(root, topo, Scope::Process(pid), how, stop, observer)?;
     Ok(findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s))
+}
+
+/// What `migrations` is asked, with no clap in it.
+pub struct MigrationsRequest {
+    /// One process; `None`: every thread of the machine.
+    pub pid: Option<u32>,
+    pub duration: Duration,
+    pub how: How,
+    /// The sampled view's period; `None`: 10 ms for a process, 100 ms for all.
+    pub interval: Option<Duration>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum MigrationsError {
+    #[error("migrations needs the live system: moves happen now, a snapshot (--root) has none")]
+    NotLive,
+    #[error("process {pid} is a kernel thread: use --all to see kernel threads' moves")]
+    KernelThread { pid: u32 },
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    #[error(transparent)]
+    Tracepoint(#[from] TracepointUnusable),
+}
+
+/// The window watched, judged for one process (no findings for `--all`).
+pub struct Migrations {
+    pub pid: Option<u32>,
+    pub seen: Observed,
+    pub findings: Vec<Finding>,
+    pub span: RunSpan,
+}
+
+/// `migrations`: the moves over the request's window, until it ends or
+/// `stop` is requested.
+pub fn run(
+    root: &Root,
+    request: &MigrationsRequest,
+    stop: &Stop,
+    observer: &dyn Observer,
+) -> Result<Migrations, MigrationsError> {
+    if !root.is_live() {
+        return Err(MigrationsError::NotLive);
+    }
+    let scope = match request.pid {
+        Some(pid) if read_process_stat(root, pid)?.is_kernel_thread() => {
+            return Err(MigrationsError::KernelThread { pid })
+        }
+        Some(pid) => Scope::Process(pid),
+        None => Scope::All,
+    };
+    let read = crate::env::read_degraded(root)?;
+    for warning in &read.warnings {
+        observer.progress(&format!("numasleuth: warning: {warning}"));
+    }
+    observer.progress(&format!(
+        "numasleuth: following thread moves {}…",
+        crate::how_long(Some(request.duration))
+    ));
+    let start = Instant::now();
+    let how = (request.duration, request.how, request.interval);
+    let seen = observe(root, &read.topology, scope, how, stop, observer)?;
+    let span = RunSpan::timed(start, Some(request.duration), stop);
+    let findings = request.pid.map_or_else(Vec::new, |pid| {
+        findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
+    });
+    Ok(Migrations {
+        pid: request.pid,
+        seen,
+        findings,
+        span,
+    })
 }

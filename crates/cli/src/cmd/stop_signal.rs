@@ -115,7 +115,3 @@ fn take_signals(mut signals: Signals, stop: &Stop) {
         unsafe { libc::_exit(EXIT_INTERRUPTED) };
     }
 }
-
-/// How long a watch lasts, in its progress line: one definition, the
-/// application layer's.
-pub use numasleuth_app::how_long;
