@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
-# topo and doctor against lstopo on real machines' captures (issue 22):
+# topo and doctor against lstopo on real machines' captures (issue 22), and
+# against the floor of reading the same number of files (issue 35):
 #
-#   numasleuth --root CAPTURE topo    vs  lstopo-no-graphics --input CAPTURE   (goal ≤ 0.5×)
-#   numasleuth --root CAPTURE doctor  vs  lstopo-no-graphics --input CAPTURE   (goal ≤ 0.5×)
+#   numasleuth --root CAPTURE topo    vs  lstopo-no-graphics --input CAPTURE
+#   numasleuth --root CAPTURE doctor  vs  lstopo-no-graphics --input CAPTURE
+#   both                              vs  bench/read-floor.c   (goal ≤ 1.5×)
+#
+# The floor: as many of the capture's files as `topo` opens (counted with
+# strace), each opened, read once, closed and fstatat'ed, and nothing else
+# (bench/read-floor.c); its figure is the median of its five rounds. The
+# floor ratios divide CPU time (perf's task-clock) by the floor, or wall
+# time where perf is missing.
 #
 # on hwloc's own test captures (../shared/fixtures/hwloc, or HWLOC_CAPTURES),
 # from 16 to 256 CPUs, unpacked once into a temporary directory. Each round
@@ -30,6 +38,7 @@ fi
 numasleuth="${NUMASLEUTH:-$PWD/target/release/numasleuth}"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+gcc -O2 bench/read-floor.c -o "$scratch/read-floor"
 for name in "${captures[@]}"; do
     tar --no-same-owner -C "$scratch" -xjf "$captures_dir/$name.tar.bz2"
 done
@@ -56,9 +65,23 @@ cpu_ms() {
 
 echo "machine: $(nproc) CPUs, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "$ROUNDS rounds of $BATCH runs per command; $("$numasleuth" --version); $(lstopo-no-graphics --version)"
+# Regular files `topo` opens in a capture (directories and the loader's own
+# opens left out), or nothing without strace.
+files_read() {
+    command -v strace >/dev/null || return 0
+    strace -f -e trace=openat -o "$scratch/strace.log" "$numasleuth" --root "$1" topo >/dev/null 2>&1 || true
+    grep -v -e O_DIRECTORY -e AT_FDCWD -e '= -1' "$scratch/strace.log" | grep -c openat
+}
+# The floor for N files of a capture's sys tree, in ms: the median round's
+# open+read+close plus fstatat.
+floor_ms() {
+    "$scratch/read-floor" "$1/sys" "$2" | sed -E 's/.*\(([0-9.]+) ms\).*\(([0-9.]+) ms\).*/\1 \2/' |
+        awk '{print $1 + $2}' | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+
 echo
-echo "| capture | CPUs | topo ms (range) | doctor ms (range) | lstopo ms (range) | topo/lstopo | doctor/lstopo | CPU ms topo / doctor / lstopo |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| capture | CPUs | topo ms (range) | doctor ms (range) | lstopo ms (range) | topo/lstopo | doctor/lstopo | CPU ms topo / doctor / lstopo | floor ms (files) | topo/floor | doctor/floor |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for name in "${captures[@]}"; do
     root="$scratch/$name"
     cpus=$(ls -d "$root"/sys/devices/system/cpu/cpu[0-9]* | wc -l)
@@ -71,9 +94,16 @@ for name in "${captures[@]}"; do
     read -r tm tl th <<< "$(stats "$topo")"
     read -r dm dl dh <<< "$(stats "$doctor")"
     read -r lm ll lh <<< "$(stats "$lstopo")"
-    cpu="$(cpu_ms "$numasleuth" --root "$root" topo) / $(cpu_ms "$numasleuth" --root "$root" doctor) / $(cpu_ms lstopo-no-graphics --input "$root")"
+    tc=$(cpu_ms "$numasleuth" --root "$root" topo)
+    dc=$(cpu_ms "$numasleuth" --root "$root" doctor)
+    cpu="$tc / $dc / $(cpu_ms lstopo-no-graphics --input "$root")"
+    # Without perf the floor ratios use wall time.
+    [ "$tc" = - ] && tc=$(awk -v v="$tm" 'BEGIN {print v/1000}') && dc=$(awk -v v="$dm" 'BEGIN {print v/1000}')
+    files=$(files_read "$root")
+    floor=$( [ -n "$files" ] && floor_ms "$root" "$files" || echo 0)
     awk -v n="$name" -v c="$cpus" -v tm="$tm" -v tl="$tl" -v th="$th" -v dm="$dm" -v dl="$dl" -v dh="$dh" \
-        -v lm="$lm" -v ll="$ll" -v lh="$lh" -v cpu="$cpu" 'BEGIN {
-        printf "| %s | %d | %.1f (%.1f–%.1f) | %.1f (%.1f–%.1f) | %.1f (%.1f–%.1f) | %.2f | %.2f | %s |\n",
-            n, c, tm/1000, tl/1000, th/1000, dm/1000, dl/1000, dh/1000, lm/1000, ll/1000, lh/1000, tm/lm, dm/lm, cpu }'
+        -v lm="$lm" -v ll="$ll" -v lh="$lh" -v cpu="$cpu" -v f="$floor" -v files="${files:--}" -v tc="$tc" -v dc="$dc" 'BEGIN {
+        ratio = (f > 0) ? sprintf("%.2f | %.2f", tc/f, dc/f) : "- | -"
+        printf "| %s | %d | %.1f (%.1f–%.1f) | %.1f (%.1f–%.1f) | %.1f (%.1f–%.1f) | %.2f | %.2f | %s | %.1f (%s) | %s |\n",
+            n, c, tm/1000, tl/1000, th/1000, dm/1000, dl/1000, dh/1000, lm/1000, ll/1000, lh/1000, tm/lm, dm/lm, cpu, f, files, ratio }'
 done
