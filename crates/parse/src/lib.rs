@@ -18,6 +18,7 @@ pub mod procfs;
 pub mod read;
 pub mod safe_text;
 pub mod sysfs;
+pub mod typed;
 pub mod unread;
 
 pub use cpulist::IdList;
