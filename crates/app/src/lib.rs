@@ -40,6 +40,7 @@ pub mod hotlines;
 pub mod hotpages;
 pub mod irq;
 pub mod lab;
+pub mod limits;
 pub mod lines;
 pub mod machine;
 pub mod measured;
