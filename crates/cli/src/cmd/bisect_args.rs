@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::process_args::parse_range;
-use crate::bounds;
+use numasleuth_parse::typed;
 
 /// A shell command longer than this is not something anyone types.
 pub const METRIC_CMD_MAX_CHARS: usize = 4096;
@@ -32,16 +32,16 @@ fn metric_cmd(text: &str) -> Result<String, String> {
     Ok(text.to_string())
 }
 
-fn rounds(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, ROUNDS_MIN, ROUNDS_MAX, "a reading count").map(|n| n as u32)
+fn rounds(text: &str) -> Result<u32, typed::TypedError> {
+    typed::whole_in(text, ROUNDS_MIN, ROUNDS_MAX, "a reading count").map(|n| n as u32)
 }
 
-fn settle(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, Duration::from_millis(1), Duration::from_secs(3600))
+fn settle(text: &str) -> Result<Duration, typed::TypedError> {
+    typed::duration_in(text, Duration::from_millis(1), Duration::from_secs(3600))
 }
 
-fn timeout(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, Duration::from_millis(10), Duration::from_secs(3600))
+fn timeout(text: &str) -> Result<Duration, typed::TypedError> {
+    typed::duration_in(text, Duration::from_millis(10), Duration::from_secs(3600))
 }
 
 /// `5%`, `5` (percent) or `0.5%`: the smallest relative change that counts.

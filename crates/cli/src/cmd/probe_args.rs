@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::bounds;
+use numasleuth_parse::typed;
 
 /// One operation per second is the slowest useful probe; a million a
 /// second is 1 µs apart, about what one thread can time and issue.
@@ -45,17 +45,17 @@ pub fn op(words: Option<&[String]>) -> Result<Op, String> {
 }
 
 /// `1000/s` or `1000`: operations per second, 1 to 1,000,000.
-pub fn rate_per_sec(text: &str) -> Result<u64, String> {
+pub fn rate_per_sec(text: &str) -> Result<u64, typed::TypedError> {
     let number = text.trim().strip_suffix("/s").unwrap_or(text.trim());
-    bounds::whole_in(number, 1, RATE_MAX, "a rate per second (like 1000/s)")
+    typed::whole_in(number, 1, RATE_MAX, "a rate per second (like 1000/s)")
 }
 
-fn duration(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DURATION_MIN, DURATION_MAX)
+fn duration(text: &str) -> Result<Duration, typed::TypedError> {
+    typed::duration_in(text, DURATION_MIN, DURATION_MAX)
 }
 
-fn node(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, 0, NODE_MAX, "a node id").map(|n| n as u32)
+fn node(text: &str) -> Result<u32, typed::TypedError> {
+    typed::whole_in(text, 0, NODE_MAX, "a node id").map(|n| n as u32)
 }
 
 #[derive(Debug, Args)]

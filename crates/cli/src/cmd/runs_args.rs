@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use numasleuth_kernel::IdList;
 
-use crate::bounds;
+use numasleuth_parse::typed;
 
 /// Runs per series: a thousand runs of even a one-second benchmark is
 /// already a quarter of an hour.
@@ -48,17 +48,17 @@ fn start_cpus(text: &str) -> Result<StartCpus, String> {
 /// series too short to answer is refused before it runs, not after.
 fn runs_count(text: &str) -> Result<u32, String> {
     let min = numasleuth_analyze::runs::bimodal::MIN_RUNS as u64;
-    bounds::whole_in(text, min, RUNS_MAX, "a run count")
+    typed::whole_in(text, min, RUNS_MAX, "a run count")
         .map(|n| n as u32)
         .map_err(|e| format!("{e} (fewer than {min} runs cannot be told apart into two modes)"))
 }
 
-fn delay(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DELAY_MIN, DELAY_MAX)
+fn delay(text: &str) -> Result<Duration, typed::TypedError> {
+    typed::duration_in(text, DELAY_MIN, DELAY_MAX)
 }
 
-fn run_timeout(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DELAY_MIN, Duration::from_secs(7 * 86_400))
+fn run_timeout(text: &str) -> Result<Duration, typed::TypedError> {
+    typed::duration_in(text, DELAY_MIN, Duration::from_secs(7 * 86_400))
 }
 
 #[derive(Debug, Args)]
