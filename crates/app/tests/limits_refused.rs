@@ -76,9 +76,21 @@ fn a_watch_of_a_lifetime_or_of_pid_0_is_refused() {
     let e = refused(watch(&root, &request(1, Some(FOREVER)), &Stop::new(), &Quiet));
     let WatchError::OutOfRange(e) = e else { panic!("{e:?}") };
     assert_eq!(what(&e), "the watch duration");
-    assert!(e.to_string().ends_with("give a duration from 1ms to 7 days (168h)"), "{e}");
+    assert!(
+        e.to_string().ends_with("give a duration from 1ms to 7 days (168h)"),
+        "{e}"
+    );
     let e = refused(watch(&root, &request(0, None), &Stop::new(), &Quiet));
-    assert!(matches!(e, WatchError::OutOfRange(OutOfRange { what: "the process id", .. })), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            WatchError::OutOfRange(OutOfRange {
+                what: "the process id",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     let e = refused(watch(&root, &request(1, Some(limits::WATCH_MAX)), &Stop::new(), &Quiet));
     assert!(matches!(e, WatchError::NotLive), "a week is within the limit: {e:?}");
 }
@@ -93,11 +105,34 @@ fn pmu_refuses_a_million_threads_and_a_count_too_short_to_attach() {
         path: None,
     };
     let e = refused(pmu::run(&root, request(1_000_000, None), &Stop::new(), &Quiet));
-    assert!(matches!(e, PmuCountError::OutOfRange(OutOfRange { what: "the threads counted at most", .. })), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            PmuCountError::OutOfRange(OutOfRange {
+                what: "the threads counted at most",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     let short = Some(Duration::from_millis(1));
     let e = refused(pmu::run(&root, request(64, short), &Stop::new(), &Quiet));
-    assert!(matches!(e, PmuCountError::OutOfRange(OutOfRange { what: "the count's duration", .. })), "{e:?}");
-    let e = refused(pmu::run(&root, request(64, Some(limits::PMU_MIN)), &Stop::new(), &Quiet));
+    assert!(
+        matches!(
+            e,
+            PmuCountError::OutOfRange(OutOfRange {
+                what: "the count's duration",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    let e = refused(pmu::run(
+        &root,
+        request(64, Some(limits::PMU_MIN)),
+        &Stop::new(),
+        &Quiet,
+    ));
     assert!(matches!(e, PmuCountError::NotLive), "{e:?}");
 }
 
@@ -112,19 +147,70 @@ fn mem_refusal(request: MemRequest) -> &'static str {
 fn mem_refuses_a_petabyte_a_million_threads_and_endless_lists() {
     let base = MemRequest::quick_matrices;
     let petabyte = 1 << 50;
-    assert_eq!(mem_refusal(MemRequest { size_bytes: Some(petabyte), ..base() }), "the buffer");
-    assert_eq!(mem_refusal(MemRequest { threads: Some(1_000_000), ..base() }), "the bandwidth threads per node");
-    assert_eq!(mem_refusal(MemRequest { sample_ms: Some(u64::MAX), ..base() }), "the sample length in ms");
-    assert_eq!(mem_refusal(MemRequest { samples: Some(0), ..base() }), "the samples kept");
-    let sweep = |sizes_bytes| MemMode::Sweep { sizes_bytes, node: None };
-    assert_eq!(mem_refusal(MemRequest { mode: sweep(vec![4096; 65]), ..base() }), "the size sweep");
-    assert_eq!(mem_refusal(MemRequest { mode: sweep(vec![4096, 1]), ..base() }), "a swept buffer");
+    assert_eq!(
+        mem_refusal(MemRequest {
+            size_bytes: Some(petabyte),
+            ..base()
+        }),
+        "the buffer"
+    );
+    assert_eq!(
+        mem_refusal(MemRequest {
+            threads: Some(1_000_000),
+            ..base()
+        }),
+        "the bandwidth threads per node"
+    );
+    assert_eq!(
+        mem_refusal(MemRequest {
+            sample_ms: Some(u64::MAX),
+            ..base()
+        }),
+        "the sample length in ms"
+    );
+    assert_eq!(
+        mem_refusal(MemRequest {
+            samples: Some(0),
+            ..base()
+        }),
+        "the samples kept"
+    );
+    let sweep = |sizes_bytes| MemMode::Sweep {
+        sizes_bytes,
+        node: None,
+    };
+    assert_eq!(
+        mem_refusal(MemRequest {
+            mode: sweep(vec![4096; 65]),
+            ..base()
+        }),
+        "the size sweep"
+    );
+    assert_eq!(
+        mem_refusal(MemRequest {
+            mode: sweep(vec![4096, 1]),
+            ..base()
+        }),
+        "a swept buffer"
+    );
     let loaded = |delays: Vec<u64>| MemMode::Loaded {
         delays_ns: Some(delays),
         node: None,
     };
-    assert_eq!(mem_refusal(MemRequest { mode: loaded(vec![0; 65]), ..base() }), "the delay list");
-    assert_eq!(mem_refusal(MemRequest { mode: loaded(vec![u64::MAX]), ..base() }), "a delay in ns");
+    assert_eq!(
+        mem_refusal(MemRequest {
+            mode: loaded(vec![0; 65]),
+            ..base()
+        }),
+        "the delay list"
+    );
+    assert_eq!(
+        mem_refusal(MemRequest {
+            mode: loaded(vec![u64::MAX]),
+            ..base()
+        }),
+        "a delay in ns"
+    );
 }
 
 #[test]
@@ -140,9 +226,15 @@ fn c2c_refuses_samples_and_transfers_beyond_their_limits() {
         raw: false,
     };
     let machine = machine(&[0, 1, 2, 3]);
-    for (asked, named) in [(request(Some(1001), None), "the samples kept"), (request(None, Some(0)), "the transfers per sample")] {
+    for (asked, named) in [
+        (request(Some(1001), None), "the samples kept"),
+        (request(None, Some(0)), "the transfers per sample"),
+    ] {
         let e = refused(c2c::run(&machine, &asked, &Stop::new(), &mut Deaf));
-        assert!(matches!(&e, C2cError::OutOfRange(OutOfRange { what, .. }) if *what == named), "{e:?}");
+        assert!(
+            matches!(&e, C2cError::OutOfRange(OutOfRange { what, .. }) if *what == named),
+            "{e:?}"
+        );
     }
 }
 
@@ -159,13 +251,21 @@ fn lab_refuses_a_million_threads_and_a_sweep_of_a_thousand_runs() {
             },
             placements: Vec::new(),
         };
-        match refused(false_sharing::run(machine(&[0, 1, 2, 3]), &request, &Stop::new(), &mut Deaf)) {
+        match refused(false_sharing::run(
+            machine(&[0, 1, 2, 3]),
+            &request,
+            &Stop::new(),
+            &mut Deaf,
+        )) {
             LabError::OutOfRange(e) => e.what,
             e => panic!("{e:?}"),
         }
     };
     assert_eq!(run(Threads::One(1_000_000)), "a thread count");
-    assert_eq!(run(Threads::Counts(IdList::new((1..=1000).collect()))), "the thread sweep");
+    assert_eq!(
+        run(Threads::Counts(IdList::new((1..=1000).collect()))),
+        "the thread sweep"
+    );
     assert_eq!(run(Threads::Counts(IdList::new(vec![1, 5000]))), "a thread count");
 }
 
@@ -186,7 +286,10 @@ fn sampling_watches_refuse_windows_rates_and_rankings_out_of_range() {
         (how(second, 20, 1_000_000), "the sampling rate in Hz"),
     ] {
         let e = refused(sample_process(&root, (1, &topo), &asked, &Stop::new(), &Quiet));
-        assert!(matches!(&e, HotlinesError::OutOfRange(OutOfRange { what, .. }) if *what == named), "{e:?}");
+        assert!(
+            matches!(&e, HotlinesError::OutOfRange(OutOfRange { what, .. }) if *what == named),
+            "{e:?}"
+        );
     }
     let damon = HotpagesRequest {
         pid: 1,
@@ -198,14 +301,52 @@ fn sampling_watches_refuse_windows_rates_and_rankings_out_of_range() {
         args: Vec::new(),
     };
     let e = refused(hotpages::observe(&root, &topo, damon, reaper(), &Stop::new(), &Quiet));
-    assert!(matches!(e, HotpagesError::OutOfRange(OutOfRange { what: "DAMON's watch", .. })), "{e:?}");
-    let e = refused(hotpages::observe(&root, &topo, HotpagesRequest { top: 0, duration: second, ..damon }, reaper(), &Stop::new(), &Quiet));
-    assert!(matches!(e, HotpagesError::OutOfRange(OutOfRange { what: "the regions ranked", .. })), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            HotpagesError::OutOfRange(OutOfRange {
+                what: "DAMON's watch",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    let e = refused(hotpages::observe(
+        &root,
+        &topo,
+        HotpagesRequest {
+            top: 0,
+            duration: second,
+            ..damon
+        },
+        reaper(),
+        &Stop::new(),
+        &Quiet,
+    ));
+    assert!(
+        matches!(
+            e,
+            HotpagesError::OutOfRange(OutOfRange {
+                what: "the regions ranked",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
     let request = ReadersRequest {
         files: vec![LockFile::Slabinfo],
         choice: Choice::Auto,
         duration: FOREVER,
     };
     let e = refused(readers::watch(&root, &topo, request, &Stop::new(), &Quiet));
-    assert!(matches!(e, ReadersError::OutOfRange(OutOfRange { what: "the watch duration", .. })), "{e:?}");
+    assert!(
+        matches!(
+            e,
+            ReadersError::OutOfRange(OutOfRange {
+                what: "the watch duration",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
 }
