@@ -133,7 +133,10 @@ mod tests {
             "nan",
             "18446744073709551616",
         ] {
-            assert!(rate_per_sec(bad).unwrap_err().contains("from 1 to 1000000"), "{bad}");
+            assert!(
+                rate_per_sec(bad).unwrap_err().to_string().contains("from 1 to 1000000"),
+                "{bad}"
+            );
         }
     }
 
