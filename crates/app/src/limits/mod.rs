@@ -85,6 +85,42 @@ pub const BUFFER_MAX_BYTES: usize = 16 << 40;
 /// Sizes in one sweep; each is a full measurement.
 pub const SWEEP_MAX: usize = 64;
 
+/// `probe-latency --rate`: one operation per second is the slowest useful
+/// probe; a million a second is 1 µs apart, about what one thread can time
+/// and issue.
+pub const PROBE_RATE_MAX: u64 = 1_000_000;
+/// `probe-latency --duration`: long enough for a day-long incident; the
+/// timeline is bucketed, so memory does not grow with the duration.
+pub const PROBE_DURATION_MIN: Duration = Duration::from_millis(10);
+pub const PROBE_DURATION_MAX: Duration = Duration::from_secs(24 * 3600);
+/// Node ids the kernel can have (MAX_NUMNODES is at most 1024 on Linux).
+pub const NODE_MAX: u32 = 1023;
+/// `runs -n`: a thousand runs of even a one-second benchmark is already a
+/// quarter of an hour. (The fewest is the bimodality test's `MIN_RUNS`.)
+pub const RUNS_MAX: u32 = 1000;
+/// Entries in a `runs --start-cpus` list.
+pub const START_CPUS_MAX: usize = 4096;
+/// `runs --settle` and `--release-after`: a workload is placed within
+/// seconds; an hour is far past any start-up.
+pub const RUN_DELAY_MIN: Duration = Duration::from_millis(1);
+pub const RUN_DELAY_MAX: Duration = Duration::from_secs(3600);
+/// `runs --timeout`: one run of a week.
+pub const RUN_TIMEOUT_MAX: Duration = Duration::from_secs(7 * 86_400);
+/// `bisect --rounds`: fewer readings than 3 give no spread to speak of (a
+/// step's noise estimate needs three); a hundred per step over dozens of
+/// steps is already hours.
+pub const ROUNDS_MIN: u32 = 3;
+pub const ROUNDS_MAX: u32 = 100;
+/// `bisect --settle`, after each move before reading.
+pub const SETTLE_MIN: Duration = Duration::from_millis(1);
+pub const SETTLE_MAX: Duration = Duration::from_secs(3600);
+/// `bisect --metric-timeout`, one reading of the metric.
+pub const METRIC_TIMEOUT_MIN: Duration = Duration::from_millis(10);
+pub const METRIC_TIMEOUT_MAX: Duration = Duration::from_secs(3600);
+/// `bisect --metric-cmd`: a shell command longer than this is not
+/// something anyone types.
+pub const METRIC_CMD_MAX_CHARS: usize = 4096;
+
 /// A request carried a value outside its limit: a front-end that checks
 /// nothing (or a library caller) asked for it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

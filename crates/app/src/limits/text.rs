@@ -91,6 +91,47 @@ pub fn size_sweep(text: &str) -> Result<Sizes, TypedError> {
     typed::size_sweep(text, BUFFER_MIN_BYTES, BUFFER_MAX_BYTES, SWEEP_MAX)
 }
 
+/// `probe-latency --rate`: `1000/s` or `1000`, operations per second.
+pub fn rate_per_sec(text: &str) -> Result<u64, TypedError> {
+    let number = text.trim().strip_suffix("/s").unwrap_or(text.trim());
+    typed::whole_in(number, 1, PROBE_RATE_MAX, "a rate per second (like 1000/s)")
+}
+
+/// `probe-latency --duration`.
+pub fn probe_duration(text: &str) -> Result<Duration, TypedError> {
+    typed::duration_in(text, PROBE_DURATION_MIN, PROBE_DURATION_MAX)
+}
+
+/// A node id the kernel can have.
+pub fn node_id(text: &str) -> Result<u32, TypedError> {
+    typed::whole_in(text, 0, u64::from(NODE_MAX), "a node id").map(|n| n as u32)
+}
+
+/// `runs --settle`, `--release-after`.
+pub fn run_delay(text: &str) -> Result<Duration, TypedError> {
+    typed::duration_in(text, RUN_DELAY_MIN, RUN_DELAY_MAX)
+}
+
+/// `runs --timeout`.
+pub fn run_timeout(text: &str) -> Result<Duration, TypedError> {
+    typed::duration_in(text, RUN_DELAY_MIN, RUN_TIMEOUT_MAX)
+}
+
+/// `bisect --rounds`.
+pub fn rounds(text: &str) -> Result<u32, TypedError> {
+    typed::whole_in(text, u64::from(ROUNDS_MIN), u64::from(ROUNDS_MAX), "a reading count").map(|n| n as u32)
+}
+
+/// `bisect --settle`.
+pub fn settle(text: &str) -> Result<Duration, TypedError> {
+    typed::duration_in(text, SETTLE_MIN, SETTLE_MAX)
+}
+
+/// `bisect --metric-timeout`.
+pub fn metric_timeout(text: &str) -> Result<Duration, TypedError> {
+    typed::duration_in(text, METRIC_TIMEOUT_MIN, METRIC_TIMEOUT_MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +173,47 @@ mod tests {
             .to_string()
             .contains("at most 32768"));
         assert!(node_list(" ").is_err());
+    }
+
+    #[test]
+    fn rates_are_bounded() {
+        assert_eq!(rate_per_sec("1000/s"), Ok(1000));
+        assert_eq!(rate_per_sec("1"), Ok(1));
+        assert_eq!(rate_per_sec("1000000/s"), Ok(PROBE_RATE_MAX));
+        for bad in [
+            "0",
+            "0/s",
+            "1000001/s",
+            "-1",
+            "1e3",
+            "1.5/s",
+            "/s",
+            "",
+            "nan",
+            "18446744073709551616",
+        ] {
+            assert!(
+                rate_per_sec(bad).unwrap_err().to_string().contains("from 1 to 1000000"),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn probe_durations_nodes_runs_and_bisect_steps_are_bounded() {
+        assert_eq!(probe_duration("24h"), Ok(PROBE_DURATION_MAX));
+        assert!(probe_duration("25h").is_err() && probe_duration("9ms").is_err());
+        assert_eq!(node_id("0"), Ok(0));
+        assert!(node_id("1024").is_err() && node_id("-1").is_err());
+        assert_eq!(run_delay("200ms"), Ok(Duration::from_millis(200)));
+        assert!(run_delay("0").is_err() && run_delay("61m").is_err());
+        assert_eq!(run_timeout("168h"), Ok(RUN_TIMEOUT_MAX));
+        assert_eq!(rounds("3"), Ok(3));
+        assert!(rounds("0").is_err() && rounds("2").is_err() && rounds("101").is_err());
+        assert!(settle("2h").unwrap_err().to_string().contains("from 1ms to 1h"));
+        assert!(metric_timeout("5ms")
+            .unwrap_err()
+            .to_string()
+            .contains("from 10ms to 1h"));
     }
 }
