@@ -1,8 +1,9 @@
 //! A request built by any front-end, not only cli's parsers, is refused
 //! when a value is out of its limit (`app::limits`): each command checks
 //! its request before it looks at the system, so on a snapshot, where
-//! every one of them would otherwise refuse to run live, the refusal is
-//! the typed `OutOfRange` naming the value.
+//! each of these would otherwise refuse to run (or, for `runs`, refuse the
+//! missing command), the refusal is the typed `OutOfRange` naming the
+//! value. The measurements' refusals are in `limits_refused_measures.rs`.
 
 mod common;
 
@@ -10,42 +11,23 @@ use std::time::Duration;
 
 use common::machine;
 
-use numasleuth_analyze::cpu_sample::CpuSample;
 use numasleuth_analyze::pmu::plan::Selection;
-use numasleuth_app::c2c::{self, C2cError, C2cRequest};
+use numasleuth_app::bisect::{self, BisectRequest, BisectStartError};
 use numasleuth_app::hotlines::{sample_process, HotlinesError, Method, Sampling};
 use numasleuth_app::hotpages::{self, HotpagesError, HotpagesRequest, ReaperSpec};
-use numasleuth_app::lab::false_sharing::{self, FalseSharingRequest};
-use numasleuth_app::lab::{LabError, LabRequest, Threads};
 use numasleuth_app::limits::{self, OutOfRange};
-use numasleuth_app::mem::{self, MemError, MemMode, MemRequest};
+use numasleuth_app::page_targets::Asked;
 use numasleuth_app::pmu::{self, PmuCountError, PmuRequest};
+use numasleuth_app::probe_latency::{self, Op, ProbeLatencyError, ProbeRequest, Want};
 use numasleuth_app::readers::{self, ReadersError, ReadersRequest};
-use numasleuth_app::steps::StepObserver;
+use numasleuth_app::runs::{self, RunsError, RunsRequest, StartCpus};
 use numasleuth_app::watch::{watch, WatchError, WatchRequest};
 use numasleuth_app::Quiet;
 use numasleuth_kernel::test_support::fixture;
-use numasleuth_kernel::IdList;
 use numasleuth_model::readers::LockFile;
 use numasleuth_model::stop::Stop;
 use numasleuth_probe::pmu::Target;
 use numasleuth_probe::readers::Choice;
-
-/// A run that began would be heard; a refused request says nothing.
-struct Deaf;
-
-impl StepObserver for Deaf {
-    fn say(&self, line: &str) {
-        panic!("a refused request said {line:?}");
-    }
-    fn begin(&mut self, total: u64, label: &str) {
-        panic!("a refused request began {total} {label}");
-    }
-    fn step(&mut self, _done: u64, _total: u64, what: &str) {
-        panic!("a refused request stepped {what}");
-    }
-    fn end(&mut self) {}
-}
 
 fn refused<T, E: std::fmt::Debug>(result: Result<T, E>) -> E {
     match result {
@@ -135,140 +117,6 @@ fn pmu_refuses_a_million_threads_and_a_count_too_short_to_attach() {
     ));
     assert!(matches!(e, PmuCountError::NotLive), "{e:?}");
 }
-
-fn mem_refusal(request: MemRequest) -> &'static str {
-    match refused(mem::run(machine(&[0, 1, 2, 3]), &request, &Stop::new(), &mut Deaf)) {
-        MemError::OutOfRange(e) => e.what,
-        e => panic!("{e:?}"),
-    }
-}
-
-#[test]
-fn mem_refuses_a_petabyte_a_million_threads_and_endless_lists() {
-    let base = MemRequest::quick_matrices;
-    let petabyte = 1 << 50;
-    assert_eq!(
-        mem_refusal(MemRequest {
-            size_bytes: Some(petabyte),
-            ..base()
-        }),
-        "the buffer"
-    );
-    assert_eq!(
-        mem_refusal(MemRequest {
-            threads: Some(1_000_000),
-            ..base()
-        }),
-        "the bandwidth threads per node"
-    );
-    assert_eq!(
-        mem_refusal(MemRequest {
-            sample_ms: Some(u64::MAX),
-            ..base()
-        }),
-        "the sample length in ms"
-    );
-    assert_eq!(
-        mem_refusal(MemRequest {
-            samples: Some(0),
-            ..base()
-        }),
-        "the samples kept"
-    );
-    let sweep = |sizes_bytes| MemMode::Sweep {
-        sizes_bytes,
-        node: None,
-    };
-    assert_eq!(
-        mem_refusal(MemRequest {
-            mode: sweep(vec![4096; 65]),
-            ..base()
-        }),
-        "the size sweep"
-    );
-    assert_eq!(
-        mem_refusal(MemRequest {
-            mode: sweep(vec![4096, 1]),
-            ..base()
-        }),
-        "a swept buffer"
-    );
-    let loaded = |delays: Vec<u64>| MemMode::Loaded {
-        delays_ns: Some(delays),
-        node: None,
-    };
-    assert_eq!(
-        mem_refusal(MemRequest {
-            mode: loaded(vec![0; 65]),
-            ..base()
-        }),
-        "the delay list"
-    );
-    assert_eq!(
-        mem_refusal(MemRequest {
-            mode: loaded(vec![u64::MAX]),
-            ..base()
-        }),
-        "a delay in ns"
-    );
-}
-
-#[test]
-fn c2c_refuses_samples_and_transfers_beyond_their_limits() {
-    let request = |samples, transfers| C2cRequest {
-        cpus: Some(IdList::new(vec![0, 1])),
-        home_node: None,
-        method: numasleuth_measure::c2c::Method::Cas,
-        sample: CpuSample::All,
-        samples,
-        transfers,
-        quick: true,
-        raw: false,
-    };
-    let machine = machine(&[0, 1, 2, 3]);
-    for (asked, named) in [
-        (request(Some(1001), None), "the samples kept"),
-        (request(None, Some(0)), "the transfers per sample"),
-    ] {
-        let e = refused(c2c::run(&machine, &asked, &Stop::new(), &mut Deaf));
-        assert!(
-            matches!(&e, C2cError::OutOfRange(OutOfRange { what, .. }) if *what == named),
-            "{e:?}"
-        );
-    }
-}
-
-#[test]
-fn lab_refuses_a_million_threads_and_a_sweep_of_a_thousand_runs() {
-    let run = |threads| {
-        let request = FalseSharingRequest {
-            common: LabRequest {
-                cpus: None,
-                threads,
-                samples: 1,
-                sample_ms: 1,
-                oversubscribe: true,
-            },
-            placements: Vec::new(),
-        };
-        match refused(false_sharing::run(
-            machine(&[0, 1, 2, 3]),
-            &request,
-            &Stop::new(),
-            &mut Deaf,
-        )) {
-            LabError::OutOfRange(e) => e.what,
-            e => panic!("{e:?}"),
-        }
-    };
-    assert_eq!(run(Threads::One(1_000_000)), "a thread count");
-    assert_eq!(
-        run(Threads::Counts(IdList::new((1..=1000).collect()))),
-        "the thread sweep"
-    );
-    assert_eq!(run(Threads::Counts(IdList::new(vec![1, 5000]))), "a thread count");
-}
-
 #[test]
 fn sampling_watches_refuse_windows_rates_and_rankings_out_of_range() {
     let root = fixture("qemu-two-nodes");
@@ -348,5 +196,105 @@ fn sampling_watches_refuse_windows_rates_and_rankings_out_of_range() {
             })
         ),
         "{e:?}"
+    );
+}
+
+#[test]
+fn probe_latency_refuses_a_rate_of_zero_a_day_and_a_half_and_node_4096() {
+    let root = fixture("qemu-two-nodes");
+    let topo = machine(&[0, 1, 2, 3]).topo;
+    let request = |rate_per_sec, duration, node| ProbeRequest {
+        op: Op::AllocTouch,
+        node,
+        rate_per_sec,
+        duration,
+        readers: Want::No,
+    };
+    let second = Duration::from_secs(1);
+    for (asked, named) in [
+        (request(0, second, None), "the probe rate per second"),
+        (
+            request(1000, Duration::from_secs(36 * 3600), None),
+            "the probe duration",
+        ),
+        (request(1000, second, Some(4096)), "the node id"),
+    ] {
+        let e = refused(probe_latency::probe(&root, &topo, &asked, &Stop::new(), &Quiet));
+        assert!(
+            matches!(&e, ProbeLatencyError::OutOfRange(OutOfRange { what, .. }) if *what == named),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
+fn runs_refuses_a_million_runs_and_a_series_too_short_to_judge() {
+    let root = fixture("qemu-two-nodes");
+    let topo = machine(&[0, 1, 2, 3]).topo;
+    // No command: a request the limits let through is refused for that.
+    let request = |runs, settle| RunsRequest {
+        command: Vec::new(),
+        runs,
+        start_cpus: StartCpus::Spread,
+        release_after: None,
+        metric: None,
+        lower_is_better: false,
+        settle,
+        timeout: None,
+        verbose: false,
+    };
+    let settle = Duration::from_millis(500);
+    for (asked, named) in [
+        (request(1_000_000, settle), "the run count"),
+        (request(1, settle), "the run count"),
+        (request(10, FOREVER), "the settle time"),
+    ] {
+        let e = refused(runs::run(&root, &topo, &asked, &Stop::new(), &Quiet));
+        assert!(
+            matches!(&e, RunsError::OutOfRange(OutOfRange { what, .. }) if *what == named),
+            "{e:?}"
+        );
+    }
+}
+
+#[test]
+fn bisect_refuses_readings_and_waits_out_of_range_before_it_looks_for_a_live_system() {
+    let root = fixture("qemu-two-nodes");
+    let topo = machine(&[0, 1, 2, 3]).topo;
+    let request = |metric_cmd: &str, rounds, settle| BisectRequest {
+        asked: Asked {
+            pid: 1,
+            range: None,
+            symbol: None,
+            section: Some(".bss".into()),
+            object: None,
+        },
+        metric_cmd: metric_cmd.to_string(),
+        lower_is_better: false,
+        to_node: None,
+        settle,
+        rounds,
+        min_change: 0.05,
+        metric_timeout: Duration::from_secs(60),
+        apply: false,
+        journal: None,
+    };
+    let second = Duration::from_secs(1);
+    let long = "x".repeat(limits::METRIC_CMD_MAX_CHARS + 1);
+    for (asked, named) in [
+        (request("cat rate", 1, second), "the readings per step"),
+        (request("cat rate", 3, FOREVER), "the settle time"),
+        (request(&long, 3, second), "the metric command's characters"),
+    ] {
+        let e = refused(bisect::run(&root, &topo, &asked, &Stop::new()));
+        assert!(
+            matches!(&e, BisectStartError::OutOfRange(OutOfRange { what, .. }) if *what == named),
+            "{e:?}"
+        );
+    }
+    let e = refused(bisect::run(&root, &topo, &request("cat rate", 3, second), &Stop::new()));
+    assert!(
+        matches!(e, BisectStartError::Refused(_)),
+        "within the limits, the snapshot refuses: {e:?}"
     );
 }
