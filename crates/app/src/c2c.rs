@@ -18,6 +18,7 @@ use numasleuth_measure::MeasureError;
 use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_report::c2c_json::{C2cDocument, C2cMethod, SCHEMA};
 
+use crate::limits::{self, OutOfRange};
 use crate::machine::{Machine, MachineError};
 use crate::measured;
 use crate::steps::{StepObserver, Steps};
@@ -64,6 +65,8 @@ pub enum C2cError {
     },
     #[error("c2c needs at least two CPUs, and {}", leaves(.0))]
     TooFewCpus(Vec<u32>),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
 }
 
 /// Measures every pair of the request's CPUs through a line on its home
@@ -74,6 +77,10 @@ pub fn run(
     stop: &Stop,
     observer: &mut dyn StepObserver,
 ) -> Result<(C2cDocument, RunSpan), C2cError> {
+    limits::sampling(request.samples, None)?;
+    if let Some(transfers) = request.transfers {
+        limits::count("the transfers per sample", transfers, (1, limits::TRANSFERS_MAX))?;
+    }
     let (cpus, sampling) = cpus(machine, request)?;
     let home_node = match request.home_node {
         Some(node) => node,

@@ -8,9 +8,11 @@
 //! are typed (no anyhow below cli).
 //!
 //! - What every command starts from: the topology read once with its
-//!   warnings ([`mod@env`]), the one resolver of the processes a user names
-//!   ([`process_ref`]), and the machine a measurement runs on with the
-//!   rules that refuse what could not be measured honestly ([`machine`]).
+//!   warnings ([`mod@env`]), the limits on every value a request carries
+//!   and the value parsers bound to them ([`limits`]), the one resolver
+//!   of the processes a user names ([`process_ref`]), and the machine a
+//!   measurement runs on with the rules that refuse what could not be
+//!   measured honestly ([`machine`]).
 //! - `doctor`: the machine's diagnosis ([`doctor::machine`], `--measure`'s
 //!   checks in [`doctor::measure`]) and a process's investigation
 //!   ([`doctor`]), with the pipelines it runs: the placement model
@@ -37,6 +39,7 @@ pub mod hotlines;
 pub mod hotpages;
 pub mod irq;
 pub mod lab;
+pub mod limits;
 pub mod lines;
 pub mod machine;
 pub mod measured;

@@ -13,6 +13,8 @@ use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_probe::memory_signals::{follow, watch_sample, Schedule, ScheduleOutOfRange};
 use numasleuth_report::memwatch_text::InstantReport;
 
+use crate::limits::{self, OutOfRange, INTERVAL_MAX, INTERVAL_MIN, MEMWATCH_MAX};
+
 /// Caps memory: an hour at 100 ms is 36,000 samples.
 pub const MAX_SAMPLES: u128 = 100_000;
 
@@ -36,6 +38,8 @@ pub enum MemwatchError {
     FirstSample(#[source] ReadError),
     #[error("cannot read the snapshot's memory state")]
     Snapshot(#[source] ReadError),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
     #[error(transparent)]
     Read(#[from] ReadError),
     #[error(transparent)]
@@ -69,8 +73,11 @@ pub struct Watched {
 }
 
 /// The number of samples after the first that `request` asks for,
-/// refused when there is none or more than [`MAX_SAMPLES`].
+/// refused when its interval or duration is out of range, or when there is
+/// no sample or more than [`MAX_SAMPLES`].
 pub fn sample_count(request: &MemwatchRequest) -> Result<u128, MemwatchError> {
+    limits::duration("the memwatch interval", request.interval, (INTERVAL_MIN, INTERVAL_MAX))?;
+    limits::duration("the memwatch duration", request.duration, (INTERVAL_MIN, MEMWATCH_MAX))?;
     let interval_ns = request.interval.as_nanos();
     let count = request.duration.as_nanos().checked_div(interval_ns).unwrap_or(0);
     if count == 0 {
@@ -152,11 +159,23 @@ mod tests {
     }
 
     #[test]
-    fn a_zero_interval_is_refused_not_divided_by() {
+    fn an_interval_or_duration_out_of_range_is_refused() {
         assert!(matches!(
             sample_count(&request(0, 1000)),
-            Err(MemwatchError::DurationBelowInterval { .. })
+            Err(MemwatchError::OutOfRange(_))
         ));
+        let week_ms = MEMWATCH_MAX.as_millis() as u64;
+        assert!(matches!(
+            sample_count(&request(3600 * 1000 + 1, week_ms)),
+            Err(MemwatchError::OutOfRange(_))
+        ));
+        let error = sample_count(&request(1000, week_ms + 1)).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("the memwatch duration is 604800.001 s, out of range"),
+            "{error}"
+        );
     }
 
     #[test]
@@ -164,5 +183,6 @@ mod tests {
         assert_eq!(sample_count(&request(100, 100 * 100_000)).unwrap(), 100_000);
         let error = sample_count(&request(100, 100 * 100_001)).unwrap_err();
         assert!(matches!(error, MemwatchError::TooManySamples { count: 100_001 }));
+        assert_eq!(sample_count(&request(INTERVAL_MIN.as_millis() as u64, 100)).unwrap(), 1);
     }
 }

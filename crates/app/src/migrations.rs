@@ -14,6 +14,7 @@ use numasleuth_model::Topology;
 use numasleuth_probe::migrations::{self as collect, Collected, Polling, Scope, TracedError};
 
 use crate::env::TopologyError;
+use crate::limits::{self, OutOfRange};
 use crate::Observer;
 
 /// How moves are followed.
@@ -121,6 +122,8 @@ pub enum MigrationsError {
     #[error("process {pid} is a kernel thread: use --all to see kernel threads' moves")]
     KernelThread { pid: u32 },
     #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
+    #[error(transparent)]
     Process(#[from] ProcessError),
     #[error(transparent)]
     Topology(#[from] TopologyError),
@@ -146,6 +149,18 @@ pub fn run(
 ) -> Result<Migrations, MigrationsError> {
     if !root.is_live() {
         return Err(MigrationsError::NotLive);
+    }
+    limits::duration(
+        "the migrations duration",
+        request.duration,
+        (limits::SAMPLE_MIN, limits::SAMPLE_MAX),
+    )?;
+    if let Some(interval) = request.interval {
+        limits::duration(
+            "the migrations interval",
+            interval,
+            (limits::POLL_MIN, limits::POLL_MAX),
+        )?;
     }
     let scope = match request.pid {
         Some(pid) if read_process_stat(root, pid)?.is_kernel_thread() => {

@@ -17,6 +17,7 @@ use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_probe::pmu::spawn::{self, ResolveError};
 use numasleuth_probe::pmu::{count, CountSpec, PmuError, Target};
 
+use crate::limits::{self, OutOfRange};
 use crate::Observer;
 
 /// What `pmu` is asked, with no clap in it.
@@ -59,6 +60,24 @@ pub enum PmuCountError {
     /// Every event failed to open: the reason, for the one line printed.
     #[error("{0}")]
     NothingCounted(String),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
+}
+
+/// The request's values within their limits, before anything is opened.
+fn check(request: &PmuRequest) -> Result<(), OutOfRange> {
+    limits::count(
+        "the threads counted at most",
+        request.max_threads,
+        (1, limits::THREADS_MAX as usize),
+    )?;
+    if let Some(Target::Pid { pid, duration }) = &request.target {
+        limits::count("the process id", *pid, (1, limits::PID_MAX))?;
+        if let Some(duration) = duration {
+            limits::duration("the count's duration", *duration, (limits::PMU_MIN, limits::WATCH_MAX))?;
+        }
+    }
+    Ok(())
 }
 
 /// Counts until the target's duration ends, the command exits, or `stop`
@@ -66,6 +85,7 @@ pub enum PmuCountError {
 /// get the terminal's Ctrl-C). `observer` hears what is counted on what
 /// before the counting starts.
 pub fn run(root: &Root, request: PmuRequest, stop: &Stop, observer: &dyn Observer) -> Result<Counted, PmuCountError> {
+    check(&request)?;
     if !root.is_live() {
         return Err(PmuCountError::NotLive);
     }

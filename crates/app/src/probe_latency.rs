@@ -24,6 +24,7 @@ use numasleuth_probe::readers::error::{SpawnError, StartError};
 use numasleuth_probe::readers::on_thread::Recorder;
 use numasleuth_probe::readers::{Choice, Origin};
 
+use crate::limits::{self, OutOfRange};
 use crate::readers::ReadersError;
 use crate::Observer;
 
@@ -107,6 +108,23 @@ pub enum ProbeLatencyError {
     Failed { label: String, error: std::io::Error },
     #[error("no operation completed (interrupted before the first one)")]
     NothingCompleted,
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
+}
+
+/// The request's values within their limits, before anything is probed.
+fn check(request: &ProbeRequest) -> Result<(), OutOfRange> {
+    limits::count(
+        "the probe rate per second",
+        request.rate_per_sec,
+        (1, limits::PROBE_RATE_MAX),
+    )?;
+    let window = (limits::PROBE_DURATION_MIN, limits::PROBE_DURATION_MAX);
+    limits::duration("the probe duration", request.duration, window)?;
+    if let Some(node) = request.node {
+        limits::count("the node id", node, (0, limits::NODE_MAX))?;
+    }
+    Ok(())
 }
 
 /// The signal sampler takes at most ~3000 samples a run, at least 200 ms
@@ -124,6 +142,7 @@ pub fn probe(
     stop: &Stop,
     observer: &dyn Observer,
 ) -> Result<(ProbeReport, RunSpan), ProbeLatencyError> {
+    check(request)?;
     if !root.is_live() {
         return Err(ProbeLatencyError::NotLive);
     }

@@ -17,6 +17,7 @@ use numasleuth_model::Topology;
 use numasleuth_probe::readers::error::StartError;
 use numasleuth_probe::readers::{Choice, Origin, Session, Setup};
 
+use crate::limits;
 use crate::Observer;
 
 /// The `doctor --measure` check.
@@ -35,6 +36,8 @@ pub enum ReadersError {
     NoOnlineCpu,
     #[error("cannot see who opens the lock-taking kernel files: {0}")]
     Unwatchable(StartError),
+    #[error(transparent)]
+    OutOfRange(#[from] crate::limits::OutOfRange),
 }
 
 /// What to watch, on every online CPU.
@@ -111,6 +114,8 @@ pub fn watch(
     stop: &Stop,
     observer: &dyn Observer,
 ) -> Result<Watched, ReadersError> {
+    let window = (limits::SAMPLE_MIN, limits::SAMPLE_MAX);
+    limits::duration("the watch duration", request.duration, window)?;
     if !root.is_live() {
         return Err(ReadersError::NotLive);
     }

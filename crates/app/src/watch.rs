@@ -14,6 +14,7 @@ use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_probe::{Access, ProbeError, WatchSpec};
 use numasleuth_symbols::{locate_all, ProcessObjects, SymbolError};
 
+use crate::limits::{self, OutOfRange};
 use crate::Observer;
 
 /// How often threads started during the watch are looked for.
@@ -68,6 +69,17 @@ pub enum WatchError {
     Len(#[from] LenError),
     #[error(transparent)]
     Probe(#[from] ProbeError),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
+}
+
+/// The request's values within their limits, before anything is opened.
+fn check(request: &WatchRequest) -> Result<(), OutOfRange> {
+    limits::count("the process id", request.pid, (1, limits::PID_MAX))?;
+    if let Some(duration) = request.duration {
+        limits::duration("the watch duration", duration, (limits::WATCH_MIN, limits::WATCH_MAX))?;
+    }
+    Ok(())
 }
 
 /// What the watch saw, ranked, and how long it ran.
@@ -87,6 +99,7 @@ struct Resolved {
 /// Watches as `request` says, until its duration or `stop`; `observer`
 /// hears what is watched and a length that covers more than the symbol.
 pub fn watch(root: &Root, request: &WatchRequest, stop: &Stop, observer: &dyn Observer) -> Result<Watched, WatchError> {
+    check(request)?;
     if !root.is_live() {
         return Err(WatchError::NotLive);
     }

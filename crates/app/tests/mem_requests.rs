@@ -100,7 +100,8 @@ fn the_machine_rules_refuse_a_sweep_and_a_cpu_list_by_name() {
         "{e:?}"
     );
     assert_eq!(e.to_string(), "node 7 does not exist; this machine has nodes 0-1");
-    let too_big = usize::MAX / 2;
+    // Within the limit on any buffer (app::limits), beyond this node's memory.
+    let too_big = numasleuth_app::limits::BUFFER_MAX_BYTES;
     let e = mem_error(&[0, 1], sweep(Some(1), vec![too_big]), &mut Heard::default());
     assert!(
         matches!(e, MemError::Machine(MachineError::BeyondNode { node: 1, .. })),

@@ -14,7 +14,7 @@ use numasleuth_model::stop::Stop;
 fn migrations(root: &Root, pid: Option<u32>) -> Result<(), MigrationsError> {
     let request = MigrationsRequest {
         pid,
-        duration: Duration::from_millis(50),
+        duration: Duration::from_millis(100),
         how: How::Sampled,
         interval: None,
     };
@@ -25,6 +25,25 @@ fn migrations(root: &Root, pid: Option<u32>) -> Result<(), MigrationsError> {
 fn migrations_refuses_a_snapshot() {
     let error = migrations(&fixture("qemu-two-nodes"), None).unwrap_err();
     assert!(matches!(error, MigrationsError::NotLive), "{error}");
+}
+
+#[test]
+fn migrations_refuses_a_window_out_of_range() {
+    for (duration, interval) in [
+        (Duration::from_secs(1 << 40), None),
+        (Duration::from_secs(1), Some(Duration::ZERO)),
+    ] {
+        let request = MigrationsRequest {
+            pid: None,
+            duration,
+            how: How::Sampled,
+            interval,
+        };
+        let error = numasleuth_app::migrations::run(&Root::live(), &request, &Stop::new(), &Quiet)
+            .err()
+            .unwrap();
+        assert!(matches!(error, MigrationsError::OutOfRange(_)), "{error}");
+    }
 }
 
 #[test]
@@ -43,7 +62,7 @@ fn migrations_of_a_live_process_watches_its_threads() {
         &Root::live(),
         &MigrationsRequest {
             pid: Some(std::process::id()),
-            duration: Duration::from_millis(50),
+            duration: Duration::from_millis(100),
             how: How::Sampled,
             interval: None,
         },
@@ -59,7 +78,7 @@ fn migrations_of_a_live_process_watches_its_threads() {
 fn memwatch_refuses_before_its_first_sample() {
     let request = MemwatchRequest {
         interval: Duration::from_secs(1),
-        duration: Duration::from_millis(10),
+        duration: Duration::from_millis(500),
     };
     struct Never;
     impl memwatch::MemwatchObserver for Never {

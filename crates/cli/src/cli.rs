@@ -326,10 +326,10 @@ pub struct UndoArgs {
 pub struct MemwatchArgs {
     /// Time between samples, 100ms to 1h (faster sampling would start to
     /// cost what it measures).
-    #[arg(long, default_value = "1s", value_parser = crate::bounds::memwatch_interval)]
+    #[arg(long, default_value = "1s", value_parser = numasleuth_app::limits::text::memwatch_interval)]
     pub interval: std::time::Duration,
     /// How long to watch, 100ms to 7 days (168h); at most 100000 samples.
-    #[arg(long, default_value = "60s", value_parser = crate::bounds::memwatch_duration)]
+    #[arg(long, default_value = "60s", value_parser = numasleuth_app::limits::text::memwatch_duration)]
     pub duration: std::time::Duration,
     /// Print JSON lines (schema numasleuth.memwatch/2), one per sample.
     #[arg(long)]

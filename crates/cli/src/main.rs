@@ -7,7 +7,6 @@
 // First, so `say!` is in scope in every module below.
 #[macro_use]
 mod output;
-mod bounds;
 mod cli;
 mod cmd;
 mod usage_error;

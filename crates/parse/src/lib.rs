@@ -20,6 +20,7 @@ pub mod read;
 pub mod safe_text;
 pub mod sysfs;
 pub mod tracefs;
+pub mod typed;
 pub mod unread;
 
 pub use cpulist::IdList;

@@ -14,6 +14,8 @@ pub enum BisectStartError {
     #[error(transparent)]
     Refused(#[from] SnapshotRefused),
     #[error(transparent)]
+    OutOfRange(#[from] crate::limits::OutOfRange),
+    #[error(transparent)]
     PageSet(#[from] PageSetError),
     #[error(transparent)]
     Candidates(#[from] CandidatesError),

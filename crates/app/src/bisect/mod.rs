@@ -26,6 +26,7 @@ use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
 use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, SCHEMA};
 
+use crate::limits;
 use crate::page_targets::{self, Asked, PageSet};
 pub use error::BisectStartError;
 pub use live::SearchStop;
@@ -67,6 +68,28 @@ pub fn require_live(root: &Root) -> Result<(), crate::SnapshotRefused> {
     crate::refuse_under_snapshot(root, "bisect")
 }
 
+/// The request's values within their limits, before anything is read.
+fn check(request: &BisectRequest) -> Result<(), limits::OutOfRange> {
+    let chars = request.metric_cmd.chars().count();
+    limits::count(
+        "the metric command's characters",
+        chars,
+        (1, limits::METRIC_CMD_MAX_CHARS),
+    )?;
+    limits::count(
+        "the readings per step",
+        request.rounds,
+        (limits::ROUNDS_MIN, limits::ROUNDS_MAX),
+    )?;
+    limits::duration(
+        "the settle time",
+        request.settle,
+        (limits::SETTLE_MIN, limits::SETTLE_MAX),
+    )?;
+    let timeout = (limits::METRIC_TIMEOUT_MIN, limits::METRIC_TIMEOUT_MAX);
+    limits::duration("the metric's timeout", request.metric_timeout, timeout)
+}
+
 /// Checks the metric (dry run) or runs the search on live pages; `stop`
 /// (Ctrl-C) ends the search at its next wait or reading, and every page
 /// is brought back before this returns.
@@ -76,6 +99,7 @@ pub fn run(
     request: &BisectRequest,
     stop: &Stop,
 ) -> Result<Bisected, BisectStartError> {
+    check(request)?;
     require_live(root)?;
     let mut notes = Vec::new();
     let set = page_targets::set_up(root, &request.asked, "bisect", &mut notes)?;

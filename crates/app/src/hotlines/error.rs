@@ -23,6 +23,8 @@ pub enum HotlinesError {
     PermissionDenied { pid: u32, paranoid: Option<i32> },
     #[error(transparent)]
     Probe(ProbeError),
+    #[error(transparent)]
+    OutOfRange(#[from] crate::limits::OutOfRange),
 }
 
 impl HotlinesError {

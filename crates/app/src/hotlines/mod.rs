@@ -28,6 +28,7 @@ use numasleuth_probe::sample::{sample, Hooks, RegSample, SampleEvent, SampleSpec
 use numasleuth_probe::spe::SpeSpec;
 use numasleuth_probe::ProbeError;
 
+use crate::limits;
 use crate::Observer;
 pub use error::HotlinesError;
 use names::Namer;
@@ -145,6 +146,20 @@ pub struct Sampling {
     pub method: Method,
 }
 
+impl Sampling {
+    /// Its values within their limits, before anything is opened.
+    fn check(&self) -> Result<(), limits::OutOfRange> {
+        let window = (limits::SAMPLE_MIN, limits::SAMPLE_MAX);
+        limits::duration("the sampling duration", self.duration, window)?;
+        limits::count("the lines ranked", self.top as u64, (1, limits::TOP_MAX))?;
+        limits::count(
+            "the sampling rate in Hz",
+            self.frequency,
+            (limits::HZ_MIN, limits::HZ_MAX),
+        )
+    }
+}
+
 /// What one sampling of a process found: its lines ranked and named, the
 /// raw counts, and what the reader must know.
 pub struct Sampled {
@@ -165,6 +180,7 @@ pub fn sample_process(
     stop: &Stop,
     observer: &dyn Observer,
 ) -> Result<Sampled, HotlinesError> {
+    how.check()?;
     if !root.is_live() {
         return Err(HotlinesError::NotLive);
     }

@@ -35,6 +35,7 @@ use numasleuth_probe::damon_reaper::{Reaper, ReaperError};
 use numasleuth_probe::{damon_claim, damon_collect};
 use numasleuth_symbols::{MappedObjects, ProcessObjects};
 
+use crate::limits;
 use crate::Observer;
 use names::Namer;
 
@@ -100,6 +101,8 @@ pub fn observe(
     observer: &dyn Observer,
 ) -> Result<Observed, HotpagesError> {
     let HotpagesRequest { pid, duration, top } = request;
+    limits::duration("DAMON's watch", duration, (limits::DAMON_MIN, limits::SAMPLE_MAX))?;
+    limits::count("the regions ranked", top as u64, (1, limits::TOP_MAX))?;
     if !root.is_live() {
         return Err(HotpagesError::NotLive);
     }
@@ -143,6 +146,8 @@ pub enum HotpagesError {
     Process(#[from] ProcessError),
     #[error(transparent)]
     Damon(#[from] DamonError),
+    #[error(transparent)]
+    OutOfRange(#[from] crate::limits::OutOfRange),
     #[error("the kdamond could not be removed (the reaper, or the next hotpages, will retry): {0}")]
     NotRemoved(DamonError),
     #[error("cannot find numasleuth's own binary: {0}")]

@@ -4,12 +4,15 @@
 use numasleuth_kernel::IdList;
 use numasleuth_measure::MeasureError;
 
+use crate::limits::OutOfRange;
 use crate::machine::MachineError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
     #[error(transparent)]
     Machine(#[from] MachineError),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
     /// More threads than CPUs, without `oversubscribe`: spinning waiters
     /// would fight the lock holder for the CPU. `node` is the workers'
     /// node when the CPUs are one node's.

@@ -23,6 +23,7 @@ use numasleuth_measure::lab::{Budget, RunSample};
 use numasleuth_model::lab::Placement;
 use numasleuth_report::lab_json::RunInfo;
 
+use crate::limits::{self, OutOfRange};
 use crate::machine::Machine;
 
 /// The thread counts an experiment runs.
@@ -53,10 +54,29 @@ pub struct LabRequest {
     pub oversubscribe: bool,
 }
 
-/// The machine narrowed to the request's CPUs.
+/// The machine narrowed to the request's CPUs, once the request's values
+/// are found within their limits.
 fn narrowed(mut machine: Machine, common: &LabRequest) -> Result<Machine, LabError> {
+    check(common)?;
     machine.restrict_cpus(common.cpus.as_ref())?;
     Ok(machine)
+}
+
+/// The request's values within their limits, before anything runs.
+fn check(common: &LabRequest) -> Result<(), OutOfRange> {
+    limits::sampling(Some(common.samples), Some(common.sample_ms))?;
+    let counts: Vec<u32> = match &common.threads {
+        Threads::Sweep => Vec::new(),
+        Threads::One(count) => vec![*count],
+        Threads::Counts(list) => {
+            limits::list_len("the thread sweep", list.len(), limits::LIST_MAX)?;
+            list.iter().collect()
+        }
+    };
+    let most = limits::THREADS_MAX;
+    counts
+        .into_iter()
+        .try_for_each(|count| limits::count("a thread count", count, (1, most)))
 }
 
 /// The thread counts to run on `available` CPUs (of `node`, when one

@@ -3,6 +3,7 @@
 
 use numasleuth_measure::MeasureError;
 
+use crate::limits::OutOfRange;
 use crate::machine::MachineError;
 
 #[derive(Debug, thiserror::Error)]
@@ -53,4 +54,6 @@ pub enum MemError {
     NoLoadCpu { home: u32, cpu: u32 },
     #[error("loaded latency")]
     Loaded(#[source] MeasureError),
+    #[error(transparent)]
+    OutOfRange(#[from] OutOfRange),
 }

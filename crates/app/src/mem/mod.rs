@@ -27,6 +27,7 @@ use numasleuth_report::mem_json::MemDocument;
 
 pub use error::MemError;
 
+use crate::limits::{self, OutOfRange};
 use crate::machine::Machine;
 use crate::steps::{StepObserver, Steps};
 
@@ -94,6 +95,37 @@ impl MemRequest {
     }
 }
 
+/// The request's values within their limits, before anything is measured.
+fn check(request: &MemRequest) -> Result<(), OutOfRange> {
+    limits::sampling(request.samples, request.sample_ms)?;
+    if let Some(threads) = request.threads {
+        limits::count("the bandwidth threads per node", threads, (1, limits::THREADS_MAX))?;
+    }
+    if let Some(bytes) = request.size_bytes {
+        limits::buffer("the buffer", bytes)?;
+    }
+    match &request.mode {
+        MemMode::Sweep { sizes_bytes, .. } => {
+            limits::list_len("the size sweep", sizes_bytes.len(), limits::SWEEP_MAX)?;
+            sizes_bytes
+                .iter()
+                .try_for_each(|&bytes| limits::buffer("a swept buffer", bytes))?;
+        }
+        MemMode::Loaded {
+            delays_ns: Some(delays),
+            ..
+        } => {
+            limits::list_len("the delay list", delays.len(), limits::LIST_MAX)?;
+            let max = limits::DELAY_MAX_NS;
+            delays
+                .iter()
+                .try_for_each(|&ns| limits::count("a delay in ns", ns, (0, max)))?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Resolved knobs shared by every `mem` mode. Buffer sizes are not among
 /// them: each measurement sizes its working set from the caches of the
 /// CPUs it measures with ([`sizing`]), unless `--size` gave one.
@@ -130,6 +162,7 @@ pub fn run(
     stop: &Stop,
     observer: &mut dyn StepObserver,
 ) -> Result<(MemDocument, RunSpan), MemError> {
+    check(request)?;
     machine.restrict_cpus(request.cpus.as_ref())?;
     let settings = Settings::new(request);
     let mut doc = document(request);

@@ -43,4 +43,6 @@ pub enum RunsError {
     StoppedBeforeAny { number: usize },
     #[error(transparent)]
     Measure(#[from] MeasureError),
+    #[error(transparent)]
+    OutOfRange(#[from] crate::limits::OutOfRange),
 }

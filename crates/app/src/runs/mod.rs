@@ -20,6 +20,7 @@ use numasleuth_measure::runs::{run_series, RunRecord, Series};
 use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::Topology;
 
+use crate::limits::{self, OutOfRange};
 use crate::Observer;
 pub use error::RunsError;
 
@@ -76,6 +77,7 @@ pub fn run(
     stop: &Stop,
     observer: &dyn Observer,
 ) -> Result<RunsDone, RunsError> {
+    check(request)?;
     let pattern = request.metric.as_deref().map(MetricPattern::new).transpose()?;
     let allowed = allowed_cpus().map_err(RunsError::Affinity)?;
     let start_cpus = resolve_start_cpus(&request.start_cpus, &allowed, topology)?;
@@ -101,6 +103,28 @@ pub fn run(
         missing,
         span,
     })
+}
+
+/// The request's values within their limits, before anything runs.
+fn check(request: &RunsRequest) -> Result<(), OutOfRange> {
+    let fewest = numasleuth_analyze::runs::bimodal::MIN_RUNS as u32;
+    limits::count("the run count", request.runs, (fewest, limits::RUNS_MAX))?;
+    if let StartCpus::List(cpus) = &request.start_cpus {
+        limits::list_len("the start CPUs", cpus.len(), limits::START_CPUS_MAX)?;
+    }
+    let delays = (limits::RUN_DELAY_MIN, limits::RUN_DELAY_MAX);
+    limits::duration("the settle time", request.settle, delays)?;
+    if let Some(after) = request.release_after {
+        limits::duration("the release time", after, delays)?;
+    }
+    if let Some(timeout) = request.timeout {
+        limits::duration(
+            "a run's timeout",
+            timeout,
+            (limits::RUN_DELAY_MIN, limits::RUN_TIMEOUT_MAX),
+        )?;
+    }
+    Ok(())
 }
 
 /// What the rows lack: CPU migrations perf would not count, the runs a

@@ -6,16 +6,8 @@ use std::time::Duration;
 use clap::Args;
 
 use super::process_args::parse_range;
-use crate::bounds;
-
-/// A shell command longer than this is not something anyone types.
-pub const METRIC_CMD_MAX_CHARS: usize = 4096;
-/// Readings per step: one shows nothing about noise; a hundred per step
-/// over dozens of steps is already hours.
-pub const ROUNDS_MAX: u64 = 100;
-/// Fewer readings than this give no spread to speak of: a step's noise
-/// estimate needs three.
-pub const ROUNDS_MIN: u64 = 3;
+use numasleuth_app::limits::text::{metric_timeout, rounds, settle};
+use numasleuth_app::limits::METRIC_CMD_MAX_CHARS;
 
 fn metric_cmd(text: &str) -> Result<String, String> {
     if text.trim().is_empty() {
@@ -30,18 +22,6 @@ fn metric_cmd(text: &str) -> Result<String, String> {
         return Err("the metric command contains a NUL byte".into());
     }
     Ok(text.to_string())
-}
-
-fn rounds(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, ROUNDS_MIN, ROUNDS_MAX, "a reading count").map(|n| n as u32)
-}
-
-fn settle(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, Duration::from_millis(1), Duration::from_secs(3600))
-}
-
-fn timeout(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, Duration::from_millis(10), Duration::from_secs(3600))
 }
 
 /// `5%`, `5` (percent) or `0.5%`: the smallest relative change that counts.
@@ -99,7 +79,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = min_change)]
     pub min_change: f64,
     /// Kill a metric command that runs longer than this: 10ms to 1h.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = timeout)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = metric_timeout)]
     pub metric_timeout: Duration,
     /// Move pages (the default checks the pages and the metric command and
     /// prints the plan). Writes an undo journal before the first move.

@@ -20,14 +20,14 @@ pub struct HotlinesArgs {
     #[command(flatten)]
     pub process: super::pid_arg::PidArg,
     /// How long to sample, 100ms to 1h.
-    #[arg(long, default_value = "5s", value_parser = crate::bounds::sample_duration)]
+    #[arg(long, default_value = "5s", value_parser = numasleuth_app::limits::text::sample_duration)]
     pub duration: std::time::Duration,
     /// Lines shown, 1 to 1000.
-    #[arg(long, default_value = "20", value_name = "N", value_parser = crate::bounds::top_lines)]
+    #[arg(long, default_value = "20", value_name = "N", value_parser = numasleuth_app::limits::text::top_lines)]
     pub top: usize,
     /// ip-decode: timer samples per second of each thread's CPU time, 10
     /// to 20000.
-    #[arg(long, default_value = "4000", value_name = "HZ", value_parser = crate::bounds::sample_hz)]
+    #[arg(long, default_value = "4000", value_name = "HZ", value_parser = numasleuth_app::limits::text::sample_hz)]
     pub frequency: u64,
     /// How accesses are found.
     #[arg(long, value_enum, default_value = "auto", value_name = "METHOD")]
@@ -65,14 +65,14 @@ pub struct MigrationsArgs {
     #[arg(long)]
     pub all: bool,
     /// How long to watch, 100ms to 1h.
-    #[arg(long, default_value = "10s", value_parser = crate::bounds::sample_duration)]
+    #[arg(long, default_value = "10s", value_parser = numasleuth_app::limits::text::sample_duration)]
     pub duration: std::time::Duration,
     /// How moves are seen.
     #[arg(long, value_enum, default_value = "auto", value_name = "METHOD")]
     pub method: MigrationMethod,
     /// Polling interval of the sampled method, 1ms to 10s [default: 10ms
     /// for a PID, 100ms with --all].
-    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::poll_interval)]
+    #[arg(long, value_name = "DURATION", value_parser = numasleuth_app::limits::text::poll_interval)]
     pub interval: Option<std::time::Duration>,
     /// Print JSON (schema numasleuth.migrations/2) instead of text.
     #[arg(long)]

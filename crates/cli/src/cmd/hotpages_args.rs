@@ -11,10 +11,10 @@ pub struct HotpagesArgs {
     #[command(flatten)]
     pub process: super::pid_arg::PidArg,
     /// How long DAMON watches, 1s to 1h.
-    #[arg(long, default_value = "10s", value_parser = crate::bounds::damon_duration)]
+    #[arg(long, default_value = "10s", value_parser = numasleuth_app::limits::text::damon_duration)]
     pub duration: std::time::Duration,
     /// Regions shown, 1 to 1000.
-    #[arg(long, default_value = "20", value_name = "N", value_parser = crate::bounds::top_lines)]
+    #[arg(long, default_value = "20", value_name = "N", value_parser = numasleuth_app::limits::text::top_lines)]
     pub top: usize,
     /// Print JSON (schema numasleuth.hotpages/1) instead of text.
     #[arg(long)]

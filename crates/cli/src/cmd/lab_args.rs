@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand, ValueEnum};
 use numasleuth_kernel::IdList;
 
-use crate::bounds::{LIST_MAX, THREADS_MAX};
+use numasleuth_app::limits::{LIST_MAX, THREADS_MAX};
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -52,11 +52,11 @@ fn thread_counts(text: &str) -> Result<IdList, String> {
 /// One count, as everywhere else; a list (the old meaning) says where the
 /// sweep went.
 fn thread_count(text: &str) -> Result<u32, String> {
-    crate::bounds::threads(text).map_err(|error| {
+    numasleuth_app::limits::text::threads(text).map_err(|error| {
         if text.contains([',', '-', ':']) {
             format!("{error}; to run several counts use --thread-sweep {}", text.trim())
         } else {
-            error
+            error.to_string()
         }
     })
 }
@@ -82,7 +82,7 @@ pub struct CommonArgs {
     /// Run the threads on these CPUs only (numactl syntax, e.g. 0-3,8, or
     /// 0-30:2), in the order --placement gives them; the default sweep
     /// then ends at their number. Default: every CPU this process may use.
-    #[arg(short = 'C', long, value_name = "LIST", value_parser = crate::bounds::cpu_list)]
+    #[arg(short = 'C', long, value_name = "LIST", value_parser = numasleuth_app::limits::text::cpu_list)]
     pub cpus: Option<IdList>,
     /// Samples kept per configuration, 1 to 1000 (a warm-up sample is
     /// always dropped).
@@ -90,7 +90,7 @@ pub struct CommonArgs {
     pub samples: u32,
     /// Length of one sample: milliseconds (`40`) or a duration (`40ms`,
     /// `0.5s`), 1ms to 60s.
-    #[arg(long, value_name = "MS", default_value_t = 40, value_parser = crate::bounds::sample_ms)]
+    #[arg(long, value_name = "MS", default_value_t = 40, value_parser = numasleuth_app::limits::text::sample_ms)]
     pub sample_ms: u64,
     /// Allow more threads than CPUs this process may use. Threads then
     /// share CPUs and spinning waiters sleep after a while, so spinlock

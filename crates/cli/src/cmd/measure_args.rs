@@ -5,8 +5,9 @@
 use clap::{Args, Subcommand, ValueEnum};
 use numasleuth_kernel::IdList;
 
-use super::sizes;
-use crate::bounds::{cpu_list, node_list};
+use numasleuth_app::limits::text::{buffer_size, size_sweep};
+use numasleuth_app::limits::text::{cpu_list, node_list};
+use numasleuth_parse::typed::Sizes;
 
 #[derive(Debug, Args)]
 #[command(mut_arg("output", |a| a.global(true)), mut_arg("format", |a| a.global(true)))]
@@ -89,7 +90,7 @@ pub struct MemOptions {
     pub samples: Option<u32>,
     /// Target duration of one sample: milliseconds (`40`) or a duration
     /// (`40ms`, `0.5s`), 1ms to 60s.
-    #[arg(long, global = true, value_name = "MS", value_parser = crate::bounds::sample_ms)]
+    #[arg(long, global = true, value_name = "MS", value_parser = numasleuth_app::limits::text::sample_ms)]
     pub sample_ms: Option<u64>,
     /// Buffer size per latency cell, and in total per bandwidth cell
     /// (e.g. 256M, 1G): 4K to 16T, and no more than the node's free memory.
@@ -101,11 +102,11 @@ pub struct MemOptions {
     /// report less cache than its host has. A --size is honoured as
     /// given (a smaller one with a warning naming the cache), and its
     /// self-check chases twice it once (said on stderr before it runs).
-    #[arg(long, global = true, value_name = "BYTES", value_parser = sizes::buffer_size)]
+    #[arg(long, global = true, value_name = "BYTES", value_parser = buffer_size)]
     pub size: Option<usize>,
     /// Bandwidth threads per node, 1 to 4096 and at most the node's allowed
     /// CPUs (default: every allowed CPU of the node).
-    #[arg(long, global = true, value_name = "N", value_parser = crate::bounds::threads)]
+    #[arg(long, global = true, value_name = "N", value_parser = numasleuth_app::limits::text::threads)]
     pub threads: Option<u32>,
     /// Read:write mix for bandwidth.
     #[arg(long, global = true, value_enum, default_value_t = MixArg::Read)]
@@ -119,8 +120,8 @@ pub struct MemOptions {
 pub struct LatencyArgs {
     /// Sweep buffer sizes instead of the matrix: `16K..1G` (powers of two)
     /// or a list `32K,1M,256M`; each 4K to 16T, at most 64 sizes.
-    #[arg(long, value_name = "SIZES", value_parser = sizes::parse_sizes)]
-    pub sizes: Option<sizes::Sizes>,
+    #[arg(long, value_name = "SIZES", value_parser = size_sweep)]
+    pub sizes: Option<Sizes>,
     /// The one node whose memory the sweep chases through (default: the
     /// chasing CPU's own node). One node, unlike -N's list of nodes to
     /// measure between.
@@ -132,8 +133,8 @@ pub struct LatencyArgs {
 pub struct LoadedArgs {
     /// Busy-wait per 4 KiB read by each load thread, in ns: a list of up
     /// to 64 delays, each 0 to 1000000.
-    #[arg(long, value_name = "NS,…", value_parser = crate::bounds::delays_ns)]
-    pub delays: Option<crate::bounds::DelaysNs>,
+    #[arg(long, value_name = "NS,…", value_parser = numasleuth_app::limits::text::delays_ns)]
+    pub delays: Option<numasleuth_parse::typed::DelaysNs>,
     /// The one node whose memory is chased and loaded (default: the
     /// chasing CPU's own node). One node, unlike -N's list of nodes.
     #[arg(long, value_name = "NODE")]

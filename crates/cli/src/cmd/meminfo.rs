@@ -12,7 +12,7 @@ use numasleuth_report::meminfo_text::MeminfoReport;
 pub struct MeminfoArgs {
     /// Only these nodes (numactl syntax, e.g. 0-1,3); the total is theirs.
     /// Default: every node.
-    #[arg(short = 'N', long, value_name = "LIST", value_parser = crate::bounds::node_list)]
+    #[arg(short = 'N', long, value_name = "LIST", value_parser = numasleuth_app::limits::text::node_list)]
     pub nodes: Option<IdList>,
     /// Print JSON (schema numasleuth.meminfo/1): every row in bytes per
     /// node, and the huge page counts as the kernel gave them.

@@ -36,7 +36,6 @@ pub mod runs;
 pub mod runs_args;
 pub mod serve;
 pub mod serve_args;
-pub mod sizes;
 pub mod snapshot;
 mod stop_signal;
 pub mod top;

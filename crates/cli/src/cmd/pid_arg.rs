@@ -21,7 +21,9 @@ const NAME_MAX_BYTES: usize = 256;
 /// open.
 pub fn process(text: &str) -> Result<ProcessRef, String> {
     if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
-        return crate::bounds::pid(text).map(ProcessRef::Pid);
+        return numasleuth_app::limits::text::pid(text)
+            .map(ProcessRef::Pid)
+            .map_err(|e| e.to_string());
     }
     if text.is_empty() {
         return Err("a process id (1 to 4194304) or a process name is needed".into());

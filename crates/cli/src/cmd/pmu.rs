@@ -43,7 +43,7 @@ pub fn run(root: &Root, args: &PmuArgs) -> anyhow::Result<ExitCode> {
     let request = PmuRequest {
         target,
         events,
-        max_threads: crate::bounds::THREADS_MAX as usize,
+        max_threads: numasleuth_app::limits::THREADS_MAX as usize,
         path: std::env::var_os("PATH"),
     };
     let counted = numasleuth_app::pmu::run(root, request, &stop, &crate::output::Say)?;

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{ArgGroup, Args, Subcommand};
+use numasleuth_parse::typed::{self, TypedError};
 
 /// Entries in an `--events` list, and characters in one entry: far beyond
 /// what any PMU offers, small enough to hold.
@@ -30,7 +31,7 @@ pub struct PmuArgs {
     /// How long to count --pid: 10ms to 7 days (168h) [default: until
     /// Ctrl-C or SIGTERM, which print the counts so far, like
     /// `perf stat -p`].
-    #[arg(long, value_name = "DURATION", value_parser = crate::bounds::pmu_duration, requires = "pid")]
+    #[arg(long, value_name = "DURATION", value_parser = numasleuth_app::limits::text::pmu_duration, requires = "pid")]
     pub duration: Option<Duration>,
     /// `all` (every generic event and sysfs alias), or a comma list of
     /// names: `cycles`, `page-faults`, `msr/tsc`, or raw terms of a PMU
@@ -92,12 +93,12 @@ pub struct PmuDiffArgs {
     pub output: super::output::OutputArgs,
 }
 
-fn parse_count(text: &str) -> Result<u64, String> {
-    crate::bounds::whole_in(text, 1, COUNT_MAX, "an operation count")
+fn parse_count(text: &str) -> Result<u64, TypedError> {
+    typed::whole_in(text, 1, COUNT_MAX, "an operation count")
 }
 
-fn parse_min_count(text: &str) -> Result<u64, String> {
-    crate::bounds::whole_in(text, 0, COUNT_MAX, "a count")
+fn parse_min_count(text: &str) -> Result<u64, TypedError> {
+    typed::whole_in(text, 0, COUNT_MAX, "a count")
 }
 
 fn parse_per(text: &str) -> Result<String, String> {

@@ -6,17 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::bounds;
-
-/// One operation per second is the slowest useful probe; a million a
-/// second is 1 µs apart, about what one thread can time and issue.
-pub const RATE_MAX: u64 = 1_000_000;
-/// Long enough for a day-long incident; the timeline is bucketed, so
-/// memory does not grow with the duration.
-pub const DURATION_MAX: Duration = Duration::from_secs(24 * 3600);
-pub const DURATION_MIN: Duration = Duration::from_millis(10);
-/// Node ids the kernel can have (MAX_NUMNODES is at most 1024 on Linux).
-pub const NODE_MAX: u64 = 1023;
+use numasleuth_app::limits::text::{node_id, probe_duration, rate_per_sec};
 
 pub use numasleuth_app::probe_latency::Op;
 
@@ -44,20 +34,6 @@ pub fn op(words: Option<&[String]>) -> Result<Op, String> {
     }
 }
 
-/// `1000/s` or `1000`: operations per second, 1 to 1,000,000.
-pub fn rate_per_sec(text: &str) -> Result<u64, String> {
-    let number = text.trim().strip_suffix("/s").unwrap_or(text.trim());
-    bounds::whole_in(number, 1, RATE_MAX, "a rate per second (like 1000/s)")
-}
-
-fn duration(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DURATION_MIN, DURATION_MAX)
-}
-
-fn node(text: &str) -> Result<u32, String> {
-    bounds::whole_in(text, 0, NODE_MAX, "a node id").map(|n| n as u32)
-}
-
 #[derive(Debug, Args)]
 pub struct ProbeLatencyArgs {
     /// The operation: `alloc-touch` (map 64 KiB of fresh pages, bind them
@@ -68,13 +44,13 @@ pub struct ProbeLatencyArgs {
     pub op: Option<Vec<String>>,
     /// The node alloc-touch binds its pages to, 0 to 1023 and a node of
     /// this machine with memory [default: the first node with memory].
-    #[arg(short = 'N', long, value_name = "NODE", value_parser = node)]
+    #[arg(short = 'N', long, value_name = "NODE", value_parser = node_id)]
     pub node: Option<u32>,
     /// Intended operations per second, 1/s to 1000000/s.
     #[arg(long, value_name = "RATE", default_value = "1000/s", value_parser = rate_per_sec)]
     pub rate: u64,
     /// How long to probe, 10ms to 24h.
-    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = probe_duration)]
     pub duration: Duration,
     /// Print JSON (schema numasleuth.probe_latency/1) instead of text.
     #[arg(long)]
@@ -114,34 +90,5 @@ mod tests {
         assert!(op(Some(&words(&["alloc-touch", "f"]))).unwrap_err().contains("no FILE"));
         assert!(op(Some(&words(&["nan"]))).unwrap_err().contains("not an operation"));
         assert!(op(Some(&words(&["\u{1b}[2J"]))).unwrap_err().contains("\\x1b[2J"));
-    }
-
-    #[test]
-    fn rates_are_bounded() {
-        assert_eq!(rate_per_sec("1000/s"), Ok(1000));
-        assert_eq!(rate_per_sec("1"), Ok(1));
-        assert_eq!(rate_per_sec("1000000/s"), Ok(RATE_MAX));
-        for bad in [
-            "0",
-            "0/s",
-            "1000001/s",
-            "-1",
-            "1e3",
-            "1.5/s",
-            "/s",
-            "",
-            "nan",
-            "18446744073709551616",
-        ] {
-            assert!(rate_per_sec(bad).unwrap_err().contains("from 1 to 1000000"), "{bad}");
-        }
-    }
-
-    #[test]
-    fn durations_and_nodes_are_bounded() {
-        assert_eq!(duration("24h"), Ok(DURATION_MAX));
-        assert!(duration("25h").is_err() && duration("9ms").is_err());
-        assert_eq!(node("0"), Ok(0));
-        assert!(node("1024").is_err() && node("-1").is_err());
     }
 }

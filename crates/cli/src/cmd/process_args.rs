@@ -119,7 +119,7 @@ pub struct WatchArgs {
     /// How long to watch, 1ms to 7 days (168h) [default: until Ctrl-C or
     /// SIGTERM, which print the report of what was counted, like
     /// `perf stat -p`].
-    #[arg(long, value_parser = crate::bounds::watch_duration)]
+    #[arg(long, value_parser = numasleuth_app::limits::text::watch_duration)]
     pub duration: Option<std::time::Duration>,
     /// Count reads too (x86 has no read-only watchpoints).
     #[arg(long)]

@@ -43,7 +43,7 @@ pub fn files(text: &str) -> Result<Files, String> {
 #[derive(Debug, Args)]
 pub struct ReadersArgs {
     /// How long to watch, 100ms to 1h.
-    #[arg(long, default_value = "30s", value_parser = crate::bounds::sample_duration)]
+    #[arg(long, default_value = "30s", value_parser = numasleuth_app::limits::text::sample_duration)]
     pub duration: std::time::Duration,
     /// The files to watch, comma-separated: slabinfo, pagetypeinfo, smaps,
     /// smaps_rollup, numa_maps, kpageflags, kpagecount [default: all].

@@ -8,17 +8,9 @@ use std::time::Duration;
 use clap::Args;
 use numasleuth_kernel::IdList;
 
-use crate::bounds;
-
-/// Runs per series: a thousand runs of even a one-second benchmark is
-/// already a quarter of an hour.
-pub const RUNS_MAX: u64 = 1000;
-/// Entries in a `--start-cpus` list.
-pub const START_CPUS_MAX: usize = 4096;
-/// `--settle` and `--release-after`: a workload is placed within seconds;
-/// an hour is far past any start-up.
-pub const DELAY_MAX: Duration = Duration::from_secs(3600);
-pub const DELAY_MIN: Duration = Duration::from_millis(1);
+use numasleuth_app::limits::text::{run_delay, run_timeout};
+use numasleuth_app::limits::{RUNS_MAX, START_CPUS_MAX};
+use numasleuth_parse::typed;
 
 pub use numasleuth_app::runs::StartCpus;
 
@@ -48,17 +40,9 @@ fn start_cpus(text: &str) -> Result<StartCpus, String> {
 /// series too short to answer is refused before it runs, not after.
 fn runs_count(text: &str) -> Result<u32, String> {
     let min = numasleuth_analyze::runs::bimodal::MIN_RUNS as u64;
-    bounds::whole_in(text, min, RUNS_MAX, "a run count")
+    typed::whole_in(text, min, u64::from(RUNS_MAX), "a run count")
         .map(|n| n as u32)
         .map_err(|e| format!("{e} (fewer than {min} runs cannot be told apart into two modes)"))
-}
-
-fn delay(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DELAY_MIN, DELAY_MAX)
-}
-
-fn run_timeout(text: &str) -> Result<Duration, String> {
-    bounds::duration_in(text, DELAY_MIN, Duration::from_secs(7 * 86_400))
 }
 
 #[derive(Debug, Args)]
@@ -75,7 +59,7 @@ pub struct RunsArgs {
     /// After this long, widen every thread of the workload back to every
     /// CPU this process may use (from outside), as a service that starts on
     /// one core and then spreads: 1ms to 1h.
-    #[arg(long, value_name = "DURATION", value_parser = delay)]
+    #[arg(long, value_name = "DURATION", value_parser = run_delay)]
     pub release_after: Option<Duration>,
     /// The metric: the group named `value`, or else the first number, of
     /// the last output line (stdout or stderr) matching this regular
@@ -88,7 +72,7 @@ pub struct RunsArgs {
     pub lower_is_better: bool,
     /// When to sample where the workload's memory and threads are (if it
     /// still runs): 1ms to 1h.
-    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = delay)]
+    #[arg(long, value_name = "DURATION", default_value = "500ms", value_parser = run_delay)]
     pub settle: Duration,
     /// Kill a run (SIGKILL) that takes longer than this, and stop the
     /// series with an error: 1ms to 7 days. Default: no limit.
@@ -132,7 +116,5 @@ mod tests {
         assert!(runs_count("2").unwrap_err().contains("from 4 to 1000"));
         assert!(runs_count("1").unwrap_err().contains("from 4 to 1000"));
         assert!(runs_count("1001").is_err());
-        assert_eq!(delay("200ms"), Ok(Duration::from_millis(200)));
-        assert!(delay("0").is_err() && delay("61m").is_err());
     }
 }

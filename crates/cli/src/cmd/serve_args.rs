@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::bounds;
+use numasleuth_app::limits;
 
 /// Processes watched per exporter: each is a full numa_maps walk every
 /// interval.
@@ -36,7 +36,7 @@ pub struct ServeArgs {
     /// How often the expensive parts (doctor checks, IRQs, --pid
     /// numa_maps) are refreshed, and how often --textfile is written:
     /// 100ms to 1h.
-    #[arg(long, default_value = "15s", value_name = "INTERVAL", value_parser = bounds::memwatch_interval)]
+    #[arg(long, default_value = "15s", value_name = "INTERVAL", value_parser = limits::text::memwatch_interval)]
     pub interval: Duration,
     /// Write DIR/numasleuth.prom (atomically, in the Prometheus text format
     /// 0.0.4) for node_exporter's textfile collector every --interval
