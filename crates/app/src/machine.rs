@@ -16,6 +16,8 @@ use numasleuth_model::Topology;
 /// Why a measurement cannot be placed as asked.
 #[derive(Debug, thiserror::Error)]
 pub enum MachineError {
+    #[error("`{command}` measures this machine, so it cannot run on --root {root}")]
+    NotLive { command: String, root: String },
     #[error("cannot tell which CPUs this process may use")]
     Affinity(#[source] MeasureError),
     #[error("this process may run on no online CPU")]
@@ -73,6 +75,18 @@ pub struct Machine {
 }
 
 impl Machine {
+    /// Refuses a snapshot for a measurement (`command`): it measures the
+    /// machine it runs on, which a snapshot's readings do not describe.
+    pub fn refuse_snapshot(root: &Root, command: &str) -> Result<(), MachineError> {
+        if root.is_live() {
+            return Ok(());
+        }
+        Err(MachineError::NotLive {
+            command: command.to_string(),
+            root: root.base().display().to_string(),
+        })
+    }
+
     /// This process's view of the live machine whose topology is `topo`.
     pub fn new(root: &Root, topo: Topology) -> Result<Machine, MachineError> {
         let mask: IdList = affinity::allowed_cpus()

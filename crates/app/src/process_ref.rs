@@ -3,8 +3,8 @@
 //! through [`resolve`] (a name becomes the one PID whose `comm` it is) and
 //! [`process_stat`] (the process is there; in a snapshot that lacks it,
 //! which ones it holds); `snapshot -p` asks [`existing_pids`], which is
-//! the two together. Checking what was typed is the front-end's (clap in
-//! cli); looking it up is here, with one set of rules.
+//! the two together. What was typed is checked by [`ProcessRef`]'s
+//! `FromStr` (clap's value parser in cli) before anything is looked up.
 
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::procfs::processes::{cmdline, find_by_comm, COMM_PATTERN};
@@ -17,6 +17,8 @@ pub const COMM_BYTES: usize = 15;
 /// `top -p` repeat the flag): each name costs a walk of /proc, so the count
 /// is refused before any is looked up.
 pub const MAX_PROCESSES_NAMED: usize = 64;
+/// A name longer than this is not a process name.
+const NAME_MAX_BYTES: usize = 256;
 /// Matches listed in the error when a name is ambiguous.
 const MATCHES_SHOWN: usize = 8;
 /// Characters of a match's command line shown in that list.
@@ -37,6 +39,46 @@ impl ProcessRef {
             ProcessRef::Pid(pid) => *pid,
             ProcessRef::Name(_) => 0,
         }
+    }
+}
+
+/// Why typed text names no process.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProcessTextError {
+    #[error(transparent)]
+    Pid(#[from] numasleuth_parse::typed::TypedError),
+    #[error("a process id (1 to 4194304) or a process name is needed")]
+    Empty,
+    #[error("a process name of {bytes} bytes; the kernel keeps {COMM_BYTES}, so at most {NAME_MAX_BYTES} is taken")]
+    TooLong { bytes: usize },
+    #[error(
+        "`{shown}` is not a process id (1 to 4194304) or name (names start with no `-` and hold no `/` or \
+         control characters)"
+    )]
+    NotAName { shown: String },
+}
+
+/// Digits are a PID (1 to 4194304), anything else a process name to look
+/// up once the root is open.
+impl std::str::FromStr for ProcessRef {
+    type Err = ProcessTextError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return Ok(ProcessRef::Pid(crate::limits::text::pid(text)?));
+        }
+        if text.is_empty() {
+            return Err(ProcessTextError::Empty);
+        }
+        if text.len() > NAME_MAX_BYTES {
+            return Err(ProcessTextError::TooLong { bytes: text.len() });
+        }
+        if text.starts_with('-') || text.chars().any(|c| c.is_control() || c == '/') {
+            return Err(ProcessTextError::NotAName {
+                shown: text.escape_debug().to_string(),
+            });
+        }
+        Ok(ProcessRef::Name(text.to_string()))
     }
 }
 

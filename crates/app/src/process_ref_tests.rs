@@ -96,3 +96,21 @@ fn too_many_names_are_refused_before_any_lookup() {
     let e = resolve_all(&root, many.iter_mut().collect()).unwrap_err();
     assert_eq!(e.to_string(), "65 --pid given; at most 64");
 }
+
+#[test]
+fn digits_are_pids_and_the_rest_names() {
+    let process = |text: &str| text.parse::<ProcessRef>();
+    assert_eq!(process("42"), Ok(ProcessRef::Pid(42)));
+    assert!(matches!(process("0"), Err(ProcessTextError::Pid(_))));
+    assert!(process("99999999999").is_err());
+    assert_eq!(process("postgres"), Ok(ProcessRef::Name("postgres".into())));
+    assert_eq!(process("kworker-1x"), Ok(ProcessRef::Name("kworker-1x".into())));
+    for bad in ["", "a/b", "tab\there", "-1", &"x".repeat(300)] {
+        assert!(process(bad).is_err(), "{bad:?}");
+    }
+    assert_eq!(
+        process("a/b").unwrap_err().to_string(),
+        "`a/b` is not a process id (1 to 4194304) or name (names start with no `-` and hold no `/` or control \
+         characters)"
+    );
+}

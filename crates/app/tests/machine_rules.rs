@@ -5,7 +5,7 @@ mod common;
 
 use common::machine;
 
-use numasleuth_app::machine::MachineError;
+use numasleuth_app::machine::{Machine, MachineError};
 use numasleuth_kernel::IdList;
 
 #[test]
@@ -67,4 +67,17 @@ fn a_buffer_larger_than_the_node_is_refused_before_it_is_bound() {
                 .ends_with("(MemFree in /sys/devices/system/node/node1/meminfo); use a smaller --size"),
         "{e}"
     );
+}
+
+#[test]
+fn a_measurement_refuses_a_snapshot_and_takes_the_live_machine() {
+    let snapshot = numasleuth_kernel::test_support::fixture("qemu-two-nodes");
+    let error = Machine::refuse_snapshot(&snapshot, "mem").unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with("`mem` measures this machine, so it cannot run on --root "),
+        "{error}"
+    );
+    assert!(Machine::refuse_snapshot(&numasleuth_kernel::Root::live(), "mem").is_ok());
 }

@@ -29,6 +29,6 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
 /// The placement model of one process (`inspect`, `runs`, `top`, `serve`).
 /// A process a snapshot lacks is named with what the snapshot holds.
 pub fn model(root: &Root, pid: u32, all_mappings: bool, topology: &Topology) -> anyhow::Result<ProcessModel> {
-    super::process_stat(root, pid)?;
+    numasleuth_app::process_ref::process_stat(root, pid)?;
     Ok(numasleuth_app::process::model(root, pid, all_mappings, topology)?)
 }

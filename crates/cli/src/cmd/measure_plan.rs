@@ -5,7 +5,6 @@
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
-use anyhow::bail;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 pub use numasleuth_app::machine::Machine;
 use numasleuth_app::steps::StepObserver;
@@ -14,12 +13,7 @@ use numasleuth_kernel::Root;
 /// The live machine for `command`: refused on a snapshot (it measures
 /// this machine), its topology's warnings said once.
 pub fn machine(root: &Root, command: &str) -> anyhow::Result<Machine> {
-    if !root.is_live() {
-        bail!(
-            "`{command}` measures this machine, so it cannot run on --root {}",
-            root.base().display()
-        );
-    }
+    Machine::refuse_snapshot(root, command)?;
     Ok(Machine::new(root, super::topology(root)?)?)
 }
 

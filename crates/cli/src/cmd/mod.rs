@@ -49,19 +49,6 @@ use anyhow::Context;
 use numasleuth_kernel::{snapshot as snap, Root};
 use numasleuth_model::Topology;
 
-/// Reads a process's `stat`, saying, when `--root` names a snapshot that
-/// lacks the process, which processes it does hold and how to capture one.
-pub fn process_stat(root: &Root, pid: u32) -> anyhow::Result<numasleuth_kernel::procfs::task::TaskStat> {
-    Ok(numasleuth_app::process_ref::process_stat(root, pid)?)
-}
-
-/// `--apply` and `undo` change the running system; a snapshot is a record
-/// of one, and writing into it would only fake a change, so both are
-/// refused under `--root` before anything is read.
-pub fn refuse_under_snapshot(root: &Root, what: &str) -> anyhow::Result<()> {
-    Ok(numasleuth_app::refuse_under_snapshot(root, what)?)
-}
-
 pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
     match path {
         None => Ok(Root::live()),
@@ -75,7 +62,7 @@ pub fn open_root(path: Option<&Path>) -> anyhow::Result<Root> {
 /// The topology for commands that only need it; what could not be read is
 /// said on stderr, and the command goes on with the rest.
 pub fn topology(root: &Root) -> anyhow::Result<Topology> {
-    let read = read_degraded(root)?;
+    let read = numasleuth_app::env::read_degraded(root)?;
     warn(&read.warnings);
     Ok(read.topology)
 }
@@ -84,11 +71,4 @@ pub fn warn(warnings: &[String]) {
     for warning in warnings {
         say!("numasleuth: warning: {warning}");
     }
-}
-
-pub use numasleuth_app::env::Readings;
-
-/// Only a tree with nothing usable at all is an error.
-pub fn read_degraded(root: &Root) -> anyhow::Result<Readings> {
-    Ok(numasleuth_app::env::read_degraded(root)?)
 }

@@ -21,7 +21,7 @@ pub fn run(root: &Root, args: &RunsArgs) -> anyhow::Result<ExitCode> {
         svg: args.svg.as_deref(),
         ..Aliases::default()
     })?;
-    super::refuse_under_snapshot(root, "runs")?;
+    numasleuth_app::refuse_under_snapshot(root, "runs")?;
     let topology = super::topology(root)?;
     let request = RunsRequest {
         command: args.command.clone(),

@@ -11,7 +11,7 @@ use crate::cli::TopoArgs;
 
 pub fn run(root: &Root, args: &TopoArgs) -> anyhow::Result<ExitCode> {
     let plan = args.output.plan_text_json(args.json)?;
-    let read = super::read_degraded(root)?;
+    let read = numasleuth_app::env::read_degraded(root)?;
     let topo = &read.topology;
     // Text shows what could not be read on stderr; JSON carries it with
     // the rest of the warnings.
