@@ -29,7 +29,8 @@
 //!   ([`bisect`]) from one set-up of the pages asked for
 //!   ([`page_targets`]), `undo` ([`undo`]), and `irq --apply` ([`irq`]).
 //! - Readings as they are: `snapshot` ([`snapshot`]), `lines` ([`lines`]),
-//!   `meminfo` ([`meminfo`]).
+//!   `meminfo` ([`meminfo`]); what every report's provenance says
+//!   ([`provenance`]).
 
 pub mod bisect;
 pub mod c2c;

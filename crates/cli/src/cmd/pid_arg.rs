@@ -10,7 +10,7 @@
 use clap::Args;
 use numasleuth_kernel::Root;
 
-pub use numasleuth_app::process_ref::{ProcessRef, ProcessTextError, MAX_PROCESSES_NAMED};
+pub use numasleuth_app::process_ref::{ProcessRef, ProcessTextError};
 
 /// The value parser of every PID argument (the application layer's rules,
 /// `ProcessRef`'s `FromStr`).
@@ -19,7 +19,7 @@ pub fn process(text: &str) -> Result<ProcessRef, ProcessTextError> {
 }
 
 /// Resolves every process a command line names (at most
-/// [`MAX_PROCESSES_NAMED`]), once the root is open.
+/// `numasleuth_app::process_ref::MAX_PROCESSES_NAMED`), once the root is open.
 pub fn resolve_all(root: &Root, processes: Vec<&mut ProcessRef>) -> anyhow::Result<()> {
     Ok(numasleuth_app::process_ref::resolve_all(root, processes)?)
 }

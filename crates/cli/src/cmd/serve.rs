@@ -10,12 +10,9 @@ use numasleuth_kernel::Root;
 use numasleuth_report::openmetrics::BuildInfo;
 use numasleuth_serve::{Ended, Options};
 
-use super::serve_args::{ServeArgs, PIDS_MAX};
+use super::serve_args::ServeArgs;
 
 pub fn run(root: &Root, args: &ServeArgs) -> anyhow::Result<ExitCode> {
-    if args.pids.len() > PIDS_MAX {
-        bail!("{} --pid given; at most {PIDS_MAX}", args.pids.len());
-    }
     // The shared stop: SIGINT/SIGTERM are taken by its own thread. They are
     // then blocked here, before the refresh and HTTP threads start, so
     // those threads inherit the mask and are never interrupted mid-call.

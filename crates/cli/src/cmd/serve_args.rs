@@ -10,10 +10,6 @@ use clap::Args;
 
 use numasleuth_app::limits;
 
-/// Processes watched per exporter: each is a full numa_maps walk every
-/// interval.
-pub const PIDS_MAX: usize = super::pid_arg::MAX_PROCESSES_NAMED;
-
 /// `IP:PORT` only: no host names, so nothing is resolved and what is bound
 /// is exactly what was typed. Port 0 picks a free port (the address bound
 /// is printed).

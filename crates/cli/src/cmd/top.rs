@@ -22,8 +22,6 @@ use ratatui::DefaultTerminal;
 use numasleuth_app::top::{Collector, Frame};
 use numasleuth_report::top_view::{draw, sort, Inspect, SortKey, ViewState};
 
-/// Processes `--pid` may name.
-pub const PIDS_MAX: usize = 64;
 const REFRESH: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Args)]
@@ -36,9 +34,6 @@ pub struct TopArgs {
 }
 
 pub fn run(root: &Root, args: &TopArgs) -> anyhow::Result<ExitCode> {
-    if args.pid.len() > PIDS_MAX {
-        bail!("{} --pid given; at most {PIDS_MAX}", args.pid.len());
-    }
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         bail!(
             "top needs a terminal (stdin and stdout must be a TTY); for scripts use memwatch --json or inspect --json"
