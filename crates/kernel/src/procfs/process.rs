@@ -231,7 +231,7 @@ impl<R: BufRead> LineStream<R> {
         if buffer.is_empty() {
             return Ok(Found::End);
         }
-        if let Some(at) = buffer.iter().position(|&b| b == b'\n') {
+        if let Some(at) = newline_at(buffer) {
             if at as u64 + 1 > MAX_LINE_BYTES {
                 return Err(self.too_long());
             }
@@ -256,6 +256,25 @@ impl<R: BufRead> LineStream<R> {
             message: format!("has a line longer than {}", format_cap(MAX_LINE_BYTES)),
         }
     }
+}
+
+/// Where the first newline is, eight bytes at a time: a line is 50-100
+/// bytes, and a byte loop was a third of the reader's own work per line.
+fn newline_at(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    const NEWLINES: u64 = u64::from_ne_bytes([b'\n'; 8]);
+    let mut words = bytes.chunks_exact(8);
+    for (index, word) in words.by_ref().enumerate() {
+        let word = u64::from_ne_bytes(word.try_into().unwrap_or([0; 8])) ^ NEWLINES;
+        // Nonzero exactly when some byte of `word` is zero (a newline).
+        if word.wrapping_sub(ONES) & !word & HIGHS != 0 {
+            let within = bytes[index * 8..index * 8 + 8].iter().position(|&b| b == b'\n');
+            return within.map(|at| index * 8 + at);
+        }
+    }
+    let tail = bytes.len() - words.remainder().len();
+    words.remainder().iter().position(|&b| b == b'\n').map(|at| tail + at)
 }
 
 /// The mapping of process `pid` that holds `address`, streamed from its

@@ -267,3 +267,24 @@ fn lines_read_the_same_in_place_and_gathered() {
         assert_eq!(got, expected, "buffer of {capacity} bytes");
     }
 }
+
+#[test]
+fn the_first_newline_is_found_at_every_offset() {
+    for length in 0..40 {
+        for at in 0..length {
+            let mut bytes = vec![b'x'; length];
+            bytes[at] = b'\n';
+            if at + 3 < length {
+                bytes[at + 3] = b'\n';
+            }
+            // Bytes that differ from a newline only by their high bit or a
+            // borrow must not be taken for one.
+            if at > 0 {
+                bytes[at - 1] = 0x8a;
+            }
+            assert_eq!(newline_at(&bytes), Some(at), "length {length}, newline at {at}");
+        }
+        assert_eq!(newline_at(&vec![0x0b; length]), None);
+        assert_eq!(newline_at(&vec![0x8a; length]), None);
+    }
+}
