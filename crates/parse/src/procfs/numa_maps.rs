@@ -226,7 +226,7 @@ pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), Pars
     // ASCII whitespace only: the kernel separates with spaces and escapes
     // the blanks a path may hold; a byte search beats a char search on
     // words this short.
-    for word in AsciiWords(fields) {
+    for word in fields.split_ascii_whitespace() {
         let (key, value) = match word.bytes().position(|b| b == b'=') {
             Some(at) => (&word[..at], Some(&word[at + 1..])),
             None => (word, None),
@@ -269,28 +269,6 @@ pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), Pars
         entry.file = None;
     }
     Ok(())
-}
-
-/// The words of `text` between runs of ASCII whitespace, as
-/// `split_ascii_whitespace` gives them; a plain byte loop, as that
-/// iterator's adapters cost about a fifth of each numa_maps line's parse.
-struct AsciiWords<'a>(&'a str);
-
-impl<'a> Iterator for AsciiWords<'a> {
-    type Item = &'a str;
-
-    fn next(&mut self) -> Option<&'a str> {
-        let bytes = self.0.as_bytes();
-        let begin = bytes.iter().position(|b| !b.is_ascii_whitespace())?;
-        let end = bytes[begin..]
-            .iter()
-            .position(|b| b.is_ascii_whitespace())
-            .map_or(bytes.len(), |at| begin + at);
-        // Both ends are at an ASCII byte or the end: char boundaries.
-        let word = &self.0[begin..end];
-        self.0 = &self.0[end..];
-        Some(word)
-    }
 }
 
 /// Where `byte` (ASCII) first is in `text`: a byte search, where a `char`
