@@ -21,6 +21,8 @@ process's work delays a run's wall time but is not charged to it.
     python3 bench/inspect-meminfo.py                 # about 2 minutes
     ROUNDS=15 MAPPINGS=50000 python3 bench/inspect-meminfo.py
     NUMASLEUTH=/path/to/numasleuth python3 bench/inspect-meminfo.py   # no build
+    BEFORE=/path/to/older/numasleuth python3 bench/inspect-meminfo.py # and an older
+        # build in the same interleaved rounds, rows marked "(before)"
 
 A benchmark, not a test: it prints numbers and ratios and never fails on one.
 """
@@ -122,13 +124,14 @@ def main():
     many_maps = os.path.join(peers, "many-maps")
     subprocess.run(["gcc", "-O2", "-o", many_maps, os.path.join(ROOT, "bench", "many-maps.c")], check=True)
     numasleuth = build(ROOT)
+    before = os.environ.get("BEFORE")
     target = subprocess.Popen([many_maps, mappings], stdout=subprocess.PIPE, text=True)
     try:
         pid = target.stdout.readline().strip()
         with open(f"/proc/{pid}/maps") as f:
             count = sum(1 for _ in f)
         print(machine())
-        print(f"binary: {numasleuth}; target: bench/many-maps.c, {count} mappings (pid {pid})")
+        print(f"binary: {numasleuth}{f' (before: {before})' if before else ''}; target: bench/many-maps.c, {count} mappings (pid {pid})")
         print()
         inspect = {
             "inspect -p PID": [numasleuth, "inspect", "-p", pid],
@@ -136,19 +139,19 @@ def main():
             "cat maps numa_maps": ["cat", f"/proc/{pid}/maps", f"/proc/{pid}/numa_maps"],
             "numastat -p PID": ["numastat", "-p", pid],
         }
+        ratios = [
+            ("inspect -p PID", "numastat -p PID", "≤ 1.00"),
+            ("inspect -p PID", "cat maps numa_maps", "≤ 1.10"),
+            ("inspect -p PID --json", "numastat -p PID", "≤ 1.00"),
+            ("inspect -p PID --json", "cat maps numa_maps", "≤ 1.10"),
+        ]
+        if before:
+            inspect["inspect -p PID (before)"] = [before, "inspect", "-p", pid]
+            ratios.append(("inspect -p PID (before)", "numastat -p PID", "≤ 1.00"))
+            ratios.append(("inspect -p PID (before)", "cat maps numa_maps", "≤ 1.10"))
+            ratios.append(("inspect -p PID", "inspect -p PID (before)", "after / before"))
         batch = int(os.environ.get("BATCH_INSPECT", "3"))
-        report(
-            "inspect",
-            series(inspect, rounds, batch),
-            [
-                ("inspect -p PID", "numastat -p PID", "≤ 1.00"),
-                ("inspect -p PID", "cat maps numa_maps", "≤ 1.10"),
-                ("inspect -p PID --json", "numastat -p PID", "≤ 1.00"),
-                ("inspect -p PID --json", "cat maps numa_maps", "≤ 1.10"),
-            ],
-            rounds,
-            batch,
-        )
+        report("inspect", series(inspect, rounds, batch), ratios, rounds, batch)
     finally:
         target.kill()
         target.wait()
@@ -158,17 +161,15 @@ def main():
         "numasleuth --version": [numasleuth, "--version"],
         "true": ["true"],
     }
+    ratios = [
+        ("meminfo", "numastat -m", "≤ 1.00"),
+        ("numasleuth --version", "numastat -m", "(start-up alone)"),
+    ]
+    if before:
+        meminfo["meminfo (before)"] = [before, "meminfo"]
+        ratios.append(("meminfo (before)", "numastat -m", "≤ 1.00"))
     batch = int(os.environ.get("BATCH_MEMINFO", "20"))
-    report(
-        "meminfo",
-        series(meminfo, rounds, batch),
-        [
-            ("meminfo", "numastat -m", "≤ 1.00"),
-            ("numasleuth --version", "numastat -m", "(start-up alone)"),
-        ],
-        rounds,
-        batch,
-    )
+    report("meminfo", series(meminfo, rounds, batch), ratios, rounds, batch)
 
 
 if __name__ == "__main__":
