@@ -244,3 +244,47 @@ fn a_bad_line_before_the_address_is_an_error_not_a_gap() {
     let err = mapping_at(&root, 9, 0x7f0000000000).unwrap_err();
     assert!(err.to_string().starts_with("/proc/9/maps: malformed"), "{err}");
 }
+
+/// Lines handed out from the reader's buffer and lines gathered across its
+/// end must read the same: every buffer size from 1 byte (every line
+/// gathered) to larger than the text (every line in place).
+#[test]
+fn lines_read_the_same_in_place_and_gathered() {
+    let text: &[u8] = b"7f00-7f01 rw-p 0 00:00 0\n\n   \n\0\nsecond line\xff here\nthird\r\nlast without newline";
+    let expected = [
+        "7f00-7f01 rw-p 0 00:00 0",
+        "second line\u{fffd} here",
+        "third\r",
+        "last without newline",
+    ];
+    for capacity in [1, 2, 3, 7, 16, 25, 26, 64, 4096] {
+        let reader = BufReader::with_capacity(capacity, text);
+        let mut lines = LineStream::new(reader, "proc/1/maps");
+        let mut got = Vec::new();
+        while let Some(line) = lines.next_line().unwrap() {
+            got.push(line.to_string());
+        }
+        assert_eq!(got, expected, "buffer of {capacity} bytes");
+    }
+}
+
+#[test]
+fn the_first_newline_is_found_at_every_offset() {
+    for length in 0..40 {
+        for at in 0..length {
+            let mut bytes = vec![b'x'; length];
+            bytes[at] = b'\n';
+            if at + 3 < length {
+                bytes[at + 3] = b'\n';
+            }
+            // Bytes that differ from a newline only by their high bit or a
+            // borrow must not be taken for one.
+            if at > 0 {
+                bytes[at - 1] = 0x8a;
+            }
+            assert_eq!(newline_at(&bytes), Some(at), "length {length}, newline at {at}");
+        }
+        assert_eq!(newline_at(&vec![0x0b; length]), None);
+        assert_eq!(newline_at(&vec![0x8a; length]), None);
+    }
+}

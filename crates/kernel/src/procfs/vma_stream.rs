@@ -104,8 +104,9 @@ fn chunks<'scope>(scope: &'scope std::thread::Scope<'scope, '_>, file: File) -> 
 /// the receiving side hanging up (it stopped early, on an error of its own).
 fn read_chunks(file: &File, sender: &SyncSender<io::Result<Vec<u8>>>, recycled: &Receiver<Vec<u8>>) {
     loop {
+        // A recycled chunk keeps its old bytes: `fill` overwrites them, and
+        // zeroing 64 KiB per chunk first was wasted work.
         let mut chunk = recycled.try_recv().unwrap_or_else(|_| Vec::with_capacity(CHUNK_BYTES));
-        chunk.clear();
         let filled = fill(file, &mut chunk);
         let at_end = matches!(filled, Ok(true));
         let message = filled.map(|_| chunk);

@@ -118,15 +118,22 @@ impl Mapping {
     }
 }
 
-/// Parses one line of `/proc/PID/maps`.
+/// Parses one line of `/proc/PID/maps`. Fields are split on bytes, not
+/// chars (the separators are ASCII), as `inspect` parses one line per
+/// mapping, 50,000 or more.
 pub fn parse_line(line: &str) -> Result<Mapping, ParseError> {
     let bad = |what: &str| ParseError::new(format!("{what} in maps line `{}`", quote(line.trim_end())));
     let mut rest = line.trim_end_matches('\n');
     let mut field = || -> Option<&str> {
-        let trimmed = rest.trim_start_matches(' ');
-        let end = trimmed.find(' ').unwrap_or(trimmed.len());
-        let (word, tail) = trimmed.split_at(end);
-        rest = tail;
+        let bytes = rest.as_bytes();
+        let begin = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+        let end = bytes[begin..]
+            .iter()
+            .position(|&b| b == b' ')
+            .map_or(bytes.len(), |at| begin + at);
+        // Both ends are at an ASCII byte or the end: char boundaries.
+        let word = &rest[begin..end];
+        rest = &rest[end..];
         (!word.is_empty()).then_some(word)
     };
     let range = field().ok_or_else(|| bad("no address range"))?;
@@ -134,13 +141,13 @@ pub fn parse_line(line: &str) -> Result<Mapping, ParseError> {
     let offset = field().ok_or_else(|| bad("no offset"))?;
     let dev = field().ok_or_else(|| bad("no device"))?;
     let inode = field().ok_or_else(|| bad("no inode"))?;
-    let (start, end) = range.split_once('-').ok_or_else(|| bad("no `-` in the range"))?;
+    let (start, end) = split_at_byte(range, b'-').ok_or_else(|| bad("no `-` in the range"))?;
     let start = hex(start).ok_or_else(|| bad("bad start address"))?;
     let end = hex(end).ok_or_else(|| bad("bad end address"))?;
     if end < start {
         return Err(bad("range runs backwards"));
     }
-    let (major, minor) = dev.split_once(':').ok_or_else(|| bad("device is not major:minor"))?;
+    let (major, minor) = split_at_byte(dev, b':').ok_or_else(|| bad("device is not major:minor"))?;
     let mapping = Mapping {
         start,
         end,
@@ -152,6 +159,13 @@ pub fn parse_line(line: &str) -> Result<Mapping, ParseError> {
         backing: backing(rest.trim_start_matches(' '), inode != "0"),
     };
     Ok(mapping)
+}
+
+/// `text` around the first `separator` (an ASCII byte), like
+/// `split_once`.
+fn split_at_byte(text: &str, separator: u8) -> Option<(&str, &str)> {
+    let at = text.bytes().position(|b| b == separator)?;
+    Some((&text[..at], &text[at + 1..]))
 }
 
 fn backing(path: &str, has_inode: bool) -> Backing {

@@ -167,11 +167,11 @@ impl NumaMapsEntry {
 
 /// Parses `bind=static:0-1`, `prefer (many):0,2`, `weighted interleave:0-3`.
 pub fn parse_policy(text: &str) -> Result<Policy, ParseError> {
-    let (head, nodes) = match text.split_once(':') {
+    let (head, nodes) = match split_at_byte(text, b':') {
         Some((head, nodes)) => (head, Some(IdList::parse_nodes(nodes)?)),
         None => (text, None),
     };
-    let (mode, flags) = match head.split_once('=') {
+    let (mode, flags) = match split_at_byte(head, b'=') {
         Some((mode, flags)) => (mode, flags.split('|').map(str::to_string).collect()),
         None => (head, Vec::new()),
     };
@@ -206,7 +206,7 @@ pub fn parse_line(line: &str) -> Result<NumaMapsEntry, ParseError> {
 pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), ParseError> {
     let line = line.trim_end();
     let bad = |what: String| ParseError::new(format!("{what} in numa_maps line `{}`", quote(line)));
-    let (start, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let (start, rest) = split_at_byte(line, b' ').unwrap_or((line, ""));
     let start = (!start.is_empty() && start.len() <= 16)
         .then(|| u64::from_str_radix(start, 16).ok())
         .flatten()
@@ -217,8 +217,8 @@ pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), Pars
     let policy_len = SPACED_MODES
         .iter()
         .find(|mode| rest.starts_with(*mode))
-        .map(|mode| mode.len() + rest[mode.len()..].find(' ').unwrap_or(rest.len() - mode.len()))
-        .unwrap_or_else(|| rest.find(' ').unwrap_or(rest.len()));
+        .map(|mode| mode.len() + byte_at(&rest[mode.len()..], b' ').unwrap_or(rest.len() - mode.len()))
+        .unwrap_or_else(|| byte_at(rest, b' ').unwrap_or(rest.len()));
     let (policy, fields) = rest.split_at(policy_len);
     if !policy.is_empty() {
         entry.policy = Some(parse_policy(policy).map_err(|e| bad(e.0))?);
@@ -269,6 +269,18 @@ pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), Pars
         entry.file = None;
     }
     Ok(())
+}
+
+/// Where `byte` (ASCII) first is in `text`: a byte search, where a `char`
+/// pattern costs a searcher per call on these short lines.
+fn byte_at(text: &str, byte: u8) -> Option<usize> {
+    text.bytes().position(|b| b == byte)
+}
+
+/// `text` around the first `separator` (ASCII), like `split_once`.
+fn split_at_byte(text: &str, separator: u8) -> Option<(&str, &str)> {
+    let at = byte_at(text, separator)?;
+    Some((&text[..at], &text[at + 1..]))
 }
 
 fn is_node_key(key: &str) -> bool {
