@@ -3,6 +3,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod golden_hotpages;
 mod golden_lists;
 mod golden_readers;
 mod golden_reports;
