@@ -32,25 +32,26 @@ pub fn render(doc: &HotlinesJson) -> String {
     if doc.lines.is_empty() {
         let _ = writeln!(out, "\nno memory access was sampled");
     }
-    let contended = doc.lines.iter().filter(|l| l.contended).count();
+    let contended = doc.lines.iter().filter(|l| l.line.contended).count();
     if contended == 0 && !doc.lines.is_empty() {
         let _ = writeln!(
             out,
             "\nno contended line: each line sampled was used by one thread on one node"
         );
     }
-    for (rank, l) in doc.lines.iter().enumerate() {
-        let names = if l.symbols.is_empty() {
-            l.region.clone()
+    for (rank, named) in doc.lines.iter().enumerate() {
+        let l = &named.line;
+        let names = if named.symbols.is_empty() {
+            named.region.clone()
         } else {
-            format!("{} ({})", l.symbols.join(", "), l.region)
+            format!("{} ({})", named.symbols.join(", "), named.region)
         };
-        let flag = match (l.contended, l.false_sharing) {
+        let flag = match (l.contended, named.false_sharing) {
             (true, true) => "  CONTENDED, FALSE SHARING",
             (true, false) => "  CONTENDED",
             _ => "",
         };
-        let _ = writeln!(out, "\n#{:<3} {}  {names}{flag}", rank + 1, l.address);
+        let _ = writeln!(out, "\n#{:<3} {:#x}  {names}{flag}", rank + 1, l.address);
         let _ = writeln!(
             out,
             "     {} samples: {} writes ({} read-modify-write), {} reads; threads {} (writers {}); cpus {}; nodes {}",
@@ -66,8 +67,8 @@ pub fn render(doc: &HotlinesJson) -> String {
         for reason in &l.reasons {
             let _ = writeln!(out, "     {reason}");
         }
-        if l.false_sharing {
-            for u in &l.symbol_use {
+        if named.false_sharing {
+            for u in &named.symbol_use {
                 let _ = writeln!(
                     out,
                     "     {}: {} writes, {} reads, threads {}",
