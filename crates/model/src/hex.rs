@@ -9,6 +9,11 @@ pub fn serialize<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::
     serializer.collect_str(&format_args!("{value:#x}"))
 }
 
+/// For a list: `#[serde(serialize_with = "numasleuth_model::hex::serialize_all")]`.
+pub fn serialize_all<S: Serializer>(values: &[u64], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_seq(values.iter().map(|v| Hex(*v)))
+}
+
 /// An address that serializes as its hex string, for hand-written
 /// `Serialize` impls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,5 +34,8 @@ mod tests {
             "\"0x55d4c5e01040\""
         );
         assert_eq!(serde_json::to_string(&super::Hex(0)).unwrap(), "\"0x0\"");
+        let mut list = serde_json::Serializer::new(Vec::new());
+        super::serialize_all(&[0x1000, 0x2a], &mut list).unwrap();
+        assert_eq!(String::from_utf8(list.into_inner()).unwrap(), r#"["0x1000","0x2a"]"#);
     }
 }
