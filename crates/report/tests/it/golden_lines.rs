@@ -38,12 +38,12 @@ fn lines_of_a_process() {
         line_size: 64,
         object: "/usr/bin/app",
         pid: Some(4242),
-        load_bias: "0x55d4c5e00000".into(),
+        load_bias: 0x55d4_c5e0_0000,
         sections: &SECTIONS,
         symbol_source: "symtab",
         data_symbols: 212,
-        symbol: Some(lines_json::symbol(&level)),
-        lines: lines_json::lines(&lines),
+        symbol: Some(&level),
+        lines: &lines,
     };
     let heading = "/usr/bin/app: the 64-byte line holding log_level and its neighbours";
     golden_all(
