@@ -9,11 +9,11 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::golden_all;
-use numasleuth_analyze::bisect::VerdictKind;
+use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
 use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_parse::pages::Residency;
-use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, ReadingsJson, RestoreJson, StepJson};
+use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson};
 use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, RunJson, TargetJson, VmaJson};
@@ -96,10 +96,10 @@ fn move_report() {
     golden_all("move", &TextJson::new(&doc, |layout| move_text::render(&doc, layout)));
 }
 
-fn readings(values: &[f64]) -> ReadingsJson {
+fn readings(values: &[f64]) -> Readings {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    ReadingsJson {
+    Readings {
         values: values.to_vec(),
         median: sorted[sorted.len() / 2],
         min: sorted[0],
