@@ -16,13 +16,16 @@ use serde::Serialize;
 /// The sections whose lines are mapped.
 pub const SECTIONS: [&str; 4] = [".data", ".bss", ".tdata", ".tbss"];
 
+/// A data symbol on a line. Its fields are in the order `lines --json`
+/// writes them; addresses are hex strings there.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct LineSymbol {
     /// Demangled.
     pub name: String,
-    pub address: u64,
     pub size: u64,
     pub section: String,
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
+    pub address: u64,
     /// Other names for the same bytes (weak aliases such as `environ`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<String>,
@@ -32,6 +35,7 @@ pub struct LineSymbol {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Line {
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
     pub address: u64,
     pub symbols: Vec<LineSymbol>,
 }

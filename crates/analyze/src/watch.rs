@@ -23,29 +23,34 @@ pub struct ThreadRate {
     pub exited: bool,
 }
 
-/// One writing statement (or instruction, without debug info).
+/// One writing statement (or instruction, without debug info). Its fields
+/// are in the order `watch --json` writes them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Writer {
     pub function: Option<String>,
+    /// The file name alone; `path` as the debug info records it.
+    pub file: Option<String>,
+    pub line: Option<u32>,
+    pub samples: u64,
+    /// Of all samples.
+    pub share: f64,
+    pub path: Option<String>,
     pub inlined_into: Option<String>,
     /// The ELF symbol plus offset of the first address, e.g. `apply_op+0x2b`.
     pub symbol: Option<String>,
     pub object: Option<String>,
-    /// The file name alone; `path` as the debug info records it.
-    pub file: Option<String>,
-    pub path: Option<String>,
-    pub line: Option<u32>,
-    /// The sampled instruction addresses (as reported: after the write on x86).
+    /// The sampled instruction addresses (as reported: after the write on
+    /// x86), hex strings in JSON.
+    #[serde(serialize_with = "numasleuth_model::hex::serialize_all")]
     pub addresses: Vec<u64>,
-    pub samples: u64,
-    /// Of all samples.
-    pub share: f64,
     pub tids: Vec<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct WatchSummary {
     pub pid: u32,
+    /// A hex string in JSON.
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
     pub address: u64,
     pub symbol: Option<String>,
     pub object: Option<String>,

@@ -10,6 +10,7 @@
 mod build;
 mod caches;
 mod facts;
+pub mod hex;
 pub mod hotpages;
 pub mod lab;
 pub mod latency;

@@ -130,7 +130,10 @@ fn option_as_text<S: serde::Serializer, T: std::fmt::Display>(
 /// covers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct MappingUsage {
+    /// Hex strings in JSON, as `inspect --json` writes them.
+    #[serde(serialize_with = "crate::hex::serialize")]
     pub start: u64,
+    #[serde(serialize_with = "crate::hex::serialize")]
     pub end: u64,
     pub kind: MemoryKind,
     pub object: Option<String>,

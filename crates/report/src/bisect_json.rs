@@ -14,25 +14,6 @@ use crate::move_json::TargetJson;
 pub const SCHEMA: &str = "numasleuth.bisect/1";
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ReadingsJson {
-    pub values: Vec<f64>,
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-}
-
-impl From<&Readings> for ReadingsJson {
-    fn from(r: &Readings) -> Self {
-        ReadingsJson {
-            values: r.values.clone(),
-            median: r.median,
-            min: r.min,
-            max: r.max,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct StepJson {
     /// The candidate pages moved: `pages` of them from `first_address`.
     pub first_address: String,
@@ -41,7 +22,7 @@ pub struct StepJson {
     pub pages_moved: u64,
     /// The median reading with those pages moved.
     pub metric: f64,
-    pub readings: ReadingsJson,
+    pub readings: Readings,
     /// (metric − baseline) / baseline.
     pub change: f64,
     /// How far from the baseline median (relative to it) every reading had
@@ -72,7 +53,7 @@ impl StepJson {
             pages: step.pages.len() as u64,
             pages_moved: step.pages_moved,
             metric: step.readings.median,
-            readings: (&step.readings).into(),
+            readings: step.readings.clone(),
             change: step.change.relative,
             threshold: step.change.threshold,
             changed: step.change.significant,
@@ -129,7 +110,7 @@ pub struct BisectDocument {
     pub left_out: BTreeMap<String, u64>,
     /// False for the dry run (no `--apply`): nothing moved.
     pub applied: bool,
-    pub baseline: Option<ReadingsJson>,
+    pub baseline: Option<Readings>,
     pub steps: Vec<StepJson>,
     /// `page`, `together`, `no_effect`, or `null` when the search stopped.
     pub verdict: Option<numasleuth_analyze::bisect::VerdictKind>,

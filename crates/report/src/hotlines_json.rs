@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use numasleuth_analyze::hotlines::{confirm_command, LineSymbolUse, Tally};
+use numasleuth_analyze::hotlines::{confirm_command, Tally};
 use numasleuth_model::perf::sample::SampleRaw;
 use serde::Serialize;
 
@@ -29,49 +29,10 @@ pub struct HotlinesJson {
     pub threads_sampled: usize,
     pub process_exited: bool,
     pub precise_available: Vec<String>,
-    pub lines: Vec<LineJson>,
+    /// Each line serializes as analyze writes it (`NamedLine`).
+    pub lines: Vec<NamedLine>,
     pub next_step: Option<String>,
     pub notes: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-pub struct LineJson {
-    pub address: String,
-    pub symbols: Vec<String>,
-    pub region: String,
-    pub samples: u64,
-    pub writes: u64,
-    pub reads: u64,
-    pub read_modify_writes: u64,
-    pub threads: Vec<u32>,
-    pub writer_threads: Vec<u32>,
-    pub cpus: Vec<u32>,
-    pub nodes: Vec<u32>,
-    pub contended: bool,
-    pub reasons: Vec<String>,
-    pub false_sharing: bool,
-    pub symbol_use: Vec<LineSymbolUse>,
-}
-
-fn line_json(n: &NamedLine) -> LineJson {
-    let l = &n.line;
-    LineJson {
-        address: format!("{:#x}", l.address),
-        symbols: n.symbols.clone(),
-        region: n.region.clone(),
-        samples: l.samples,
-        writes: l.writes,
-        reads: l.reads,
-        read_modify_writes: l.read_modify_writes,
-        threads: l.threads.clone(),
-        writer_threads: l.writer_threads.clone(),
-        cpus: l.cpus.clone(),
-        nodes: l.nodes.clone(),
-        contended: l.contended,
-        reasons: l.reasons.clone(),
-        false_sharing: n.false_sharing,
-        symbol_use: n.symbol_use.clone(),
-    }
 }
 
 /// What to run next: a watchpoint on the top contended line's symbol.
@@ -101,7 +62,7 @@ pub fn build(
         threads_sampled: raw.threads.len(),
         process_exited: raw.process_exited,
         precise_available: precise.to_vec(),
-        lines: lines.iter().map(line_json).collect(),
+        lines: lines.to_vec(),
         next_step: next_step(pid, lines),
         notes: notes.to_vec(),
     }

@@ -2,6 +2,8 @@
 
 use std::fmt::Write;
 
+use numasleuth_analyze::hotlines::NamedLine;
+
 use crate::hotlines_json::HotlinesJson;
 
 fn ids(list: &[u32]) -> String {
@@ -32,52 +34,15 @@ pub fn render(doc: &HotlinesJson) -> String {
     if doc.lines.is_empty() {
         let _ = writeln!(out, "\nno memory access was sampled");
     }
-    let contended = doc.lines.iter().filter(|l| l.contended).count();
+    let contended = doc.lines.iter().filter(|l| l.line.contended).count();
     if contended == 0 && !doc.lines.is_empty() {
         let _ = writeln!(
             out,
             "\nno contended line: each line sampled was used by one thread on one node"
         );
     }
-    for (rank, l) in doc.lines.iter().enumerate() {
-        let names = if l.symbols.is_empty() {
-            l.region.clone()
-        } else {
-            format!("{} ({})", l.symbols.join(", "), l.region)
-        };
-        let flag = match (l.contended, l.false_sharing) {
-            (true, true) => "  CONTENDED, FALSE SHARING",
-            (true, false) => "  CONTENDED",
-            _ => "",
-        };
-        let _ = writeln!(out, "\n#{:<3} {}  {names}{flag}", rank + 1, l.address);
-        let _ = writeln!(
-            out,
-            "     {} samples: {} writes ({} read-modify-write), {} reads; threads {} (writers {}); cpus {}; nodes {}",
-            l.samples,
-            l.writes,
-            l.read_modify_writes,
-            l.reads,
-            ids(&l.threads),
-            ids(&l.writer_threads),
-            ids(&l.cpus),
-            ids(&l.nodes)
-        );
-        for reason in &l.reasons {
-            let _ = writeln!(out, "     {reason}");
-        }
-        if l.false_sharing {
-            for u in &l.symbol_use {
-                let _ = writeln!(
-                    out,
-                    "     {}: {} writes, {} reads, threads {}",
-                    u.name,
-                    u.writes,
-                    u.reads,
-                    ids(&u.threads)
-                );
-            }
-        }
+    for (rank, named) in doc.lines.iter().enumerate() {
+        line_block(&mut out, rank, named);
     }
     if !doc.unknown.is_empty() {
         let why: Vec<String> = doc.unknown.iter().map(|(k, v)| format!("{k}: {v}")).collect();
@@ -90,4 +55,48 @@ pub fn render(doc: &HotlinesJson) -> String {
         let _ = writeln!(out, "note: {note}");
     }
     out
+}
+
+/// One ranked line: its address and names, its counts, why it is
+/// contended, and with false sharing each symbol's use.
+fn line_block(out: &mut String, rank: usize, named: &NamedLine) {
+    let l = &named.line;
+    let names = if named.symbols.is_empty() {
+        named.region.clone()
+    } else {
+        format!("{} ({})", named.symbols.join(", "), named.region)
+    };
+    let flag = match (l.contended, named.false_sharing) {
+        (true, true) => "  CONTENDED, FALSE SHARING",
+        (true, false) => "  CONTENDED",
+        _ => "",
+    };
+    let _ = writeln!(out, "\n#{:<3} {:#x}  {names}{flag}", rank + 1, l.address);
+    let _ = writeln!(
+        out,
+        "     {} samples: {} writes ({} read-modify-write), {} reads; threads {} (writers {}); cpus {}; nodes {}",
+        l.samples,
+        l.writes,
+        l.read_modify_writes,
+        l.reads,
+        ids(&l.threads),
+        ids(&l.writer_threads),
+        ids(&l.cpus),
+        ids(&l.nodes)
+    );
+    for reason in &l.reasons {
+        let _ = writeln!(out, "     {reason}");
+    }
+    if named.false_sharing {
+        for u in &named.symbol_use {
+            let _ = writeln!(
+                out,
+                "     {}: {} writes, {} reads, threads {}",
+                u.name,
+                u.writes,
+                u.reads,
+                ids(&u.threads)
+            );
+        }
+    }
 }

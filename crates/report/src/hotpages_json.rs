@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use numasleuth_analyze::findings::Finding;
 use numasleuth_analyze::hotpages::{is_hot_remote, max_nr_accesses};
-use numasleuth_model::hotpages::{HotRegion, HotpagesRaw};
-use numasleuth_model::process::MemoryKind;
+use numasleuth_model::hotpages::{HotRegion, HotpagesRaw, RegionName};
+use numasleuth_parse::sysfs::damon::DamonAttrs;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.hotpages/1";
@@ -42,11 +42,9 @@ pub struct HotpagesJson {
 #[derive(Debug, Serialize)]
 pub struct DamonJson {
     pub operations: &'static str,
-    pub sample_us: u64,
-    pub aggr_us: u64,
-    pub update_us: u64,
-    pub min_regions: u64,
-    pub max_regions: u64,
+    /// The context's attributes, as DAMON took them.
+    #[serde(flatten)]
+    pub attrs: DamonAttrs,
     /// Samples per aggregation: the most `nr_accesses` can be.
     pub max_nr_accesses: u64,
     pub snapshots: usize,
@@ -73,12 +71,9 @@ pub struct RegionJson {
     pub sampled_pages: u64,
     pub hinting_fault_pages: u64,
     pub score: f64,
-    pub kind: Option<MemoryKind>,
-    pub object: Option<String>,
-    pub section: Option<String>,
-    pub symbols: Vec<String>,
-    pub symbols_not_shown: u64,
-    pub stack_of_tid: Option<u32>,
+    /// What the region is, as model names it (`unmapped`: all empty).
+    #[serde(flatten)]
+    pub what: RegionName,
     /// The region in words, as the text report names it.
     pub name: String,
 }
@@ -101,12 +96,7 @@ fn region_json(r: &HotRegion) -> RegionJson {
         hinting_fault_pages: r.placement.as_ref().map_or(0, |p| p.hinting_fault_pages),
         score: (r.score * 1000.0).round() / 1000.0,
         name: name.describe(),
-        kind: name.kind,
-        object: name.object,
-        section: name.section,
-        symbols: name.symbols,
-        symbols_not_shown: name.symbols_not_shown,
-        stack_of_tid: name.stack_of_tid,
+        what: name,
     }
 }
 
@@ -140,11 +130,7 @@ pub fn build(parts: Parts<'_>) -> HotpagesJson {
         ended_early: raw.ended_early.clone(),
         damon: DamonJson {
             operations: "vaddr",
-            sample_us: a.sample_us,
-            aggr_us: a.aggr_us,
-            update_us: a.update_us,
-            min_regions: a.min_regions,
-            max_regions: a.max_regions,
+            attrs: *a,
             max_nr_accesses: max_nr_accesses(a),
             snapshots: raw.snapshots.len(),
             kdamond_pid: raw.kdamond_pid,

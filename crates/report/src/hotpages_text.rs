@@ -44,7 +44,7 @@ pub fn render(doc: &HotpagesJson, layout: &TextLayout) -> String {
     let _ = writeln!(
         out,
         "sampling every {} us, aggregating every {} us (at most {} accesses per aggregation), {}-{} regions{cost}",
-        d.sample_us, d.aggr_us, d.max_nr_accesses, d.min_regions, d.max_regions
+        d.attrs.sample_us, d.attrs.aggr_us, d.max_nr_accesses, d.attrs.min_regions, d.attrs.max_regions
     );
     if let Some(why) = &doc.ended_early {
         let _ = writeln!(out, "monitoring ended early: {why}");

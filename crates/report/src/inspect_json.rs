@@ -11,10 +11,8 @@ use std::collections::BTreeMap;
 
 use numasleuth_analyze::findings::Finding;
 use numasleuth_model::process::{
-    Accuracy, KindGroup, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel, ThreadPlacement,
+    KindGroup, MappingUsage, MemoryKind, NodeCounts, ObjectUsage, PolicyUsage, ProcessModel, ThreadPlacement,
 };
-use numasleuth_parse::procfs::maps::Perms;
-use numasleuth_parse::procfs::numa_maps::Policy;
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.inspect/2";
@@ -32,7 +30,8 @@ pub struct InspectJson<'a> {
     pub memory: Memory,
     pub objects: &'a [ObjectUsage],
     pub policies: &'a [PolicyUsage],
-    pub mappings: Vec<MappingJson<'a>>,
+    /// As model lists them (addresses, perms and policy as the kernel writes them).
+    pub mappings: &'a [MappingUsage],
     /// Mappings (VMAs) the process has; `mappings` may list more entries,
     /// as one VMA can hold several sections.
     pub vmas_total: u64,
@@ -56,66 +55,10 @@ pub struct Memory {
     pub bytes_by_group: BTreeMap<KindGroup, NodeCounts>,
 }
 
-#[derive(Debug, Serialize)]
-pub struct MappingJson<'a> {
-    pub start: String,
-    pub end: String,
-    pub kind: MemoryKind,
-    pub object: Option<&'a str>,
-    pub section: Option<&'a str>,
-    /// `rw-p`, as maps writes it.
-    #[serde(serialize_with = "as_text")]
-    pub perms: &'a Perms,
-    /// `bind:0-1`, as numa_maps writes it.
-    #[serde(serialize_with = "option_as_text")]
-    pub policy: Option<&'a Policy>,
-    pub pages_by_node: &'a NodeCounts,
-    /// `pages_by_node` less pages shared with a neighbouring section and
-    /// counted under it: these add up to the totals.
-    pub counted_pages_by_node: &'a NodeCounts,
-    /// Of the counted pages, those between NUMA-balancing hinting faults
-    /// (resident, invisible to move_pages; node from numa_maps).
-    pub hinting_fault_pages: u64,
-    pub page_size_bytes: u64,
-    pub accuracy: Accuracy,
-}
-
-/// Written straight into the output: no string per mapping.
-fn as_text<S: serde::Serializer, T: std::fmt::Display>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(value)
-}
-
-fn option_as_text<S: serde::Serializer, T: std::fmt::Display>(
-    value: &Option<&T>,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    match value {
-        Some(v) => serializer.collect_str(v),
-        None => serializer.serialize_none(),
-    }
-}
-
 pub fn build<'a>(model: &'a ProcessModel, findings: &'a [Finding]) -> InspectJson<'a> {
     let total_bytes = model.total_bytes();
     let remote_bytes = model.remote_bytes();
-    let mappings: Vec<MappingJson> = model
-        .mappings
-        .iter()
-        .map(|m| MappingJson {
-            start: format!("{:#x}", m.start),
-            end: format!("{:#x}", m.end),
-            kind: m.kind,
-            object: m.object.as_deref(),
-            section: m.section.as_deref(),
-            perms: &m.perms,
-            policy: m.policy.as_ref(),
-            pages_by_node: &m.pages_by_node,
-            counted_pages_by_node: &m.counted_pages_by_node,
-            hinting_fault_pages: m.hinting_fault_pages,
-            page_size_bytes: m.page_size_bytes,
-            accuracy: m.accuracy,
-        })
-        .collect();
+    let mappings = &model.mappings;
     InspectJson {
         schema: SCHEMA,
         pid: model.pid,

@@ -56,6 +56,7 @@ pub mod readers_text;
 pub mod runs_json;
 pub mod runs_svg;
 pub mod runs_text;
+pub mod schema;
 pub mod svg_chart;
 pub mod table;
 pub mod top_columns;

@@ -14,10 +14,11 @@
 //! anything else is parsed, and only the fields `diff` uses are kept.
 
 use numasleuth_analyze::pmu::diff::{Counted, RunCounts};
-use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
-use numasleuth_model::perf::pmu::TargetRaw;
-use serde::{Deserialize, Serialize};
+use numasleuth_analyze::pmu::PmuSummary;
+use serde::Deserialize;
 use thiserror::Error;
+
+use crate::schema::Schema;
 
 pub const SCHEMA: &str = "numasleuth.pmu/1";
 
@@ -37,31 +38,10 @@ pub enum PmuFileError {
     Malformed(serde_json::Error),
 }
 
-#[derive(Debug, Serialize)]
-pub struct PmuJson<'a> {
-    pub schema: &'static str,
-    pub target: &'a TargetRaw,
-    pub duration_s: f64,
-    pub events: &'a [EventCount],
-    pub unavailable: &'a [Unavailable],
-    pub ipc: Option<f64>,
-    pub hardware_pmu: bool,
-    pub kernel_included: bool,
-    pub notes: &'a [String],
-}
-
-pub fn build(s: &PmuSummary) -> PmuJson<'_> {
-    PmuJson {
-        schema: SCHEMA,
-        target: &s.target,
-        duration_s: s.duration_s,
-        events: &s.events,
-        unavailable: &s.unavailable,
-        ipc: s.ipc,
-        hardware_pmu: s.hardware_pmu,
-        kernel_included: s.kernel_included,
-        notes: &s.notes,
-    }
+/// The document: analyze's summary, whose fields are the schema's, after
+/// the schema.
+pub fn build(s: &PmuSummary) -> Schema<'_, PmuSummary> {
+    Schema::new(SCHEMA, s)
 }
 
 /// Only the schema: read first, so a file of another kind is named as

@@ -5,6 +5,9 @@
 
 use std::collections::BTreeSet;
 
+use numasleuth_model::hex::Hex;
+use serde::ser::{Serialize, SerializeStruct, Serializer};
+
 use super::{HotLine, LineSymbolUse, LINE_BYTES};
 use crate::findings::{incident, Evidence, Finding, Severity};
 
@@ -16,6 +19,33 @@ pub struct NamedLine {
     pub region: String,
     pub symbol_use: Vec<LineSymbolUse>,
     pub false_sharing: bool,
+}
+
+/// `hotlines --json`'s line: the address (a hex string) and names first,
+/// then the counts, then the verdict. Written by hand because the names sit
+/// between the line's fields; the per-thread and per-node tallies stay out
+/// (the document never had them).
+impl Serialize for NamedLine {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let l = &self.line;
+        let mut s = serializer.serialize_struct("NamedLine", 15)?;
+        s.serialize_field("address", &Hex(l.address))?;
+        s.serialize_field("symbols", &self.symbols)?;
+        s.serialize_field("region", &self.region)?;
+        s.serialize_field("samples", &l.samples)?;
+        s.serialize_field("writes", &l.writes)?;
+        s.serialize_field("reads", &l.reads)?;
+        s.serialize_field("read_modify_writes", &l.read_modify_writes)?;
+        s.serialize_field("threads", &l.threads)?;
+        s.serialize_field("writer_threads", &l.writer_threads)?;
+        s.serialize_field("cpus", &l.cpus)?;
+        s.serialize_field("nodes", &l.nodes)?;
+        s.serialize_field("contended", &l.contended)?;
+        s.serialize_field("reasons", &l.reasons)?;
+        s.serialize_field("false_sharing", &self.false_sharing)?;
+        s.serialize_field("symbol_use", &self.symbol_use)?;
+        s.end()
+    }
 }
 
 /// A line raises a finding only with this share of the sampled memory

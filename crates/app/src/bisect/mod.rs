@@ -24,7 +24,7 @@ use numasleuth_kernel::Root;
 use numasleuth_measure::metric_series::read_metric;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, SCHEMA};
+use numasleuth_report::bisect_json::{BisectDocument, SCHEMA};
 
 use crate::limits;
 use crate::page_targets::{self, Asked, PageSet};
@@ -121,7 +121,7 @@ pub fn run(
         let never = Stop::new();
         let value = read_metric(&request.metric_cmd, request.metric_timeout, first_number, &never)
             .map_err(|e| BisectStartError::Metric(SearchStop::from(e)))?;
-        doc.baseline = Readings::new(vec![value]).as_ref().map(ReadingsJson::from);
+        doc.baseline = Readings::new(vec![value]);
         return Ok(Bisected { doc, ended: Ok(()) });
     }
     search(root, request, &set, &found, doc, stop)

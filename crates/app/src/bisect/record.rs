@@ -4,7 +4,7 @@
 
 use numasleuth_analyze::bisect::{self, Candidates, MetricPeriod, Search, Verdict};
 use numasleuth_change::{ChangeError, PageMove, Restored};
-use numasleuth_report::bisect_json::{BisectDocument, ReadingsJson, RestoreJson, StepJson};
+use numasleuth_report::bisect_json::{BisectDocument, RestoreJson, StepJson};
 
 use super::SearchStop;
 
@@ -112,7 +112,7 @@ pub fn describe_left_out(found: &Candidates) -> String {
 }
 
 pub fn search(doc: &mut BisectDocument, search: &Search, found: &Candidates) {
-    doc.baseline = search.baseline.as_ref().map(ReadingsJson::from);
+    doc.baseline = search.baseline.clone();
     doc.steps = search
         .steps
         .iter()

@@ -34,12 +34,12 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         line_size: args.line_size,
         object: source_shown,
         pid: args.pid(),
-        load_bias: format!("{bias:#x}"),
+        load_bias: bias,
         sections: &SECTIONS,
         symbol_source,
         data_symbols: symbols.len(),
-        symbol: target.as_ref().map(lines_json::symbol),
-        lines: lines_json::lines(lines),
+        symbol: target.as_ref(),
+        lines,
     };
     let addresses = match args.pid() {
         Some(pid) => format!("run-time addresses in process {pid}, load bias {bias:#x}"),

@@ -1,4 +1,4 @@
-//! Golden tests of the process commands, `inspect -p` (concise and `-v`)
+//! Golden tests of the process commands, `inspect -p` (concise, `-v` and `--json`)
 //! and `lines -p`, at 60, 80 and 120 columns (each checked to fit), on a captured process built here
 //! under `--root`: a two-node machine, three threads on node 0, and a
 //! program whose `.data` page sits on node 1.
@@ -130,4 +130,22 @@ fn lines_of_the_process() {
 #[test]
 fn lines_around_one_symbol() {
     golden("process_lines_symbol", &["lines", "-p", "4242", "--symbol", "counter"]);
+}
+
+/// `inspect -p --json` on the capture: every mapping, with hex addresses,
+/// as the document writes it (the provenance's version and time masked).
+#[test]
+fn inspect_json() {
+    let dir = capture();
+    let output = run(dir.path(), &["inspect", "-p", "4242", "--json"], 80);
+    assert!(output.starts_with("exit 0\n"), "inspect --json: {output}");
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_suffix("json");
+    settings.set_prepend_module_to_snapshot(false);
+    settings.set_snapshot_path("../snapshots");
+    settings.set_omit_expression(true);
+    settings.add_filter(r#"("numasleuth_version": )"[^"]*""#, r#"${1}"[VERSION]""#);
+    settings.add_filter(r#"("generated_unix_s": )\d+"#, r#"${1}"[NOW]""#);
+    settings.add_filter(r#"("generated_utc": )"[^"]*""#, r#"${1}"[NOW]""#);
+    settings.bind(|| insta::assert_snapshot!("process_inspect", output));
 }

@@ -9,13 +9,13 @@ use crate::common;
 use std::collections::BTreeMap;
 
 use common::golden_all;
-use numasleuth_analyze::bisect::VerdictKind;
-use numasleuth_analyze::hotlines::LineSymbolUse;
+use numasleuth_analyze::bisect::{Readings, VerdictKind};
+use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
 use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_parse::pages::Residency;
-use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, ReadingsJson, RestoreJson, StepJson};
+use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
 use numasleuth_report::export::TextJson;
-use numasleuth_report::hotlines_json::{self, HotlinesJson, LineJson};
+use numasleuth_report::hotlines_json::{self, HotlinesJson};
 use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, RunJson, TargetJson, VmaJson};
 use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
@@ -96,10 +96,10 @@ fn move_report() {
     golden_all("move", &TextJson::new(&doc, |layout| move_text::render(&doc, layout)));
 }
 
-fn readings(values: &[f64]) -> ReadingsJson {
+fn readings(values: &[f64]) -> Readings {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    ReadingsJson {
+    Readings {
         values: values.to_vec(),
         median: sorted[sorted.len() / 2],
         min: sorted[0],
@@ -217,45 +217,58 @@ fn symbol_use(name: &str, reads: u64, writes: u64, threads: &[u32]) -> LineSymbo
     }
 }
 
+/// A line as analyze ranks and names it; the per-thread tallies stay out
+/// of the document.
+fn named(address: u64, names: (&[&str], &str), counts: [u64; 4], who: [&[u32]; 4], reasons: &[&str]) -> NamedLine {
+    let [samples, writes, reads, read_modify_writes] = counts;
+    let [threads, writer_threads, cpus, nodes] = who;
+    NamedLine {
+        line: HotLine {
+            address,
+            samples,
+            reads,
+            writes,
+            read_modify_writes,
+            threads: threads.to_vec(),
+            writer_threads: writer_threads.to_vec(),
+            cpus: cpus.to_vec(),
+            nodes: nodes.to_vec(),
+            contended: !reasons.is_empty(),
+            reasons: reasons.iter().map(|r| r.to_string()).collect(),
+            per_thread: BTreeMap::new(),
+            per_node: BTreeMap::new(),
+            thread_nodes: BTreeMap::new(),
+            untracked: 0,
+        },
+        symbols: names.0.iter().map(|n| n.to_string()).collect(),
+        region: names.1.into(),
+        symbol_use: vec![],
+        false_sharing: false,
+    }
+}
+
 /// Two lines: one falsely shared by writers on both nodes, one read-mostly.
 fn hotlines_document() -> HotlinesJson {
-    let shared = LineJson {
-        address: "0x55d4c5e01040".into(),
-        symbols: vec!["counter_a".into(), "counter_b".into()],
-        region: ".bss of /usr/bin/app".into(),
-        samples: 912,
-        writes: 610,
-        reads: 302,
-        read_modify_writes: 540,
-        threads: vec![4243, 4244],
-        writer_threads: vec![4243, 4244],
-        cpus: vec![0, 8],
-        nodes: vec![0, 1],
-        contended: true,
-        reasons: vec!["written by 2 threads on 2 nodes".into()],
-        false_sharing: true,
-        symbol_use: vec![
-            symbol_use("counter_a", 150, 300, &[4243]),
-            symbol_use("counter_b", 152, 310, &[4244]),
-        ],
-    };
-    let read_mostly = LineJson {
-        address: "0x55d4c5e02000".into(),
-        symbols: vec!["config".into()],
-        region: ".data of /usr/bin/app".into(),
-        samples: 120,
-        writes: 0,
-        reads: 120,
-        read_modify_writes: 0,
-        threads: vec![4243, 4244, 4245],
-        writer_threads: vec![],
-        cpus: vec![0, 1, 8],
-        nodes: vec![0, 1],
-        contended: false,
-        reasons: vec![],
-        false_sharing: false,
-        symbol_use: vec![symbol_use("config", 120, 0, &[4243, 4244, 4245])],
-    };
+    let mut shared = named(
+        0x55d4_c5e0_1040,
+        (&["counter_a", "counter_b"], ".bss of /usr/bin/app"),
+        [912, 610, 302, 540],
+        [&[4243, 4244], &[4243, 4244], &[0, 8], &[0, 1]],
+        &["written by 2 threads on 2 nodes"],
+    );
+    shared.false_sharing = true;
+    shared.symbol_use = vec![
+        symbol_use("counter_a", 150, 300, &[4243]),
+        symbol_use("counter_b", 152, 310, &[4244]),
+    ];
+    let mut read_mostly = named(
+        0x55d4_c5e0_2000,
+        (&["config"], ".data of /usr/bin/app"),
+        [120, 0, 120, 0],
+        [&[4243, 4244, 4245], &[], &[0, 1, 8], &[0, 1]],
+        &[],
+    );
+    read_mostly.symbol_use = vec![symbol_use("config", 120, 0, &[4243, 4244, 4245])];
     HotlinesJson {
         schema: hotlines_json::SCHEMA,
         pid: 4242,

@@ -3,6 +3,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod golden_hotpages;
+mod golden_lines;
 mod golden_lists;
 mod golden_readers;
 mod golden_reports;
