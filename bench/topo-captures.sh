@@ -109,12 +109,13 @@ for name in "${captures[@]}"; do
         tc=$(cpu_ms "$numasleuth" --root "$root" topo)
         dc=$(cpu_ms "$numasleuth" --root "$root" doctor)
         lcs+=" $(cpu_ms lstopo-no-graphics --input "$root")"
+        tcs+=" $tc" dcs+=" $dc"
         # Without perf the floor ratios use this round's wall time.
         if [ "$tc" = - ]; then
             read -r sc tc dc < <(awk -v s="${version##* }" -v t="${topo##* }" -v d="${doctor##* }" \
                 'BEGIN {print s/1000, t/1000, d/1000}')
         fi
-        scs+=" $sc" tcs+=" $tc" dcs+=" $dc"
+        scs+=" $sc"
         floor=$( [ -n "$files" ] && floor_ms "$root" "$files" || echo 0)
         floors+=" $floor"
         read -r a b c d < <(awk -v t="$tc" -v d="$dc" -v s="$sc" -v f="$floor" 'BEGIN {
