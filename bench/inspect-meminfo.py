@@ -37,15 +37,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def one(argv):
-    """(wall ms, CPU ms) of one run of argv, output discarded."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
-    wall_ms = (time.perf_counter() - start) * 1e3
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"inspect-meminfo: {' '.join(argv)} failed ({status})")
-    return wall_ms, (usage.ru_utime + usage.ru_stime) * 1e3
+# (wall ms, CPU ms) of one run, output discarded: pair.py's, one definition.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pair import one  # noqa: E402
 
 
 def series(commands, rounds, batch):
