@@ -9,6 +9,7 @@
 //! holding the pages. [`run`] returns the document `report` renders;
 //! [`leftovers`] is the error a front-end raises after printing it.
 
+use numasleuth_model::hex::Hex;
 use std::path::PathBuf;
 
 use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, TargetNodeError, VmaPages};
@@ -187,8 +188,8 @@ fn reveal_and_replan(
 fn vma_json(vmas: &[VmaPages]) -> Vec<VmaJson> {
     vmas.iter()
         .map(|v| VmaJson {
-            start: format!("{:#x}", v.span.start),
-            end: format!("{:#x}", v.span.end),
+            start: Hex(v.span.start),
+            end: Hex(v.span.end),
             pages_by_node: v.pages_by_node.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
         })
         .collect()

@@ -3,6 +3,7 @@
 //! page is now. [`set_up`] is the one set-up both commands run, so they
 //! cannot disagree on which pages were asked for.
 
+use numasleuth_model::hex::Hex;
 use std::ops::Range;
 
 use numasleuth_analyze::page_move::{self, VmaPages};
@@ -124,15 +125,13 @@ pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -
 
 /// The ranges asked for, each described for the plan.
 fn targets(root: &Root, args: &Asked) -> Result<Vec<(TargetJson, Range<u64>)>, PageSetError> {
-    let hex = |r: &Range<u64>| (format!("{:#x}", r.start), format!("{:#x}", r.end));
     let target = |what: String, object: Option<String>, r: Range<u64>| {
-        let (start, end) = hex(&r);
         (
             TargetJson {
                 what,
                 object,
-                start,
-                end,
+                start: Hex(r.start),
+                end: Hex(r.end),
             },
             r,
         )

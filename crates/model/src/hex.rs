@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 
 /// For `#[serde(serialize_with = "numasleuth_model::hex::serialize")]`.
 pub fn serialize<S: Serializer>(value: &u64, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.collect_str(&format_args!("{value:#x}"))
+    serializer.collect_str(&Hex(*value))
 }
 
 /// For a list: `#[serde(serialize_with = "numasleuth_model::hex::serialize_all")]`.
@@ -14,10 +14,16 @@ pub fn serialize_all<S: Serializer>(values: &[u64], serializer: S) -> Result<S::
     serializer.collect_seq(values.iter().map(|v| Hex(*v)))
 }
 
-/// An address that serializes as its hex string, for hand-written
-/// `Serialize` impls.
+/// An address that serializes, and displays, as its hex string: for
+/// hand-written `Serialize` impls and document fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Hex(pub u64);
+
+impl std::fmt::Display for Hex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#x}", self.0)
+    }
+}
 
 impl Serialize for Hex {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -34,6 +40,7 @@ mod tests {
             "\"0x55d4c5e01040\""
         );
         assert_eq!(serde_json::to_string(&super::Hex(0)).unwrap(), "\"0x0\"");
+        assert_eq!(super::Hex(0x2a).to_string(), "0x2a");
         let mut list = serde_json::Serializer::new(Vec::new());
         super::serialize_all(&[0x1000, 0x2a], &mut list).unwrap();
         assert_eq!(String::from_utf8(list.into_inner()).unwrap(), r#"["0x1000","0x2a"]"#);

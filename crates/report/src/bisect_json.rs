@@ -4,6 +4,7 @@
 //! back where it was. Addresses are hex strings. Fields may be added,
 //! never renamed.
 
+use numasleuth_model::hex::Hex;
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::bisect::{Readings, Step};
@@ -16,7 +17,7 @@ pub const SCHEMA: &str = "numasleuth.bisect/1";
 #[derive(Debug, Clone, Serialize)]
 pub struct StepJson {
     /// The candidate pages moved: `pages` of them from `first_address`.
-    pub first_address: String,
+    pub first_address: Hex,
     pub pages: u64,
     /// Pages a fresh query found on the other node after the move.
     pub pages_moved: u64,
@@ -49,7 +50,7 @@ pub struct StepJson {
 impl StepJson {
     pub fn new(step: &Step, addresses: &[u64]) -> Self {
         StepJson {
-            first_address: format!("{:#x}", addresses.get(step.pages.start).copied().unwrap_or(0)),
+            first_address: Hex(addresses.get(step.pages.start).copied().unwrap_or(0)),
             pages: step.pages.len() as u64,
             pages_moved: step.pages_moved,
             metric: step.readings.median,

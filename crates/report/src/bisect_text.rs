@@ -75,7 +75,7 @@ fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
         rows.push(vec![
             (i + 1).to_string(),
             s.pages.to_string(),
-            s.first_address.clone(),
+            s.first_address.to_string(),
             s.pages_moved.to_string(),
             s.readings.values.len().to_string(),
             number(s.metric),

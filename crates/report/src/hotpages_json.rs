@@ -7,6 +7,7 @@
 //! everywhere. Regions are ranked by `score` (heat × remoteness). Fields may
 //! be added, never renamed.
 
+use numasleuth_model::hex::Hex;
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::findings::Finding;
@@ -56,8 +57,8 @@ pub struct DamonJson {
 
 #[derive(Debug, Serialize)]
 pub struct RegionJson {
-    pub start: String,
-    pub end: String,
+    pub start: Hex,
+    pub end: Hex,
     pub bytes: u64,
     pub nr_accesses: u64,
     pub nr_accesses_mean: f64,
@@ -81,8 +82,8 @@ pub struct RegionJson {
 fn region_json(r: &HotRegion) -> RegionJson {
     let name = r.name.clone().unwrap_or_default();
     RegionJson {
-        start: format!("{:#x}", r.start),
-        end: format!("{:#x}", r.end),
+        start: Hex(r.start),
+        end: Hex(r.end),
         bytes: r.bytes(),
         nr_accesses: r.nr_accesses,
         nr_accesses_mean: (r.nr_accesses_mean * 100.0).round() / 100.0,

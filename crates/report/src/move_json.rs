@@ -3,6 +3,7 @@
 //! how it was verified. Addresses are hex strings. Fields may be added,
 //! never renamed.
 
+use numasleuth_model::hex::Hex;
 use std::collections::BTreeMap;
 
 use numasleuth_analyze::page_move::{MovePlan, PageRun, TargetNode};
@@ -17,13 +18,13 @@ pub struct TargetJson {
     /// As a person reads it: `.bss of /usr/bin/app`, `symbol nil_root`.
     pub what: String,
     pub object: Option<String>,
-    pub start: String,
-    pub end: String,
+    pub start: Hex,
+    pub end: Hex,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunJson {
-    pub start: String,
+    pub start: Hex,
     pub pages: u64,
     /// `null`: on no node move_pages can name (`state` says why, when known).
     pub node: Option<u32>,
@@ -36,8 +37,8 @@ pub struct RunJson {
 /// Resident pages per node of one mapping, from numa_maps.
 #[derive(Debug, Clone, Serialize)]
 pub struct VmaJson {
-    pub start: String,
-    pub end: String,
+    pub start: Hex,
+    pub end: Hex,
     pub pages_by_node: BTreeMap<String, u64>,
 }
 
@@ -97,7 +98,7 @@ pub struct MoveDocument {
 pub fn runs(runs: &[PageRun]) -> Vec<RunJson> {
     runs.iter()
         .map(|r| RunJson {
-            start: format!("{:#x}", r.start),
+            start: Hex(r.start),
             pages: r.pages,
             node: r.node,
             state: None,
@@ -116,7 +117,7 @@ pub fn state_runs(pages: &[(u64, Residency)], page_bytes: u64) -> Vec<RunJson> {
     }
     out.into_iter()
         .map(|(start, pages, state)| RunJson {
-            start: format!("{start:#x}"),
+            start: Hex(start),
             pages,
             node: state.node(),
             state: state.node().is_none().then_some(state),

@@ -27,7 +27,7 @@ fn run_rows(runs: &[RunJson], prefix: &str, layout: &TextLayout) -> String {
         .iter()
         .map(|r| {
             vec![
-                r.start.clone(),
+                r.start.to_string(),
                 pages(r.pages),
                 match (r.node, r.state) {
                     (Some(n), _) => format!("{prefix} node {n}"),

@@ -8,6 +8,8 @@ use crate::common;
 
 use std::collections::BTreeMap;
 
+use numasleuth_model::hex::Hex;
+
 use common::golden_all;
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
@@ -25,7 +27,7 @@ fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
 
 fn run(start: u64, pages: u64, node: Option<u32>, state: Option<Residency>) -> RunJson {
     RunJson {
-        start: format!("{start:#x}"),
+        start: Hex(start),
         pages,
         node,
         state,
@@ -36,8 +38,8 @@ fn heap() -> TargetJson {
     TargetJson {
         what: "[heap]".into(),
         object: None,
-        start: "0x55d4c6a00000".into(),
-        end: "0x55d4c6e00000".into(),
+        start: Hex(0x55d4c6a00000),
+        end: Hex(0x55d4c6e00000),
     }
 }
 
@@ -66,13 +68,13 @@ fn move_document() -> MoveDocument {
         pages_to_move: 700,
         to_move: vec![run(base, 1, Some(0), None), run(base + 0x3000, 699, Some(0), None)],
         numa_maps_before: vec![VmaJson {
-            start: "0x55d4c6a00000".into(),
-            end: "0x55d4c6e00000".into(),
+            start: Hex(0x55d4c6a00000),
+            end: Hex(0x55d4c6e00000),
             pages_by_node: by_node(&[(0, 702), (1, 300)]),
         }],
         numa_maps_after: Some(vec![VmaJson {
-            start: "0x55d4c6a00000".into(),
-            end: "0x55d4c6e00000".into(),
+            start: Hex(0x55d4c6a00000),
+            end: Hex(0x55d4c6e00000),
             pages_by_node: by_node(&[(0, 2), (1, 1000)]),
         }]),
         applied: Some(AppliedJson {
@@ -107,10 +109,10 @@ fn readings(values: &[f64]) -> Readings {
     }
 }
 
-fn step(first_address: &str, pages: u64, values: &[f64], change: f64) -> StepJson {
+fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepJson {
     let readings = readings(values);
     StepJson {
-        first_address: first_address.into(),
+        first_address: Hex(first_address),
         pages,
         pages_moved: pages,
         metric: readings.median,
@@ -155,7 +157,7 @@ fn bisect_document() -> BisectDocument {
                 pairs_beyond: 0.4,
                 batches: 3,
                 ..step(
-                    "0x55d4c6a00000",
+                    0x55d4c6a00000,
                     32,
                     &[
                         41_800.0, 52_200.0, 44_000.0, 48_000.0, 47_900.0, 48_300.0, 48_100.0, 48_200.0, 47_800.0,
@@ -163,9 +165,9 @@ fn bisect_document() -> BisectDocument {
                     -0.002,
                 )
             },
-            step("0x55d4c6a20000", 32, &[31_900.0, 32_400.0, 32_100.0], -0.335),
-            step("0x55d4c6a20000", 16, &[32_000.0, 32_300.0, 31_700.0], -0.335),
-            step("0x55d4c6a2f000", 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
+            step(0x55d4c6a20000, 32, &[31_900.0, 32_400.0, 32_100.0], -0.335),
+            step(0x55d4c6a20000, 16, &[32_000.0, 32_300.0, 31_700.0], -0.335),
+            step(0x55d4c6a2f000, 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
         ],
         verdict: Some(VerdictKind::Page),
         culprit_pages: vec![CulpritJson {
