@@ -75,7 +75,7 @@ pub struct Watched {
 /// The number of samples after the first that `request` asks for,
 /// refused when its interval or duration is out of range, or when there is
 /// no sample or more than [`MAX_SAMPLES`].
-pub fn sample_count(request: &MemwatchRequest) -> Result<u128, MemwatchError> {
+fn sample_count(request: &MemwatchRequest) -> Result<u128, MemwatchError> {
     limits::duration("the memwatch interval", request.interval, (INTERVAL_MIN, INTERVAL_MAX))?;
     limits::duration("the memwatch duration", request.duration, (INTERVAL_MIN, MEMWATCH_MAX))?;
     let interval_ns = request.interval.as_nanos();

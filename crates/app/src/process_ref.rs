@@ -11,6 +11,8 @@ use numasleuth_kernel::procfs::processes::{cmdline, find_by_comm, COMM_PATTERN};
 use numasleuth_kernel::procfs::task::TaskStat;
 use numasleuth_kernel::{Gaps, IdList, ReadError, Root};
 
+use crate::limits::PID_MAX;
+
 /// The kernel keeps the first 15 bytes of a program's name as its `comm`.
 pub const COMM_BYTES: usize = 15;
 /// Processes one command line may name (`snapshot -p`, `serve --pid`,
@@ -47,12 +49,12 @@ impl ProcessRef {
 pub enum ProcessTextError {
     #[error(transparent)]
     Pid(#[from] numasleuth_parse::typed::TypedError),
-    #[error("a process id (1 to 4194304) or a process name is needed")]
+    #[error("a process id (1 to {PID_MAX}) or a process name is needed")]
     Empty,
     #[error("a process name of {bytes} bytes; the kernel keeps {COMM_BYTES}, so at most {NAME_MAX_BYTES} is taken")]
     TooLong { bytes: usize },
     #[error(
-        "`{shown}` is not a process id (1 to 4194304) or name (names start with no `-` and hold no `/` or \
+        "`{shown}` is not a process id (1 to {PID_MAX}) or name (names start with no `-` and hold no `/` or \
          control characters)"
     )]
     NotAName { shown: String },

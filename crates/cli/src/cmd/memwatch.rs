@@ -30,8 +30,6 @@ pub fn run(root: &Root, args: &MemwatchArgs) -> anyhow::Result<ExitCode> {
         interval: args.interval,
         duration: args.duration,
     };
-    // Refused before a signal handler is set or a sample taken.
-    memwatch::sample_count(&request)?;
     let stop = super::stop_signal::stop_on_signals();
     let mut out = Stream::new(root, &outputs);
     let watched = memwatch::run(root, &request, &stop, &mut out);
