@@ -27,8 +27,21 @@ use std::process::Command;
 
 use crate::common::{json, numasleuth, stderr, two_node_files, write_tree};
 
-/// Sandwiches taken.
+/// Sandwiches taken at least.
 const ROUNDS: usize = 8;
+/// ... and at most: on a busy host (the other tests allocate beside this
+/// one) a row may move in every one of the first eight, so more are taken
+/// until every row in [`MUST_COMPARE`] was compared.
+const MAX_ROUNDS: usize = 40;
+/// Rows the test fails without having compared.
+const MUST_COMPARE: [&str; 6] = [
+    "MemTotal",
+    "HugePages_Total",
+    "Slab",
+    "KernelStack",
+    "FilePages",
+    "AnonPages",
+];
 
 /// Rows where the reading process's own memory shows.
 const USER_MEMORY_ROWS: &[&str] = &[
@@ -118,7 +131,10 @@ fn every_stable_row_matches_numastat_m_within_one_percent() {
     let mut matched: BTreeMap<String, usize> = BTreeMap::new();
     let mut stable: BTreeMap<String, usize> = BTreeMap::new();
     let mut off: BTreeMap<String, String> = BTreeMap::new();
-    for round in 0..ROUNDS {
+    for round in 0..MAX_ROUNDS {
+        if round >= ROUNDS && MUST_COMPARE.iter().all(|must| matched.contains_key(*must)) {
+            break;
+        }
         let (before, numastat_before_mib) = numastat_totals();
         let (ours, own_mib) = meminfo_totals();
         let (after, numastat_after_mib) = numastat_totals();
@@ -158,14 +174,7 @@ fn every_stable_row_matches_numastat_m_within_one_percent() {
         let judged = stable.get(name).copied().unwrap_or(0) >= 2;
         assert!(!judged || matched.contains_key(name), "{name}: {why}");
     }
-    for must in [
-        "MemTotal",
-        "HugePages_Total",
-        "Slab",
-        "KernelStack",
-        "FilePages",
-        "AnonPages",
-    ] {
+    for must in MUST_COMPARE {
         assert!(matched.contains_key(must), "{must} was never compared: {matched:?}");
     }
     assert!(matched.len() >= 20, "only {} rows compared: {matched:?}", matched.len());
