@@ -16,11 +16,9 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 
-/// The most one /proc or /sys file read whole may hold. The biggest ones we
-/// read are /proc/interrupts and /proc/PID/maps; a 1,024-CPU machine's
-/// interrupts table is about 11 MB. Anything larger is not a kernel file,
-/// and reading it whole would only burn memory.
-pub const MAX_KERNEL_FILE_BYTES: u64 = 16 << 20;
+// Defined in parse, so the archive crate (below kernel) caps its entries by
+// the same number and says caps the same way; re-exported at their old path.
+pub use numasleuth_parse::read::{format_cap, MAX_KERNEL_FILE_BYTES};
 
 /// What a file that is not a regular file is, for an error message.
 pub fn kind_name(kind: FileType) -> &'static str {
@@ -144,16 +142,6 @@ pub fn open_regular_for_write(path: &Path) -> io::Result<File> {
         return Err(not_regular(meta.file_type()));
     }
     Ok(file)
-}
-
-/// `16 MiB`, `4 GiB`: caps as people say them.
-pub fn format_cap(bytes: u64) -> String {
-    match bytes {
-        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
-        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
-        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
-        b => format!("{b} bytes"),
-    }
 }
 
 /// The error for a file over its cap.
@@ -313,13 +301,5 @@ mod tests {
         let (file, meta) = open_regular(&path, false).unwrap();
         let err = read_capped(file, meta.len(), MAX_KERNEL_FILE_BYTES).unwrap_err();
         assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
-    }
-
-    #[test]
-    fn caps_read_as_people_say_them() {
-        assert_eq!(format_cap(16 << 20), "16 MiB");
-        assert_eq!(format_cap(4 << 30), "4 GiB");
-        assert_eq!(format_cap(256 << 10), "256 KiB");
-        assert_eq!(format_cap(1000), "1000 bytes");
     }
 }

@@ -5,29 +5,30 @@
 //! it holds exactly what numasleuth reads — never more, and never a file
 //! such as `/proc/slabinfo` that takes allocator locks, because no reader
 //! asks for one. Opening it replays those reads offline.
+//!
+//! The archive format itself (gzip, tar, safe extraction, the caps) is the
+//! `numasleuth-archive` crate; this module is what a snapshot means: a
+//! [`Root`] to open, a [`Recording`] to write, the manifest, and the
+//! temporary directory's life.
 
 use std::fs;
-use std::io::{self, Seek};
+use std::io;
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-mod extract;
-mod gzip;
-pub mod limits;
+/// The archive's caps and names, at the paths other crates use.
+pub use numasleuth_archive::{is_archive_name, limits};
+use numasleuth_archive::{Archive, Caps, WriteError};
+
 pub mod manifest;
 mod unpacked;
-mod untar;
 
-use self::extract::{EntryPath, Extractor};
-use self::gzip::Gzip;
-use self::limits::{Caps, MAX_ARCHIVE_FILE_BYTES};
 pub(crate) use self::unpacked::Unpacked;
-use self::untar::{Kind, Problem, TarReader};
 use crate::atomic_write;
 use crate::cleanup;
 use crate::error::{escape, ReadError};
 use crate::root::{Recording, Root};
-use crate::untrusted::{self, format_cap};
+use crate::untrusted;
 
 pub const MANIFEST: &str = "numasleuth-snapshot.json";
 
@@ -51,11 +52,14 @@ fn io_error(path: &Path, error: io::Error) -> ReadError {
 /// can tell "this is not a snapshot" from a missing file.
 const NOT_ARCHIVE: &str = "not a directory or a readable .tar.gz snapshot";
 
-fn archive_error(path: &Path, problem: Problem) -> ReadError {
-    ReadError::Io {
-        errno: None,
-        path: escape(&path.display().to_string()),
-        message: format!("{NOT_ARCHIVE}: {}", problem.0),
+fn archive_error(path: &Path, error: numasleuth_archive::Error) -> ReadError {
+    match error {
+        numasleuth_archive::Error::Refused(problem) => ReadError::Io {
+            errno: None,
+            path: escape(&path.display().to_string()),
+            message: format!("{NOT_ARCHIVE}: {problem}"),
+        },
+        numasleuth_archive::Error::Io(error) => io_error(path, error),
     }
 }
 
@@ -79,25 +83,13 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
         path: escape(&path.display().to_string()),
         message: format!("{e} ({NOT_ARCHIVE})"),
     })?;
-    if meta.len() > MAX_ARCHIVE_FILE_BYTES {
-        return Err(archive_error(
-            path,
-            Problem(format!(
-                "it is larger than {}; no snapshot is that big",
-                format_cap(MAX_ARCHIVE_FILE_BYTES)
-            )),
-        ));
-    }
-    // First pass: the whole archive is checked (gzip CRCs, every cap, every
-    // path) without writing anything, so a bad or hostile archive costs no
-    // disk and no inodes; the second pass checks it all again as it writes,
-    // in case the file changed in between.
-    let scan = file.try_clone().map_err(|e| io_error(path, e))?;
-    let gzip = Gzip::open(scan, meta.len(), caps.stream_bytes).map_err(|p| archive_error(path, p))?;
-    unpack(gzip, None, caps).map_err(|p| archive_error(path, p))?;
-    let mut file = file;
-    file.rewind().map_err(|e| io_error(path, e))?;
-    let gzip = Gzip::open(file, meta.len(), caps.stream_bytes).map_err(|p| archive_error(path, p))?;
+    let mut archive = Archive::new(file, meta.len(), caps).map_err(|p| archive_error(path, p.into()))?;
+    // First pass: checked whole without writing, so a bad or hostile
+    // archive costs no disk; the second pass checks it all again as it
+    // writes, in case the file changed in between.
+    archive
+        .check(&cleanup::interrupted)
+        .map_err(|e| archive_error(path, e))?;
     // Signals are taken before the directory exists, and one that arrives
     // now waits for `busy` (the unpack stops at its next entry), so no
     // moment of the directory is left to a signal that would leave it.
@@ -112,53 +104,13 @@ pub(crate) fn open_in(path: &Path, tmp_parent: Option<&Path>, caps: Caps) -> Res
     .map_err(|e| io_error(path, e))?;
     // Registered before the first entry, so an interrupt mid-unpack cleans up.
     let dir = Unpacked::new(dir);
-    let mut extractor = Extractor::new(dir.path()).map_err(|e| io_error(path, e))?;
-    unpack(gzip, Some(&mut extractor), caps).map_err(|p| archive_error(path, p))?;
+    archive
+        .unpack_into(dir.path(), &cleanup::interrupted)
+        .map_err(|e| archive_error(path, e))?;
     drop(busy);
     let base = snapshot_base(dir.path()).map_err(|e| io_error(path, e))?;
     require_machine(path, &base)?;
     Ok(Root::unpacked(dir, base))
-}
-
-/// Reads every entry within the caps in [`limits`], writing each through
-/// `extractor`, or with none only checking them.
-fn unpack(gzip: Gzip, mut extractor: Option<&mut Extractor>, caps: Caps) -> Result<(), Problem> {
-    let mut archive = TarReader::new(gzip);
-    let (mut entries, mut unpacked_bytes) = (0usize, 0u64);
-    while let Some(entry) = archive.next_entry()? {
-        if cleanup::interrupted() {
-            return Err(Problem("interrupted".into()));
-        }
-        entries += 1;
-        if entries > caps.entries {
-            return Err(Problem(format!("it holds more than {} entries", caps.entries)));
-        }
-        unpacked_bytes += limits::disk_bytes(entry.kind, entry.size, entry.link.len());
-        if unpacked_bytes > caps.unpacked_bytes {
-            return Err(Problem(format!(
-                "it unpacks to more than {}",
-                format_cap(caps.unpacked_bytes)
-            )));
-        }
-        let Some(at) = EntryPath::check(&entry.path)? else {
-            continue; // `./`, the top directory itself.
-        };
-        let Some(extractor) = extractor.as_deref_mut() else {
-            if entry.kind == Kind::Symlink {
-                extract::check_link_target(&at, &entry.link)?;
-            }
-            continue;
-        };
-        match entry.kind {
-            Kind::Dir => extractor.dir(&at)?,
-            Kind::Symlink => extractor.symlink(&at, &entry.link)?,
-            Kind::File => {
-                let mut file = extractor.file(&at)?;
-                archive.copy_data(entry.size, &mut file)?;
-            }
-        }
-    }
-    archive.into_inner().finish()
 }
 
 /// A root must look like a machine: without `proc/` or `sys/` every reader
@@ -219,23 +171,16 @@ pub(crate) fn write_within(
     let tree = staging.path().join("tree");
     let summary = build_tree(recording, manifest_json, &tree).map_err(|e| io_error(&tree, e))?;
     if is_archive_name(out) {
-        // An archive `open` would refuse is no use; say so now, while the
-        // user can still write a directory instead.
-        let (entries, bytes) = count_tree(&tree).map_err(|e| io_error(&tree, e))?;
-        if entries > caps.entries || bytes > caps.unpacked_bytes {
-            return Err(ReadError::Io {
+        let partial = staging.path().join("snapshot.tar.gz");
+        numasleuth_archive::write_tree(&tree, &partial, caps).map_err(|e| match e {
+            WriteError::Tree(e) => io_error(&tree, e),
+            too_big @ WriteError::TooBig { .. } => ReadError::Io {
                 errno: None,
                 path: escape(&out.display().to_string()),
-                message: format!(
-                    "this snapshot holds {entries} entries and {bytes} bytes, more than a .tar.gz \
-                     snapshot may ({} entries, {}); write a directory instead",
-                    caps.entries,
-                    format_cap(caps.unpacked_bytes)
-                ),
-            });
-        }
-        let partial = staging.path().join("snapshot.tar.gz");
-        write_archive(&tree, &partial).map_err(|e| io_error(out, e))?;
+                message: too_big.to_string(),
+            },
+            WriteError::Write(e) => io_error(out, e),
+        })?;
         place(&partial, out)?;
     } else {
         sync_tree(&tree).map_err(|e| io_error(&tree, e))?;
@@ -278,30 +223,6 @@ fn sync_tree(dir: &Path) -> io::Result<()> {
     fs::File::open(dir)?.sync_all()
 }
 
-/// Entries (files, directories, links) and file bytes under `dir`, links
-/// not followed: what an archive of it would hold.
-fn count_tree(dir: &Path) -> io::Result<(usize, u64)> {
-    let (mut entries, mut bytes) = (0, 0);
-    for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let meta = entry.path().symlink_metadata()?;
-        entries += 1;
-        if meta.is_dir() {
-            let (e, b) = count_tree(&entry.path())?;
-            entries += e;
-            bytes += b;
-        } else if meta.is_file() {
-            bytes += meta.len();
-        }
-    }
-    Ok((entries, bytes))
-}
-
-pub fn is_archive_name(path: &Path) -> bool {
-    let name = path.to_string_lossy();
-    name.ends_with(".tar.gz") || name.ends_with(".tgz")
-}
-
 fn build_tree(recording: &Recording, manifest_json: &str, tree: &Path) -> io::Result<SnapshotSummary> {
     fs::create_dir_all(tree)?;
     for dir in recording.dirs.keys() {
@@ -339,28 +260,7 @@ fn build_tree(recording: &Recording, manifest_json: &str, tree: &Path) -> io::Re
     })
 }
 
-fn write_archive(tree: &Path, out: &Path) -> io::Result<()> {
-    // Read too: the header CRC is computed from the header written.
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(out)?;
-    let encoder = gzip::GzipWriter::new(file)?;
-    let mut builder = tar::Builder::new(encoder);
-    // Keep sysfs links as links: readers resolve them inside the root.
-    builder.follow_symlinks(false);
-    builder.append_dir_all(".", tree)?;
-    builder.into_inner()?.finish()?.sync_all()
-}
-
-#[cfg(test)]
-mod hostile_gzip_tests;
 #[cfg(test)]
 mod hostile_tests;
-#[cfg(test)]
-mod prop_tests;
-#[cfg(test)]
-mod test_archive;
 #[cfg(test)]
 mod tests;

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use proptest::prelude::*;
 
-use super::test_archive::{Scratch, TarBuilder};
+use crate::scratch_tests::Scratch;
+use crate::test_archive::TarBuilder;
 
 const SENTINEL: &str = "@SENTINEL@";
 
@@ -113,7 +114,7 @@ proptest! {
         }
         match s.open(&tar.gz()) {
             Ok(root) => {
-                only_plain_kinds(root.base())?;
+                only_plain_kinds(root.path())?;
                 drop(root);
             }
             Err(err) => prop_assert!(!err.to_string().contains("numasleuth-root-"), "{err}"),

@@ -11,8 +11,11 @@
 
 use std::io::{self, Read, Write};
 
-use super::limits::{MAX_ENTRY_BYTES, MAX_EXTENSION_HEADERS, MAX_LONG_NAME_BYTES, MAX_PAX_BYTES};
-use crate::error::quote;
+use numasleuth_parse::error::quote;
+use numasleuth_parse::read::format_cap;
+
+use crate::error::Problem;
+use crate::limits::{MAX_ENTRY_BYTES, MAX_EXTENSION_HEADERS, MAX_LONG_NAME_BYTES, MAX_PAX_BYTES};
 
 const BLOCK: usize = 512;
 
@@ -31,26 +34,6 @@ pub(crate) struct Entry {
     pub link: Vec<u8>,
     pub kind: Kind,
     pub size: u64,
-}
-
-/// Why an archive cannot be used, ready for the user.
-#[derive(Debug)]
-pub(crate) struct Problem(pub String);
-
-impl Problem {
-    fn new(message: impl Into<String>) -> Self {
-        Problem(message.into())
-    }
-
-    /// A failure of the stream underneath: gzip corruption, truncation.
-    pub fn stream(error: io::Error) -> Self {
-        match error.kind() {
-            io::ErrorKind::UnexpectedEof => Problem::new("truncated: the archive ends in the middle"),
-            io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData => Problem(format!("corrupt gzip data: {error}")),
-            // Our own caps on the stream say what they are.
-            _ => Problem(error.to_string()),
-        }
-    }
 }
 
 pub(crate) struct TarReader<R> {
@@ -110,7 +93,7 @@ impl<R: Read> TarReader<R> {
                         return Err(Problem(format!(
                             "`{}` is {size} bytes, more than any kernel file ({})",
                             quote(&String::from_utf8_lossy(&path)),
-                            crate::untrusted::format_cap(MAX_ENTRY_BYTES)
+                            format_cap(MAX_ENTRY_BYTES)
                         )));
                     }
                     // A directory or link with data is odd but harmless:

@@ -24,8 +24,9 @@ use flate2::bufread::GzDecoder;
 use flate2::write::DeflateEncoder;
 use flate2::{Compression, Crc, CrcWriter};
 
-use super::untar::Problem;
-use crate::untrusted::format_cap;
+use numasleuth_parse::read::format_cap;
+
+use crate::error::Problem;
 
 /// FLG bits: header CRC and extra field.
 const FHCRC: u8 = 0x02;
@@ -78,7 +79,7 @@ impl Read for RawCrc {
 }
 
 /// A decompressed stream that refuses to yield more than its cap
-/// ([`super::limits::MAX_STREAM_BYTES`]).
+/// ([`crate::limits::MAX_STREAM_BYTES`]).
 pub(crate) struct Gzip {
     decoder: GzDecoder<BufReader<RawCrc>>,
     read_bytes: u64,

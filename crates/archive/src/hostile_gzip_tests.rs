@@ -1,10 +1,12 @@
 //! Hostile archives at the gzip layer: files that are not gzip, flipped
 //! bytes, truncation, trailing data, a tar that stops early.
 
+use std::fs;
 use std::io::Read;
 
-use super::test_archive::{gzip, Scratch, TarBuilder};
-use super::*;
+use crate::scratch_tests::Scratch;
+use crate::test_archive::{gzip, TarBuilder};
+use crate::{write_tree, Caps, Error};
 
 #[test]
 fn files_that_are_not_gzip_say_what_they_are() {
@@ -20,10 +22,7 @@ fn files_that_are_not_gzip_say_what_they_are() {
         (Vec::new(), "too short to be a .tar.gz"),
     ] {
         let err = s.refused(&bytes);
-        assert!(
-            err.contains("not a directory or a readable .tar.gz snapshot") && err.contains(says),
-            "{err}"
-        );
+        assert!(err.contains(says), "{err}");
     }
 }
 
@@ -49,9 +48,7 @@ fn assert_flips_caught(gz: &[u8], flips: &[u8], unchecked: impl Fn(usize) -> boo
             bad[at] ^= flip;
             match s.open(&bad) {
                 Err(err) => {
-                    assert!(err
-                        .to_string()
-                        .starts_with(&s.path("snap.tar.gz").display().to_string()));
+                    assert!(matches!(err, Error::Refused(_)), "{err:?}");
                     refused += 1;
                 }
                 Ok(_) => assert_eq!(
@@ -72,9 +69,9 @@ fn every_flipped_byte_of_our_own_archives_is_caught() {
     // Ours carry a header CRC, so no byte is unchecked.
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("snap.tar.gz");
-    let mut recording = Recording::default();
-    recording.files.insert("sys/online".into(), b"0\n".to_vec());
-    write(&recording, "{}", &out).unwrap();
+    fs::create_dir_all(dir.path().join("tree/sys")).unwrap();
+    fs::write(dir.path().join("tree/sys/online"), "0\n").unwrap();
+    write_tree(&dir.path().join("tree"), &out, Caps::REAL).unwrap();
     let gz = fs::read(&out).unwrap();
     // Every bit: deflate's padding bits and the header's MTIME change
     // nothing unpacked, yet our body and header CRCs still see them.
@@ -106,11 +103,9 @@ fn truncation_and_trailing_data_are_caught() {
     let gz = TarBuilder::new().machine().file("sys/x", &[b'7'; 3000]).gz();
     let s = Scratch::new();
     for cut in [1, 4, 8, gz.len() / 2, gz.len() - 10] {
-        let err = s.refused(&gz[..gz.len() - cut]);
-        assert!(
-            err.contains("not a directory or a readable .tar.gz snapshot: "),
-            "{err}"
-        );
+        let err = s.open(&gz[..gz.len() - cut]).expect_err("a cut archive was accepted");
+        assert!(matches!(err, Error::Refused(_)), "{err:?}");
+        s.assert_clean();
     }
     let err = s.refused(&[&gz[..], b"garbage"].concat());
     assert!(err.contains("data after the end of the gzip stream"), "{err}");

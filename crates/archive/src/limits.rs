@@ -6,8 +6,9 @@
 //! CPUs) are about 400 entries and 35 KB of file contents, with about 40
 //! entries per CPU and paths at most 11 components deep.
 
-use super::untar::Kind;
-use crate::untrusted::MAX_KERNEL_FILE_BYTES;
+use numasleuth_parse::read::MAX_KERNEL_FILE_BYTES;
+
+use crate::untar::Kind;
 
 /// The compressed file itself. Deflate never shrinks data by less than its
 /// few bytes of block overhead, so a valid archive is never much larger
@@ -34,7 +35,7 @@ pub const DISK_BLOCK_BYTES: u64 = 4096;
 /// symbolic links); a longer one takes a block.
 const INLINE_LINK_BYTES: usize = 60;
 
-/// One file: no kernel file [`crate::Root`] reads may be larger anyway.
+/// One file: no kernel file numasleuth reads may be larger anyway.
 pub const MAX_ENTRY_BYTES: u64 = MAX_KERNEL_FILE_BYTES;
 
 /// Files, directories and links. At about 40 per CPU this fits machines of
@@ -75,9 +76,9 @@ pub(crate) fn disk_bytes(kind: Kind, size: u64, link_bytes: usize) -> u64 {
 }
 
 /// The caps that grow with the archive, together, so tests can exercise
-/// them on small archives; [`Caps::REAL`] is what `open` uses.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Caps {
+/// them on small archives; [`Caps::REAL`] is what a snapshot is opened with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caps {
     pub stream_bytes: u64,
     pub unpacked_bytes: u64,
     pub entries: usize,

@@ -7,7 +7,7 @@
 //! descriptor, so the kernel itself refuses to pass through a symbolic link
 //! an earlier entry made (`link -> /etc`, then `link/passwd`) or to write
 //! through one (`f -> /etc/passwd`, then `f`). Links themselves are kept:
-//! snapshots need them, and [`crate::Root`] resolves them inside the root.
+//! snapshots need them, and kernel's `Root` resolves them inside the root.
 //!
 //! The descriptors of the last entry's directories are kept, so an entry in
 //! the same directory as the one before costs no lookups and any entry
@@ -24,9 +24,10 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
-use super::limits::{MAX_PATH_BYTES, MAX_PATH_COMPONENTS};
-use super::untar::Problem;
-use crate::error::quote;
+use numasleuth_parse::error::quote;
+
+use crate::error::Problem;
+use crate::limits::{MAX_PATH_BYTES, MAX_PATH_COMPONENTS};
 
 /// A checked relative path, split into components.
 pub(crate) struct EntryPath {
@@ -73,7 +74,7 @@ impl EntryPath {
 }
 
 /// A link's target is kept as written (it may be absolute or climb with
-/// `..`: [`crate::Root`] resolves it inside the root), but it must be a
+/// `..`: kernel's `Root` resolves it inside the root), but it must be a
 /// path the kernel would store.
 pub(crate) fn check_link_target(path: &EntryPath, target: &[u8]) -> Result<(), Problem> {
     if target.len() > MAX_PATH_BYTES || target.is_empty() || target.contains(&0) {
