@@ -65,6 +65,7 @@ const ALLOWED: &[(&str, &str, &str)] = &[
 /// crate's direct dependencies, so none of them calls the system.)
 const FORBIDDEN: &[&str] = &[
     "numasleuth-kernel",
+    "numasleuth-archive",
     "tar",
     "flate2",
     "tempfile",
@@ -172,6 +173,9 @@ fn the_checks_fail_where_they_should() {
     let kernel = forbidden_path("numasleuth-kernel", &graph).expect("kernel is forbidden itself");
     assert_eq!(kernel, ["numasleuth-kernel"]);
     assert!(graph["numasleuth-kernel"].contains("numasleuth-parse"));
+    let archive = forbidden_path("numasleuth-archive", &graph).expect("the archive is forbidden itself");
+    assert_eq!(archive, ["numasleuth-archive"]);
+    assert!(graph["numasleuth-kernel"].contains("numasleuth-archive"));
     let cli = forbidden_path("numasleuth", &graph).expect("the CLI links collectors");
     assert!(cli.len() >= 2, "{cli:?}");
     // cli's direct dependencies are not all on any pure crate's list.
@@ -180,6 +184,18 @@ fn the_checks_fail_where_they_should() {
         cli_direct.iter().any(|d| !ALLOWED.iter().any(|a| a.1 == d)),
         "{cli_direct:?}"
     );
+}
+
+/// The archive format sits below kernel (kernel's snapshot glue calls it):
+/// it reaches no reader and no crate above parse.
+#[test]
+fn the_archive_crate_sits_below_kernel() {
+    let graph = normal_graph();
+    let workspace_crates: Vec<&String> = graph["numasleuth-archive"]
+        .iter()
+        .filter(|d| d.starts_with("numasleuth-"))
+        .collect();
+    assert_eq!(workspace_crates, ["numasleuth-parse"]);
 }
 
 #[test]
