@@ -9,10 +9,16 @@
 //!
 //! Pure: bytes and registers in, accesses out. Why a crate of its own: the
 //! decoders (iced-x86, disarm64) are large, and are kept out of every crate
-//! the fuzz harnesses build. The x86-64 decoder is built on x86-64 only;
-//! the A64 one on every target (it is plain Rust, and its tests run on any
-//! host). Which one a sample meets is the sampled machine's [`Arch`]:
-//! [`Arch::HOST`], since `hotlines` samples the machine it runs on.
+//! the fuzz harnesses build. The x86-64 decoder is built on x86-64 only.
+//! The A64 one is plain Rust and builds anywhere, behind the `a64` feature:
+//! on by default, so this crate's tests run it on any host (x86-64 CI
+//! included), and turned on by app and cli for Arm targets only. An x86-64
+//! numasleuth leaves it out because `hotlines` samples the machine it runs
+//! on, so an x86-64 binary never meets an A64 instruction, and the decoder's
+//! 271 KB table of pointers cost every start of a position-independent
+//! binary about 66 copy-on-write page faults to relocate (bench/RESULTS.md).
+//! Which decoder a sample meets is the sampled machine's [`Arch`]:
+//! [`Arch::HOST`].
 //!
 //! [`spe`] decodes the other input `hotlines` can get on Arm: the sample
 //! records of the Statistical Profiling Extension, which carry the data
@@ -21,6 +27,7 @@
 // A pure crate: no unsafe code, so no memory or system effect hides here.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "a64")]
 mod a64;
 pub mod regs;
 pub mod spe;
@@ -52,7 +59,7 @@ impl Arch {
     /// is built for it.
     pub const HOST: Option<Arch> = if cfg!(target_arch = "x86_64") {
         Some(Arch::X86_64)
-    } else if cfg!(target_arch = "aarch64") {
+    } else if cfg!(all(target_arch = "aarch64", feature = "a64")) {
         Some(Arch::Aarch64)
     } else {
         None
@@ -81,12 +88,7 @@ impl Arch {
     pub fn decode_sample(self, ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
         match self {
             Arch::X86_64 => x86_sample(ip, code, back, regs),
-            Arch::Aarch64 => {
-                if let Some(previous @ Decoded::Accesses(_)) = a64::previous(ip, code, back, regs) {
-                    return (previous, Attributed::Previous);
-                }
-                (a64::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
-            }
+            Arch::Aarch64 => a64_sample(ip, code, back, regs),
         }
     }
 
@@ -94,7 +96,7 @@ impl Arch {
     pub fn decode(self, ip: u64, code: &[u8], regs: &Registers) -> Decoded {
         match self {
             Arch::X86_64 => x86_decode(ip, code, regs),
-            Arch::Aarch64 => a64::decode(ip, code, regs),
+            Arch::Aarch64 => a64_decode(ip, code, regs),
         }
     }
 }
@@ -149,5 +151,29 @@ fn x86_sample(_: u64, _: &[u8], _: usize, _: &Registers) -> (Decoded, Attributed
 
 #[cfg(not(target_arch = "x86_64"))]
 fn x86_decode(_: u64, _: &[u8], _: &Registers) -> Decoded {
+    Decoded::Unsupported
+}
+
+#[cfg(feature = "a64")]
+fn a64_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
+    if let Some(previous @ Decoded::Accesses(_)) = a64::previous(ip, code, back, regs) {
+        return (previous, Attributed::Previous);
+    }
+    (a64::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
+}
+
+#[cfg(feature = "a64")]
+fn a64_decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
+    a64::decode(ip, code, regs)
+}
+
+/// Without the `a64` feature (an x86-64 numasleuth) no A64 decoder is built.
+#[cfg(not(feature = "a64"))]
+fn a64_sample(_: u64, _: &[u8], _: usize, _: &Registers) -> (Decoded, Attributed) {
+    (Decoded::Unsupported, Attributed::AtIp)
+}
+
+#[cfg(not(feature = "a64"))]
+fn a64_decode(_: u64, _: &[u8], _: &Registers) -> Decoded {
     Decoded::Unsupported
 }
