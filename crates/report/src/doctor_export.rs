@@ -19,7 +19,7 @@ pub struct DoctorReport<'a> {
     /// The machine in a line or two (`2 node(s), 8 CPUs …`).
     pub headline: String,
     pub topo: &'a Topology,
-    pub topology: TopoJson,
+    pub topology: TopoJson<'a>,
     pub diagnosis: &'a Diagnosis,
     pub unread: &'a [Unread],
     /// `--measure`'s document.

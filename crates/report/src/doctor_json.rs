@@ -35,7 +35,7 @@ pub struct DoctorJson<'a> {
     pub unread: &'a [Unread],
     /// The worst severity found, or null when clean.
     pub worst: Option<&'static str>,
-    pub topology: &'a TopoJson,
+    pub topology: &'a TopoJson<'a>,
     /// The `numasleuth.mem/2` document of `--measure`, or null.
     pub measurements: Option<&'a MemDocument>,
 }
@@ -44,7 +44,7 @@ pub fn build<'a>(
     provenance: &'a Provenance,
     diagnosis: &'a Diagnosis,
     unread: &'a [Unread],
-    topology: &'a TopoJson,
+    topology: &'a TopoJson<'a>,
     measurements: Option<&'a MemDocument>,
 ) -> DoctorJson<'a> {
     DoctorJson {
