@@ -6,13 +6,14 @@
 //! may be added, none renamed.
 
 use crate::provenance::Provenance;
+use crate::schema::Schema;
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
 use numasleuth_parse::Unread;
 use serde::Serialize;
 
-use crate::mem_json::MemDocument;
 use crate::topo_json::TopoJson;
+use numasleuth_analyze::mem_document::MemDocument;
 
 pub const SCHEMA: &str = "numasleuth.doctor/2";
 
@@ -37,7 +38,7 @@ pub struct DoctorJson<'a> {
     pub worst: Option<&'static str>,
     pub topology: &'a TopoJson<'a>,
     /// The `numasleuth.mem/2` document of `--measure`, or null.
-    pub measurements: Option<&'a MemDocument>,
+    pub measurements: Option<Schema<'a, MemDocument>>,
 }
 
 pub fn build<'a>(
@@ -58,6 +59,6 @@ pub fn build<'a>(
         unread,
         worst: diagnosis.worst().map(|s| s.as_str()),
         topology,
-        measurements,
+        measurements: measurements.map(crate::mem_json::document),
     }
 }
