@@ -6,6 +6,7 @@
 
 pub mod bisect;
 pub mod c2c;
+pub mod c2c_document;
 pub mod confidence;
 pub mod cpu_sample;
 pub mod doctor;
@@ -24,6 +25,7 @@ pub mod latency_spikes;
 pub mod latency_summary;
 pub mod lines;
 pub mod mem;
+pub mod mem_document;
 pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;

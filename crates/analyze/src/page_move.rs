@@ -13,17 +13,39 @@
 use std::collections::BTreeMap;
 use std::ops::Range;
 
+use numasleuth_model::hex::Hex;
 use numasleuth_model::Topology;
 use numasleuth_parse::pages::{PageStatus, Residency};
 use serde::Serialize;
 
-/// Consecutive pages with one status.
+/// Consecutive pages with one status, as `move --json` lists them (the
+/// start as a hex string).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PageRun {
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
     pub start: u64,
     pub pages: u64,
     /// The node they are on; `None` when not resident (or not mapped).
     pub node: Option<u32>,
+    /// What the pages are when not on a node (`hinting-fault`,
+    /// `not-yet-touched`, `swapped-out`, `zero-page`, `unmapped`), where
+    /// the run was grouped by what the pages are ([`state_runs`], the
+    /// plan's `hinting`); `None` where grouped by node alone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<Residency>,
+}
+
+/// One range asked for: a section, a symbol, or a raw range, with its
+/// bounds as hex strings in a document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    /// As a person reads it: `.bss of /usr/bin/app`, `symbol nil_root`.
+    pub what: String,
+    pub object: Option<String>,
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
+    pub start: u64,
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
+    pub end: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -147,10 +169,44 @@ pub fn runs(pages: impl IntoIterator<Item = (u64, Option<u32>)>, page_bytes: u64
                 start: address,
                 pages: 1,
                 node,
+                state: None,
             }),
         }
     }
     out
+}
+
+/// Runs of consecutive pages in one state, from `(address, residency)`:
+/// where pages that were meant to move are, each run saying what its pages
+/// are when they are on no node.
+pub fn state_runs(pages: &[(u64, Residency)], page_bytes: u64) -> Vec<PageRun> {
+    let mut out: Vec<(u64, u64, Residency)> = Vec::new();
+    for &(address, state) in pages {
+        match out.last_mut() {
+            // Checked: the last page of the address space has no successor.
+            Some((start, n, s))
+                if *s == state && n.checked_mul(page_bytes).and_then(|b| start.checked_add(b)) == Some(address) =>
+            {
+                *n += 1
+            }
+            _ => out.push((address, 1, state)),
+        }
+    }
+    out.into_iter()
+        .map(|(start, pages, state)| PageRun {
+            start,
+            pages,
+            node: state.node(),
+            state: state.node().is_none().then_some(state),
+        })
+        .collect()
+}
+
+/// Pages per node as a document keys them: by the node's number as a
+/// string, in string order (`"10"` before `"2"`), as `move --json` always
+/// has; a node listed twice keeps its last count.
+pub fn keyed_by_node(pages_by_node: impl IntoIterator<Item = (u32, u64)>) -> BTreeMap<String, u64> {
+    pages_by_node.into_iter().map(|(n, p)| (n.to_string(), p)).collect()
 }
 
 /// What would move to `to_node`, given what each page is.
@@ -190,7 +246,13 @@ pub fn plan(pages: &[u64], residency: &[Residency], to_node: u32, page_bytes: u6
         }
     }
     plan.to_move = runs(moving, page_bytes);
-    plan.hinting = runs(hidden, page_bytes);
+    plan.hinting = runs(hidden, page_bytes)
+        .into_iter()
+        .map(|r| PageRun {
+            state: Some(Residency::HintingFault),
+            ..r
+        })
+        .collect();
     plan
 }
 
@@ -269,6 +331,19 @@ pub struct VmaPages {
     pub span: Range<u64>,
     /// (node, pages), as numa_maps' `N<node>=<pages>` fields.
     pub pages_by_node: Vec<(u32, u64)>,
+}
+
+/// As `move --json` lists a mapping: `start` and `end` as hex strings,
+/// `pages_by_node` keyed as [`keyed_by_node`] keys it.
+impl Serialize for VmaPages {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut vma = serializer.serialize_struct("VmaPages", 3)?;
+        vma.serialize_field("start", &Hex(self.span.start))?;
+        vma.serialize_field("end", &Hex(self.span.end))?;
+        vma.serialize_field("pages_by_node", &keyed_by_node(self.pages_by_node.iter().copied()))?;
+        vma.end()
+    }
 }
 
 /// What numa_maps says about an applied move: how many pages `node`

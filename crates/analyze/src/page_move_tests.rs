@@ -60,12 +60,14 @@ fn plan_moves_only_what_is_elsewhere_and_resident() {
             PageRun {
                 start: 0x4000,
                 pages: 2,
-                node: Some(1)
+                node: Some(1),
+                state: None,
             },
             PageRun {
                 start: 0x9000,
                 pages: 1,
-                node: Some(1)
+                node: Some(1),
+                state: None,
             },
         ]
     );
@@ -97,7 +99,8 @@ fn plan_lists_hidden_pages_apart() {
         PageRun {
             start: 0x4000,
             pages: 2,
-            node: None
+            node: None,
+            state: Some(Residency::HintingFault),
         }
     );
     assert_eq!(p.pages_to_move(), 1);
@@ -183,4 +186,52 @@ fn asked_bytes_sum_the_ranges_and_never_overflow() {
     assert_eq!(asked_bytes(&[high..low, low..low]), 0);
     assert_eq!(asked_bytes(&[]), 0);
     assert_eq!(asked_bytes(&[0..u64::MAX, 0..u64::MAX]), u64::MAX);
+}
+
+/// Pages left behind are grouped by what they are, a run breaking where
+/// the state changes or an address is skipped; a run on a node names it
+/// and carries no state.
+#[test]
+fn state_runs_group_consecutive_pages_of_one_state() {
+    let runs = super::state_runs(
+        &[
+            (0x4000, Residency::NotYetTouched),
+            (0x5000, Residency::NotYetTouched),
+            (0x7000, Residency::NotYetTouched),
+            (0x8000, Residency::Node(1)),
+            (0x9000, Residency::Node(1)),
+        ],
+        PAGE,
+    );
+    let run = |start, pages, node, state| PageRun {
+        start,
+        pages,
+        node,
+        state,
+    };
+    assert_eq!(
+        runs,
+        vec![
+            run(0x4000, 2, None, Some(Residency::NotYetTouched)),
+            run(0x7000, 1, None, Some(Residency::NotYetTouched)),
+            run(0x8000, 2, Some(1), None),
+        ]
+    );
+    // The last page of the address space has no successor to run into.
+    let top = u64::MAX - PAGE + 1;
+    let wrapped = super::state_runs(&[(top, Residency::Unmapped), (0, Residency::Unmapped)], PAGE);
+    assert_eq!(wrapped.len(), 2);
+}
+
+/// A mapping in a document: hex bounds, pages keyed by node as strings.
+#[test]
+fn a_mapping_serializes_with_hex_bounds_and_string_keys() {
+    let vma = super::VmaPages {
+        span: 0x1000..0x3000,
+        pages_by_node: vec![(2, 5), (10, 1)],
+    };
+    assert_eq!(
+        serde_json::to_string(&vma).unwrap(),
+        r#"{"start":"0x1000","end":"0x3000","pages_by_node":{"10":1,"2":5}}"#
+    );
 }

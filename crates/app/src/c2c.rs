@@ -8,6 +8,7 @@
 //! runs [`quick_matrix`].
 
 use numasleuth_analyze::c2c::{self, Grid};
+use numasleuth_analyze::c2c_document::{C2cDocument, C2cMethod};
 use numasleuth_analyze::cpu_sample::{sample_cpus, CpuSample};
 use numasleuth_analyze::siblings;
 use numasleuth_analyze::stats::{rows_spread_warning, Summary};
@@ -16,7 +17,6 @@ use numasleuth_measure::c2c::{HomeLine, Method};
 use numasleuth_measure::grids::{self, PairTiming};
 use numasleuth_measure::MeasureError;
 use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_report::c2c_json::{C2cDocument, C2cMethod, SCHEMA};
 
 use crate::limits::{self, OutOfRange};
 use crate::machine::{Machine, MachineError};
@@ -115,7 +115,6 @@ pub fn run(
     let siblings = siblings::check(&machine.topo, &cpus, &siblings::pair_medians(&matrix));
     warnings.extend(siblings.left_out);
     let doc = C2cDocument {
-        schema: SCHEMA,
         cpus,
         home_node,
         method: match request.method {

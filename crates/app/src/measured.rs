@@ -6,13 +6,13 @@
 //! these.
 
 use numasleuth_analyze::mem::placement_note;
+use numasleuth_analyze::mem_document::PlacementCheck;
 use numasleuth_analyze::timing::{ByteSamples, TimedSamples};
 use numasleuth_measure::bandwidth::BandwidthSamples;
 use numasleuth_measure::c2c::PairSamples;
 use numasleuth_measure::latency::LatencySamples;
 use numasleuth_measure::loaded::{LoadedPoint, LoadedSamples};
 use numasleuth_measure::{clock, Placement};
-use numasleuth_report::mem_json::PlacementCheck;
 
 pub fn chase(samples: &LatencySamples) -> TimedSamples {
     TimedSamples {

@@ -9,17 +9,16 @@
 //! holding the pages. [`run`] returns the document `report` renders;
 //! [`leftovers`] is the error a front-end raises after printing it.
 
-use numasleuth_model::hex::Hex;
 use std::path::PathBuf;
 
-use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, TargetNodeError, VmaPages};
+use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, TargetNodeError};
 use numasleuth_change::{apply_pages, ChangeError, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
 use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
 use numasleuth_report::format;
-use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, VmaJson};
+use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
 
 use crate::page_targets::{self, mapped, residencies, Asked, PageSet, PageSetError};
 
@@ -115,7 +114,7 @@ pub fn run(root: &Root, topology: &Topology, request: &MoveRequest) -> Result<Mo
         &target_node,
         set.targets.clone(),
         &plan,
-        vma_json(&set.mapped.vmas),
+        set.mapped.vmas.clone(),
         notes,
     );
     if request.apply && plan.pages_to_move() > 0 {
@@ -183,16 +182,6 @@ fn reveal_and_replan(
             Ok(plan)
         }
     }
-}
-
-fn vma_json(vmas: &[VmaPages]) -> Vec<VmaJson> {
-    vmas.iter()
-        .map(|v| VmaJson {
-            start: Hex(v.span.start),
-            end: Hex(v.span.end),
-            pages_by_node: v.pages_by_node.iter().map(|(n, p)| (n.to_string(), *p)).collect(),
-        })
-        .collect()
 }
 
 fn page_moves(plan: &MovePlan, pid: u32, start_time: u64) -> Vec<PageMove> {
@@ -266,12 +255,12 @@ fn apply(
         doc.notes.push(why.clone());
     }
     let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
-    doc.numa_maps_after = Some(vma_json(&after));
+    doc.numa_maps_after = Some(after);
     doc.applied = Some(AppliedJson {
         journal: path.display().to_string(),
         attempted: outcome.attempted,
         verified: outcome.verified,
-        not_moved: move_json::state_runs(&not_moved, page_bytes),
+        not_moved: page_move::state_runs(&not_moved, page_bytes),
         revealed: outcome.revealed,
         numa_maps_gained: check.gained,
         numa_maps_agrees: check.agrees,

@@ -3,16 +3,14 @@
 //! page is now. [`set_up`] is the one set-up both commands run, so they
 //! cannot disagree on which pages were asked for.
 
-use numasleuth_model::hex::Hex;
 use std::ops::Range;
 
-use numasleuth_analyze::page_move::{self, VmaPages};
+use numasleuth_analyze::page_move::{self, Target, VmaPages};
 use numasleuth_kernel::pages::{self, PagesError, Residency};
 use numasleuth_kernel::procfs::pagemap;
 use numasleuth_kernel::procfs::process::{for_each_vma, read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_report::format;
-use numasleuth_report::move_json::TargetJson;
 use numasleuth_symbols::{ProcessObjects, SymbolError};
 
 /// Why the pages asked for could not be set up, in the words `move` and
@@ -76,7 +74,7 @@ pub struct PageSet {
     /// is not the same process).
     pub start_time: u64,
     /// The ranges asked for, each described for the plan.
-    pub targets: Vec<TargetJson>,
+    pub targets: Vec<Target>,
     pub ranges: Vec<Range<u64>>,
     pub page_bytes: u64,
     /// What the process maps inside the ranges.
@@ -103,7 +101,7 @@ pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -
     let Some(start_time) = stat.start_time_ticks else {
         return Err(PageSetError::NoStartTime { pid });
     };
-    let (targets, ranges): (Vec<TargetJson>, Vec<Range<u64>>) = targets(root, asked)?.into_iter().unzip();
+    let (targets, ranges): (Vec<Target>, Vec<Range<u64>>) = targets(root, asked)?.into_iter().unzip();
     let page_bytes = pages::page_size_bytes();
     let mapped = mapped(root, pid, &ranges, page_bytes)?;
     if mapped.parts.is_empty() {
@@ -124,14 +122,14 @@ pub fn set_up(root: &Root, asked: &Asked, verb: &str, notes: &mut Vec<String>) -
 }
 
 /// The ranges asked for, each described for the plan.
-fn targets(root: &Root, args: &Asked) -> Result<Vec<(TargetJson, Range<u64>)>, PageSetError> {
+fn targets(root: &Root, args: &Asked) -> Result<Vec<(Target, Range<u64>)>, PageSetError> {
     let target = |what: String, object: Option<String>, r: Range<u64>| {
         (
-            TargetJson {
+            Target {
                 what,
                 object,
-                start: Hex(r.start),
-                end: Hex(r.end),
+                start: r.start,
+                end: r.end,
             },
             r,
         )

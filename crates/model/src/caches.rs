@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use numasleuth_parse::sysfs::cpu::CpuFiles;
 use numasleuth_parse::IdList;
+use serde::{Serialize, Serializer};
 
 /// What a cache holds, from its sysfs `type`. The variants keep the
 /// kernel's words in alphabetical order, so sorting by kind is unchanged;
@@ -36,6 +37,13 @@ impl From<&str> for CacheKind {
     }
 }
 
+/// As a JSON string, the kernel's word (what `Display` writes).
+impl Serialize for CacheKind {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
 impl std::fmt::Display for CacheKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -47,9 +55,12 @@ impl std::fmt::Display for CacheKind {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+/// Serialized as `topo --json` writes a cache; the field order is also
+/// the sort order of `Ord`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct CacheDomain {
     pub level: u32,
+    #[serde(rename = "type")]
     pub kind: CacheKind,
     pub size_bytes: Option<u64>,
     pub line_size_bytes: Option<u32>,

@@ -25,6 +25,7 @@ pub mod runs;
 pub mod stop;
 pub mod symbol;
 pub mod top;
+mod topology_doc;
 pub mod units;
 
 use numasleuth_parse::sysfs::node::AccessClass;
@@ -49,6 +50,7 @@ pub enum NumaSource {
     Implicit,
 }
 
+/// Serializes as `topo --json` writes a node (`topology_doc`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Node {
     pub id: u32,
@@ -70,27 +72,33 @@ impl Node {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Serialized as `topo --json` writes a CPU, in this field order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Cpu {
     pub id: u32,
     pub node: Option<u32>,
-    pub online: bool,
     pub package: Option<u32>,
     pub die: Option<u32>,
     pub cluster: Option<u32>,
     pub core: Option<u32>,
+    pub online: bool,
     pub thread_siblings: Option<IdList>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialized as `topo --json` writes a device: PCI ids in hex, as lspci
+/// shows them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Device {
     pub kind: DeviceKind,
     pub name: String,
     pub pci: String,
     pub node: Option<u32>,
     pub local_cpus: Option<IdList>,
+    #[serde(serialize_with = "topology_doc::pci_class")]
     pub class: Option<u32>,
+    #[serde(serialize_with = "topology_doc::pci_id")]
     pub vendor: Option<u16>,
+    #[serde(serialize_with = "topology_doc::pci_id")]
     pub device: Option<u16>,
 }
 
@@ -105,6 +113,7 @@ pub struct Restrictions {
     pub cgroup_mems: Option<IdList>,
 }
 
+/// Serializes as the body of `topo --json` (`topology_doc`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Topology {
     pub numa: NumaSource,

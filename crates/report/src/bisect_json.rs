@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use numasleuth_analyze::bisect::{Readings, Step};
 use serde::Serialize;
 
-use crate::move_json::TargetJson;
+use numasleuth_analyze::page_move::Target;
 
 pub const SCHEMA: &str = "numasleuth.bisect/1";
 
@@ -96,7 +96,7 @@ pub struct BisectDocument {
     pub schema: &'static str,
     pub pid: u32,
     pub comm: String,
-    pub targets: Vec<TargetJson>,
+    pub targets: Vec<Target>,
     pub metric_cmd: String,
     pub lower_is_better: bool,
     pub settle_ms: u64,

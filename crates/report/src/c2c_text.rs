@@ -1,9 +1,9 @@
 //! `c2c` for people: the CPU×CPU matrix of medians as a heatmap, then the
 //! range and any warnings.
 
-use crate::c2c_json::{C2cDocument, C2cMethod};
 use crate::heatmap::{grid, heat, Cell};
 use crate::layout::TextLayout;
+use numasleuth_analyze::c2c_document::{C2cDocument, C2cMethod};
 
 pub fn render(doc: &C2cDocument, layout: &TextLayout) -> String {
     let mut out = format!(

@@ -3,8 +3,8 @@
 
 use numasleuth_analyze::stats::Summary;
 
-use crate::c2c_json::C2cDocument;
-use crate::mem_json::MemDocument;
+use numasleuth_analyze::c2c_document::C2cDocument;
+use numasleuth_analyze::mem_document::MemDocument;
 
 const HEADER: &str = "kind,initiator,target,size_bytes,delay_ns,median,p10,p90,samples,unit\n";
 
@@ -150,7 +150,7 @@ pub fn c2c(doc: &C2cDocument) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mem_json::LatencyMatrix;
+    use numasleuth_analyze::mem_document::LatencyMatrix;
 
     #[test]
     fn one_row_per_measured_cell() {

@@ -10,16 +10,16 @@ use crate::doctor_html::Section;
 use crate::export::{plain_json, Exporter, Format};
 use crate::html::heatmap_svg_rect;
 use crate::layout::TextLayout;
-use crate::mem_json::MemDocument;
 use crate::provenance::Provenance;
 use crate::topo_json::TopoJson;
 use crate::{doctor_html, doctor_json, doctor_text, mem_text};
+use numasleuth_analyze::mem_document::MemDocument;
 
 pub struct DoctorReport<'a> {
     /// The machine in a line or two (`2 node(s), 8 CPUs …`).
     pub headline: String,
     pub topo: &'a Topology,
-    pub topology: TopoJson,
+    pub topology: TopoJson<'a>,
     pub diagnosis: &'a Diagnosis,
     pub unread: &'a [Unread],
     /// `--measure`'s document.

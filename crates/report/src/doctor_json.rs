@@ -6,13 +6,14 @@
 //! may be added, none renamed.
 
 use crate::provenance::Provenance;
+use crate::schema::Schema;
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding, Partial, Skipped};
 use numasleuth_parse::Unread;
 use serde::Serialize;
 
-use crate::mem_json::MemDocument;
 use crate::topo_json::TopoJson;
+use numasleuth_analyze::mem_document::MemDocument;
 
 pub const SCHEMA: &str = "numasleuth.doctor/2";
 
@@ -35,16 +36,16 @@ pub struct DoctorJson<'a> {
     pub unread: &'a [Unread],
     /// The worst severity found, or null when clean.
     pub worst: Option<&'static str>,
-    pub topology: &'a TopoJson,
+    pub topology: &'a TopoJson<'a>,
     /// The `numasleuth.mem/2` document of `--measure`, or null.
-    pub measurements: Option<&'a MemDocument>,
+    pub measurements: Option<Schema<'a, MemDocument>>,
 }
 
 pub fn build<'a>(
     provenance: &'a Provenance,
     diagnosis: &'a Diagnosis,
     unread: &'a [Unread],
-    topology: &'a TopoJson,
+    topology: &'a TopoJson<'a>,
     measurements: Option<&'a MemDocument>,
 ) -> DoctorJson<'a> {
     DoctorJson {
@@ -58,6 +59,6 @@ pub fn build<'a>(
         unread,
         worst: diagnosis.worst().map(|s| s.as_str()),
         topology,
-        measurements,
+        measurements: measurements.map(crate::mem_json::document),
     }
 }

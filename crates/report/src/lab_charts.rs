@@ -6,8 +6,8 @@ use numasleuth_analyze::lab::false_sharing as fs;
 use numasleuth_analyze::stats::Summary;
 use numasleuth_model::lab::{Global, Layout, Load, LockKind, Op, Placement};
 
-use crate::lab_json::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument};
 use crate::lab_svg::{chart, ChartError, Panel, Point, Reference, Series};
+use numasleuth_analyze::lab::documents::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument};
 
 /// Median, p10 and p90 of a row as a chart point.
 fn point(threads: usize, s: &Summary) -> Point {
@@ -177,11 +177,11 @@ pub struct LabReport<'a, D> {
     pub chart: fn(&D) -> Result<String, ChartError>,
 }
 
-impl<D: serde::Serialize> crate::export::Exporter for LabReport<'_, D> {
+impl<D: crate::schema::Documented> crate::export::Exporter for LabReport<'_, D> {
     const EXTRA: &'static [crate::export::Format] = &[crate::export::Format::Svg];
 
     fn json(&self, provenance: &crate::provenance::Provenance) -> serde_json::Result<String> {
-        crate::export::with_provenance(self.document, provenance)
+        crate::export::with_provenance(&crate::schema::Schema::new(D::SCHEMA, self.document), provenance)
     }
     fn text(&self, layout: &crate::layout::TextLayout) -> String {
         (self.text)(self.document, layout)

@@ -4,10 +4,10 @@
 use numasleuth_analyze::lab::Ratio;
 use numasleuth_analyze::stats::Summary;
 
-use crate::lab_json::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo};
 use crate::lab_svg::si;
 use crate::layout::TextLayout;
 use crate::table::columns;
+use numasleuth_analyze::lab::documents::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo};
 
 pub fn false_sharing(doc: &FalseSharingDocument, layout: &TextLayout) -> String {
     let mut out = header("false-sharing", &doc.run);

@@ -2,15 +2,15 @@
 //! and `c2c` (text, JSON, CSV), `runs` and `probe-latency` (text, JSON,
 //! SVG). Each maps a format to the renderer that already existed.
 
-use crate::c2c_json::C2cDocument;
 use crate::export::{with_provenance, Exporter, Format};
 use crate::lab_svg::ChartError;
 use crate::layout::TextLayout;
-use crate::mem_json::MemDocument;
 use crate::probe_latency::{self, ProbeReport};
 use crate::provenance::Provenance;
 use crate::runs_text::RunsReport;
-use crate::{c2c_text, csv, mem_text, runs_json, runs_svg, runs_text};
+use crate::{c2c_json, c2c_text, csv, mem_json, mem_text, runs_json, runs_svg, runs_text};
+use numasleuth_analyze::c2c_document::C2cDocument;
+use numasleuth_analyze::mem_document::MemDocument;
 
 /// `mem`: matrices, sweeps and loaded latency.
 pub struct MemReport<'a>(pub &'a MemDocument);
@@ -19,7 +19,7 @@ impl Exporter for MemReport<'_> {
     const EXTRA: &'static [Format] = &[Format::Csv];
 
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
-        with_provenance(self.0, provenance)
+        with_provenance(&mem_json::document(self.0), provenance)
     }
     fn text(&self, layout: &TextLayout) -> String {
         mem_text::render(self.0, layout)
@@ -36,7 +36,7 @@ impl Exporter for C2cReport<'_> {
     const EXTRA: &'static [Format] = &[Format::Csv];
 
     fn json(&self, provenance: &Provenance) -> serde_json::Result<String> {
-        with_provenance(self.0, provenance)
+        with_provenance(&c2c_json::document(self.0), provenance)
     }
     fn text(&self, layout: &TextLayout) -> String {
         c2c_text::render(self.0, layout)

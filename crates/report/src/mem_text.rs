@@ -7,8 +7,8 @@ use numasleuth_analyze::working_set::{ChosenBy, WorkingSet};
 use crate::format;
 use crate::heatmap::{grid, heat, Cell};
 use crate::layout::TextLayout;
-use crate::mem_json::{BandwidthMatrix, LatencyMatrix, Loaded, MemDocument, Sweep};
 use crate::table::columns;
+use numasleuth_analyze::mem_document::{BandwidthMatrix, LatencyMatrix, Loaded, MemDocument, Sweep};
 
 /// Bandwidth is printed in GB/s of 10^9 bytes, as STREAM, MLC and likwid do.
 const GB: f64 = 1e9;

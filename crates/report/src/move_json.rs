@@ -1,46 +1,15 @@
 //! `move --json`, schema `numasleuth.move/1`: the plan (what is where and
 //! what would move, as runs of pages) and, with `--apply`, what moved and
 //! how it was verified. Addresses are hex strings. Fields may be added,
-//! never renamed.
+//! never renamed. Its rows are analyze's `page_move` values (`Target`,
+//! `PageRun`, `VmaPages`); this file joins them with the outcome.
 
-use numasleuth_model::hex::Hex;
 use std::collections::BTreeMap;
 
-use numasleuth_analyze::page_move::{MovePlan, PageRun, TargetNode};
-use numasleuth_parse::pages::Residency;
+use numasleuth_analyze::page_move::{keyed_by_node, MovePlan, PageRun, Target, TargetNode, VmaPages};
 use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.move/1";
-
-/// One range asked for: a section, a symbol, or a raw range.
-#[derive(Debug, Clone, Serialize)]
-pub struct TargetJson {
-    /// As a person reads it: `.bss of /usr/bin/app`, `symbol nil_root`.
-    pub what: String,
-    pub object: Option<String>,
-    pub start: Hex,
-    pub end: Hex,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct RunJson {
-    pub start: Hex,
-    pub pages: u64,
-    /// `null`: on no node move_pages can name (`state` says why, when known).
-    pub node: Option<u32>,
-    /// What the pages are when not on a node: `hinting-fault`,
-    /// `not-yet-touched`, `swapped-out`, `zero-page`, `unmapped`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub state: Option<Residency>,
-}
-
-/// Resident pages per node of one mapping, from numa_maps.
-#[derive(Debug, Clone, Serialize)]
-pub struct VmaJson {
-    pub start: Hex,
-    pub end: Hex,
-    pub pages_by_node: BTreeMap<String, u64>,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct AppliedJson {
@@ -53,7 +22,7 @@ pub struct AppliedJson {
     /// move (and be verified).
     pub revealed: u64,
     /// Pages not found on the target node afterwards, and where they are.
-    pub not_moved: Vec<RunJson>,
+    pub not_moved: Vec<PageRun>,
     /// Pages gained on the target node in the mappings holding them, per
     /// numa_maps (a second, independent view).
     pub numa_maps_gained: i64,
@@ -68,7 +37,7 @@ pub struct MoveDocument {
     pub to_node: u32,
     pub to_node_has_cpus: bool,
     pub page_bytes: u64,
-    pub targets: Vec<TargetJson>,
+    pub targets: Vec<Target>,
     pub pages_total: u64,
     pub pages_by_node: BTreeMap<String, u64>,
     pub already_there: u64,
@@ -83,46 +52,16 @@ pub struct MoveDocument {
     /// Resident pages hidden from move_pages between NUMA-balancing hinting
     /// faults; `--apply` ends the fault and moves them.
     pub hinting_faults: u64,
-    pub hinting: Vec<RunJson>,
+    pub hinting: Vec<PageRun>,
     /// Pages move_pages can see that would move; with `--apply`, after any
     /// hidden page was made visible.
     pub pages_to_move: u64,
-    pub to_move: Vec<RunJson>,
-    pub numa_maps_before: Vec<VmaJson>,
+    pub to_move: Vec<PageRun>,
+    pub numa_maps_before: Vec<VmaPages>,
     /// Only with `--apply`.
-    pub numa_maps_after: Option<Vec<VmaJson>>,
+    pub numa_maps_after: Option<Vec<VmaPages>>,
     pub applied: Option<AppliedJson>,
     pub notes: Vec<String>,
-}
-
-pub fn runs(runs: &[PageRun]) -> Vec<RunJson> {
-    runs.iter()
-        .map(|r| RunJson {
-            start: Hex(r.start),
-            pages: r.pages,
-            node: r.node,
-            state: None,
-        })
-        .collect()
-}
-
-/// Runs of consecutive pages in one state, from `(address, residency)`.
-pub fn state_runs(pages: &[(u64, Residency)], page_bytes: u64) -> Vec<RunJson> {
-    let mut out: Vec<(u64, u64, Residency)> = Vec::new();
-    for &(address, state) in pages {
-        match out.last_mut() {
-            Some((start, n, s)) if *s == state && *start + *n * page_bytes == address => *n += 1,
-            _ => out.push((address, 1, state)),
-        }
-    }
-    out.into_iter()
-        .map(|(start, pages, state)| RunJson {
-            start: Hex(start),
-            pages,
-            node: state.node(),
-            state: state.node().is_none().then_some(state),
-        })
-        .collect()
 }
 
 /// The plan part of the document; `applied` and `numa_maps_after` are
@@ -131,9 +70,9 @@ pub fn plan(
     pid: u32,
     comm: &str,
     target: &TargetNode,
-    targets: Vec<TargetJson>,
+    targets: Vec<Target>,
     plan: &MovePlan,
-    numa_maps_before: Vec<VmaJson>,
+    numa_maps_before: Vec<VmaPages>,
     notes: Vec<String>,
 ) -> MoveDocument {
     MoveDocument {
@@ -145,7 +84,7 @@ pub fn plan(
         page_bytes: plan.page_bytes,
         targets,
         pages_total: plan.pages_total,
-        pages_by_node: plan.by_node.iter().map(|(n, c)| (n.to_string(), *c)).collect(),
+        pages_by_node: keyed_by_node(plan.by_node.iter().map(|(n, c)| (*n, *c))),
         already_there: plan.already_there,
         not_present: plan.not_present,
         swapped_out: plan.swapped_out,
@@ -153,15 +92,9 @@ pub fn plan(
         unmapped: plan.unmapped,
         query_failed: plan.query_failed,
         hinting_faults: plan.pages_hinting(),
-        hinting: runs(&plan.hinting)
-            .into_iter()
-            .map(|r| RunJson {
-                state: Some(Residency::HintingFault),
-                ..r
-            })
-            .collect(),
+        hinting: plan.hinting.clone(),
         pages_to_move: plan.pages_to_move(),
-        to_move: runs(&plan.to_move),
+        to_move: plan.to_move.clone(),
         numa_maps_before,
         numa_maps_after: None,
         applied: None,

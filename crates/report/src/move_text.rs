@@ -3,8 +3,10 @@
 
 use crate::format::bytes;
 use crate::layout::TextLayout;
-use crate::move_json::{AppliedJson, MoveDocument, RunJson, VmaJson};
+use crate::move_json::{AppliedJson, MoveDocument};
 use crate::table::columns;
+use numasleuth_analyze::page_move::{keyed_by_node, PageRun, VmaPages};
+use numasleuth_model::hex::Hex;
 
 fn pages(n: u64) -> String {
     if n == 1 {
@@ -22,12 +24,12 @@ fn by_node(map: &std::collections::BTreeMap<String, u64>) -> String {
     parts.join(", ")
 }
 
-fn run_rows(runs: &[RunJson], prefix: &str, layout: &TextLayout) -> String {
+fn run_rows(runs: &[PageRun], prefix: &str, layout: &TextLayout) -> String {
     let rows: Vec<Vec<String>> = runs
         .iter()
         .map(|r| {
             vec![
-                r.start.to_string(),
+                Hex(r.start).to_string(),
                 pages(r.pages),
                 match (r.node, r.state) {
                     (Some(n), _) => format!("{prefix} node {n}"),
@@ -43,13 +45,17 @@ fn run_rows(runs: &[RunJson], prefix: &str, layout: &TextLayout) -> String {
         .collect()
 }
 
-fn vmas(title: &str, list: &[VmaJson]) -> String {
+fn vmas(title: &str, list: &[VmaPages]) -> String {
     let mut out = format!("  numa_maps {title}:\n");
     if list.is_empty() {
         out.push_str("    (no mapping)\n");
     }
     for v in list {
-        out.push_str(&format!("    {}-{}  {}\n", v.start, v.end, by_node(&v.pages_by_node)));
+        let (start, end) = (Hex(v.span.start), Hex(v.span.end));
+        out.push_str(&format!(
+            "    {start}-{end}  {}\n",
+            by_node(&keyed_by_node(v.pages_by_node.iter().copied()))
+        ));
     }
     out
 }
@@ -57,7 +63,7 @@ fn vmas(title: &str, list: &[VmaJson]) -> String {
 pub fn render(doc: &MoveDocument, layout: &TextLayout) -> String {
     let mut out = format!("move process {} ({}) to node {}:\n", doc.pid, doc.comm, doc.to_node);
     for t in &doc.targets {
-        out.push_str(&format!("  {} {}-{}\n", t.what, t.start, t.end));
+        out.push_str(&format!("  {} {}-{}\n", t.what, Hex(t.start), Hex(t.end)));
     }
     out.push_str(&format!(
         "  {} of {}: {}\n",
@@ -184,7 +190,7 @@ fn applied(doc: &MoveDocument, a: &AppliedJson, layout: &TextLayout, out: &mut S
 
 #[cfg(test)]
 mod tests {
-    use numasleuth_analyze::page_move::{plan, TargetNode};
+    use numasleuth_analyze::page_move::{plan, state_runs, TargetNode};
     use numasleuth_parse::pages::Residency;
 
     use super::*;
@@ -247,7 +253,7 @@ mod tests {
             journal: "j".into(),
             attempted: 1,
             verified: 0,
-            not_moved: move_json::state_runs(&[(0x4000, Residency::NotYetTouched)], 4096),
+            not_moved: state_runs(&[(0x4000, Residency::NotYetTouched)], 4096),
             revealed: 3,
             numa_maps_gained: 0,
             numa_maps_agrees: true,

@@ -12,6 +12,12 @@ pub struct Schema<'a, T> {
     pub document: &'a T,
 }
 
+/// A document type and the schema string report writes over it, for an
+/// exporter that serves several (the lab's experiments).
+pub trait Documented: Serialize {
+    const SCHEMA: &'static str;
+}
+
 impl<'a, T> Schema<'a, T> {
     pub fn new(schema: &'static str, document: &'a T) -> Self {
         Schema { schema, document }

@@ -3,6 +3,7 @@
 //! slowdowns with an honest range, and the "what this means" sentences,
 //! each built from the numbers it states and never canned.
 
+pub mod documents;
 pub mod false_sharing;
 pub mod locks;
 pub mod remote_global;

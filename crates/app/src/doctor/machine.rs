@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::Diagnosis;
+use numasleuth_analyze::mem_document::MemDocument;
 use numasleuth_kernel::gather::{read_host, HostReadings};
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_model::hotpages::HotRemoteRegion;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_report::mem_json::MemDocument;
 
 use super::ProcessRequest;
 use crate::env::TopologyError;

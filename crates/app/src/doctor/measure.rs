@@ -6,11 +6,11 @@
 
 use numasleuth_analyze::doctor::CheckId;
 use numasleuth_analyze::findings::{Diagnosis, Finding};
+use numasleuth_analyze::mem_document::MemDocument;
 use numasleuth_analyze::siblings;
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_report::mem_json::MemDocument;
 
 use crate::machine::Machine;
 use crate::mem::MemRequest;

@@ -2,11 +2,11 @@
 //! and plain increments, over thread counts and placements; the talk's
 //! 10M-operations metric and what the gap means.
 
+use numasleuth_analyze::lab::documents::FalseSharingDocument;
 use numasleuth_analyze::lab::{self as verdict, false_sharing as fs};
 use numasleuth_measure::lab::grid::{FalseSharingGrid, FalseSharingStep};
 use numasleuth_model::lab::Placement;
 use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_report::lab_json::{FalseSharingDocument, FALSE_SHARING_SCHEMA};
 
 use super::{LabError, LabRequest};
 use crate::machine::Machine;
@@ -56,7 +56,6 @@ pub fn run(
         ));
     }
     let doc = FalseSharingDocument {
-        schema: FALSE_SHARING_SCHEMA,
         run: super::run_info(&machine, common, oversubscribed),
         results: rows,
         counters_node,

@@ -2,11 +2,11 @@
 //! bare atomic, with an empty or "one load" critical section, over thread
 //! counts and placements, like the talk's lock charts.
 
+use numasleuth_analyze::lab::documents::LocksDocument;
 use numasleuth_analyze::lab::{self as verdict, locks};
 use numasleuth_measure::lab::grid::{LockGrid, LockStep};
 use numasleuth_model::lab::{LockKind, Placement};
 use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_report::lab_json::{LocksDocument, LOCKS_SCHEMA};
 
 use super::{LabError, LabRequest};
 use crate::machine::Machine;
@@ -58,7 +58,6 @@ pub fn run(
         warnings.push(format!("the lock could not be verified to be on node {lock_node}"));
     }
     let doc = LocksDocument {
-        schema: LOCKS_SCHEMA,
         run: super::run_info(&machine, common, oversubscribed),
         results: rows,
         lock_node,

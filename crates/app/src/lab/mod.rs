@@ -16,12 +16,12 @@ pub mod remote_global;
 use std::time::Duration;
 
 pub use error::LabError;
+use numasleuth_analyze::lab::documents::RunInfo;
 use numasleuth_analyze::lab::Raw;
 use numasleuth_kernel::IdList;
 use numasleuth_measure::lab::grid::Sampling;
 use numasleuth_measure::lab::{Budget, RunSample};
 use numasleuth_model::lab::Placement;
-use numasleuth_report::lab_json::RunInfo;
 
 use crate::limits::{self, OutOfRange};
 use crate::machine::Machine;

@@ -4,12 +4,12 @@
 //! timed on its own (CAS ping-pong between two of A's CPUs, line homed
 //! where the global was) and fed to the incident's model.
 
+use numasleuth_analyze::lab::documents::RemoteGlobalDocument;
 use numasleuth_analyze::lab::remote_global as rg;
 use numasleuth_measure::lab::grid::{cpus_for, time_transfers, RemoteGlobalGrid, RemoteGlobalStep, TransferStep};
 use numasleuth_measure::lab::remote_global::{Global, LOCAL_WORDS_PER_OP};
 use numasleuth_measure::steps::PhaseError;
 use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_report::lab_json::{RemoteGlobalDocument, REMOTE_GLOBAL_SCHEMA};
 
 use super::{LabError, LabRequest};
 use crate::machine::{Machine, MachineError};
@@ -102,7 +102,6 @@ fn document(
     let ns_of = |global: Global| transfers.iter().find(|t| t.global == global).map(|t| t.ns.median);
     let ns_per_invalidation = ns_of(Global::Remote);
     RemoteGlobalDocument {
-        schema: REMOTE_GLOBAL_SCHEMA,
         run: super::run_info(machine, &request.common, shape.oversubscribed),
         node: shape.node,
         remote_node: shape.remote_node,

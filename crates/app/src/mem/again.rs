@@ -8,12 +8,12 @@
 //! the matrix as shown.
 
 use numasleuth_analyze::confidence::holds;
+use numasleuth_analyze::mem_document::MeasuredAgain;
 use numasleuth_measure::again::{again, Budget};
 use numasleuth_measure::bandwidth::BandwidthSamples;
 use numasleuth_measure::latency::LatencySamples;
 use numasleuth_measure::mem_grids::{self, Cell, ChaseCells, ChasePlan, StreamPlan};
 use numasleuth_measure::steps::{PhaseError, StepError};
-use numasleuth_report::mem_json::MeasuredAgain;
 
 use crate::measured;
 use crate::steps::Steps;

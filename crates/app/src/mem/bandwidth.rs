@@ -3,11 +3,11 @@
 //! unsteady cells are streamed again.
 
 use numasleuth_analyze::mem::{bandwidth_grid, NodeGrid};
+use numasleuth_analyze::mem_document::{BandwidthMatrix, MemDocument};
 use numasleuth_analyze::timing::RawBandwidth;
 use numasleuth_measure::bandwidth::BandwidthSamples;
 use numasleuth_measure::mem_grids::{self, Cell, StreamPlan};
 use numasleuth_measure::steps::StepError;
-use numasleuth_report::mem_json::{BandwidthMatrix, MemDocument};
 
 use super::{again, sizing, MemError, MemRequest, Settings};
 use crate::machine::Machine;

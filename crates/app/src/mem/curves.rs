@@ -4,6 +4,7 @@
 
 use std::time::Instant;
 
+use numasleuth_analyze::mem_document::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
 use numasleuth_analyze::row_warnings::timed_rows;
 use numasleuth_analyze::timing::{RawLatency, RawLoaded};
 use numasleuth_measure::grids::{self, SweepPlan};
@@ -11,7 +12,6 @@ use numasleuth_measure::loaded::{self, LoadedConfig};
 use numasleuth_measure::steps::PhaseError;
 use numasleuth_model::stop::{RunSpan, Stop};
 use numasleuth_model::units::bytes as size_name;
-use numasleuth_report::mem_json::{Loaded, LoadedPoint, MemDocument, Sweep, SweepPoint};
 
 use super::{sizing, MemError, Settings};
 use crate::machine::Machine;

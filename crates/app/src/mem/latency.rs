@@ -4,12 +4,12 @@
 
 use numasleuth_analyze::latency_check::{CurveCheck, PROBE_FACTOR};
 use numasleuth_analyze::mem::{latency_grid, NodeGrid};
+use numasleuth_analyze::mem_document::{LatencyMatrix, MemDocument};
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::RawLatency;
 use numasleuth_analyze::working_set::WorkingSet;
 use numasleuth_measure::mem_grids::{self, Cell, ChaseCells, ChasePlan};
 use numasleuth_measure::steps::{PhaseError, StepError};
-use numasleuth_report::mem_json::{LatencyMatrix, MemDocument};
 
 use super::{again, sizing, MemError, Settings};
 use crate::machine::Machine;

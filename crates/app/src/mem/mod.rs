@@ -18,12 +18,12 @@ mod sizing;
 
 use numasleuth_analyze::interconnect::{judge, NodeMatrix};
 use numasleuth_analyze::mem::placement_verdict;
+use numasleuth_analyze::mem_document::MemDocument;
 use numasleuth_kernel::IdList;
 use numasleuth_measure::latency::Sampling;
 use numasleuth_measure::stream::Mix;
 use numasleuth_measure::PageKind;
 use numasleuth_model::stop::{RunSpan, Stop};
-use numasleuth_report::mem_json::MemDocument;
 
 pub use error::MemError;
 

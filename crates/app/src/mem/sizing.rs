@@ -7,12 +7,12 @@
 
 use numasleuth_analyze::flat_search::{self, FlatSearch};
 use numasleuth_analyze::latency_check::{self, CurveCheck, PROBE_FACTOR};
+use numasleuth_analyze::mem_document::MemDocument;
 use numasleuth_analyze::stats::Summary;
 use numasleuth_analyze::timing::RawLatency;
 use numasleuth_analyze::working_set::{choose, largest_cache, largest_cache_streamed, ChosenBy, NodeRoom, WorkingSet};
 use numasleuth_measure::latency::{ChaseBuffer, Sampling};
 use numasleuth_model::units::bytes;
-use numasleuth_report::mem_json::MemDocument;
 
 use super::Settings;
 use crate::machine::Machine;

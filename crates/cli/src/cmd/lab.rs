@@ -8,6 +8,7 @@
 
 use std::process::ExitCode;
 
+use numasleuth_analyze::lab::documents::LocksDocument;
 use numasleuth_app::lab::{
     false_sharing::FalseSharingRequest, locks::LocksRequest, remote_global::RemoteGlobalRequest, LabRequest, Threads,
 };
@@ -18,7 +19,6 @@ use numasleuth_report::lab_charts::{self, LabReport};
 use numasleuth_report::lab_svg::ChartError;
 use numasleuth_report::lab_text;
 use numasleuth_report::layout::TextLayout;
-use serde::Serialize;
 
 use super::lab_args::{CommonArgs, Experiment, LabArgs, LockArg};
 use super::measure_plan::{self, Bar};
@@ -30,9 +30,9 @@ pub fn run(root: &Root, args: &LabArgs) -> anyhow::Result<ExitCode> {
         Experiment::Locks(a) => &a.common,
         Experiment::RemoteGlobal(a) => &a.common,
     };
-    // Where the report goes is checked before any measuring starts, so a
-    // typo in a path does not throw away minutes of samples.
-    let outputs = common.output.plan::<LabReport<'_, ()>>(Aliases {
+    // Where the report goes is checked before any measuring starts (every
+    // experiment offers the same formats), so a typo in a path does not throw away minutes of samples.
+    let outputs = common.output.plan::<LabReport<'_, LocksDocument>>(Aliases {
         json: common.json,
         svg: common.svg.as_deref(),
         ..Aliases::default()
@@ -100,7 +100,7 @@ fn lock_kind(arg: LockArg) -> LockKind {
 /// The experiment's report, to stdout and every file asked for.
 /// `span` says how many configurations ran, and whether Ctrl-C cut the
 /// run short.
-fn emit<D: Serialize>(
+fn emit<D: numasleuth_report::schema::Documented>(
     root: &Root,
     outputs: &Plan,
     (document, span): (D, RunSpan),

@@ -23,10 +23,13 @@ pub struct NodeStates {
 }
 
 /// HMAT performance of one access class (`access0`: any initiator,
-/// `access1`: CPU initiators only), as the kernel reports it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// `access1`: CPU initiators only), as the kernel reports it; a document
+/// (`topo --json`'s `hmat`) names the class and its initiators in full.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct AccessClass {
+    #[serde(rename = "access_class")]
     pub class: u32,
+    #[serde(rename = "initiator_nodes")]
     pub initiators: IdList,
     pub read_latency_ns: Option<u64>,
     pub write_latency_ns: Option<u64>,

@@ -7,20 +7,20 @@
 use crate::common;
 
 use common::{golden_all, summary};
+use numasleuth_analyze::c2c_document::{C2cDocument, C2cMethod};
 use numasleuth_analyze::interconnect::{Interconnect, Ratio};
 use numasleuth_analyze::latency_check;
 use numasleuth_analyze::latency_spikes::{Bucket, Spike};
+use numasleuth_analyze::mem_document::{
+    BandwidthMatrix, LatencyMatrix, Loaded, LoadedPoint, MeasuredAgain, MemDocument, PlacementCheck, Sweep, SweepPoint,
+};
 use numasleuth_analyze::memwatch::{Event, EventKind};
 use numasleuth_analyze::readers::summarize;
 use numasleuth_analyze::siblings::{self, SuspectedSiblings};
 use numasleuth_analyze::spike_readers::attach;
 use numasleuth_analyze::working_set::{self, SizedFrom, WorkingSet};
 use numasleuth_model::readers::{Ancestor, LockFile, Method, Open, ReaderProcess, ReadersRaw, Target};
-use numasleuth_report::c2c_json::{self, C2cDocument};
 use numasleuth_report::measure_export::{C2cReport, MemReport};
-use numasleuth_report::mem_json::{
-    BandwidthMatrix, LatencyMatrix, Loaded, LoadedPoint, MeasuredAgain, MemDocument, PlacementCheck, Sweep, SweepPoint,
-};
 use numasleuth_report::probe_latency::{self, ProbeReaders, ProbeReport};
 
 const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
@@ -162,10 +162,9 @@ fn c2c_document() -> C2cDocument {
         })
         .collect();
     C2cDocument {
-        schema: c2c_json::SCHEMA,
         cpus,
         home_node: 0,
-        method: numasleuth_report::c2c_json::C2cMethod::Cas,
+        method: C2cMethod::Cas,
         sampling: "node",
         latency_ns,
         transfers_per_sample: 1000,

@@ -9,14 +9,11 @@ use crate::common;
 use numasleuth_model::lab::{Global, Layout, Load, LockKind, Op, Placement};
 
 use common::{golden_all, summary};
+use numasleuth_analyze::lab::documents::{FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo};
 use numasleuth_analyze::lab::{false_sharing, locks, remote_global, Raw};
 use numasleuth_analyze::runs::attributes::{Attributes, RunAttribute};
 use numasleuth_analyze::runs::RunRow;
 use numasleuth_report::lab_charts::{self, LabReport};
-use numasleuth_report::lab_json::{
-    FalseSharingDocument, LocksDocument, RemoteGlobalDocument, RunInfo, FALSE_SHARING_SCHEMA, LOCKS_SCHEMA,
-    REMOTE_GLOBAL_SCHEMA,
-};
 use numasleuth_report::lab_text;
 use numasleuth_report::runs_text::RunsReport;
 
@@ -77,7 +74,6 @@ fn false_sharing_document() -> FalseSharingDocument {
     }
     let results = false_sharing::rows(measured);
     FalseSharingDocument {
-        schema: FALSE_SHARING_SCHEMA,
         run: run_info(),
         meaning: false_sharing::meaning(&results),
         results,
@@ -122,7 +118,6 @@ fn locks_document() -> LocksDocument {
     }
     let results = locks::rows(measured);
     LocksDocument {
-        schema: LOCKS_SCHEMA,
         run: run_info(),
         meaning: locks::meaning(&results),
         results,
@@ -182,7 +177,6 @@ fn remote_global_document() -> RemoteGlobalDocument {
     ];
     let models = remote_global::models(&results, &transfers, writes_per_op, cycles_per_ns);
     RemoteGlobalDocument {
-        schema: REMOTE_GLOBAL_SCHEMA,
         run: run_info(),
         node: 0,
         remote_node: Some(1),

@@ -14,32 +14,33 @@ use common::golden_all;
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
 use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
 use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson};
-use numasleuth_report::move_json::{self, AppliedJson, MoveDocument, RunJson, TargetJson, VmaJson};
+use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
 use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
 fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
     counts.iter().map(|(n, c)| (n.to_string(), *c)).collect()
 }
 
-fn run(start: u64, pages: u64, node: Option<u32>, state: Option<Residency>) -> RunJson {
-    RunJson {
-        start: Hex(start),
+fn run(start: u64, pages: u64, node: Option<u32>, state: Option<Residency>) -> PageRun {
+    PageRun {
+        start,
         pages,
         node,
         state,
     }
 }
 
-fn heap() -> TargetJson {
-    TargetJson {
+fn heap() -> Target {
+    Target {
         what: "[heap]".into(),
         object: None,
-        start: Hex(0x55d4c6a00000),
-        end: Hex(0x55d4c6e00000),
+        start: 0x55d4c6a00000,
+        end: 0x55d4c6e00000,
     }
 }
 
@@ -67,15 +68,13 @@ fn move_document() -> MoveDocument {
         hinting: vec![run(base + 0x1000, 2, None, Some(Residency::HintingFault))],
         pages_to_move: 700,
         to_move: vec![run(base, 1, Some(0), None), run(base + 0x3000, 699, Some(0), None)],
-        numa_maps_before: vec![VmaJson {
-            start: Hex(0x55d4c6a00000),
-            end: Hex(0x55d4c6e00000),
-            pages_by_node: by_node(&[(0, 702), (1, 300)]),
+        numa_maps_before: vec![VmaPages {
+            span: 0x55d4c6a00000..0x55d4c6e00000,
+            pages_by_node: vec![(0, 702), (1, 300)],
         }],
-        numa_maps_after: Some(vec![VmaJson {
-            start: Hex(0x55d4c6a00000),
-            end: Hex(0x55d4c6e00000),
-            pages_by_node: by_node(&[(0, 2), (1, 1000)]),
+        numa_maps_after: Some(vec![VmaPages {
+            span: 0x55d4c6a00000..0x55d4c6e00000,
+            pages_by_node: vec![(0, 2), (1, 1000)],
         }]),
         applied: Some(AppliedJson {
             journal: "/var/lib/numasleuth/journal/move-4242.json".into(),

@@ -11,4 +11,5 @@ mod golden_reports;
 mod golden_reports_lab;
 mod golden_reports_pages;
 mod golden_reports_process;
+mod golden_topo;
 mod parallel_widths;
