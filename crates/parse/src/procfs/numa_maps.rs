@@ -20,6 +20,10 @@ use serde::Serialize;
 use crate::cpulist::IdList;
 use crate::error::{quote, ParseError};
 
+#[path = "numa_maps_bytes.rs"]
+mod bytes;
+pub use bytes::parse_bytes_into;
+
 /// The mode of a memory policy, as `mpol_to_str` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
