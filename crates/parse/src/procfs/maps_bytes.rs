@@ -11,7 +11,7 @@
 
 use super::{parse_line, Backing, Mapping, Perms};
 use crate::error::ParseError;
-use crate::procfs::digits;
+use crate::procfs::digits::{self, Cursor};
 
 /// Parses one line of `/proc/PID/maps`, without its newline, into `out`,
 /// reusing its path's buffer. Bytes that are not UTF-8 in the path are
@@ -22,19 +22,6 @@ pub fn parse_line_into(line: &[u8], out: &mut Mapping) -> Result<(), ParseError>
         *out = parse_line(&String::from_utf8_lossy(line))?;
     }
     Ok(())
-}
-
-/// The next word after any spaces, and what follows it.
-fn word(rest: &[u8]) -> Option<(&[u8], &[u8])> {
-    let begin = rest.iter().position(|&b| b != b' ')?;
-    let rest = &rest[begin..];
-    let end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
-    Some(rest.split_at(end))
-}
-
-fn split_at_byte(bytes: &[u8], separator: u8) -> Option<(&[u8], &[u8])> {
-    let at = bytes.iter().position(|&b| b == separator)?;
-    Some((&bytes[..at], &bytes[at + 1..]))
 }
 
 fn flag(byte: u8, yes: u8) -> Option<bool> {
@@ -61,29 +48,31 @@ fn perms(bytes: &[u8]) -> Option<Perms> {
     })
 }
 
-/// `None`: not the kernel's plain spelling; [`parse_line`] decides.
+/// `None`: not the kernel's plain spelling; [`parse_line`] decides. Each
+/// field must end in the byte that ends it in the kernel's format, so the
+/// line is read once, left to right.
 fn fast(line: &[u8], out: &mut Mapping) -> Option<()> {
     // As `parse_line` trims them.
     let newlines = line.iter().rev().take_while(|&&b| b == b'\n').count();
-    let (range, rest) = word(&line[..line.len() - newlines])?;
-    let (perm_word, rest) = word(rest)?;
-    let (offset, rest) = word(rest)?;
-    let (dev, rest) = word(rest)?;
-    let (inode, rest) = word(rest)?;
-    let (start, end) = split_at_byte(range, b'-')?;
-    let (major, minor) = split_at_byte(dev, b':')?;
-    out.start = digits::hex(start, 16)?;
-    out.end = digits::hex(end, 16)?;
+    let mut cursor = Cursor::new(&line[..line.len() - newlines]);
+    cursor.skip_spaces();
+    out.start = cursor.hex_until(b'-', 16)?;
+    out.end = cursor.hex_until(b' ', 16)?;
     if out.end < out.start {
         return None;
     }
-    out.perms = perms(perm_word)?;
-    out.offset_bytes = digits::hex(offset, 16)?;
-    out.dev_major = digits::hex(major, 8)? as u32;
-    out.dev_minor = digits::hex(minor, 8)? as u32;
+    cursor.skip_spaces();
+    out.perms = perms(cursor.until(b' ', false)?)?;
+    cursor.skip_spaces();
+    out.offset_bytes = cursor.hex_until(b' ', 16)?;
+    cursor.skip_spaces();
+    out.dev_major = cursor.hex_until(b':', 8)? as u32;
+    out.dev_minor = cursor.hex_until(b' ', 8)? as u32;
+    cursor.skip_spaces();
+    let inode = cursor.until(b' ', true)?;
     out.inode = digits::decimal(inode)?;
-    let path_at = rest.iter().position(|&b| b != b' ').unwrap_or(rest.len());
-    set_backing(&mut out.backing, &rest[path_at..], inode != b"0");
+    cursor.skip_spaces();
+    set_backing(&mut out.backing, cursor.rest(), inode != b"0");
     Some(())
 }
 
@@ -91,7 +80,9 @@ fn fast(line: &[u8], out: &mut Mapping) -> Option<()> {
 /// a new allocation when the path is the one it already holds.
 fn set_backing(backing: &mut Backing, path: &[u8], has_inode: bool) {
     if path.is_empty() {
-        *backing = Backing::Anonymous;
+        if !matches!(backing, Backing::Anonymous) {
+            *backing = Backing::Anonymous;
+        }
         return;
     }
     if !has_inode && path.first() == Some(&b'[') && path.last() == Some(&b']') {

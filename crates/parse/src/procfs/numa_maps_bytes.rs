@@ -10,7 +10,7 @@
 
 use super::{parse_line_into, parse_policy, unescape, NumaMapsEntry, Policy, PolicyMode, SPACED_MODES};
 use crate::error::ParseError;
-use crate::procfs::digits;
+use crate::procfs::digits::{self, Cursor};
 
 /// Parses one line of numa_maps, without its newline, into `entry`, reusing
 /// its buffers. On an error `entry` holds a partial line and must not be
@@ -33,21 +33,32 @@ fn is_space(byte: u8) -> bool {
 /// `None`: not the kernel's plain spelling; [`parse_line_into`] decides.
 fn fast(line: &[u8], entry: &mut NumaMapsEntry) -> Option<()> {
     let kept = line.iter().rposition(|&b| !is_space(b)).map_or(0, |at| at + 1);
-    let line = &line[..kept];
-    let (start, rest) = match line.iter().position(|&b| b == b' ') {
-        Some(at) => (&line[..at], &line[at + 1..]),
-        None => (line, &[][..]),
-    };
-    entry.reset(digits::hex(start, 16)?);
+    let mut cursor = Cursor::new(&line[..kept]);
+    entry.reset(digits::hex(cursor.until(b' ', true)?, 16)?);
+    let rest = cursor.rest();
     let rest = &rest[rest.iter().position(|&b| !is_space(b)).unwrap_or(rest.len())..];
     let (policy, fields) = rest.split_at(policy_len(rest));
     if !policy.is_empty() {
         entry.policy = Some(policy_of(policy)?);
     }
     let mut has_file = false;
-    // `split_ascii_whitespace`'s blanks, as the `&str` parser splits words.
-    for word in fields.split(u8::is_ascii_whitespace).filter(|w| !w.is_empty()) {
-        has_file |= take_word(word, entry)?;
+    // `split_ascii_whitespace`'s blanks, as the `&str` parser splits
+    // words; each word is scanned once, for its end and its `=`.
+    let mut at = 0;
+    while at < fields.len() {
+        if fields[at].is_ascii_whitespace() {
+            at += 1;
+            continue;
+        }
+        let begin = at;
+        let mut equals = None;
+        while at < fields.len() && !fields[at].is_ascii_whitespace() {
+            if fields[at] == b'=' && equals.is_none() {
+                equals = Some(at - begin);
+            }
+            at += 1;
+        }
+        has_file |= take_word(&fields[begin..at], equals, entry)?;
     }
     if !has_file {
         entry.file = None;
@@ -81,38 +92,68 @@ fn policy_of(policy: &[u8]) -> Option<Policy> {
     parse_policy(std::str::from_utf8(policy).ok()?).ok()
 }
 
-/// Folds one `key=value` or bare word into `entry`; `Some(true)` for a
-/// `file=`.
-fn take_word(word: &[u8], entry: &mut NumaMapsEntry) -> Option<bool> {
-    let (key, value) = match word.iter().position(|&b| b == b'=') {
+/// A key of up to eight bytes as one number, to match it with one compare
+/// (with its length, so a NUL cannot pad one key into another).
+const fn tag(key: &[u8]) -> (usize, u64) {
+    let mut value = 0u64;
+    let mut i = 0;
+    while i < key.len() && i < 8 {
+        value |= (key[i] as u64) << (8 * i);
+        i += 1;
+    }
+    (key.len(), value)
+}
+
+const FILE: (usize, u64) = tag(b"file");
+const HEAP: (usize, u64) = tag(b"heap");
+const STACK: (usize, u64) = tag(b"stack");
+const HUGE: (usize, u64) = tag(b"huge");
+const ANON: (usize, u64) = tag(b"anon");
+const DIRTY: (usize, u64) = tag(b"dirty");
+const MAPPED: (usize, u64) = tag(b"mapped");
+const MAPMAX: (usize, u64) = tag(b"mapmax");
+const SWAPCACHE: (usize, u64) = tag(b"swapcache");
+const ACTIVE: (usize, u64) = tag(b"active");
+const WRITEBACK: (usize, u64) = tag(b"writeback");
+const PAGE_SIZE_KEY: &[u8] = b"kernelpagesize_kB";
+
+/// Folds one `key=value` or bare word (its `=` at `equals`) into `entry`;
+/// `Some(true)` for a `file=`.
+fn take_word(word: &[u8], equals: Option<usize>, entry: &mut NumaMapsEntry) -> Option<bool> {
+    let (key, value) = match equals {
         Some(at) => (&word[..at], Some(&word[at + 1..])),
         None => (word, None),
     };
     let count = || value.and_then(digits::decimal);
-    match (key, value) {
-        (b"file", Some(path)) => {
-            set_file(entry.file.get_or_insert_with(String::new), path)?;
+    // Keys past eight bytes are compared whole; SWAPCACHE and WRITEBACK
+    // tags cover their first eight, so check the rest.
+    let tagged = if key.len() <= 9 { tag(key) } else { (0, 0) };
+    match (tagged, value.is_some()) {
+        (FILE, true) => {
+            set_file(entry.file.get_or_insert_with(String::new), value?)?;
             return Some(true);
         }
-        (b"heap", None) => entry.heap = true,
-        (b"stack", None) => entry.stack = true,
-        (b"huge", None) => entry.huge = true,
-        (b"anon", _) => entry.anon_pages = Some(count()?),
-        (b"dirty", _) => entry.dirty_pages = Some(count()?),
-        (b"mapped", _) => entry.mapped_pages = Some(count()?),
-        (b"mapmax", _) => entry.mapmax = Some(count()?),
-        (b"swapcache", _) => entry.swapcache_pages = Some(count()?),
-        (b"active", _) => entry.active_pages = Some(count()?),
-        (b"writeback", _) => entry.writeback_pages = Some(count()?),
-        (b"kernelpagesize_kB", _) => entry.kernel_page_size_kb = Some(count()?),
-        ([b'N', id @ ..], _) if !id.is_empty() && id.iter().all(u8::is_ascii_digit) => {
-            let id = u32::try_from(digits::decimal(id)?).ok()?;
-            if id >= crate::cpulist::MAX_NODE_IDS {
-                return None;
+        (HEAP, false) => entry.heap = true,
+        (STACK, false) => entry.stack = true,
+        (HUGE, false) => entry.huge = true,
+        (ANON, _) => entry.anon_pages = Some(count()?),
+        (DIRTY, _) => entry.dirty_pages = Some(count()?),
+        (MAPPED, _) => entry.mapped_pages = Some(count()?),
+        (MAPMAX, _) => entry.mapmax = Some(count()?),
+        (SWAPCACHE, _) if key == b"swapcache" => entry.swapcache_pages = Some(count()?),
+        (ACTIVE, _) => entry.active_pages = Some(count()?),
+        (WRITEBACK, _) if key == b"writeback" => entry.writeback_pages = Some(count()?),
+        _ if key == PAGE_SIZE_KEY => entry.kernel_page_size_kb = Some(count()?),
+        _ => match key {
+            [b'N', id @ ..] if !id.is_empty() && id.iter().all(u8::is_ascii_digit) => {
+                let id = u32::try_from(digits::decimal(id)?).ok()?;
+                if id >= crate::cpulist::MAX_NODE_IDS {
+                    return None;
+                }
+                entry.pages_by_node.push((id, count()?));
             }
-            entry.pages_by_node.push((id, count()?));
-        }
-        _ => entry.unknown.push(std::str::from_utf8(word).ok()?.to_string()),
+            _ => entry.unknown.push(std::str::from_utf8(word).ok()?.to_string()),
+        },
     }
     Some(false)
 }

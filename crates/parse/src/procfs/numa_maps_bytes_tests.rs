@@ -50,6 +50,16 @@ fn unusual_spellings_go_to_the_str_parser() {
 }
 
 #[test]
+fn keys_that_share_a_known_keys_first_bytes_are_unknown_words() {
+    let line = b"1000 default swapcachX=1 writebacK=2 swapcache=3 anonx=1 kernelpagesize_kX=4 fil=1 file N0=1 \
+                 kernelpagesize_kB=4";
+    let mut entry = NumaMapsEntry::default();
+    assert_eq!(fast(line, &mut entry), Some(()));
+    assert_eq!(entry, oracle(line).unwrap());
+    assert_eq!(entry.unknown.len(), 6, "{:?}", entry.unknown);
+}
+
+#[test]
 fn errors_are_the_str_parsers_errors() {
     for line in [
         &b"xyz default"[..],
