@@ -68,6 +68,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Steps over spaces (only spaces: the separator of maps' fields).
+    #[inline]
     pub(crate) fn skip_spaces(&mut self) {
         while self.bytes.get(self.at) == Some(&b' ') {
             self.at += 1;
@@ -76,6 +77,7 @@ impl<'a> Cursor<'a> {
 
     /// The bytes up to `end` (not included, and stepped over), or up to the
     /// end of the line when `end` is absent and `to_end_ok`.
+    #[inline]
     pub(crate) fn until(&mut self, end: u8, to_end_ok: bool) -> Option<&'a [u8]> {
         let rest = &self.bytes[self.at..];
         match rest.iter().position(|&b| b == end) {
@@ -93,6 +95,7 @@ impl<'a> Cursor<'a> {
 
     /// Hex digits up to `end` (stepped over): `None` if any other byte
     /// comes first, or the digits are not 1 to `max_digits`.
+    #[inline]
     pub(crate) fn hex_until(&mut self, end: u8, max_digits: usize) -> Option<u64> {
         let mut value = 0u64;
         let begin = self.at;
@@ -113,6 +116,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// What is left of the line.
+    #[inline]
     pub(crate) fn rest(&self) -> &'a [u8] {
         &self.bytes[self.at..]
     }

@@ -18,7 +18,7 @@ use crate::procfs::digits::{self, Cursor};
 pub fn parse_bytes_into(line: &[u8], entry: &mut NumaMapsEntry) -> Result<(), ParseError> {
     // Past ASCII, `str::trim_end` and the lossy conversion of the line
     // decide what a word is: the `&str` parser's business.
-    if !line.is_ascii() || fast(line, entry).is_none() {
+    if !line.is_ascii() || (super::kernel::parse(line, entry).is_none() && fast(line, entry).is_none()) {
         parse_line_into(&String::from_utf8_lossy(line), entry)?;
     }
     Ok(())
@@ -160,7 +160,7 @@ fn take_word(word: &[u8], equals: Option<usize>, entry: &mut NumaMapsEntry) -> O
 
 /// `file=`'s value, unescaped, over the path `held`; a path equal to the
 /// one held (the mappings of one library follow each other) is left as is.
-fn set_file(held: &mut String, path: &[u8]) -> Option<()> {
+pub(super) fn set_file(held: &mut String, path: &[u8]) -> Option<()> {
     if path.contains(&b'\\') {
         *held = unescape(std::str::from_utf8(path).ok()?);
     } else if held.as_bytes() != path {

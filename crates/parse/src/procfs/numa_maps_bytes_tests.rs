@@ -34,6 +34,32 @@ fn the_kernels_lines_take_the_fast_path() {
 }
 
 #[test]
+fn the_kernels_default_policy_lines_take_the_kernel_order_path() {
+    for line in KERNEL_LINES.iter().filter(|line| line.contains(" default")) {
+        let mut entry = NumaMapsEntry::default();
+        assert_eq!(
+            super::super::kernel::parse(line.as_bytes(), &mut entry),
+            Some(()),
+            "{line}"
+        );
+        assert_eq!(entry, oracle(line.as_bytes()).unwrap(), "{line}");
+    }
+    // Each left to the general parsers, which agree with the oracle.
+    for line in [
+        &b"1000 default anon=1 "[..],
+        b"1000 default  anon=1",
+        b"1000 default anon=1\tN0=1",
+        b"1000 default heapx",
+        b"1000 default N0x=1",
+        b"1000 default swapcachX=1",
+        b"1000 bind:0 anon=1",
+    ] {
+        assert_eq!(super::super::kernel::parse(line, &mut NumaMapsEntry::default()), None);
+        assert_eq!(parsed_over(line, &NumaMapsEntry::default()), oracle(line));
+    }
+}
+
+#[test]
 fn unusual_spellings_go_to_the_str_parser() {
     for line in [
         &b"1000 default anon=+3 N0=3"[..],
@@ -120,7 +146,32 @@ fn line() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// Lines as `show_numa_map` writes them (the kernel-order path's own),
+/// with counts up to 20 digits (past u64) and node ids past the cap.
+fn kernel_line() -> impl Strategy<Value = Vec<u8>> {
+    let word = prop_oneof![
+        "(anon|dirty|mapped|mapmax|swapcache|active|writeback|kernelpagesize_kB)=[0-9]{1,20}",
+        "N[0-9]{1,6}=[0-9]{1,20}",
+        "(heap|stack|huge)",
+        "file=[!-~]{0,12}",
+    ];
+    ("[0-9a-f]{1,16}", proptest::collection::vec(word, 0..8)).prop_map(|(start, words)| {
+        let mut line = format!("{start} default");
+        for word in words {
+            line.push(' ');
+            line.push_str(&word);
+        }
+        line.into_bytes()
+    })
+}
+
 proptest! {
+    #[test]
+    fn kernel_lines_agree_with_the_str_parser(first in kernel_line(), second in kernel_line()) {
+        let previous = parsed_over(&first, &NumaMapsEntry::default()).unwrap_or_default();
+        prop_assert_eq!(parsed_over(&second, &previous), oracle(&second));
+    }
+
     /// Whatever the line and whatever the entry held before, the answer is
     /// the `&str` parser's.
     #[test]
