@@ -7,7 +7,7 @@
 //! to the general parsers; this one never answers for it (`None`).
 
 use super::{NumaMapsEntry, Policy, PolicyMode};
-use crate::procfs::digits::Cursor;
+use crate::procfs::digits::{self, Cursor};
 
 /// Digits up to a space or the end of `rest`, and what follows them;
 /// `None` for no digits, overflow, or any other byte after them.
@@ -73,7 +73,7 @@ pub(super) fn parse(line: &[u8], entry: &mut NumaMapsEntry) -> Option<()> {
                 if id.is_empty() || !id.iter().all(u8::is_ascii_digit) {
                     return None;
                 }
-                let id = u32::try_from(super::super::digits::decimal(id)?).ok()?;
+                let id = u32::try_from(digits::decimal(id)?).ok()?;
                 if id >= crate::cpulist::MAX_NODE_IDS {
                     return None;
                 }
