@@ -202,7 +202,7 @@ pub fn mapped(root: &Root, pid: u32, ranges: &[Range<u64>], page_bytes: u64) -> 
         }
         found.mappings += 1;
         if found.mappings <= MAX_MAPPINGS {
-            let pages_by_node = vma.numa.map(|n| n.pages_by_node.clone()).unwrap_or_default();
+            let pages_by_node = vma.numa.as_ref().map(|n| n.pages_by_node.clone()).unwrap_or_default();
             found.vmas.push(VmaPages { span, pages_by_node });
         }
     })?;

@@ -45,7 +45,7 @@ pub fn model_and_objects(
         let (start, end) = (vma.mapping.start, vma.mapping.end);
         let object = objects.object_at(start, end).map(|o| o.path.as_str());
         let spans: Vec<&SectionSpan> = objects.spans_overlapping(start, end).collect();
-        builder.add(&vma, object, &spans);
+        builder.add(vma, object, &spans);
     })?;
     let objects = placer.finish();
     let mut notes = Vec::new();

@@ -54,7 +54,7 @@ fn join(maps_bytes: &[u8], numa_bytes: Option<&[u8]>) {
     }
     let root = Root::directory(dir.path()).expect("root");
     let mut seen = Vec::new();
-    let streamed = process::for_each_vma(&root, 1, |vma| seen.push(vma));
+    let streamed = process::for_each_vma(&root, 1, |vma| seen.push(vma.clone()));
     let expected = sequential_join(maps_bytes, numa_bytes);
     match (streamed, expected) {
         (Ok(summary), Some((vmas, expected))) => {

@@ -18,7 +18,7 @@
 use std::fmt;
 
 use crate::error::ReadError;
-use crate::procfs::maps::{parse_line, Mapping};
+use crate::procfs::maps::{parse_line_into, Mapping};
 use crate::procfs::process::{classify, LineStream, ProcessError};
 use crate::root::Root;
 use crate::untrusted::format_cap;
@@ -99,12 +99,21 @@ impl<'r> MapsStream<'r> {
     /// The next mapping; `None` at the end of the file or at a cap
     /// ([`Self::cap_hit`] tells which).
     pub fn next_mapping(&mut self) -> Result<Option<Mapping>, ProcessError> {
+        let mut mapping = Mapping::default();
+        Ok(self.next_into(&mut mapping)?.then_some(mapping))
+    }
+
+    /// The next mapping, parsed into `out` (its path's buffer reused);
+    /// `false` at the end of the file or at a cap. The line is parsed from
+    /// its bytes, so a stream of 50,000 mappings allocates and converts to
+    /// text only the paths that change.
+    pub fn next_into(&mut self, out: &mut Mapping) -> Result<bool, ProcessError> {
         if self.cap_hit.is_some() {
-            return Ok(None);
+            return Ok(false);
         }
         let (root, pid) = (self.root, self.pid);
-        let Some(line) = self.lines.next_line().map_err(|e| classify(root, pid, e))? else {
-            return Ok(None);
+        let Some(line) = self.lines.next_bytes().map_err(|e| classify(root, pid, e))? else {
+            return Ok(false);
         };
         let bytes = self.bytes.saturating_add(line.len() as u64 + 1);
         if self.mappings >= self.cap.mappings {
@@ -112,19 +121,19 @@ impl<'r> MapsStream<'r> {
                 pid,
                 cap: self.cap.mappings,
             });
-            return Ok(None);
+            return Ok(false);
         }
         if bytes > self.cap.bytes {
             self.cap_hit = Some(CapHit::Bytes {
                 pid,
                 cap_bytes: self.cap.bytes,
             });
-            return Ok(None);
+            return Ok(false);
         }
-        let mapping = parse_line(line).map_err(|e| ReadError::malformed(&self.path, e.0))?;
+        parse_line_into(line, out).map_err(|e| ReadError::malformed(&self.path, e.0))?;
         self.mappings += 1;
         self.bytes = bytes;
-        Ok(Some(mapping))
+        Ok(true)
     }
 
     /// Set once a cap stopped the stream with mappings left unread.

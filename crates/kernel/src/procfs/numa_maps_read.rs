@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader};
 
 use crate::error::ReadError;
-use crate::procfs::numa_maps::{parse_line, NumaMapsEntry};
+use crate::procfs::numa_maps::{parse_bytes_into, NumaMapsEntry};
 use crate::procfs::process::LineStream;
 use crate::root::Root;
 
@@ -56,16 +56,22 @@ impl<R: BufRead> NumaMapsEntries<R> {
     /// are read. A line that does not parse is a `Malformed` error that
     /// still counts against the cap: the line after it can be read next.
     pub fn next_entry(&mut self) -> Result<Option<NumaMapsEntry>, ReadError> {
+        let mut entry = NumaMapsEntry::default();
+        Ok(self.next_into(&mut entry)?.then_some(entry))
+    }
+
+    /// [`Self::next_entry`], parsed from the line's bytes into `entry`
+    /// (its buffers reused); `false` at the end or at the cap.
+    pub fn next_into(&mut self, entry: &mut NumaMapsEntry) -> Result<bool, ReadError> {
         if self.lines_left == 0 {
-            return Ok(None);
+            return Ok(false);
         }
-        let Some(text) = self.lines.next_line()? else {
-            return Ok(None);
+        let Some(line) = self.lines.next_bytes()? else {
+            return Ok(false);
         };
         self.lines_left -= 1;
-        parse_line(text)
-            .map(Some)
-            .map_err(|e| ReadError::malformed(&self.relative, e.0))
+        parse_bytes_into(line, entry).map_err(|e| ReadError::malformed(&self.relative, e.0))?;
+        Ok(true)
     }
 }
 

@@ -172,31 +172,24 @@ impl<R: BufRead> LineStream<R> {
 
     /// The next non-empty line without its newline, or `None` at the end.
     pub fn next_line(&mut self) -> Result<Option<&str>, ReadError> {
-        let bytes = match self.find_line()? {
-            // The buffer `find_line` just looked at: a `fill_buf` with bytes
-            // still unconsumed hands them back without reading.
-            Found::InBuffer(length) => {
-                let buffer = self
-                    .reader
-                    .fill_buf()
-                    .map_err(|e| ReadError::from_io(&self.relative, &e))?;
-                buffer.get(..length).ok_or_else(|| ReadError::Io {
-                    errno: None,
-                    path: display_path(&self.relative),
-                    message: "changed under its reader".into(),
-                })?
-            }
-            Found::Gathered => &self.bytes[..],
-            Found::End => return Ok(None),
+        let found = self.find_line()?;
+        let Some(bytes) = line_bytes(&mut self.reader, &self.bytes, found, &self.relative)? else {
+            return Ok(None);
         };
-        let text = match std::str::from_utf8(bytes) {
+        Ok(Some(match std::str::from_utf8(bytes) {
             Ok(text) => text,
             Err(_) => {
                 self.line = String::from_utf8_lossy(bytes).into_owned();
                 &self.line
             }
-        };
-        Ok(Some(text.trim_end_matches(['\n', '\0'])))
+        }))
+    }
+
+    /// [`Self::next_line`] as bytes, not checked as UTF-8: for parsers that
+    /// read numbers from the bytes and convert only a path, once.
+    pub fn next_bytes(&mut self) -> Result<Option<&[u8]>, ReadError> {
+        let found = self.find_line()?;
+        line_bytes(&mut self.reader, &self.bytes, found, &self.relative)
     }
 
     /// Finds the next line that is not blank, whole in the buffer where it
@@ -256,6 +249,33 @@ impl<R: BufRead> LineStream<R> {
             message: format!("has a line longer than {}", format_cap(MAX_LINE_BYTES)),
         }
     }
+}
+
+/// The line `found` points at, without its newline and trailing NULs;
+/// `None` at the end. A free function, so that the caller may keep
+/// another of its fields while this borrows the buffers.
+fn line_bytes<'a, R: BufRead>(
+    reader: &'a mut R,
+    gathered: &'a [u8],
+    found: Found,
+    relative: &str,
+) -> Result<Option<&'a [u8]>, ReadError> {
+    let bytes = match found {
+        // The buffer `find_line` just looked at: a `fill_buf` with bytes
+        // still unconsumed hands them back without reading.
+        Found::InBuffer(length) => {
+            let buffer = reader.fill_buf().map_err(|e| ReadError::from_io(relative, &e))?;
+            buffer.get(..length).ok_or_else(|| ReadError::Io {
+                errno: None,
+                path: display_path(relative),
+                message: "changed under its reader".into(),
+            })?
+        }
+        Found::Gathered => gathered,
+        Found::End => return Ok(None),
+    };
+    let kept = bytes.iter().rposition(|&b| b != b'\n' && b != 0).map_or(0, |at| at + 1);
+    Ok(Some(&bytes[..kept]))
 }
 
 /// Where the first newline is, eight bytes at a time: a line is 50-100

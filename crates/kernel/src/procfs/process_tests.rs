@@ -96,7 +96,7 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]
     ));
     let (_dir, root) = with(&files);
     let mut seen = Vec::new();
-    let summary = for_each_vma(&root, 4242, |vma| seen.push(vma)).unwrap();
+    let summary = for_each_vma(&root, 4242, |vma| seen.push(vma.clone())).unwrap();
     assert_eq!(summary.vmas, 5);
     assert!(summary.numa_maps_available);
     assert_eq!(summary.unmatched_numa_lines, 1, "the 555555556000 line has no mapping");

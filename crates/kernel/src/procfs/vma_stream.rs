@@ -15,7 +15,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Arc;
 
 use crate::procfs::maps::{MapsCap, MapsStream};
-use crate::procfs::numa_maps::{NumaMapsEntries, NumaMapsEntry, NumaMapsFile};
+use crate::procfs::numa_maps::{NumaMapsEntry, NumaMapsFile};
 use crate::procfs::process::{classify, ProcessError, Vma, VmaStreamSummary};
 use crate::root::Root;
 
@@ -29,8 +29,10 @@ const CHUNK_BYTES: usize = 64 << 10;
 const CHUNKS_IN_FLIGHT: usize = 8;
 
 /// Streams the mappings of process `pid` in address order, each with its
-/// numa_maps line when there is one.
-pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result<VmaStreamSummary, ProcessError> {
+/// numa_maps line when there is one. `visit` borrows one [`Vma`] that the
+/// stream fills in place, line after line: nothing is allocated or moved
+/// per mapping (a path only when it changes).
+pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(&Vma)) -> Result<VmaStreamSummary, ProcessError> {
     // Streamed uncapped: one mapping at a time is held, however many.
     let mut maps = MapsStream::open(root, pid, MapsCap::STREAMED)?;
     let numa_file = match NumaMapsFile::open(root, pid) {
@@ -43,35 +45,52 @@ pub fn for_each_vma(root: &Root, pid: u32, mut visit: impl FnMut(Vma)) -> Result
         ..VmaStreamSummary::default()
     };
     std::thread::scope(|scope| {
-        let mut numa = numa_file.map(|file| file.entries_through(|file| chunks(scope, file), u64::MAX));
-        let mut pending: Option<NumaMapsEntry> = None;
-        let next_numa = |numa: &mut Option<NumaMapsEntries<Chunks>>| match numa {
-            Some(entries) => entries.next_entry().map_err(|e| classify(root, pid, e)),
-            None => Ok(None),
-        };
-        while let Some(mapping) = maps.next_mapping()? {
-            let mut joined = None;
-            loop {
-                if pending.is_none() {
-                    pending = next_numa(&mut numa)?;
-                }
-                match &pending {
-                    Some(entry) if entry.start < mapping.start => {
-                        summary.unmatched_numa_lines += 1;
-                        pending = None;
-                    }
-                    Some(entry) if entry.start == mapping.start => {
-                        joined = pending.take();
-                        break;
-                    }
-                    _ => break,
-                }
+        let Some(file) = numa_file else {
+            let mut vma = Vma::default();
+            while maps.next_into(&mut vma.mapping)? {
+                summary.vmas += 1;
+                visit(&vma);
             }
+            return Ok(summary);
+        };
+        let mut numa = file.entries_through(|file| chunks(scope, file), u64::MAX);
+        let mut next_numa = |entry: &mut NumaMapsEntry| numa.next_into(entry).map_err(|e| classify(root, pid, e));
+        // `vma.numa` always holds an entry: the numa_maps line read ahead,
+        // `held` while it waits for its mapping.
+        let mut vma = Vma {
+            numa: Some(NumaMapsEntry::default()),
+            ..Vma::default()
+        };
+        let mut held = false;
+        while maps.next_into(&mut vma.mapping)? {
+            let start = vma.mapping.start;
+            let entry = vma.numa.get_or_insert_with(NumaMapsEntry::default);
+            let joined = loop {
+                if !held && !next_numa(entry)? {
+                    break false;
+                }
+                held = true;
+                if entry.start >= start {
+                    break entry.start == start;
+                }
+                summary.unmatched_numa_lines += 1;
+                held = false;
+            };
             summary.vmas += 1;
-            visit(Vma { mapping, numa: joined });
+            if joined {
+                held = false;
+                visit(&vma);
+            } else {
+                // Rare (a mapping numa_maps leaves out): the entry read
+                // ahead waits outside while this mapping is shown alone.
+                let ahead = vma.numa.take();
+                visit(&vma);
+                vma.numa = ahead;
+            }
         }
-        summary.unmatched_numa_lines += u64::from(pending.is_some());
-        while next_numa(&mut numa)?.is_some() {
+        summary.unmatched_numa_lines += u64::from(held);
+        let entry = vma.numa.get_or_insert_with(NumaMapsEntry::default);
+        while next_numa(entry)? {
             summary.unmatched_numa_lines += 1;
         }
         Ok(summary)

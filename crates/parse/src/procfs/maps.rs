@@ -13,6 +13,10 @@
 
 use crate::error::{quote, ParseError};
 
+#[path = "maps_bytes.rs"]
+mod bytes;
+pub use bytes::parse_line_into;
+
 /// Permissions of a mapping, as the four `rwxp`/`rwxs` letters say.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Perms {
@@ -77,9 +81,10 @@ impl std::fmt::Display for Perms {
 }
 
 /// What backs a mapping.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Backing {
     /// No path: anonymous memory (malloc arenas, thread stacks, mmap).
+    #[default]
     Anonymous,
     /// A file. `deleted` when the kernel appended ` (deleted)`: the file was
     /// unlinked (or replaced by an upgrade) after it was mapped.
@@ -98,7 +103,7 @@ impl Backing {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mapping {
     pub start: u64,
     /// One past the last byte.

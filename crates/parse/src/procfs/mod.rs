@@ -1,6 +1,7 @@
 //! The formats of `/proc` files.
 pub mod cmdline;
 pub mod cpuinfo;
+mod digits;
 pub mod interrupts;
 pub mod maps;
 pub mod meminfo;

@@ -17,7 +17,7 @@ pub struct ThreadReading {
 }
 
 /// A mapping from `maps` with its `numa_maps` line, when there was one.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Vma {
     pub mapping: Mapping,
     pub numa: Option<NumaMapsEntry>,
