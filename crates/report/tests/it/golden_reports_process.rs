@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::golden_all;
-use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqRow};
+use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqDocument, IrqRow};
 use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCounters, NodeSample, Sample};
 use numasleuth_analyze::pmu::diff::{DiffRow, PmuDiff};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
@@ -16,7 +16,7 @@ use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::perf::watch::Access;
 use numasleuth_parse::IdList;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
+use numasleuth_report::irq_json::IrqReport;
 use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};
 use numasleuth_report::pmu_diff_json::{self, RunJson};
 use numasleuth_report::{pmu_diff_text, pmu_json, pmu_text, watch_json, watch_text};
@@ -242,15 +242,14 @@ fn irq_with_a_plan() {
         before: "0".into(),
         after: "8-11".into(),
     }];
+    let document = IrqDocument {
+        devices,
+        irqbalance_pids: vec![812],
+        plan,
+        journal: None,
+    };
     let report = IrqReport {
-        document: IrqJson {
-            schema: irq_json::SCHEMA,
-            devices: &devices,
-            irqbalance_pids: &[812],
-            plan: &plan,
-            applied: false,
-            journal: None,
-        },
+        document: &document,
         planned: true,
     };
     golden_all("irq_plan", &report);
