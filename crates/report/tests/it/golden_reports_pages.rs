@@ -13,7 +13,7 @@ use numasleuth_model::hex::Hex;
 use common::golden_all;
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
-use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::migrations::{self, Method, MigrationsDocument, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
 use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
@@ -333,18 +333,19 @@ fn migrations() {
     let method = Method::Tracepoint;
     let findings = migrations::findings(4242, &threads, &numa, &method, duration_s);
     let notes = vec!["threads that started during the run are counted from their first move".to_string()];
-    let document = migrations_json::build(Some(4242), &method, duration_s, &threads, &numa, &findings, &notes);
-    let view = migrations_text::View {
+    let document = MigrationsDocument {
         pid: Some(4242),
-        method: &method,
+        method,
         duration_s,
-        threads: &threads,
-        numa: &numa,
-        findings: &findings,
-        notes: &notes,
+        threads,
+        numa,
+        findings,
+        notes,
     };
     golden_all(
         "migrations",
-        &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
+        &TextJson::new(migrations_json::document(&document), |layout| {
+            migrations_text::render(&document, layout)
+        }),
     );
 }
