@@ -35,6 +35,7 @@ pub mod probe_latency;
 pub mod process;
 pub mod rates;
 pub mod readers;
+pub mod readers_document;
 pub mod row_warnings;
 pub mod runs;
 pub mod siblings;
