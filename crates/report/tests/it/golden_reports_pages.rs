@@ -11,12 +11,13 @@ use std::collections::BTreeMap;
 use numasleuth_model::hex::Hex;
 
 use common::golden_all;
+use numasleuth_analyze::bisect::document::{BisectDocument, CulpritPage, Restore, StepRecord};
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
 use numasleuth_analyze::migrations::{self, Method, MigrationsDocument, NumaBalancing, TaskNuma, ThreadPath};
 use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
-use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
+use numasleuth_report::bisect_json;
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson};
 use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
@@ -108,9 +109,9 @@ fn readings(values: &[f64]) -> Readings {
     }
 }
 
-fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepJson {
+fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepRecord {
     let readings = readings(values);
-    StepJson {
+    StepRecord {
         first_address: Hex(first_address),
         pages,
         pages_moved: pages,
@@ -131,7 +132,6 @@ fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepJson
 /// counter drops throughput by a third, narrowing to one page.
 fn bisect_document() -> BisectDocument {
     BisectDocument {
-        schema: bisect_json::SCHEMA,
         pid: 4242,
         comm: "postgres".into(),
         targets: vec![heap()],
@@ -152,7 +152,7 @@ fn bisect_document() -> BisectDocument {
         steps: vec![
             // A noisy first batch (two readings low, one high) took two more
             // batches, and the baseline three more readings after each.
-            StepJson {
+            StepRecord {
                 pairs_beyond: 0.4,
                 batches: 3,
                 ..step(
@@ -169,7 +169,7 @@ fn bisect_document() -> BisectDocument {
             step(0x55d4c6a2f000, 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
         ],
         verdict: Some(VerdictKind::Page),
-        culprit_pages: vec![CulpritJson {
+        culprit_pages: vec![CulpritPage {
             address: "0x55d4c6a2f000".into(),
             home_node: 0,
             away_node: 1,
@@ -178,7 +178,7 @@ fn bisect_document() -> BisectDocument {
             object: Some("/usr/lib/postgresql/bin/postgres".into()),
         }],
         restored: true,
-        restore: Some(RestoreJson {
+        restore: Some(Restore {
             pages: 64,
             home: 64,
             sent_home_at_end: 32,
@@ -205,7 +205,7 @@ fn bisect() {
     let doc = bisect_document();
     golden_all(
         "bisect",
-        &TextJson::new(&doc, |layout| bisect_text::render(&doc, layout)),
+        &TextJson::new(bisect_json::document(&doc), |layout| bisect_text::render(&doc, layout)),
     );
 }
 
