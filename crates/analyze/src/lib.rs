@@ -29,6 +29,7 @@ pub mod mem_document;
 pub mod meminfo;
 pub mod memwatch;
 pub mod migrations;
+pub mod move_document;
 pub mod page_move;
 pub mod pmu;
 pub mod probe_latency;

@@ -15,12 +15,13 @@ use numasleuth_analyze::bisect::document::{BisectDocument, CulpritPage, Restore,
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
 use numasleuth_analyze::migrations::{self, Method, MigrationsDocument, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::move_document::{Applied, MoveDocument};
 use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
 use numasleuth_report::bisect_json;
 use numasleuth_report::export::TextJson;
 use numasleuth_report::hotlines_json::{self, HotlinesJson};
-use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
+use numasleuth_report::move_json;
 use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
 fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
@@ -50,7 +51,6 @@ fn heap() -> Target {
 fn move_document() -> MoveDocument {
     let base = 0x55d4_c6a0_0000_u64;
     MoveDocument {
-        schema: move_json::SCHEMA,
         pid: 4242,
         comm: "postgres".into(),
         to_node: 1,
@@ -77,7 +77,7 @@ fn move_document() -> MoveDocument {
             span: 0x55d4c6a00000..0x55d4c6e00000,
             pages_by_node: vec![(0, 2), (1, 1000)],
         }]),
-        applied: Some(AppliedJson {
+        applied: Some(Applied {
             journal: "/var/lib/numasleuth/journal/move-4242.json".into(),
             attempted: 702,
             verified: 700,
@@ -95,7 +95,10 @@ fn move_document() -> MoveDocument {
 #[test]
 fn move_report() {
     let doc = move_document();
-    golden_all("move", &TextJson::new(&doc, |layout| move_text::render(&doc, layout)));
+    golden_all(
+        "move",
+        &TextJson::new(move_json::document(&doc), |layout| move_text::render(&doc, layout)),
+    );
 }
 
 fn readings(values: &[f64]) -> Readings {
