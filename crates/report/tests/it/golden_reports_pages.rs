@@ -20,7 +20,7 @@ use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
 use numasleuth_report::bisect_json;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::hotlines_json::{self, HotlinesJson};
+use numasleuth_report::hotlines_json::{self, HotlinesDocument};
 use numasleuth_report::move_json;
 use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
@@ -252,7 +252,7 @@ fn named(address: u64, names: (&[&str], &str), counts: [u64; 4], who: [&[u32]; 4
 }
 
 /// Two lines: one falsely shared by writers on both nodes, one read-mostly.
-fn hotlines_document() -> HotlinesJson {
+fn hotlines_document() -> HotlinesDocument {
     let mut shared = named(
         0x55d4_c5e0_1040,
         (&["counter_a", "counter_b"], ".bss of /usr/bin/app"),
@@ -273,8 +273,7 @@ fn hotlines_document() -> HotlinesJson {
         &[],
     );
     read_mostly.symbol_use = vec![symbol_use("config", 120, 0, &[4243, 4244, 4245])];
-    HotlinesJson {
-        schema: hotlines_json::SCHEMA,
+    HotlinesDocument {
         pid: 4242,
         method: "software page faults + breakpoints".into(),
         duration_s: 5.0,
@@ -296,7 +295,10 @@ fn hotlines_document() -> HotlinesJson {
 #[test]
 fn hotlines() {
     let doc = hotlines_document();
-    golden_all("hotlines", &TextJson::new(&doc, |_| hotlines_text::render(&doc)));
+    golden_all(
+        "hotlines",
+        &TextJson::new(hotlines_json::document(&doc), |_| hotlines_text::render(&doc)),
+    );
 }
 
 /// One thread hopping between nodes every ~100 ms for 2 s, one staying
