@@ -34,6 +34,7 @@ pub mod page_move;
 pub mod pmu;
 pub mod probe_latency;
 pub mod process;
+pub mod process_document;
 pub mod rates;
 pub mod readers;
 pub mod readers_document;
