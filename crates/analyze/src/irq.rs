@@ -3,11 +3,13 @@
 //! CPUs. Shared by `doctor` (the finding) and `irq` (the table and fix).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use numasleuth_model::{DeviceKind, Topology};
 use numasleuth_parse::gather::HostReadings;
 use numasleuth_parse::IdList;
-use serde::Serialize;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct IrqRow {
@@ -33,6 +35,33 @@ pub struct DeviceIrqs {
     pub local_cpus: Option<IdList>,
     pub irqs: Vec<IrqRow>,
     pub error: Option<String>,
+}
+
+/// `irq`'s document: the audit, the plan when one was asked for, and the
+/// journal `--apply` wrote (report puts the schema over it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IrqDocument {
+    pub devices: Vec<DeviceIrqs>,
+    pub irqbalance_pids: Vec<u32>,
+    /// Empty without `--fix` or `--apply`.
+    pub plan: Vec<AffinityChange>,
+    /// The undo journal `--apply` wrote; `None` when nothing was applied.
+    pub journal: Option<PathBuf>,
+}
+
+/// By hand because `applied`, derived from the journal, sits before it,
+/// and the journal is written as its path's text.
+impl Serialize for IrqDocument {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut doc = serializer.serialize_struct("IrqDocument", 5)?;
+        doc.serialize_field("devices", &self.devices)?;
+        doc.serialize_field("irqbalance_pids", &self.irqbalance_pids)?;
+        doc.serialize_field("plan", &self.plan)?;
+        doc.serialize_field("applied", &self.journal.is_some())?;
+        let journal = self.journal.as_ref().map(|path| path.display().to_string());
+        doc.serialize_field("journal", &journal)?;
+        doc.end()
+    }
 }
 
 /// Where an IRQ is really served: the effective set once the kernel has
@@ -180,5 +209,22 @@ mod tests {
     #[test]
     fn fewer_irqs_than_cpus_share_evenly() {
         assert_eq!(show(cpu_slices(&[8, 9, 10, 11, 12], 2)), ["8-9", "10-12"]);
+    }
+
+    /// An applied plan writes `applied` true and the journal's path; the
+    /// golden test covers the dry run.
+    #[test]
+    fn an_applied_document_names_its_journal() {
+        let document = IrqDocument {
+            devices: vec![],
+            irqbalance_pids: vec![812],
+            plan: vec![],
+            journal: Some(PathBuf::from("irq.journal.json")),
+        };
+        let json = serde_json::to_string(&document).unwrap();
+        assert_eq!(
+            json,
+            r#"{"devices":[],"irqbalance_pids":[812],"plan":[],"applied":true,"journal":"irq.journal.json"}"#
+        );
     }
 }

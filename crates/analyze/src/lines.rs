@@ -40,6 +40,28 @@ pub struct Line {
     pub symbols: Vec<LineSymbol>,
 }
 
+/// `lines`' document, as `numasleuth.lines/1` writes it (report puts the
+/// schema over it): what the lines were read from, then the symbol asked
+/// for and the lines (addresses as hex strings). Text renders the same value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LinesDocument {
+    pub line_size: u64,
+    /// The object as shown to a person (its path, or the process's).
+    pub object: String,
+    pub pid: Option<u32>,
+    /// Added to every non-TLS link-time address (0 for a file); a hex
+    /// string.
+    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
+    pub load_bias: u64,
+    pub sections: &'static [&'static str],
+    /// The table the symbols came from: `symtab`, `dynsym` or `none`.
+    pub symbol_source: &'static str,
+    pub data_symbols: usize,
+    /// With `--symbol`: the symbol asked for.
+    pub symbol: Option<LineSymbol>,
+    pub lines: Vec<Line>,
+}
+
 /// Data symbols of the mapped sections, one per distinct (address, size),
 /// sorted by address, with run-time addresses.
 pub fn data_symbols(symbols: &[Symbol], bias: u64) -> Vec<LineSymbol> {

@@ -19,6 +19,21 @@ pub mod refresh;
 /// What the collectors hand in (`probe::migrations`, `top`).
 pub use numasleuth_model::migrations::{Method, MoveCounter, NumaBalancing, TaskNuma, ThreadPath, MAX_MOVES_KEPT};
 
+/// `migrations`' document: the window watched, each thread's moves,
+/// AutoNUMA's state, and the findings (for one process; none for every
+/// task). Report puts the schema over it; text renders the same value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MigrationsDocument {
+    pub pid: Option<u32>,
+    pub method: Method,
+    pub duration_s: f64,
+    pub threads: Vec<ThreadMigrations>,
+    #[serde(rename = "numa_balancing")]
+    pub numa: NumaBalancing,
+    pub findings: Vec<Finding>,
+    pub notes: Vec<String>,
+}
+
 /// The finding of threads that change node faster than [`HOP_RATE_PER_S`].
 pub const THREAD_HOPPING_NODES: &str = "thread-hopping-nodes";
 

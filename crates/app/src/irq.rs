@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use numasleuth_analyze::irq::{audit, plan, AffinityChange, DeviceIrqs};
+use numasleuth_analyze::irq::{audit, plan, AffinityChange, IrqDocument};
 use numasleuth_change::{ChangeError, FileChange, Journal, JournalKey, MachineIdentity, KIND_IRQ};
 use numasleuth_kernel::{ReadError, Root};
 
@@ -20,16 +20,6 @@ pub struct IrqRequest {
     /// Plan them and write them (the live system only).
     pub apply: bool,
     /// Where `--apply` writes its journal; `None`: a name with the time.
-    pub journal: Option<PathBuf>,
-}
-
-/// The audit, the plan, and the journal when it was applied.
-pub struct IrqOutcome {
-    pub devices: Vec<DeviceIrqs>,
-    pub irqbalance_pids: Vec<u32>,
-    /// Empty without `fix` or `apply`.
-    pub plan: Vec<AffinityChange>,
-    /// The undo journal `apply` wrote; `None` when nothing was applied.
     pub journal: Option<PathBuf>,
 }
 
@@ -51,7 +41,7 @@ pub enum IrqError {
 /// Audits, plans when asked, and applies when asked and there is
 /// something to change; what the topology read could not use is said to
 /// `observer` as warnings.
-pub fn run(root: &Root, request: &IrqRequest, observer: &dyn Observer) -> Result<IrqOutcome, IrqError> {
+pub fn run(root: &Root, request: &IrqRequest, observer: &dyn Observer) -> Result<IrqDocument, IrqError> {
     if request.apply && !root.is_live() {
         return Err(IrqError::UnderSnapshot);
     }
@@ -74,7 +64,7 @@ pub fn run(root: &Root, request: &IrqRequest, observer: &dyn Observer) -> Result
     } else {
         None
     };
-    Ok(IrqOutcome {
+    Ok(IrqDocument {
         devices,
         irqbalance_pids,
         plan: changes,

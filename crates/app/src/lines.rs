@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use numasleuth_analyze::lines::{around, data_symbols, shared_lines, Line, LineSymbol, SECTIONS};
+use numasleuth_analyze::lines::{around, data_symbols, shared_lines, LinesDocument, SECTIONS};
 use numasleuth_kernel::Root;
 use numasleuth_symbols::open::ObjectSource;
 use numasleuth_symbols::symbols::{SymbolSource, SymbolTable};
@@ -22,19 +22,6 @@ pub struct LinesRequest {
     pub line_size: u64,
     /// Only the line holding this symbol, and its neighbours.
     pub symbol: Option<String>,
-}
-
-/// The data symbols of one object and the lines they share.
-pub struct Found {
-    /// The object as shown to a person (its path, or the process's).
-    pub object: String,
-    /// 0 for a file; where the process mapped it otherwise.
-    pub load_bias: u64,
-    pub symbol_source: SymbolSource,
-    pub symbols: Vec<LineSymbol>,
-    /// The symbol asked for, when one was.
-    pub target: Option<LineSymbol>,
-    pub lines: Vec<Line>,
 }
 
 /// Why there are no lines to show.
@@ -59,7 +46,7 @@ pub enum LinesError {
 }
 
 /// Reads the object's symbols and finds the lines they share.
-pub fn run(root: &Root, request: &LinesRequest) -> Result<Found, LinesError> {
+pub fn run(root: &Root, request: &LinesRequest) -> Result<LinesDocument, LinesError> {
     let (source, bias) = object(root, request)?;
     let (_, table) = source.image_and_symbols()?;
     let symbols = data_symbols(&table.symbols, bias);
@@ -71,12 +58,19 @@ pub fn run(root: &Root, request: &LinesRequest) -> Result<Found, LinesError> {
         }
         None => (None, shared_lines(&symbols, request.line_size)),
     };
-    Ok(Found {
+    Ok(LinesDocument {
+        line_size: request.line_size,
         object: source.shown,
+        pid: request.pid,
         load_bias: bias,
-        symbol_source: table.source,
-        symbols,
-        target,
+        sections: &SECTIONS,
+        symbol_source: match table.source {
+            SymbolSource::Symtab => "symtab",
+            SymbolSource::Dynsym => "dynsym",
+            SymbolSource::None => "none",
+        },
+        data_symbols: symbols.len(),
+        symbol: target,
         lines,
     })
 }

@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use numasleuth_analyze::findings::Finding;
-use numasleuth_analyze::migrations::{findings, summarize, Method, NumaBalancing, ThreadMigrations};
+use numasleuth_analyze::migrations::{
+    findings, summarize, Method, MigrationsDocument, NumaBalancing, ThreadMigrations,
+};
 use numasleuth_kernel::procfs::process::{read_process_stat, ProcessError};
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::{RunSpan, Stop};
@@ -133,9 +135,7 @@ pub enum MigrationsError {
 
 /// The window watched, judged for one process (no findings for `--all`).
 pub struct Migrations {
-    pub pid: Option<u32>,
-    pub seen: Observed,
-    pub findings: Vec<Finding>,
+    pub document: MigrationsDocument,
     pub span: RunSpan,
 }
 
@@ -184,10 +184,14 @@ pub fn run(
     let findings = request.pid.map_or_else(Vec::new, |pid| {
         findings(pid, &seen.threads, &seen.numa, &seen.method, seen.duration_s)
     });
-    Ok(Migrations {
+    let document = MigrationsDocument {
         pid: request.pid,
-        seen,
+        method: seen.method,
+        duration_s: seen.duration_s,
+        threads: seen.threads,
+        numa: seen.numa,
         findings,
-        span,
-    })
+        notes: seen.notes,
+    };
+    Ok(Migrations { document, span })
 }

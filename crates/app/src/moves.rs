@@ -11,6 +11,7 @@
 
 use std::path::PathBuf;
 
+use numasleuth_analyze::move_document::{Applied, MoveDocument};
 use numasleuth_analyze::page_move::{self, numa_maps_check, MovePlan, TargetNodeError};
 use numasleuth_change::{apply_pages, ChangeError, Journal, JournalKey, MachineIdentity, PageMove};
 use numasleuth_kernel::pages::{self, Residency};
@@ -18,7 +19,6 @@ use numasleuth_kernel::procfs::settings;
 use numasleuth_kernel::Root;
 use numasleuth_model::Topology;
 use numasleuth_report::format;
-use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
 
 use crate::page_targets::{self, mapped, residencies, Asked, PageSet, PageSetError};
 
@@ -108,7 +108,7 @@ pub fn run(root: &Root, topology: &Topology, request: &MoveRequest) -> Result<Mo
         }
     }
     notes.extend(situation_notes(root, request, &plan, &set, topology.nodes.len()));
-    let mut doc = move_json::plan(
+    let mut doc = MoveDocument::planned(
         request.asked.pid,
         &set.comm,
         &target_node,
@@ -256,7 +256,7 @@ fn apply(
     }
     let not_moved: Vec<(u64, Residency)> = outcome.not_moved.iter().map(|s| (s.address, s.residency)).collect();
     doc.numa_maps_after = Some(after);
-    doc.applied = Some(AppliedJson {
+    doc.applied = Some(Applied {
         journal: path.display().to_string(),
         attempted: outcome.attempted,
         verified: outcome.verified,

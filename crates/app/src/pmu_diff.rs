@@ -8,7 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
-use numasleuth_analyze::pmu::diff::{diff, Per, PmuDiff, RunCounts};
+use numasleuth_analyze::pmu::diff::{diff, Per, RunCounts};
+use numasleuth_analyze::pmu::diff_document::{ComparedRun, DiffDocument};
 use numasleuth_kernel::untrusted;
 use numasleuth_report::pmu_json;
 
@@ -25,13 +26,6 @@ pub struct DiffRequest {
     pub min_count: f64,
 }
 
-/// The two runs and their difference.
-pub struct Diffed {
-    pub good: RunCounts,
-    pub bad: RunCounts,
-    pub diff: PmuDiff,
-}
-
 /// Why the runs could not be compared; each a line naming the file.
 #[derive(Debug, thiserror::Error)]
 pub enum DiffError {
@@ -46,7 +40,7 @@ pub enum DiffError {
 }
 
 /// Reads both files and ranks every event by its change.
-pub fn run(request: &DiffRequest) -> Result<Diffed, DiffError> {
+pub fn run(request: &DiffRequest) -> Result<DiffDocument, DiffError> {
     let good = load(&request.good, "GOOD")?;
     let bad = load(&request.bad, "BAD")?;
     let result = diff(&good, &bad, &request.per, request.min_count).map_err(|why| DiffError::Incomparable {
@@ -54,9 +48,13 @@ pub fn run(request: &DiffRequest) -> Result<Diffed, DiffError> {
         good: request.good.clone(),
         bad: request.bad.clone(),
     })?;
-    Ok(Diffed {
-        good,
-        bad,
+    let compared = |path: &Path, run: &RunCounts| ComparedRun {
+        file: path.display().to_string(),
+        duration_s: run.duration_s,
+    };
+    Ok(DiffDocument {
+        a: compared(&request.good, &good),
+        b: compared(&request.bad, &bad),
         diff: result,
     })
 }

@@ -193,8 +193,5 @@ fn lines_of_this_test_binary_finds_its_data_symbols() {
         .map_err(|e| e.to_string())
         .unwrap();
     assert_eq!(found.load_bias, 0, "a file is read at link-time addresses");
-    assert!(
-        !found.symbols.is_empty(),
-        "a Rust test binary has .data and .bss symbols"
-    );
+    assert!(found.data_symbols > 0, "a Rust test binary has .data and .bss symbols");
 }

@@ -70,8 +70,8 @@ fn migrations_of_a_live_process_watches_its_threads() {
         &Quiet,
     )
     .unwrap();
-    assert_eq!(done.pid, Some(std::process::id()));
-    assert!(!done.seen.threads.is_empty());
+    assert_eq!(done.document.pid, Some(std::process::id()));
+    assert!(!done.document.threads.is_empty());
 }
 
 #[test]

@@ -38,6 +38,15 @@ pub struct HotpagesRaw {
     pub ended_early: Option<String>,
 }
 
+impl HotpagesRaw {
+    /// The kdamond's CPU time over the run, in seconds; `None` when either
+    /// reading or the tick rate is missing.
+    pub fn kdamond_cpu_s(&self) -> Option<f64> {
+        let (start, end) = self.kdamond_cpu_ticks.filter(|_| self.ticks_per_sec > 0)?;
+        Some(end.saturating_sub(start) as f64 / self.ticks_per_sec as f64)
+    }
+}
+
 /// Where a sample of a region's pages lives, as move_pages and pagemap
 /// said.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

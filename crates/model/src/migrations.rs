@@ -4,7 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::ser::SerializeStruct;
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -37,7 +38,7 @@ pub struct TaskNuma {
     pub mems_allowed: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NumaBalancing {
     /// `kernel.numa_balancing` (0 off, 1 on, 2 memory tiering, 3 both).
     pub mode: Option<u32>,
@@ -52,6 +53,20 @@ pub struct NumaBalancing {
 impl NumaBalancing {
     pub fn pages_migrated_during(&self) -> Option<u64> {
         Some(self.pages_migrated_after?.saturating_sub(self.pages_migrated_before?))
+    }
+}
+
+/// By hand so the derived `pages_migrated_during` follows the readings it
+/// comes from, from its one definition above.
+impl Serialize for NumaBalancing {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut state = serializer.serialize_struct("NumaBalancing", 5)?;
+        state.serialize_field("mode", &self.mode)?;
+        state.serialize_field("tasks", &self.tasks)?;
+        state.serialize_field("pages_migrated_before", &self.pages_migrated_before)?;
+        state.serialize_field("pages_migrated_after", &self.pages_migrated_after)?;
+        state.serialize_field("pages_migrated_during", &self.pages_migrated_during())?;
+        state.end()
     }
 }
 

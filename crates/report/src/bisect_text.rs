@@ -5,10 +5,10 @@ use std::fmt::Write;
 
 use numasleuth_analyze::bisect::VerdictKind;
 
-use crate::bisect_json::{BisectDocument, StepJson};
 use crate::format;
 use crate::layout::TextLayout;
 use crate::table::columns;
+use numasleuth_analyze::bisect::document::{BisectDocument, StepRecord};
 
 fn number(value: f64) -> String {
     if value.abs() >= 100.0 {
@@ -90,7 +90,7 @@ fn steps(doc: &BisectDocument, layout: &TextLayout, out: &mut String) {
 
 /// The last column: whether the step counted, how, and whether it was a
 /// second look.
-fn outcome(s: &StepJson) -> String {
+fn outcome(s: &StepRecord) -> String {
     let how = match (s.changed, s.separated) {
         (true, true) => "changed".to_string(),
         (true, false) => format!("changed ({:.0}% of pairs)", s.pairs_beyond * 100.0),

@@ -17,6 +17,8 @@ use numasleuth_analyze::mem_document::MemDocument;
 
 pub const SCHEMA: &str = "numasleuth.doctor/2";
 
+/// An envelope, not a domain value: provenance and two documents under
+/// their own schemas (the topology, the measurements) around the diagnosis.
 #[derive(Debug, Serialize)]
 pub struct DoctorJson<'a> {
     pub schema: &'static str,

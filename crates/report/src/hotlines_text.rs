@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use numasleuth_analyze::hotlines::NamedLine;
 
-use crate::hotlines_json::HotlinesJson;
+use crate::hotlines_json::HotlinesDocument;
 
 fn ids(list: &[u32]) -> String {
     if list.is_empty() {
@@ -13,7 +13,7 @@ fn ids(list: &[u32]) -> String {
     numasleuth_parse::human_list(list)
 }
 
-pub fn render(doc: &HotlinesJson) -> String {
+pub fn render(doc: &HotlinesDocument) -> String {
     let mut out = String::new();
     let accesses = doc.samples.saturating_sub(doc.no_memory_samples);
     let _ = writeln!(

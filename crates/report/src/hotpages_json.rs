@@ -18,6 +18,8 @@ use serde::Serialize;
 
 pub const SCHEMA: &str = "numasleuth.hotpages/1";
 
+/// Stays in report: it joins the run's values with rows rounded and worded
+/// for the reader ([`RegionJson`]).
 #[derive(Debug, Serialize)]
 pub struct HotpagesJson {
     pub schema: &'static str,
@@ -39,7 +41,8 @@ pub struct HotpagesJson {
     pub notes: Vec<String>,
 }
 
-/// The monitoring as set up and what it cost.
+/// The monitoring as set up and what it cost (DAMON's attributes are
+/// parse's; the CPU share is the one figure computed for the reader).
 #[derive(Debug, Serialize)]
 pub struct DamonJson {
     pub operations: &'static str,
@@ -55,6 +58,8 @@ pub struct DamonJson {
     pub kdamond_cpu_percent: Option<f64>,
 }
 
+/// A reader's view of model's `HotRegion`: its heat and score rounded, its
+/// name in words, and analyze's `is_hot_remote`; nowhere in the domain.
 #[derive(Debug, Serialize)]
 pub struct RegionJson {
     pub start: Hex,
@@ -115,10 +120,7 @@ pub struct Parts<'a> {
 
 pub fn build(parts: Parts<'_>) -> HotpagesJson {
     let raw = parts.raw;
-    let cpu_s = raw
-        .kdamond_cpu_ticks
-        .filter(|_| raw.ticks_per_sec > 0)
-        .map(|(start, end)| end.saturating_sub(start) as f64 / raw.ticks_per_sec as f64);
+    let cpu_s = raw.kdamond_cpu_s();
     let a = &raw.attrs;
     HotpagesJson {
         schema: SCHEMA,

@@ -1,29 +1,16 @@
-//! `lines --json`, schema `numasleuth.lines/1`.
+//! `lines --json`, schema `numasleuth.lines/1`: analyze's
+//! `lines::LinesDocument` under its schema.
 //!
 //! Kept names: `schema`, `line_size`, `lines[]` with `address` (hex
 //! string) and `symbols[]` (`name`, `size`, `section`). Fields may be
 //! added, never renamed. Addresses are run-time ones when `pid` is set.
 
-use numasleuth_analyze::lines::{Line, LineSymbol};
-use serde::Serialize;
+use numasleuth_analyze::lines::LinesDocument;
+
+use crate::schema::Schema;
 
 pub const SCHEMA: &str = "numasleuth.lines/1";
 
-/// The document: what the lines were read from, then analyze's symbol and
-/// lines as they serialize (addresses as hex strings).
-#[derive(Debug, Serialize)]
-pub struct LinesJson<'a> {
-    pub schema: &'static str,
-    pub line_size: u64,
-    pub object: &'a str,
-    pub pid: Option<u32>,
-    /// Added to every non-TLS link-time address; a hex string.
-    #[serde(serialize_with = "numasleuth_model::hex::serialize")]
-    pub load_bias: u64,
-    pub sections: &'static [&'static str],
-    pub symbol_source: &'a str,
-    pub data_symbols: usize,
-    /// With `--symbol`: the symbol asked for.
-    pub symbol: Option<&'a LineSymbol>,
-    pub lines: &'a [Line],
+pub fn document(doc: &LinesDocument) -> Schema<'_, LinesDocument> {
+    Schema::new(SCHEMA, doc)
 }

@@ -3,8 +3,7 @@
 
 use std::fmt::Write;
 
-use numasleuth_analyze::findings::Finding;
-use numasleuth_analyze::migrations::{Method, NumaBalancing, ThreadMigrations};
+use numasleuth_analyze::migrations::{Method, MigrationsDocument, NumaBalancing, ThreadMigrations};
 
 use crate::layout::TextLayout;
 use crate::table::{table, Col};
@@ -12,25 +11,15 @@ use crate::table::{table, Col};
 /// Rows shown; the JSON has every thread.
 const MAX_ROWS: usize = 40;
 
-pub struct View<'a> {
-    pub pid: Option<u32>,
-    pub method: &'a Method,
-    pub duration_s: f64,
-    pub threads: &'a [ThreadMigrations],
-    pub numa: &'a NumaBalancing,
-    pub findings: &'a [Finding],
-    pub notes: &'a [String],
-}
-
 /// `0-3,8`, as every list a person reads is written.
 fn list(ids: &[u32]) -> String {
     numasleuth_parse::IdList::new(ids.to_vec()).to_human()
 }
 
-pub fn render(v: &View, layout: &TextLayout) -> String {
+pub fn render(v: &MigrationsDocument, layout: &TextLayout) -> String {
     let mut out = String::new();
     let what = v.pid.map_or("every task".to_string(), |p| format!("process {p}"));
-    let how = match v.method {
+    let how = match &v.method {
         Method::Tracepoint => "sched:sched_migrate_task tracepoint (every move)".to_string(),
         Method::Sampled { interval_ms, reason } => {
             format!("SAMPLED view, /proc/*/task/*/stat every {interval_ms} ms (lower bounds; tracepoint not used: {reason})")
@@ -65,15 +54,15 @@ pub fn render(v: &View, layout: &TextLayout) -> String {
     if still > 0 {
         let _ = writeln!(out, "{still} thread(s) did not move");
     }
-    render_numa(&mut out, v.numa);
-    for f in v.findings {
+    render_numa(&mut out, &v.numa);
+    for f in &v.findings {
         let _ = writeln!(out, "\n[{}] {}: {}", f.severity.as_str(), f.id, f.title);
         for e in &f.evidence {
             let _ = writeln!(out, "    {}", e.text);
         }
         let _ = writeln!(out, "    remedy: {}", f.remedy);
     }
-    for note in v.notes {
+    for note in &v.notes {
         let _ = writeln!(out, "note: {note}");
     }
     out

@@ -3,8 +3,8 @@
 
 use crate::format::bytes;
 use crate::layout::TextLayout;
-use crate::move_json::{AppliedJson, MoveDocument};
 use crate::table::columns;
+use numasleuth_analyze::move_document::{Applied, MoveDocument};
 use numasleuth_analyze::page_move::{keyed_by_node, PageRun, VmaPages};
 use numasleuth_model::hex::Hex;
 
@@ -156,7 +156,7 @@ fn planned(doc: &MoveDocument, layout: &TextLayout, out: &mut String) {
 }
 
 /// After `--apply`: what was verified, what numa_maps says, the journal.
-fn applied(doc: &MoveDocument, a: &AppliedJson, layout: &TextLayout, out: &mut String) {
+fn applied(doc: &MoveDocument, a: &Applied, layout: &TextLayout, out: &mut String) {
     if a.revealed > 0 {
         out.push_str(&format!(
             "read once to end a NUMA-balancing hinting fault: {}\n",
@@ -194,7 +194,6 @@ mod tests {
     use numasleuth_parse::pages::Residency;
 
     use super::*;
-    use crate::move_json::{self, AppliedJson};
 
     fn doc(states: &[Residency]) -> MoveDocument {
         let pages: Vec<u64> = (0..states.len() as u64).map(|i| 0x4000 + i * 4096).collect();
@@ -205,7 +204,7 @@ mod tests {
             note: None,
         };
         let plan = plan(&pages, states, 0, 4096);
-        move_json::plan(7, "victim", &target, Vec::new(), &plan, Vec::new(), Vec::new())
+        MoveDocument::planned(7, "victim", &target, Vec::new(), &plan, Vec::new(), Vec::new())
     }
 
     #[test]
@@ -249,7 +248,7 @@ mod tests {
     #[test]
     fn pages_left_behind_say_why() {
         let mut d = doc(&[Residency::Node(1)]);
-        d.applied = Some(AppliedJson {
+        d.applied = Some(Applied {
             journal: "j".into(),
             attempted: 1,
             verified: 0,

@@ -24,6 +24,7 @@
 //! placement.
 
 mod decide;
+pub mod document;
 mod plan;
 mod readings;
 #[cfg(test)]

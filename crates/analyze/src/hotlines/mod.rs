@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use serde::Serialize;
 
+pub mod document;
 mod findings;
 mod rank;
 pub mod sampled;

@@ -10,6 +10,7 @@
 //! and says so instead of reporting 0.
 
 pub mod diff;
+pub mod diff_document;
 pub mod plan;
 pub mod precise;
 mod why;

@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 use std::time::Duration;
 
+use numasleuth_analyze::bisect::document::CulpritPage;
 use numasleuth_analyze::bisect::{Candidates, Experiment, MetricPeriod, Readings, Verdict};
 use numasleuth_analyze::lines::data_symbols;
 use numasleuth_analyze::runs::metric::first_number;
 use numasleuth_change::{ChangeError, PageSession};
 use numasleuth_kernel::Root;
 use numasleuth_measure::metric_series::{MetricCommand, MetricStop};
-use numasleuth_report::bisect_json::CulpritJson;
 use numasleuth_symbols::ProcessObjects;
 
 /// Culprit pages listed one by one (a `together` verdict may hold many).
@@ -116,7 +116,7 @@ impl Experiment for Live<'_> {
 }
 
 /// The culprit page(s) with the data symbols on them.
-pub fn culprits(verdict: &Verdict, found: &Candidates, objects: &ProcessObjects, page_bytes: u64) -> Vec<CulpritJson> {
+pub fn culprits(verdict: &Verdict, found: &Candidates, objects: &ProcessObjects, page_bytes: u64) -> Vec<CulpritPage> {
     let indices = verdict.blamed();
     let mut tables = BTreeMap::new();
     indices
@@ -124,7 +124,7 @@ pub fn culprits(verdict: &Verdict, found: &Candidates, objects: &ProcessObjects,
         .filter_map(|i| {
             let address = *found.addresses.get(i)?;
             let end = address.saturating_add(page_bytes);
-            let mut culprit = CulpritJson {
+            let mut culprit = CulpritPage {
                 address: format!("{address:#x}"),
                 home_node: found.home[i],
                 away_node: found.away[i],

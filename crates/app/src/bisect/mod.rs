@@ -17,6 +17,7 @@ mod record;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use numasleuth_analyze::bisect::document::BisectDocument;
 use numasleuth_analyze::bisect::{self, Candidates, Readings};
 use numasleuth_analyze::runs::metric::first_number;
 use numasleuth_change::{Journal, JournalKey, MachineIdentity, PageSession};
@@ -24,7 +25,6 @@ use numasleuth_kernel::Root;
 use numasleuth_measure::metric_series::read_metric;
 use numasleuth_model::stop::Stop;
 use numasleuth_model::Topology;
-use numasleuth_report::bisect_json::{BisectDocument, SCHEMA};
 
 use crate::limits;
 use crate::page_targets::{self, Asked, PageSet};
@@ -131,7 +131,6 @@ pub fn run(
 /// part.
 fn document(request: &BisectRequest, set: &PageSet, found: &Candidates, notes: Vec<String>) -> BisectDocument {
     BisectDocument {
-        schema: SCHEMA,
         pid: request.asked.pid,
         comm: set.comm.clone(),
         targets: set.targets.clone(),

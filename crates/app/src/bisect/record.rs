@@ -2,9 +2,9 @@
 //! steps and noise, the restore, and how the whole run ended
 //! ([`BisectError`]).
 
+use numasleuth_analyze::bisect::document::{BisectDocument, Restore, StepRecord};
 use numasleuth_analyze::bisect::{self, Candidates, MetricPeriod, Search, Verdict};
 use numasleuth_change::{ChangeError, PageMove, Restored};
-use numasleuth_report::bisect_json::{BisectDocument, RestoreJson, StepJson};
 
 use super::SearchStop;
 
@@ -116,7 +116,7 @@ pub fn search(doc: &mut BisectDocument, search: &Search, found: &Candidates) {
     doc.steps = search
         .steps
         .iter()
-        .map(|s| StepJson::new(s, &found.addresses))
+        .map(|s| StepRecord::new(s, &found.addresses))
         .collect();
     doc.verdict = search.verdict.as_ref().map(Verdict::kind);
     doc.notes.extend(search.notes.iter().cloned());
@@ -149,7 +149,7 @@ pub fn noise(doc: &mut BisectDocument, search: &Search, probe: Option<MetricPeri
 pub fn restore(doc: &mut BisectDocument, restored: &Restored) {
     doc.restored = restored.still_away == 0 && restored.elsewhere == 0;
     doc.journal = restored.journal_kept.clone();
-    doc.restore = Some(RestoreJson {
+    doc.restore = Some(Restore {
         pages: restored.pages,
         home: restored.home,
         sent_home_at_end: restored.sent_home,

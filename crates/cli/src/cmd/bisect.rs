@@ -14,8 +14,8 @@ use numasleuth_app::bisect::{self, BisectRequest};
 use numasleuth_app::page_targets::Asked;
 use numasleuth_kernel::Root;
 use numasleuth_model::stop::Stop;
-use numasleuth_report::bisect_text;
 use numasleuth_report::export::TextJson;
+use numasleuth_report::{bisect_json, bisect_text};
 
 use super::bisect_args::BisectArgs;
 
@@ -52,7 +52,7 @@ pub fn run(root: &Root, args: &BisectArgs) -> anyhow::Result<ExitCode> {
     super::output::emit(
         root,
         &outputs,
-        &TextJson::new(doc, |layout| bisect_text::render(doc, layout)),
+        &TextJson::new(bisect_json::document(doc), |layout| bisect_text::render(doc, layout)),
     )?;
     bisected.ended?;
     Ok(ExitCode::SUCCESS)

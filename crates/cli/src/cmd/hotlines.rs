@@ -45,7 +45,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let topo = super::topology(root)?;
     let sampled = sample_process(root, (pid, &topo), &how, &stop, &crate::output::Say)?;
-    let doc = hotlines_json::build(
+    let doc = hotlines_json::HotlinesDocument::new(
         pid,
         &sampled.method,
         &sampled.raw,
@@ -54,7 +54,7 @@ pub fn run(root: &Root, args: &HotlinesArgs) -> anyhow::Result<ExitCode> {
         &sampled.precise,
         &sampled.notes,
     );
-    let report = TextJson::new(&doc, |_| hotlines_text::render(&doc));
+    let report = TextJson::new(hotlines_json::document(&doc), |_| hotlines_text::render(&doc));
     let span = RunSpan::timed(start, Some(args.duration), &stop);
     super::output::emit_run(root, &outputs, &report, Some(span))?;
     Ok(ExitCode::SUCCESS)

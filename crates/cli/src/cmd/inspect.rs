@@ -19,7 +19,8 @@ pub fn run(root: &Root, args: &InspectArgs) -> anyhow::Result<ExitCode> {
     let topology = super::topology(root)?;
     let model = model(root, args.pid(), args.all_mappings, &topology)?;
     let findings = numasleuth_analyze::process::findings(&model, &topology);
-    let report = TextJson::new(inspect_json::build(&model, &findings), |layout| {
+    let doc = inspect_json::InspectDocument::new(&model, &findings);
+    let report = TextJson::new(inspect_json::document(&doc), |layout| {
         inspect_text::render(&model, &findings, args.sections, layout)
     });
     super::output::emit(root, &outputs, &report)?;

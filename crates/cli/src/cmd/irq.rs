@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use numasleuth_app::irq::IrqRequest;
 use numasleuth_kernel::Root;
-use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
+use numasleuth_report::irq_json::IrqReport;
 
 use super::output::Aliases;
 use crate::cli::IrqArgs;
@@ -23,14 +23,7 @@ pub fn run(root: &Root, args: &IrqArgs) -> anyhow::Result<ExitCode> {
     };
     let outcome = numasleuth_app::irq::run(root, &request, &crate::output::Say)?;
     let report = IrqReport {
-        document: IrqJson {
-            schema: irq_json::SCHEMA,
-            devices: &outcome.devices,
-            irqbalance_pids: &outcome.irqbalance_pids,
-            plan: &outcome.plan,
-            applied: outcome.journal.is_some(),
-            journal: outcome.journal.as_ref().map(|p| p.display().to_string()),
-        },
+        document: &outcome,
         planned: args.fix || args.apply,
     };
     super::output::emit(root, &outputs, &report)?;

@@ -8,7 +8,6 @@ use numasleuth_analyze::lines::SECTIONS;
 use numasleuth_app::lines::LinesRequest;
 use numasleuth_kernel::Root;
 use numasleuth_report::{lines_json, lines_text};
-use numasleuth_symbols::symbols::SymbolSource;
 
 use super::process_args::LinesArgs;
 use numasleuth_report::export::TextJson;
@@ -21,26 +20,8 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
         line_size: args.line_size,
         symbol: args.symbol.clone(),
     };
-    let found = numasleuth_app::lines::run(root, &request)?;
-    let (bias, symbols, target, lines) = (found.load_bias, &found.symbols, &found.target, &found.lines);
-    let source_shown = &found.object;
-    let symbol_source = match found.symbol_source {
-        SymbolSource::Symtab => "symtab",
-        SymbolSource::Dynsym => "dynsym",
-        SymbolSource::None => "none",
-    };
-    let doc = lines_json::LinesJson {
-        schema: lines_json::SCHEMA,
-        line_size: args.line_size,
-        object: source_shown,
-        pid: args.pid(),
-        load_bias: bias,
-        sections: &SECTIONS,
-        symbol_source,
-        data_symbols: symbols.len(),
-        symbol: target.as_ref(),
-        lines,
-    };
+    let doc = numasleuth_app::lines::run(root, &request)?;
+    let (bias, symbol_source, target, lines) = (doc.load_bias, doc.symbol_source, &doc.symbol, &doc.lines);
     let addresses = match args.pid() {
         Some(pid) => format!("run-time addresses in process {pid}, load bias {bias:#x}"),
         None => "link-time addresses".to_string(),
@@ -51,11 +32,11 @@ pub fn run(root: &Root, args: &LinesArgs) -> anyhow::Result<ExitCode> {
     };
     let heading = format!(
         "{}: {what} in {} ({} data symbols from {symbol_source}; {addresses})",
-        source_shown,
+        doc.object,
         SECTIONS.join(" "),
-        symbols.len()
+        doc.data_symbols
     );
-    let report = TextJson::new(doc, |layout| {
+    let report = TextJson::new(lines_json::document(&doc), |layout| {
         lines_text::render(&heading, lines, target.as_ref(), layout)
     });
     super::output::emit(root, &outputs, &report)?;

@@ -33,29 +33,13 @@ pub fn run(root: &Root, args: &MigrationsArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = super::stop_signal::stop_on_signals();
     let done = numasleuth_app::migrations::run(root, &request, &stop, &crate::output::Say)?;
-    let seen = &done.seen;
-    let document = migrations_json::build(
-        done.pid,
-        &seen.method,
-        seen.duration_s,
-        &seen.threads,
-        &seen.numa,
-        &done.findings,
-        &seen.notes,
-    );
-    let view = migrations_text::View {
-        pid: done.pid,
-        method: &seen.method,
-        duration_s: seen.duration_s,
-        threads: &seen.threads,
-        numa: &seen.numa,
-        findings: &done.findings,
-        notes: &seen.notes,
-    };
+    let document = &done.document;
     super::output::emit_run(
         root,
         &outputs,
-        &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
+        &TextJson::new(migrations_json::document(document), |layout| {
+            migrations_text::render(document, layout)
+        }),
         Some(done.span),
     )?;
     Ok(ExitCode::SUCCESS)

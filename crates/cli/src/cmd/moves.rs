@@ -12,7 +12,7 @@ use numasleuth_app::moves::{self, MoveRequest};
 use numasleuth_app::page_targets::Asked;
 use numasleuth_kernel::Root;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::move_text;
+use numasleuth_report::{move_json, move_text};
 
 use super::process_args::MoveArgs;
 
@@ -33,7 +33,7 @@ pub fn run(root: &Root, args: &MoveArgs) -> anyhow::Result<ExitCode> {
         journal: args.journal.clone(),
     };
     let doc = moves::run(root, &topology, &request)?;
-    let report = TextJson::new(&doc, |layout| move_text::render(&doc, layout));
+    let report = TextJson::new(move_json::document(&doc), |layout| move_text::render(&doc, layout));
     super::output::emit(root, &outputs, &report)?;
     if let Some(left) = moves::leftovers(&doc, &request) {
         return Err(left.into());

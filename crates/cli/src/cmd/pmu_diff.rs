@@ -9,7 +9,7 @@ use numasleuth_analyze::pmu::diff::Per;
 use numasleuth_app::pmu_diff::DiffRequest;
 use numasleuth_kernel::Root;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::pmu_diff_json::{self, RunJson};
+use numasleuth_report::pmu_diff_json;
 use numasleuth_report::pmu_diff_text;
 
 use super::pmu_args::PmuDiffArgs;
@@ -36,20 +36,11 @@ pub fn run(root: &Root, args: &PmuDiffArgs) -> anyhow::Result<ExitCode> {
         per,
         min_count: args.min_count as f64,
     };
-    let diffed = numasleuth_app::pmu_diff::run(&request)?;
-    let (a_name, b_name) = (args.good.display().to_string(), args.bad.display().to_string());
-    let a_json = RunJson {
-        file: &a_name,
-        duration_s: diffed.good.duration_s,
-    };
-    let b_json = RunJson {
-        file: &b_name,
-        duration_s: diffed.bad.duration_s,
-    };
-    let a = format!("{a_name} ({:.3} s)", diffed.good.duration_s);
-    let b = format!("{b_name} ({:.3} s)", diffed.bad.duration_s);
-    let report = TextJson::new(pmu_diff_json::build(&diffed.diff, a_json, b_json), |layout| {
-        pmu_diff_text::render(&diffed.diff, &a, &b, layout)
+    let doc = numasleuth_app::pmu_diff::run(&request)?;
+    let a = format!("{} ({:.3} s)", doc.a.file, doc.a.duration_s);
+    let b = format!("{} ({:.3} s)", doc.b.file, doc.b.duration_s);
+    let report = TextJson::new(pmu_diff_json::document(&doc), |layout| {
+        pmu_diff_text::render(&doc.diff, &a, &b, layout)
     });
     super::output::emit(root, &outputs, &report)?;
     Ok(ExitCode::SUCCESS)

@@ -36,12 +36,12 @@ pub fn run(root: &Root, args: &ReadersArgs) -> anyhow::Result<ExitCode> {
     };
     let stop = stop_on_signals();
     let watched = numasleuth_app::readers::watch(root, &topology, request, &stop, &crate::output::Say)?;
-    let (summary, findings) = (&watched.summary, &watched.findings);
-    let document = readers_json::build(summary, &watched.raw.opens, findings);
+    let doc = readers_json::ReadersDocument::new(&watched.summary, &watched.raw.opens, &watched.findings);
+    let json = readers_json::document(&doc);
     super::output::emit_run(
         root,
         &outputs,
-        &TextJson::new(document, |_| readers_text::render(summary, findings)),
+        &TextJson::new(json, |_| readers_text::render(doc.summary, doc.findings)),
         Some(watched.span),
     )?;
     Ok(ExitCode::SUCCESS)

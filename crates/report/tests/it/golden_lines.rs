@@ -7,7 +7,7 @@
 use crate::common;
 
 use common::golden_all;
-use numasleuth_analyze::lines::{Line, LineSymbol, SECTIONS};
+use numasleuth_analyze::lines::{Line, LineSymbol, LinesDocument, SECTIONS};
 use numasleuth_report::export::TextJson;
 use numasleuth_report::{lines_json, lines_text};
 
@@ -33,21 +33,22 @@ fn lines_of_a_process() {
         address: 0x55d4_c5e0_1040,
         symbols: vec![level.clone(), root, errno],
     }];
-    let doc = lines_json::LinesJson {
-        schema: lines_json::SCHEMA,
+    let doc = LinesDocument {
         line_size: 64,
-        object: "/usr/bin/app",
+        object: "/usr/bin/app".into(),
         pid: Some(4242),
         load_bias: 0x55d4_c5e0_0000,
         sections: &SECTIONS,
         symbol_source: "symtab",
         data_symbols: 212,
-        symbol: Some(&level),
-        lines: &lines,
+        symbol: Some(level.clone()),
+        lines: lines.clone(),
     };
     let heading = "/usr/bin/app: the 64-byte line holding log_level and its neighbours";
     golden_all(
         "lines_of_a_process",
-        &TextJson::new(doc, |layout| lines_text::render(heading, &lines, Some(&level), layout)),
+        &TextJson::new(lines_json::document(&doc), |layout| {
+            lines_text::render(heading, &lines, Some(&level), layout)
+        }),
     );
 }

@@ -12,7 +12,8 @@ use common::golden_all;
 use numasleuth_analyze::readers::{finding, summarize};
 use numasleuth_model::readers::{Ancestor, LockFile, Method, Open, ReaderProcess, ReadersRaw, Target, TargetProcess};
 use numasleuth_report::export::TextJson;
-use numasleuth_report::{readers_json, readers_text};
+use numasleuth_report::readers_json::{self, ReadersDocument};
+use numasleuth_report::readers_text;
 
 fn process(pid: u32, comm: &str, cmdline: Option<&str>, parents: &[(u32, &str)]) -> ReaderProcess {
     ReaderProcess {
@@ -96,7 +97,8 @@ fn readers() {
     let raw = raw();
     let summary = summarize(&raw);
     let findings: Vec<_> = finding(&summary).into_iter().collect();
-    let report = TextJson::new(readers_json::build(&summary, &raw.opens, &findings), |_| {
+    let document = ReadersDocument::new(&summary, &raw.opens, &findings);
+    let report = TextJson::new(readers_json::document(&document), |_| {
         readers_text::render(&summary, &findings)
     });
     golden_all("readers", &report);

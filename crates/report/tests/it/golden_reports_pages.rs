@@ -11,15 +11,17 @@ use std::collections::BTreeMap;
 use numasleuth_model::hex::Hex;
 
 use common::golden_all;
+use numasleuth_analyze::bisect::document::{BisectDocument, CulpritPage, Restore, StepRecord};
 use numasleuth_analyze::bisect::{Readings, VerdictKind};
 use numasleuth_analyze::hotlines::{HotLine, LineSymbolUse, NamedLine};
-use numasleuth_analyze::migrations::{self, Method, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::migrations::{self, Method, MigrationsDocument, NumaBalancing, TaskNuma, ThreadPath};
+use numasleuth_analyze::move_document::{Applied, MoveDocument};
 use numasleuth_analyze::page_move::{PageRun, Target, VmaPages};
 use numasleuth_parse::pages::Residency;
-use numasleuth_report::bisect_json::{self, BisectDocument, CulpritJson, RestoreJson, StepJson};
+use numasleuth_report::bisect_json;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::hotlines_json::{self, HotlinesJson};
-use numasleuth_report::move_json::{self, AppliedJson, MoveDocument};
+use numasleuth_report::hotlines_json::{self, HotlinesDocument};
+use numasleuth_report::move_json;
 use numasleuth_report::{bisect_text, hotlines_text, migrations_json, migrations_text, move_text};
 
 fn by_node(counts: &[(u32, u64)]) -> BTreeMap<String, u64> {
@@ -49,7 +51,6 @@ fn heap() -> Target {
 fn move_document() -> MoveDocument {
     let base = 0x55d4_c6a0_0000_u64;
     MoveDocument {
-        schema: move_json::SCHEMA,
         pid: 4242,
         comm: "postgres".into(),
         to_node: 1,
@@ -76,7 +77,7 @@ fn move_document() -> MoveDocument {
             span: 0x55d4c6a00000..0x55d4c6e00000,
             pages_by_node: vec![(0, 2), (1, 1000)],
         }]),
-        applied: Some(AppliedJson {
+        applied: Some(Applied {
             journal: "/var/lib/numasleuth/journal/move-4242.json".into(),
             attempted: 702,
             verified: 700,
@@ -94,7 +95,10 @@ fn move_document() -> MoveDocument {
 #[test]
 fn move_report() {
     let doc = move_document();
-    golden_all("move", &TextJson::new(&doc, |layout| move_text::render(&doc, layout)));
+    golden_all(
+        "move",
+        &TextJson::new(move_json::document(&doc), |layout| move_text::render(&doc, layout)),
+    );
 }
 
 fn readings(values: &[f64]) -> Readings {
@@ -108,9 +112,9 @@ fn readings(values: &[f64]) -> Readings {
     }
 }
 
-fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepJson {
+fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepRecord {
     let readings = readings(values);
-    StepJson {
+    StepRecord {
         first_address: Hex(first_address),
         pages,
         pages_moved: pages,
@@ -131,7 +135,6 @@ fn step(first_address: u64, pages: u64, values: &[f64], change: f64) -> StepJson
 /// counter drops throughput by a third, narrowing to one page.
 fn bisect_document() -> BisectDocument {
     BisectDocument {
-        schema: bisect_json::SCHEMA,
         pid: 4242,
         comm: "postgres".into(),
         targets: vec![heap()],
@@ -152,7 +155,7 @@ fn bisect_document() -> BisectDocument {
         steps: vec![
             // A noisy first batch (two readings low, one high) took two more
             // batches, and the baseline three more readings after each.
-            StepJson {
+            StepRecord {
                 pairs_beyond: 0.4,
                 batches: 3,
                 ..step(
@@ -169,7 +172,7 @@ fn bisect_document() -> BisectDocument {
             step(0x55d4c6a2f000, 1, &[32_200.0, 31_800.0, 32_000.0], -0.335),
         ],
         verdict: Some(VerdictKind::Page),
-        culprit_pages: vec![CulpritJson {
+        culprit_pages: vec![CulpritPage {
             address: "0x55d4c6a2f000".into(),
             home_node: 0,
             away_node: 1,
@@ -178,7 +181,7 @@ fn bisect_document() -> BisectDocument {
             object: Some("/usr/lib/postgresql/bin/postgres".into()),
         }],
         restored: true,
-        restore: Some(RestoreJson {
+        restore: Some(Restore {
             pages: 64,
             home: 64,
             sent_home_at_end: 32,
@@ -205,7 +208,7 @@ fn bisect() {
     let doc = bisect_document();
     golden_all(
         "bisect",
-        &TextJson::new(&doc, |layout| bisect_text::render(&doc, layout)),
+        &TextJson::new(bisect_json::document(&doc), |layout| bisect_text::render(&doc, layout)),
     );
 }
 
@@ -249,7 +252,7 @@ fn named(address: u64, names: (&[&str], &str), counts: [u64; 4], who: [&[u32]; 4
 }
 
 /// Two lines: one falsely shared by writers on both nodes, one read-mostly.
-fn hotlines_document() -> HotlinesJson {
+fn hotlines_document() -> HotlinesDocument {
     let mut shared = named(
         0x55d4_c5e0_1040,
         (&["counter_a", "counter_b"], ".bss of /usr/bin/app"),
@@ -270,8 +273,7 @@ fn hotlines_document() -> HotlinesJson {
         &[],
     );
     read_mostly.symbol_use = vec![symbol_use("config", 120, 0, &[4243, 4244, 4245])];
-    HotlinesJson {
-        schema: hotlines_json::SCHEMA,
+    HotlinesDocument {
         pid: 4242,
         method: "software page faults + breakpoints".into(),
         duration_s: 5.0,
@@ -293,7 +295,10 @@ fn hotlines_document() -> HotlinesJson {
 #[test]
 fn hotlines() {
     let doc = hotlines_document();
-    golden_all("hotlines", &TextJson::new(&doc, |_| hotlines_text::render(&doc)));
+    golden_all(
+        "hotlines",
+        &TextJson::new(hotlines_json::document(&doc), |_| hotlines_text::render(&doc)),
+    );
 }
 
 /// One thread hopping between nodes every ~100 ms for 2 s, one staying
@@ -333,18 +338,19 @@ fn migrations() {
     let method = Method::Tracepoint;
     let findings = migrations::findings(4242, &threads, &numa, &method, duration_s);
     let notes = vec!["threads that started during the run are counted from their first move".to_string()];
-    let document = migrations_json::build(Some(4242), &method, duration_s, &threads, &numa, &findings, &notes);
-    let view = migrations_text::View {
+    let document = MigrationsDocument {
         pid: Some(4242),
-        method: &method,
+        method,
         duration_s,
-        threads: &threads,
-        numa: &numa,
-        findings: &findings,
-        notes: &notes,
+        threads,
+        numa,
+        findings,
+        notes,
     };
     golden_all(
         "migrations",
-        &TextJson::new(document, |layout| migrations_text::render(&view, layout)),
+        &TextJson::new(migrations_json::document(&document), |layout| {
+            migrations_text::render(&document, layout)
+        }),
     );
 }

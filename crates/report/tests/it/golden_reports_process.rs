@@ -7,18 +7,19 @@
 use crate::common;
 
 use common::golden_all;
-use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqRow};
+use numasleuth_analyze::irq::{AffinityChange, DeviceIrqs, IrqDocument, IrqRow};
 use numasleuth_analyze::memwatch::{machine_row, rows, EventTracker, MachineCounters, NodeSample, Sample};
 use numasleuth_analyze::pmu::diff::{DiffRow, PmuDiff};
+use numasleuth_analyze::pmu::diff_document::{ComparedRun, DiffDocument};
 use numasleuth_analyze::pmu::{EventCount, PmuSummary, Unavailable};
 use numasleuth_analyze::watch::{ThreadRate, WatchSummary, Writer};
 use numasleuth_model::perf::pmu::TargetRaw;
 use numasleuth_model::perf::watch::Access;
 use numasleuth_parse::IdList;
 use numasleuth_report::export::TextJson;
-use numasleuth_report::irq_json::{self, IrqJson, IrqReport};
+use numasleuth_report::irq_json::IrqReport;
 use numasleuth_report::memwatch_text::{render_sample, sample_json, MemwatchReport};
-use numasleuth_report::pmu_diff_json::{self, RunJson};
+use numasleuth_report::pmu_diff_json;
 use numasleuth_report::{pmu_diff_text, pmu_json, pmu_text, watch_json, watch_text};
 
 fn thread(tid: u32, writes: u64, exited: bool) -> ThreadRate {
@@ -242,15 +243,14 @@ fn irq_with_a_plan() {
         before: "0".into(),
         after: "8-11".into(),
     }];
+    let document = IrqDocument {
+        devices,
+        irqbalance_pids: vec![812],
+        plan,
+        journal: None,
+    };
     let report = IrqReport {
-        document: IrqJson {
-            schema: irq_json::SCHEMA,
-            devices: &devices,
-            irqbalance_pids: &[812],
-            plan: &plan,
-            applied: false,
-            journal: None,
-        },
+        document: &document,
         planned: true,
     };
     golden_all("irq_plan", &report);
@@ -287,20 +287,17 @@ fn pmu_diff() {
         both_zero: vec!["major-faults".into()],
         too_few: vec!["alignment-faults".into()],
     };
-    let (a_file, b_file) = ("good.json", "bad.json");
-    let json = pmu_diff_json::build(
-        &diff,
-        RunJson {
-            file: a_file,
-            duration_s: 2.0,
-        },
-        RunJson {
-            file: b_file,
-            duration_s: 2.1,
-        },
-    );
-    let report = TextJson::new(json, |layout| {
-        pmu_diff_text::render(&diff, "good.json (2.000 s)", "bad.json (2.100 s)", layout)
+    let compared = |file: &str, duration_s| ComparedRun {
+        file: file.into(),
+        duration_s,
+    };
+    let doc = DiffDocument {
+        a: compared("good.json", 2.0),
+        b: compared("bad.json", 2.1),
+        diff,
+    };
+    let report = TextJson::new(pmu_diff_json::document(&doc), |layout| {
+        pmu_diff_text::render(&doc.diff, "good.json (2.000 s)", "bad.json (2.100 s)", layout)
     });
     golden_all("pmu_diff", &report);
 }
