@@ -86,17 +86,29 @@ impl Arch {
     /// 4 (a function start, when known, keeps the previous instruction
     /// from being one of another function that branched here).
     pub fn decode_sample(self, ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
-        match self {
-            Arch::X86_64 => x86_sample(ip, code, back, regs),
-            Arch::Aarch64 => a64_sample(ip, code, back, regs),
+        let Some(decoder) = self.decoder() else {
+            return (Decoded::Unsupported, Attributed::AtIp);
+        };
+        if let Some(previous @ Decoded::Accesses(_)) = (decoder.previous)(ip, code, back, regs) {
+            return (previous, Attributed::Previous);
         }
+        (
+            (decoder.at)(ip, code.get(back..).unwrap_or(&[]), regs),
+            Attributed::AtIp,
+        )
     }
 
     /// [`decode`] for this instruction set.
     pub fn decode(self, ip: u64, code: &[u8], regs: &Registers) -> Decoded {
+        self.decoder()
+            .map_or(Decoded::Unsupported, |decoder| (decoder.at)(ip, code, regs))
+    }
+
+    /// The decoder this build has for the instruction set, if any.
+    fn decoder(self) -> Option<Decoder> {
         match self {
-            Arch::X86_64 => x86_decode(ip, code, regs),
-            Arch::Aarch64 => a64_decode(ip, code, regs),
+            Arch::X86_64 => X86,
+            Arch::Aarch64 => A64,
         }
     }
 }
@@ -130,50 +142,27 @@ pub fn decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-fn x86_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
-    if let Some(previous @ Decoded::Accesses(_)) = x86::previous(ip, code, back, regs) {
-        return (previous, Attributed::Previous);
-    }
-    (x86::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
-}
-
-#[cfg(target_arch = "x86_64")]
-fn x86_decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
-    x86::decode(ip, code, regs)
+/// One instruction set's decoder: the instruction at the IP, and the one
+/// just completed before it (which the sample's registers are the outputs of).
+struct Decoder {
+    at: fn(u64, &[u8], &Registers) -> Decoded,
+    previous: fn(u64, &[u8], usize, &Registers) -> Option<Decoded>,
 }
 
 /// iced-x86 is built for x86-64 hosts only.
+#[cfg(target_arch = "x86_64")]
+const X86: Option<Decoder> = Some(Decoder {
+    at: x86::decode,
+    previous: x86::previous,
+});
 #[cfg(not(target_arch = "x86_64"))]
-fn x86_sample(_: u64, _: &[u8], _: usize, _: &Registers) -> (Decoded, Attributed) {
-    (Decoded::Unsupported, Attributed::AtIp)
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn x86_decode(_: u64, _: &[u8], _: &Registers) -> Decoded {
-    Decoded::Unsupported
-}
-
-#[cfg(feature = "a64")]
-fn a64_sample(ip: u64, code: &[u8], back: usize, regs: &Registers) -> (Decoded, Attributed) {
-    if let Some(previous @ Decoded::Accesses(_)) = a64::previous(ip, code, back, regs) {
-        return (previous, Attributed::Previous);
-    }
-    (a64::decode(ip, code.get(back..).unwrap_or(&[]), regs), Attributed::AtIp)
-}
-
-#[cfg(feature = "a64")]
-fn a64_decode(ip: u64, code: &[u8], regs: &Registers) -> Decoded {
-    a64::decode(ip, code, regs)
-}
+const X86: Option<Decoder> = None;
 
 /// Without the `a64` feature (an x86-64 numasleuth) no A64 decoder is built.
+#[cfg(feature = "a64")]
+const A64: Option<Decoder> = Some(Decoder {
+    at: a64::decode,
+    previous: a64::previous,
+});
 #[cfg(not(feature = "a64"))]
-fn a64_sample(_: u64, _: &[u8], _: usize, _: &Registers) -> (Decoded, Attributed) {
-    (Decoded::Unsupported, Attributed::AtIp)
-}
-
-#[cfg(not(feature = "a64"))]
-fn a64_decode(_: u64, _: &[u8], _: &Registers) -> Decoded {
-    Decoded::Unsupported
-}
+const A64: Option<Decoder> = None;
