@@ -15,8 +15,8 @@
 //! included), and turned on by app and cli for Arm targets only. An x86-64
 //! numasleuth leaves it out because `hotlines` samples the machine it runs
 //! on, so an x86-64 binary never meets an A64 instruction, and the decoder's
-//! 271 KB table of pointers cost every start of a position-independent
-//! binary about 66 copy-on-write page faults to relocate (bench/RESULTS.md).
+//! tables (380 KB of pointers) cost every start of a position-independent
+//! binary about 100 page faults to relocate (bench/RESULTS.md).
 //! Which decoder a sample meets is the sampled machine's [`Arch`]:
 //! [`Arch::HOST`].
 //!
