@@ -173,21 +173,40 @@ fn split_at_byte(text: &str, separator: u8) -> Option<(&str, &str)> {
     Some((&text[..at], &text[at + 1..]))
 }
 
-fn backing(path: &str, has_inode: bool) -> Backing {
+/// What a maps line's path says backs the mapping, as slices of the path:
+/// the one rule both parsers apply (`backing` here, `set_backing` in
+/// `maps_bytes.rs`).
+enum PathKind<'a> {
+    Anonymous,
+    /// `[heap]`, `[stack]`, `[vdso]`: a bracketed name with no inode.
+    Special,
+    File {
+        path: &'a [u8],
+        deleted: bool,
+    },
+}
+
+fn path_kind(path: &[u8], has_inode: bool) -> PathKind<'_> {
     if path.is_empty() {
-        return Backing::Anonymous;
+        return PathKind::Anonymous;
     }
-    if !has_inode && path.starts_with('[') && path.ends_with(']') {
-        return Backing::Special(path.to_string());
+    if !has_inode && path.first() == Some(&b'[') && path.last() == Some(&b']') {
+        return PathKind::Special;
     }
-    match path.strip_suffix(" (deleted)") {
-        Some(path) => Backing::File {
-            path: path.to_string(),
-            deleted: true,
-        },
-        None => Backing::File {
-            path: path.to_string(),
-            deleted: false,
+    match path.strip_suffix(b" (deleted)") {
+        Some(path) => PathKind::File { path, deleted: true },
+        None => PathKind::File { path, deleted: false },
+    }
+}
+
+fn backing(path: &str, has_inode: bool) -> Backing {
+    match path_kind(path.as_bytes(), has_inode) {
+        PathKind::Anonymous => Backing::Anonymous,
+        PathKind::Special => Backing::Special(path.to_string()),
+        // A prefix ending before the ASCII " (deleted)", so a char boundary.
+        PathKind::File { path: file, deleted } => Backing::File {
+            path: path[..file.len()].to_string(),
+            deleted,
         },
     }
 }

@@ -9,7 +9,7 @@
 //! to [`parse_line`], whose value or error is then the answer; the fast
 //! path never answers differently (a property test checks).
 
-use super::{parse_line, Backing, Mapping, Perms};
+use super::{parse_line, path_kind, Backing, Mapping, PathKind, Perms};
 use crate::error::ParseError;
 use crate::procfs::digits::{self, Cursor};
 
@@ -76,31 +76,23 @@ fn fast(line: &[u8], out: &mut Mapping) -> Option<()> {
     Some(())
 }
 
-/// What [`super::backing`] makes of `path`, written over `backing` without
-/// a new allocation when the path is the one it already holds.
+/// What [`super::backing`] makes of `path` (the same [`path_kind`]),
+/// written over `backing` without a new allocation when the path is the
+/// one it already holds.
 fn set_backing(backing: &mut Backing, path: &[u8], has_inode: bool) {
-    if path.is_empty() {
-        if !matches!(backing, Backing::Anonymous) {
-            *backing = Backing::Anonymous;
-        }
-        return;
-    }
-    if !has_inode && path.first() == Some(&b'[') && path.last() == Some(&b']') {
-        if !matches!(backing, Backing::Special(held) if held.as_bytes() == path) {
-            *backing = Backing::Special(text(path));
-        }
-        return;
-    }
-    let (path, deleted) = match path.strip_suffix(b" (deleted)") {
-        Some(path) => (path, true),
-        None => (path, false),
-    };
-    match backing {
-        Backing::File {
-            path: held,
-            deleted: held_deleted,
-        } if held.as_bytes() == path => *held_deleted = deleted,
-        _ => {
+    match (path_kind(path, has_inode), backing) {
+        (PathKind::Anonymous, Backing::Anonymous) => {}
+        (PathKind::Special, Backing::Special(held)) if held.as_bytes() == path => {}
+        (
+            PathKind::File { path, deleted },
+            Backing::File {
+                path: held,
+                deleted: held_deleted,
+            },
+        ) if held.as_bytes() == path => *held_deleted = deleted,
+        (PathKind::Anonymous, backing) => *backing = Backing::Anonymous,
+        (PathKind::Special, backing) => *backing = Backing::Special(text(path)),
+        (PathKind::File { path, deleted }, backing) => {
             *backing = Backing::File {
                 path: text(path),
                 deleted,

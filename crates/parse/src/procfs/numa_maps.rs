@@ -261,11 +261,7 @@ pub fn parse_line_into(line: &str, entry: &mut NumaMapsEntry) -> Result<(), Pars
             ("writeback", _) => entry.writeback_pages = Some(count()?),
             ("kernelpagesize_kB", _) => entry.kernel_page_size_kb = Some(count()?),
             (node, _) if is_node_key(node) => {
-                let id = node[1..]
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|id| *id < crate::cpulist::MAX_NODE_IDS)
-                    .ok_or_else(|| bad(format!("bad node in `{}`", quote(word))))?;
+                let id = node_id(&node.as_bytes()[1..]).ok_or_else(|| bad(format!("bad node in `{}`", quote(word))))?;
                 entry.pages_by_node.push((id, count()?));
             }
             _ => entry.unknown.push(word.to_string()),
@@ -287,6 +283,13 @@ fn byte_at(text: &str, byte: u8) -> Option<usize> {
 fn split_at_byte(text: &str, separator: u8) -> Option<(&str, &str)> {
     let at = byte_at(text, separator)?;
     Some((&text[..at], &text[at + 1..]))
+}
+
+/// The node an `N<id>=` key names: decimal digits, a node this tool can
+/// hold (every numa_maps parser reads it here).
+fn node_id(digits: &[u8]) -> Option<u32> {
+    let id = u32::try_from(crate::procfs::digits::decimal(digits)?).ok()?;
+    (id < crate::cpulist::MAX_NODE_IDS).then_some(id)
 }
 
 fn is_node_key(key: &str) -> bool {

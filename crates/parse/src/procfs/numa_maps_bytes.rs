@@ -146,11 +146,7 @@ fn take_word(word: &[u8], equals: Option<usize>, entry: &mut NumaMapsEntry) -> O
         _ if key == PAGE_SIZE_KEY => entry.kernel_page_size_kb = Some(count()?),
         _ => match key {
             [b'N', id @ ..] if !id.is_empty() && id.iter().all(u8::is_ascii_digit) => {
-                let id = u32::try_from(digits::decimal(id)?).ok()?;
-                if id >= crate::cpulist::MAX_NODE_IDS {
-                    return None;
-                }
-                entry.pages_by_node.push((id, count()?));
+                entry.pages_by_node.push((super::node_id(id)?, count()?));
             }
             _ => entry.unknown.push(std::str::from_utf8(word).ok()?.to_string()),
         },

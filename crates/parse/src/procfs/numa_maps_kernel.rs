@@ -12,19 +12,8 @@ use crate::procfs::digits::{self, Cursor};
 /// Digits up to a space or the end of `rest`, and what follows them;
 /// `None` for no digits, overflow, or any other byte after them.
 fn number(rest: &[u8]) -> Option<(u64, &[u8])> {
-    let mut value = 0u64;
-    let mut at = 0;
-    while let Some(&b) = rest.get(at) {
-        if b == b' ' {
-            break;
-        }
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        value = value.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
-        at += 1;
-    }
-    (at > 0).then(|| (value, &rest[at..]))
+    let (count, after) = rest.split_at(rest.iter().position(|&b| b == b' ').unwrap_or(rest.len()));
+    Some((digits::decimal(count)?, after))
 }
 
 /// `Some` only for a line in the kernel's own spelling, parsed into `entry`
@@ -70,13 +59,7 @@ pub(super) fn parse(line: &[u8], entry: &mut NumaMapsEntry) -> Option<()> {
             }
             b'N' => {
                 let (id, after) = rest[1..].split_at(rest[1..].iter().position(|&b| b == b'=')?);
-                if id.is_empty() || !id.iter().all(u8::is_ascii_digit) {
-                    return None;
-                }
-                let id = u32::try_from(digits::decimal(id)?).ok()?;
-                if id >= crate::cpulist::MAX_NODE_IDS {
-                    return None;
-                }
+                let id = super::node_id(id)?;
                 // `after` starts at the `=` found above.
                 let (pages, after) = number(&after[1..])?;
                 entry.pages_by_node.push((id, pages));
