@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 
 use crate::symbol::SectionSpan;
 use numasleuth_parse::pages::Residency;
-use numasleuth_parse::procfs::numa_maps::Policy;
 use numasleuth_parse::procfs::process::{ThreadReading, Vma};
 use numasleuth_parse::procfs::task::TaskStat;
 
@@ -25,6 +24,8 @@ use crate::Topology;
 
 #[path = "process_largest.rs"]
 mod largest;
+#[path = "process_runs.rs"]
+mod runs;
 #[path = "process_split.rs"]
 mod split;
 
@@ -58,7 +59,8 @@ pub struct ProcessBuilder {
     bytes_by_kind: BTreeMap<MemoryKind, NodeCounts>,
     objects: BTreeMap<String, ObjectUsage>,
     policies: BTreeMap<String, PolicyUsage>,
-    last_policy: Option<(Policy, String)>,
+    /// Runs of like mappings not yet folded into the four maps above.
+    runs: runs::Runs,
     hidden_pages_note: Vec<String>,
     /// Some static mapping fell back to numa_maps' per-mapping count.
     split_per_vma: bool,
@@ -81,7 +83,7 @@ impl ProcessBuilder {
             bytes_by_kind: BTreeMap::new(),
             objects: BTreeMap::new(),
             policies: BTreeMap::new(),
-            last_policy: None,
+            runs: runs::Runs::default(),
             hidden_pages_note: Vec::new(),
             split_per_vma: false,
             vmas: 0,
@@ -97,10 +99,11 @@ impl ProcessBuilder {
         let pages = node_pages(numa.map_or(&[], |n| &n.pages_by_node));
         let page_size_bytes = numa.map_or(self.base_page_bytes, |n| n.page_size_bytes());
         let policy = numa.and_then(|n| n.policy.as_ref());
+        let (runs, mut totals) = self.runs_and_totals();
         if let Some(policy) = policy {
-            self.count_policy(policy, &pages, page_size_bytes);
+            runs.add_to_policy(policy, (&pages, page_size_bytes), &mut totals);
         }
-        add_pages(&mut self.bytes_by_node, &pages, page_size_bytes);
+        runs.add_to_nodes(&pages, page_size_bytes, &mut totals);
         let dominant = spans
             .iter()
             .max_by_key(|s| s.end.min(m.end).saturating_sub(s.start.max(m.start)))
@@ -137,7 +140,10 @@ impl ProcessBuilder {
             });
             return;
         }
-        self.fold_pages(object, kind, &pages, page_size_bytes);
+        if sum_pages(&pages) > 0 {
+            let (runs, mut totals) = self.runs_and_totals();
+            runs.add_to_kind((kind, object), (&pages, page_size_bytes), &mut totals);
+        }
         // Sections, heap and stack always; others while resident, the
         // largest up to the listing limit; the rest only counted.
         let resident_pages = sum_pages(&pages);
@@ -150,27 +156,15 @@ impl ProcessBuilder {
         }
     }
 
-    /// Counts one mapping under its policy and returns the policy's text.
-    /// Most mappings share one policy: it is formatted only when it
-    /// changes from the last mapping's.
-    fn count_policy(&mut self, policy: &Policy, pages_by_node: &[(u32, u64)], page_size_bytes: u64) {
-        // Most mappings share one policy: format it only when it changes.
-        if !matches!(&self.last_policy, Some((last, _)) if last == policy) {
-            self.last_policy = Some((policy.clone(), policy.to_string()));
-        }
-        let text: &str = self.last_policy.as_ref().map_or("", |(_, t)| t.as_str());
-        let usage = match self.policies.get_mut(text) {
-            Some(usage) => usage,
-            None => self.policies.entry(text.to_string()).or_insert_with(|| PolicyUsage {
-                policy: policy.clone(),
-                mode: policy.mode.clone(),
-                nodes: policy.nodes.clone(),
-                mappings: 0,
-                bytes_by_node: NodeCounts::new(),
-            }),
+    /// The runs not yet folded in, and the maps they fold into.
+    fn runs_and_totals(&mut self) -> (&mut runs::Runs, runs::Totals<'_>) {
+        let totals = runs::Totals {
+            bytes_by_node: &mut self.bytes_by_node,
+            bytes_by_kind: &mut self.bytes_by_kind,
+            objects: &mut self.objects,
+            policies: &mut self.policies,
         };
-        usage.mappings += 1;
-        add_pages(&mut usage.bytes_by_node, pages_by_node, page_size_bytes);
+        (&mut self.runs, totals)
     }
 
     /// Page-aligned ranges whose pages should be asked for their node,
@@ -233,6 +227,8 @@ impl ProcessBuilder {
         topology: &Topology,
         mut notes: Vec<String>,
     ) -> ProcessModel {
+        let (runs, mut totals) = self.runs_and_totals();
+        runs.fold_all(&mut totals);
         let statics = std::mem::take(&mut self.statics);
         let mut per_page_static = !statics.is_empty()
             && statics
