@@ -34,7 +34,29 @@ fn mib(bytes: u64) -> String {
         hundredths += 1;
     }
     let whole = (bytes >> MIB_SHIFT) + hundredths / 100;
-    format!("{whole}.{:02}", hundredths % 100)
+    let mut text = decimal(whole);
+    text.push('.');
+    text.push(char::from(b'0' + (hundredths % 100 / 10) as u8));
+    text.push(char::from(b'0' + (hundredths % 10) as u8));
+    text
+}
+
+/// `whole` in decimal, with room for the two decimals after it; `format!`
+/// costs several times this per cell.
+fn decimal(mut whole: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut start = digits.len();
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (whole % 10) as u8;
+        whole /= 10;
+        if whole == 0 {
+            break;
+        }
+    }
+    let mut text = String::with_capacity(digits.len() - start + 3);
+    text.extend(digits[start..].iter().map(|d| char::from(*d)));
+    text
 }
 
 pub fn render(table: &MeminfoTable, layout: &TextLayout) -> String {
