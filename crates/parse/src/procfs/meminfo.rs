@@ -41,28 +41,78 @@ impl Meminfo {
 }
 
 pub fn parse(text: &str) -> Result<Meminfo, ParseError> {
-    let mut values = BTreeMap::new();
-    // `split('\n')` numbers lines as `lines()` did: a `\r` before a newline
-    // is trimmed with the rest of the whitespace, and the empty piece after
-    // a final newline is skipped like any empty line.
-    for (index, line) in text.split('\n').enumerate() {
+    // Keys stay slices of `text` until the end: one sort there is a
+    // fraction of a map insert per line.
+    let mut entries: Vec<(&str, u64)> = Vec::with_capacity(64);
+    // Pieces between newlines number lines as `lines()` did: a `\r` before
+    // a newline is trimmed with the other whitespace, and the empty piece
+    // after a final newline is skipped like any empty line.
+    for (index, line) in pieces(text).enumerate() {
         let entry = match plain_entry(line) {
             Plain::Empty => continue,
             Plain::Entry(key, value) => (key, value),
-            Plain::Unsure => match entry(index, line)? {
-                Some(entry) => entry,
-                None => continue,
+            Plain::Unsure => match entry(index, line) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => continue,
+                Err(e) => {
+                    distinct(&mut entries)?;
+                    return Err(e);
+                }
             },
         };
-        values.insert(entry.0.to_string(), entry.1);
-        if values.len() > crate::read::MAX_KEYS {
-            return Err(crate::read::too_many_keys());
+        entries.push(entry);
+        // Duplicates folded now and then, so memory stays within the cap.
+        if entries.len() > 2 * crate::read::MAX_KEYS {
+            distinct(&mut entries)?;
         }
     }
-    if values.is_empty() {
+    distinct(&mut entries)?;
+    if entries.is_empty() {
         return Err(ParseError::new("no entries"));
     }
+    let values = entries
+        .into_iter()
+        .map(|(key, value)| (key.to_string(), value))
+        .collect();
     Ok(Meminfo { values })
+}
+
+/// `text.split('\n')` by a plain byte loop: a line of meminfo is shorter
+/// than the set-up of `split`'s searcher.
+fn pieces(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let current = rest?;
+        match current.bytes().position(|b| b == b'\n') {
+            Some(end) => {
+                rest = Some(&current[end + 1..]);
+                Some(&current[..end])
+            }
+            None => {
+                rest = None;
+                Some(current)
+            }
+        }
+    })
+}
+
+/// Sorts `entries` by key and keeps one of each, with the last value given
+/// (as a map insert keeps it). More than `MAX_KEYS` distinct keys is the
+/// error a map gave at the first key past the cap; the count only grows,
+/// so checking it before any other error is returned gives the same error.
+fn distinct(entries: &mut Vec<(&str, u64)>) -> Result<(), ParseError> {
+    entries.sort_by(|a, b| a.0.cmp(b.0));
+    entries.dedup_by(|later, kept| {
+        let same = later.0 == kept.0;
+        if same {
+            kept.1 = later.1;
+        }
+        same
+    });
+    if entries.len() > crate::read::MAX_KEYS {
+        return Err(crate::read::too_many_keys());
+    }
+    Ok(())
 }
 
 /// One line the general way: any Unicode, every error worded. `None` for

@@ -127,6 +127,19 @@ fn the_key_cap_holds() {
     let over = lines(crate::read::MAX_KEYS + 1);
     assert_eq!(parse(&over), Err(crate::read::too_many_keys()));
     assert_eq!(parse(&over), oracle(&over));
+    // Past the cap, a malformed line later on is not the error.
+    let then_bad = format!("{over}no colon here\n");
+    assert_eq!(parse(&then_bad), Err(crate::read::too_many_keys()));
+    // Repeats of a few keys are folded, whatever their number, and the
+    // last value of each is kept.
+    let repeats: String = (0..3 * crate::read::MAX_KEYS)
+        .map(|i| format!("K{}: {i}\n", i % 7))
+        .collect();
+    assert_eq!(parse(&repeats), oracle(&repeats));
+    let last_k0 = (0..3 * crate::read::MAX_KEYS as u64).filter(|i| i % 7 == 0).last();
+    assert_eq!(parse(&repeats).unwrap().get("K0"), last_k0);
+    let late = format!("{}{}", lines(crate::read::MAX_KEYS - 1), repeats);
+    assert_eq!(parse(&late), oracle(&late));
 }
 
 /// Lines near the kernel's: a prefix or not, spaces of every kind, signs,
