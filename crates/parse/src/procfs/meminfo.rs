@@ -41,39 +41,27 @@ impl Meminfo {
 }
 
 pub fn parse(text: &str) -> Result<Meminfo, ParseError> {
-    // Keys stay slices of `text` until the end: one sort there is a
-    // fraction of a map insert per line.
-    let mut entries: Vec<(&str, u64)> = Vec::with_capacity(64);
+    let mut values = BTreeMap::new();
     // Pieces between newlines number lines as `lines()` did: a `\r` before
     // a newline is trimmed with the other whitespace, and the empty piece
     // after a final newline is skipped like any empty line.
     for (index, line) in pieces(text).enumerate() {
-        let entry = match plain_entry(line) {
+        let (key, value) = match plain_entry(line) {
             Plain::Empty => continue,
             Plain::Entry(key, value) => (key, value),
-            Plain::Unsure => match entry(index, line) {
-                Ok(Some(entry)) => entry,
-                Ok(None) => continue,
-                Err(e) => {
-                    distinct(&mut entries)?;
-                    return Err(e);
-                }
+            Plain::Unsure => match entry(index, line)? {
+                Some(entry) => entry,
+                None => continue,
             },
         };
-        entries.push(entry);
-        // Duplicates folded now and then, so memory stays within the cap.
-        if entries.len() > 2 * crate::read::MAX_KEYS {
-            distinct(&mut entries)?;
+        values.insert(key.to_string(), value);
+        if values.len() > crate::read::MAX_KEYS {
+            return Err(crate::read::too_many_keys());
         }
     }
-    distinct(&mut entries)?;
-    if entries.is_empty() {
+    if values.is_empty() {
         return Err(ParseError::new("no entries"));
     }
-    let values = entries
-        .into_iter()
-        .map(|(key, value)| (key.to_string(), value))
-        .collect();
     Ok(Meminfo { values })
 }
 
@@ -94,25 +82,6 @@ fn pieces(text: &str) -> impl Iterator<Item = &str> {
             }
         }
     })
-}
-
-/// Sorts `entries` by key and keeps one of each, with the last value given
-/// (as a map insert keeps it). More than `MAX_KEYS` distinct keys is the
-/// error a map gave at the first key past the cap; the count only grows,
-/// so checking it before any other error is returned gives the same error.
-fn distinct(entries: &mut Vec<(&str, u64)>) -> Result<(), ParseError> {
-    entries.sort_by(|a, b| a.0.cmp(b.0));
-    entries.dedup_by(|later, kept| {
-        let same = later.0 == kept.0;
-        if same {
-            kept.1 = later.1;
-        }
-        same
-    });
-    if entries.len() > crate::read::MAX_KEYS {
-        return Err(crate::read::too_many_keys());
-    }
-    Ok(())
 }
 
 /// One line the general way: any Unicode, every error worded. `None` for
