@@ -98,10 +98,7 @@ pub fn table(nodes: &[(u32, &Meminfo)], huge_page_bytes: Option<u64>) -> Meminfo
     let mut notes = Vec::new();
     let mut rows = Vec::new();
     for name in order {
-        let values: BTreeMap<u32, u64> = nodes
-            .iter()
-            .filter_map(|(id, info)| info.get(name).map(|v| (*id, v)))
-            .collect();
+        let values = by_node(nodes.iter().filter_map(|(id, info)| info.get(name).map(|v| (*id, v))));
         let row = if HUGE_PAGE_COUNTS.contains(&name) {
             let Some(page_bytes) = huge_page_bytes else {
                 if notes.is_empty() {
@@ -111,7 +108,7 @@ pub fn table(nodes: &[(u32, &Meminfo)], huge_page_bytes: Option<u64>) -> Meminfo
                 }
                 continue;
             };
-            let bytes: BTreeMap<u32, u64> = values.iter().map(|(n, c)| (*n, c.saturating_mul(page_bytes))).collect();
+            let bytes = by_node(values.iter().map(|(n, c)| (*n, c.saturating_mul(page_bytes))));
             MeminfoRow {
                 name: name.to_string(),
                 total_bytes: sum(&bytes),
@@ -134,6 +131,16 @@ pub fn table(nodes: &[(u32, &Meminfo)], huge_page_bytes: Option<u64>) -> Meminfo
         rows,
         notes,
     }
+}
+
+/// The map of a row, built by insertion: `collect` sorts a Vec of the
+/// pairs first, several times the work for a row of a few nodes.
+fn by_node(pairs: impl Iterator<Item = (u32, u64)>) -> BTreeMap<u32, u64> {
+    let mut map = BTreeMap::new();
+    for (node, value) in pairs {
+        map.insert(node, value);
+    }
+    map
 }
 
 fn sum(values: &BTreeMap<u32, u64>) -> u64 {

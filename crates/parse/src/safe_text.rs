@@ -59,6 +59,19 @@ pub(crate) fn push_escaped(out: &mut String, c: char) {
     }
 }
 
+/// Printable ASCII, newlines and tabs: what nearly every report is made
+/// of, and nothing any rule here escapes. Checked a byte at a time, where
+/// decoding each char for [`needs_escape`] costs a report its largest
+/// single share of the work of printing it.
+fn plain_ascii(text: &str) -> bool {
+    // A block at a time with no early exit inside it, which the compiler
+    // turns into vector compares; a byte-wise `all` stays a byte loop.
+    let plain = |b: u8| (b' '..=b'~').contains(&b) | (b == b'\n') | (b == b'\t');
+    text.as_bytes()
+        .chunks(32)
+        .all(|block| block.iter().fold(true, |all, &b| all & plain(b)))
+}
+
 /// Layout characters a text report is made of.
 fn is_layout(c: char) -> bool {
     c == '\n' || c == '\t'
@@ -67,7 +80,7 @@ fn is_layout(c: char) -> bool {
 /// Text for a terminal: newlines and tabs kept, every other character
 /// [`needs_escape`] names escaped. Borrowed when nothing needed it.
 pub fn for_terminal(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| needs_escape(c) && !is_layout(c)) {
+    if plain_ascii(text) || !text.chars().any(|c| needs_escape(c) && !is_layout(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -104,7 +117,7 @@ fn our_colour_at(text: &str) -> Option<usize> {
 /// [`for_terminal`] for a report rendered in colour: our own colour
 /// sequences pass, every other escape is made inert.
 pub fn for_terminal_in_colour(text: &str) -> Cow<'_, str> {
-    if !text.chars().any(|c| needs_escape(c) && !is_layout(c)) {
+    if plain_ascii(text) || !text.chars().any(|c| needs_escape(c) && !is_layout(c)) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -132,7 +145,7 @@ pub fn for_terminal_in_colour(text: &str) -> Cow<'_, str> {
 /// document parses to the same value.
 pub fn for_json(text: &str) -> Cow<'_, str> {
     let escaped = |c: char| needs_escape(c) && !matches!(c, '\n' | '\t' | '\r');
-    if !text.chars().any(escaped) {
+    if plain_ascii(text) || !text.chars().any(escaped) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 16);
@@ -155,6 +168,21 @@ mod tests {
     use proptest::prelude::*;
 
     const HOSTILE: &str = "a\x1b]0;title\x07b\x1b[2Jc\u{9b}31md\u{202e}e\r\u{e0041}";
+
+    /// [`for_terminal`] without its ASCII fast path, as it was.
+    fn for_terminal_general(text: &str) -> Cow<'_, str> {
+        if !raw_controls(text) {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(text.chars().fold(String::new(), |mut out, c| {
+            if is_layout(c) {
+                out.push(c);
+            } else {
+                push_escaped(&mut out, c);
+            }
+            out
+        }))
+    }
 
     fn raw_controls(text: &str) -> bool {
         text.chars().any(|c| needs_escape(c) && !is_layout(c))
@@ -197,6 +225,15 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn plain_ascii_needs_no_escape(text in "(?s).{0,100}|[\\x00-\\x{ff}]{0,100}|[ -\\x7f\n\t]{0,60}") {
+            if plain_ascii(&text) {
+                prop_assert!(!text.chars().any(|c| needs_escape(c) && !is_layout(c)), "{:?}", text);
+            }
+            // The fast path changes no answer.
+            prop_assert_eq!(for_terminal(&text), for_terminal_general(&text));
+        }
+
         #[test]
         fn nothing_raw_is_left(text in "\\PC{0,200}|[\\x00-\\x{ff}]{0,200}|[\\x{2000}-\\x{2070}]{0,50}") {
             prop_assert!(!raw_controls(&for_terminal(&text)));

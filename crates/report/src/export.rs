@@ -188,7 +188,8 @@ pub fn render<E: Exporter>(
         // Made safe before it is wrapped, so an escaped byte counts at the
         // width it is shown with.
         Format::Text => {
-            let text = format!("{}{}", heading(provenance), report.text(layout));
+            let mut text = heading(provenance);
+            text.push_str(&report.text(layout));
             return Ok(layout.wrap(&safe_for(format, layout.colour, text)));
         }
         Format::Json => Some(report.json(provenance).map_err(|e| ExportError::Json(e.to_string()))?),

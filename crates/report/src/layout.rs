@@ -188,7 +188,9 @@ pub(crate) fn is_unit_after(previous: &str, word: &str) -> bool {
 }
 
 fn wrap_line(body: &str, width: usize, out: &mut String) {
-    if display_width(body) <= width {
+    // No character is shown wider than its UTF-8 bytes (a wide one takes
+    // three or four), so a line short in bytes fits without measuring it.
+    if body.len() <= width || display_width(body) <= width {
         out.push_str(body);
         return;
     }

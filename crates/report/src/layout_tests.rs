@@ -112,3 +112,14 @@ fn a_code_span_is_never_broken() {
     );
     fits(&wrapped, 40);
 }
+
+/// `wrap_line` skips measuring a line no longer in bytes than the width:
+/// sound only while no character is shown wider than its UTF-8 length.
+#[test]
+fn no_character_is_wider_than_its_bytes() {
+    for c in (0..=u32::from(char::MAX)).filter_map(char::from_u32) {
+        assert!(c.width().unwrap_or(0) <= c.len_utf8(), "{c:?}");
+    }
+    let wide = "表示幅表示幅表示幅";
+    assert_eq!((display_width(wide), wide.len()), (18, 27));
+}
