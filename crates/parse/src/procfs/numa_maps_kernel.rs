@@ -19,6 +19,12 @@ fn number(rest: &[u8]) -> Option<(u64, &[u8])> {
 /// `Some` only for a line in the kernel's own spelling, parsed into `entry`
 /// exactly as the general parsers would.
 pub(super) fn parse(line: &[u8], entry: &mut NumaMapsEntry) -> Option<()> {
+    // The `&str` parser trims the line's end by `char::is_whitespace`,
+    // which takes the vertical tab that the split below leaves inside a
+    // path: a line ending in any such blank is not the kernel's spelling.
+    if matches!(line.last(), Some(b'\t'..=b'\r' | b' ')) {
+        return None;
+    }
     let mut cursor = Cursor::new(line);
     let start = cursor.hex_until(b' ', 16)?;
     let mut rest = cursor.rest().strip_prefix(b"default")?;
