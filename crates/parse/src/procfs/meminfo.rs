@@ -41,18 +41,25 @@ impl Meminfo {
 }
 
 pub fn parse(text: &str) -> Result<Meminfo, ParseError> {
-    let mut values = BTreeMap::new();
     // Pieces between newlines number lines as `lines()` did: a `\r` before
     // a newline is trimmed with the other whitespace, and the empty piece
     // after a final newline is skipped like any empty line.
-    for (index, line) in pieces(text).enumerate() {
-        let (key, value) = match plain_entry(line) {
-            Plain::Empty => continue,
-            Plain::Entry(key, value) => (key, value),
-            Plain::Unsure => match entry(index, line)? {
-                Some(entry) => entry,
-                None => continue,
-            },
+    collect(pieces(text).enumerate().map(|(index, line)| match plain_entry(line) {
+        Plain::Empty => Ok(None),
+        Plain::Entry(key, value) => Ok(Some((key, value))),
+        Plain::Unsure => entry(index, line),
+    }))
+}
+
+/// The entries in order, into one map: the first error stops it, a key
+/// seen again keeps its last value, and the key cap holds.
+fn collect<'a>(
+    entries: impl Iterator<Item = Result<Option<(&'a str, u64)>, ParseError>>,
+) -> Result<Meminfo, ParseError> {
+    let mut values = BTreeMap::new();
+    for entry in entries {
+        let Some((key, value)) = entry? else {
+            continue;
         };
         values.insert(key.to_string(), value);
         if values.len() > crate::read::MAX_KEYS {
